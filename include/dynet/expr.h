@@ -1,0 +1,145 @@
+// Expressions: the DyNet-compatible way to add nodes to a ComputationGraph.
+// Shapes are column-major; `bd` is the batch count. Elementwise binary ops broadcast size-1 dims
+// and an unbatched side against a batched one.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "dynet/dynet.h"
+
+namespace dynet {
+
+struct Expression {
+  ComputationGraph* pg = nullptr;
+  VariableIndex i = 0;
+  unsigned graph_id = 0;
+
+  Expression() = default;
+  Expression(ComputationGraph* pg, VariableIndex i) : pg(pg), i(i), graph_id(pg->get_id()) {}
+  bool is_stale() const { return pg == nullptr || graph_id != pg->get_id(); }
+  // Forward up to this expression (incrementally) and return its value.
+  const Tensor& value() const;
+  const Tensor& gradient() const;
+  const Dim& dim() const;
+  std::string get_device_name() const { return "CPU"; }
+};
+
+enum GradientMode { zero_gradient, straight_through_gradient };
+
+namespace detail {
+// Throws unless every expression is live and on one graph; returns that graph.
+ComputationGraph& graph_of(const char* op, std::initializer_list<const Expression*> xs);
+ComputationGraph& graph_of(const char* op, const std::vector<Expression>& xs);
+}  // namespace detail
+
+// ---- inputs ----
+Expression input(ComputationGraph& g, real s, Device* device = nullptr);
+Expression input(ComputationGraph& g, const real* ps, Device* device = nullptr);  // read at forward time
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<float>& data, Device* device = nullptr);
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<float>* pdata, Device* device = nullptr);
+// sparse: data[k] at position ids[k], defdata elsewhere
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<unsigned>& ids, const std::vector<float>& data,
+                 float defdata = 0.f, Device* device = nullptr);
+Expression parameter(ComputationGraph& g, Parameter p);
+Expression parameter(ComputationGraph& g, LookupParameter lp);  // the whole table {d..., n}
+Expression const_parameter(ComputationGraph& g, Parameter p);
+Expression const_parameter(ComputationGraph& g, LookupParameter lp);
+Expression lookup(ComputationGraph& g, LookupParameter p, unsigned index);
+Expression lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex);
+Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices);  // batch of rows
+Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices);
+Expression const_lookup(ComputationGraph& g, LookupParameter p, unsigned index);
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex);
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices);
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices);
+Expression zeros(ComputationGraph& g, const Dim& d, Device* device = nullptr);
+Expression zeroes(ComputationGraph& g, const Dim& d, Device* device = nullptr);
+Expression ones(ComputationGraph& g, const Dim& d, Device* device = nullptr);
+Expression constant(ComputationGraph& g, const Dim& d, float val, Device* device = nullptr);
+Expression random_normal(ComputationGraph& g, const Dim& d, float mean = 0.f, float stddev = 1.f,
+                         Device* device = nullptr);
+// each value is `scale` with probability p, else 0
+Expression random_bernoulli(ComputationGraph& g, const Dim& d, float p, float scale = 1.0f, Device* device = nullptr);
+Expression random_uniform(ComputationGraph& g, const Dim& d, float left, float right, Device* device = nullptr);
+Expression random_gumbel(ComputationGraph& g, const Dim& d, float mu = 0.0f, float beta = 1.0f,
+                         Device* device = nullptr);
+
+// ---- arithmetic ----
+Expression operator-(const Expression& x);                          // -x
+Expression operator+(const Expression& x, const Expression& y);     // x + y (broadcasting)
+Expression operator+(const Expression& x, real y);                  // x + y
+Expression operator+(real x, const Expression& y);                  // x + y
+Expression operator-(const Expression& x, const Expression& y);     // x - y (broadcasting)
+Expression operator-(real x, const Expression& y);                  // x - y
+Expression operator-(const Expression& x, real y);                  // x - y
+Expression operator*(const Expression& x, const Expression& y);     // matrix product x·y
+Expression operator*(const Expression& x, float y);                 // x * y
+inline Expression operator*(float y, const Expression& x) { return x * y; }
+Expression operator/(const Expression& x, const Expression& y);     // elementwise x / y (broadcasting)
+Expression operator/(const Expression& x, float y);                 // x / y
+Expression cmult(const Expression& x, const Expression& y);         // elementwise x ⊙ y (broadcasting)
+Expression cdiv(const Expression& x, const Expression& y);          // elementwise x / y (broadcasting)
+Expression colwise_add(const Expression& x, const Expression& bias);  // x + bias for every column
+Expression affine_transform(const std::initializer_list<Expression>& xs);  // xs[0] + Σ xs[2k+1]·xs[2k+2]
+Expression affine_transform(const std::vector<Expression>& xs);
+Expression sum(const std::initializer_list<Expression>& xs);        // Σ xs (same shapes; batch broadcasts)
+Expression sum(const std::vector<Expression>& xs);
+Expression average(const std::initializer_list<Expression>& xs);    // Σ xs / n
+Expression average(const std::vector<Expression>& xs);
+
+// ---- elementwise math ----
+Expression tanh(const Expression& x);
+Expression logistic(const Expression& x);  // 1 / (1 + e^-x)
+Expression rectify(const Expression& x);   // max(x, 0)
+Expression elu(const Expression& x, float alpha = 1.f);  // x > 0 ? x : alpha (e^x - 1)
+Expression exp(const Expression& x);
+Expression log(const Expression& x);
+Expression sqrt(const Expression& x);
+Expression square(const Expression& x);
+Expression abs(const Expression& x);
+
+// ---- softmax and losses ----
+Expression softmax(const Expression& x, unsigned d = 0);  // along dim d (0: each column)
+Expression log_softmax(const Expression& x);              // each column
+Expression logsumexp(const std::initializer_list<Expression>& xs);  // log Σ e^xs (elementwise over the list)
+Expression logsumexp(const std::vector<Expression>& xs);
+Expression pickneglogsoftmax(const Expression& x, unsigned v);      // -log softmax(x)[v]
+Expression pickneglogsoftmax(const Expression& x, const unsigned* pv);
+Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>& v);  // one index per batch element
+Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>* pv);
+Expression squared_norm(const Expression& x);                        // Σ x² per batch element
+Expression squared_distance(const Expression& x, const Expression& y);  // Σ (x - y)² per batch element
+Expression dot_product(const Expression& x, const Expression& y);       // Σ x ⊙ y per batch element
+
+// ---- selection and shape ----
+Expression pick(const Expression& x, unsigned v, unsigned d = 0);  // x[v] along dim d (dim removed)
+Expression pick(const Expression& x, const unsigned* pv, unsigned d = 0);
+Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d = 0);  // one per batch element
+Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d = 0);
+Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d = 0);  // x[s:e] along dim d
+Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d = 0);
+Expression concatenate(const std::vector<Expression>& xs, unsigned d = 0);
+Expression concatenate_cols(const std::initializer_list<Expression>& xs);
+Expression concatenate_cols(const std::vector<Expression>& xs);
+Expression reshape(const Expression& x, const Dim& d);  // same size; d.bd may change the batch count
+Expression transpose(const Expression& x, const std::vector<unsigned>& dims = {1, 0});
+Expression select_rows(const Expression& x, const std::vector<unsigned>& rows);
+Expression select_rows(const Expression& x, const std::vector<unsigned>* prows);
+Expression select_cols(const Expression& x, const std::vector<unsigned>& cols);
+Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols);
+
+// ---- reductions ----
+Expression sum_elems(const Expression& x);    // Σ all elements, per batch element
+Expression mean_elems(const Expression& x);   // mean of all elements, per batch element
+Expression sum_batches(const Expression& x);  // Σ over the batch
+Expression max_dim(const Expression& x, unsigned d = 0);  // max along dim d
+
+// ---- noise and gradient flow ----
+Expression dropout(const Expression& x, real p);  // zero with probability p, keep scaled by 1/(1-p)
+Expression noise(const Expression& x, real stddev);  // x + N(0, stddev)
+Expression nobackprop(const Expression& x);          // x; no gradient flows back
+Expression scale_gradient(const Expression& x, float lambd = 1.0f);  // x; gradient scaled by lambd
+
+}  // namespace dynet

@@ -1,0 +1,18 @@
+// Process-wide settings and the random engine.
+#pragma once
+
+#include <random>
+
+namespace dynet {
+
+struct Device;
+
+// The calling thread's random engine (each thread gets its own, seeded from the global seed).
+extern thread_local std::mt19937* rndeng;
+std::mt19937& random_engine();
+extern Device* default_device;
+extern int autobatch_flag;
+extern int profiling_flag;
+extern float default_weight_decay_lambda;
+
+}  // namespace dynet

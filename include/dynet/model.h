@@ -1,0 +1,180 @@
+// Parameters, lookup parameters and the collections that own them.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "dynet/dim.h"
+#include "dynet/param-init.h"
+#include "dynet/tensor.h"
+
+namespace dynet {
+
+struct Device;
+class ParameterCollection;
+struct ParameterCollectionStorage;
+
+struct ParameterStorageBase {
+  virtual ~ParameterStorageBase() = default;
+  virtual void scale_parameters(float a) = 0;
+  virtual void scale_gradient(float a) = 0;
+  virtual void zero() = 0;
+  virtual void squared_l2norm(float* sqnorm) const = 0;
+  virtual void g_squared_l2norm(float* sqnorm) const = 0;
+  virtual size_t size() const = 0;
+  virtual void clear_grad() = 0;
+  std::string name;
+  bool updated = true;
+  bool nonzero_grad = false;
+  std::mutex grad_mutex;  // several graphs may accumulate into one parameter at once
+  std::shared_ptr<float> memory;  // values then gradients, 64-byte aligned
+};
+
+struct ParameterStorage : ParameterStorageBase {
+  void scale_parameters(float a) override;
+  void scale_gradient(float a) override;
+  void zero() override;
+  void squared_l2norm(float* sqnorm) const override;
+  void g_squared_l2norm(float* sqnorm) const override;
+  size_t size() const override { return dim.size(); }
+  void clear_grad() override;
+  void copy(const ParameterStorage& val);
+  // values += g (thread-safe)
+  void accumulate_grad(const Tensor& g);
+  void clip(float left, float right);
+  void set_value(const std::vector<float>& val);
+
+  Dim dim;
+  Tensor values, g;
+};
+
+struct LookupParameterStorage : ParameterStorageBase {
+  void scale_parameters(float a) override;
+  void scale_gradient(float a) override;
+  void zero() override;
+  void squared_l2norm(float* sqnorm) const override;
+  void g_squared_l2norm(float* sqnorm) const override;
+  size_t size() const override { return all_dim.size(); }
+  void clear_grad() override;
+  void initialize(unsigned index, const std::vector<float>& val);
+  void copy(const LookupParameterStorage& val);
+  // grads[index] += g and remember index for sparse updates (thread-safe)
+  void accumulate_grad(unsigned index, const float* g);
+
+  Dim all_dim;  // row dim + number of rows as last dim, e.g. 1000 x {50} -> {50,1000}
+  Tensor all_values, all_grads;
+  Dim dim;  // one row
+  std::vector<Tensor> values, grads;
+  std::unordered_set<unsigned> non_zero_grads;
+  bool all_updated = false;
+};
+
+class Parameter {
+ public:
+  Parameter() = default;
+  explicit Parameter(std::shared_ptr<ParameterStorage> p) : p(std::move(p)) {}
+  ParameterStorage& get_storage() const;
+  std::string get_fullname() const;
+  void zero();
+  Dim dim() const;
+  Tensor* values();
+  Tensor* gradients();
+  float current_weight_decay() const;
+  void set_updated(bool b);
+  bool is_updated();
+  void scale(float s);
+  void scale_gradient(float s);
+  void clip_inplace(float left, float right);
+  void set_value(const std::vector<float>& val);
+  bool is_valid() const { return p != nullptr; }
+
+  std::shared_ptr<ParameterStorage> p;
+};
+
+class LookupParameter {
+ public:
+  LookupParameter() = default;
+  explicit LookupParameter(std::shared_ptr<LookupParameterStorage> p) : p(std::move(p)) {}
+  LookupParameterStorage& get_storage() const;
+  void initialize(unsigned index, const std::vector<float>& val) const;
+  void zero();
+  std::string get_fullname() const;
+  Dim dim() const;  // one row
+  std::vector<Tensor>* values();
+  float current_weight_decay() const;
+  void set_updated(bool b);
+  bool is_updated();
+  void scale(float s);
+  void scale_gradient(float s);
+  bool is_valid() const { return p != nullptr; }
+
+  std::shared_ptr<LookupParameterStorage> p;
+};
+
+struct ParameterCollectionStorage {
+  std::vector<std::shared_ptr<ParameterStorageBase>> all_params;
+  std::vector<std::shared_ptr<ParameterStorage>> params;
+  std::vector<std::shared_ptr<LookupParameterStorage>> lookup_params;
+  float weight_decay_lambda = 0.f;
+  float weight_decay_scale = 1.f;  // lazy L2 decay factor folded into parameter values
+};
+
+class ParameterCollection {
+ public:
+  ParameterCollection();
+  explicit ParameterCollection(float weight_decay_lambda);
+  ~ParameterCollection();
+
+  // scale == 0: Glorot; otherwise U(-scale, scale).
+  Parameter add_parameters(const Dim& d, float scale = 0.f, const std::string& name = "", Device* device = nullptr);
+  Parameter add_parameters(const Dim& d, Device* device);
+  Parameter add_parameters(const Dim& d, const std::string& name, Device* device = nullptr);
+  Parameter add_parameters(const Dim& d, const ParameterInit& init, const std::string& name = "",
+                           Device* device = nullptr);
+  LookupParameter add_lookup_parameters(unsigned n, const Dim& d, const std::string& name = "",
+                                        Device* device = nullptr);
+  LookupParameter add_lookup_parameters(unsigned n, const Dim& d, const ParameterInit& init,
+                                        const std::string& name = "", Device* device = nullptr);
+  ParameterCollection add_subcollection(const std::string& name = "", float weight_decay_lambda = -1.f);
+
+  std::vector<std::shared_ptr<ParameterStorage>> parameters_list() const;
+  std::vector<std::shared_ptr<LookupParameterStorage>> lookup_parameters_list() const;
+  ParameterCollectionStorage& get_storage();
+  const ParameterCollectionStorage& get_storage() const;
+  size_t parameter_count() const;
+  size_t updated_parameter_count() const;
+  void set_updated_param(const Parameter* p, bool status);
+  void set_updated_lookup_param(const LookupParameter* p, bool status);
+  bool is_updated_param(const Parameter* p);
+  bool is_updated_lookup_param(const LookupParameter* p);
+  float gradient_l2_norm() const;
+  void reset_gradient();
+  void project_weights(float radius = 1.0f);
+  void set_weight_decay_lambda(float lambda);
+  float get_weight_decay_lambda() const;
+  std::string get_fullname() const { return name_; }
+  size_t size() const { return parameter_count(); }
+
+ private:
+  ParameterCollection(const std::string& name, std::vector<std::shared_ptr<ParameterCollectionStorage>> ancestors,
+                      float weight_decay_lambda);
+  std::string unique_name(const std::string& name);
+  void register_storage(const std::shared_ptr<ParameterStorageBase>& p);
+
+  std::string name_;
+  std::shared_ptr<ParameterCollectionStorage> storage_;  // this collection's (and its descendants') params
+  std::vector<std::shared_ptr<ParameterCollectionStorage>> ancestors_;  // storages that also list our params
+  std::shared_ptr<std::unordered_map<std::string, int>> name_counts_;
+};
+
+// Deprecated alias kept for DyNet 1.x code.
+class Model : public ParameterCollection {
+ public:
+  using ParameterCollection::ParameterCollection;
+};
+
+}  // namespace dynet

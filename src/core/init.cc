@@ -1,0 +1,163 @@
+#include "dynet/init.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "dynet/globals.h"
+
+namespace dynet {
+
+Device* default_device = nullptr;
+int autobatch_flag = 0;
+int profiling_flag = 0;
+float default_weight_decay_lambda = 0.f;
+
+namespace {
+std::atomic<unsigned> global_seed{0};
+std::atomic<unsigned> rng_generation{0};  // bumped by reset_rng so every thread reseeds
+std::atomic<unsigned> thread_counter{0};
+PoolSizes g_pool_sizes;
+
+unsigned fresh_seed() {
+  std::random_device rd;
+  return rd();
+}
+
+struct ThreadRng {
+  std::mt19937 engine;
+  unsigned generation = ~0u;
+};
+thread_local ThreadRng thread_rng;
+}  // namespace
+
+thread_local std::mt19937* rndeng = nullptr;
+
+std::mt19937& random_engine() {
+  ThreadRng& t = thread_rng;
+  const unsigned gen = rng_generation.load(std::memory_order_relaxed);
+  if (t.generation != gen) {
+    unsigned seed = global_seed.load();
+    if (seed == 0) {
+      seed = fresh_seed();
+      global_seed = seed;
+    }
+    // Threads other than the first draw distinct, reproducible streams.
+    t.engine.seed(seed + 7919u * thread_counter++);
+    t.generation = gen;
+    rndeng = &t.engine;
+  }
+  return t.engine;
+}
+
+void reset_rng(unsigned seed) {
+  global_seed = seed == 0 ? fresh_seed() : seed;
+  thread_counter = 0;
+  ++rng_generation;
+  random_engine();
+}
+
+const PoolSizes& pool_sizes() { return g_pool_sizes; }
+
+namespace {
+std::string normalise(std::string s) {
+  for (char& c : s)
+    if (c == '_') c = '-';
+  return s;
+}
+
+template <class T>
+T parse_number(const std::string& flag, const std::string& v) {
+  std::istringstream is(v);
+  T x;
+  if (!(is >> x) || !is.eof())
+    throw std::invalid_argument("dynet::initialize: bad value '" + v + "' for " + flag);
+  return x;
+}
+
+void parse_mem(const std::string& desc) {
+  std::vector<size_t> mb;
+  std::stringstream ss(desc);
+  std::string part;
+  while (std::getline(ss, part, ',')) mb.push_back(parse_number<size_t>("--dynet-mem", part));
+  if (mb.size() == 1) {
+    size_t each = (mb[0] << 20) / 4;
+    g_pool_sizes = {each, each, each, each};
+  } else if (mb.size() == 4) {
+    g_pool_sizes = {mb[0] << 20, mb[1] << 20, mb[2] << 20, mb[3] << 20};
+  } else {
+    throw std::invalid_argument("dynet::initialize: --dynet-mem takes N or F,B,P,S (MB), got '" + desc + "'");
+  }
+}
+}  // namespace
+
+DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters) {
+  DynetParams p;
+  p.shared_parameters = shared_parameters;
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--dynet", 0) != 0 && arg.rfind("--dynet_", 0) != 0) {
+      argv[out++] = argv[i];
+      continue;
+    }
+    std::string name = arg, value;
+    bool has_value = false;
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    name = normalise(name);
+    auto take = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) throw std::invalid_argument("dynet::initialize: " + name + " needs a value");
+      return argv[++i];
+    };
+    if (name == "--dynet-seed") {
+      p.random_seed = parse_number<unsigned>(name, take());
+    } else if (name == "--dynet-mem") {
+      p.mem_descriptor = take();
+    } else if (name == "--dynet-autobatch") {
+      p.autobatch = parse_number<int>(name, take());
+    } else if (name == "--dynet-weight-decay") {
+      p.weight_decay = parse_number<float>(name, take());
+      if (p.weight_decay < 0 || p.weight_decay >= 1)
+        throw std::invalid_argument("dynet::initialize: --dynet-weight-decay must be in [0, 1), got " + value);
+    } else if (name == "--dynet-profiling") {
+      p.profiling = parse_number<int>(name, take());
+    } else if (name == "--dynet-gpus" || name == "--dynet-devices" || name == "--dynet-gpu-ids") {
+      take();  // accepted for compatibility; this build runs on the CPU
+      p.cpu_requested = true;
+    } else {
+      throw std::invalid_argument("dynet::initialize: unknown flag " + arg +
+                                  " (known: --dynet-seed, --dynet-mem, --dynet-autobatch, --dynet-weight-decay, "
+                                  "--dynet-profiling, --dynet-devices, --dynet-gpus)");
+    }
+  }
+  argv[out] = nullptr;
+  argc = out;
+  return p;
+}
+
+void initialize(DynetParams& params) {
+  if (!params.mem_descriptor.empty()) parse_mem(params.mem_descriptor);
+  autobatch_flag = params.autobatch;
+  profiling_flag = params.profiling;
+  default_weight_decay_lambda = params.weight_decay;
+  reset_rng(params.random_seed);
+  std::cerr << "[dynet] random seed: " << global_seed.load() << "\n";
+}
+
+void initialize(int& argc, char**& argv, bool shared_parameters) {
+  DynetParams p = extract_dynet_params(argc, argv, shared_parameters);
+  initialize(p);
+}
+
+void cleanup() {}
+
+}  // namespace dynet

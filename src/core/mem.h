@@ -1,0 +1,54 @@
+// Bump allocation from a chain of blocks that grows on demand. Pointers stay valid until
+// free_all()/revert(); growth never moves existing allocations, so it is safe under
+// checkpoints and batched execution.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace dynet {
+
+class MemPool {
+ public:
+  struct Mark {
+    size_t block = 0, used = 0;
+  };
+  static constexpr size_t kAlign = 64;
+
+  explicit MemPool(size_t initial_bytes = 1 << 20) : initial_(initial_bytes) {}
+  ~MemPool();
+  MemPool(const MemPool&) = delete;
+  MemPool& operator=(const MemPool&) = delete;
+
+  // 64-byte aligned storage for n floats (n may be 0).
+  float* allocate_floats(size_t n) { return static_cast<float*>(allocate(n * sizeof(float))); }
+  void* allocate(size_t bytes) {
+    bytes = (bytes + kAlign - 1) & ~(kAlign - 1);
+    if (cur_ < blocks_.size() && blocks_[cur_].used + bytes <= blocks_[cur_].size) {
+      Block& b = blocks_[cur_];
+      void* p = b.data + b.used;
+      b.used += bytes;
+      return p;
+    }
+    return allocate_slow(bytes);
+  }
+  // Forget every allocation; blocks are kept (and merged into one when the pool grew).
+  void free_all();
+  Mark mark() const;
+  void revert(const Mark& m);
+  size_t capacity() const;
+  size_t used() const;
+  size_t num_blocks() const { return blocks_.size(); }
+
+ private:
+  struct Block {
+    char* data = nullptr;
+    size_t size = 0, used = 0;
+  };
+  void* allocate_slow(size_t bytes);
+  std::vector<Block> blocks_;
+  size_t cur_ = 0;
+  size_t initial_;
+};
+
+}  // namespace dynet

@@ -1,0 +1,327 @@
+#include "dynet/model.h"
+
+#include "dynet/globals.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+namespace dynet {
+
+namespace {
+std::shared_ptr<float> alloc_zeroed(size_t n) {
+  size_t bytes = ((std::max<size_t>(n, 1) * sizeof(float)) + 63) & ~size_t(63);
+  void* p = std::aligned_alloc(64, bytes);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  return std::shared_ptr<float>(static_cast<float*>(p), [](float* q) { std::free(q); });
+}
+
+float sqnorm(const float* v, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; ++i) s += double(v[i]) * v[i];
+  return static_cast<float>(s);
+}
+
+void check_name(const std::string& name, const char* what) {
+  if (name.find('/') != std::string::npos || name.find('_') != std::string::npos)
+    throw std::invalid_argument(std::string(what) + ": name '" + name + "' may not contain '/' or '_'");
+}
+}  // namespace
+
+// ---- ParameterStorage ----
+void ParameterStorage::scale_parameters(float a) {
+  for (unsigned i = 0; i < dim.size(); ++i) values.v[i] *= a;
+}
+void ParameterStorage::scale_gradient(float a) {
+  for (unsigned i = 0; i < dim.size(); ++i) g.v[i] *= a;
+}
+void ParameterStorage::zero() {
+  std::memset(values.v, 0, dim.size() * sizeof(float));
+  clear_grad();
+}
+void ParameterStorage::squared_l2norm(float* s) const { *s = sqnorm(values.v, dim.size()); }
+void ParameterStorage::g_squared_l2norm(float* s) const { *s = nonzero_grad ? sqnorm(g.v, dim.size()) : 0.f; }
+void ParameterStorage::clear_grad() {
+  if (nonzero_grad) std::memset(g.v, 0, dim.size() * sizeof(float));
+  nonzero_grad = false;
+}
+void ParameterStorage::copy(const ParameterStorage& val) {
+  if (val.dim != dim)
+    throw std::invalid_argument("ParameterStorage::copy: dims differ: " + dim.str() + " vs " + val.dim.str());
+  std::memcpy(values.v, val.values.v, dim.size() * sizeof(float));
+}
+void ParameterStorage::accumulate_grad(const Tensor& d) {
+  std::lock_guard<std::mutex> lock(grad_mutex);
+  const unsigned n = dim.size();
+  float* gv = g.v;
+  const float* dv = d.v;
+  if (d.d.bd > 1) {  // a batched gradient of an unbatched parameter: sum the batch
+    for (unsigned b = 0; b < d.d.bd; ++b)
+      for (unsigned i = 0; i < n; ++i) gv[i] += dv[b * n + i];
+  } else {
+    for (unsigned i = 0; i < n; ++i) gv[i] += dv[i];
+  }
+  nonzero_grad = true;
+}
+void ParameterStorage::clip(float left, float right) {
+  for (unsigned i = 0; i < dim.size(); ++i) values.v[i] = std::min(right, std::max(left, values.v[i]));
+}
+void ParameterStorage::set_value(const std::vector<float>& val) {
+  if (val.size() != dim.size())
+    throw std::invalid_argument("Parameter::set_value: got " + std::to_string(val.size()) + " values for " +
+                                name + " " + dim.str());
+  std::copy(val.begin(), val.end(), values.v);
+}
+
+// ---- LookupParameterStorage ----
+void LookupParameterStorage::scale_parameters(float a) {
+  for (unsigned i = 0; i < all_dim.size(); ++i) all_values.v[i] *= a;
+}
+void LookupParameterStorage::scale_gradient(float a) {
+  for (unsigned i = 0; i < all_dim.size(); ++i) all_grads.v[i] *= a;
+}
+void LookupParameterStorage::zero() {
+  std::memset(all_values.v, 0, all_dim.size() * sizeof(float));
+  clear_grad();
+}
+void LookupParameterStorage::squared_l2norm(float* s) const { *s = sqnorm(all_values.v, all_dim.size()); }
+void LookupParameterStorage::g_squared_l2norm(float* s) const {
+  if (!nonzero_grad) {
+    *s = 0;
+    return;
+  }
+  if (all_updated) {
+    *s = sqnorm(all_grads.v, all_dim.size());
+    return;
+  }
+  double t = 0;
+  for (unsigned r : non_zero_grads) t += sqnorm(grads[r].v, dim.size());
+  *s = static_cast<float>(t);
+}
+void LookupParameterStorage::clear_grad() {
+  if (!nonzero_grad) return;
+  if (all_updated || non_zero_grads.size() * 4 > values.size()) {
+    std::memset(all_grads.v, 0, all_dim.size() * sizeof(float));
+  } else {
+    for (unsigned r : non_zero_grads) std::memset(grads[r].v, 0, dim.size() * sizeof(float));
+  }
+  non_zero_grads.clear();
+  nonzero_grad = false;
+}
+void LookupParameterStorage::initialize(unsigned index, const std::vector<float>& val) {
+  if (index >= values.size())
+    throw std::invalid_argument("LookupParameter::initialize: index " + std::to_string(index) + " out of range for " +
+                                name + " with " + std::to_string(values.size()) + " rows");
+  if (val.size() != dim.size())
+    throw std::invalid_argument("LookupParameter::initialize: got " + std::to_string(val.size()) +
+                                " values for a row of " + dim.str());
+  std::copy(val.begin(), val.end(), values[index].v);
+}
+void LookupParameterStorage::copy(const LookupParameterStorage& val) {
+  if (val.all_dim != all_dim)
+    throw std::invalid_argument("LookupParameterStorage::copy: dims differ: " + all_dim.str() + " vs " +
+                                val.all_dim.str());
+  std::memcpy(all_values.v, val.all_values.v, all_dim.size() * sizeof(float));
+}
+void LookupParameterStorage::accumulate_grad(unsigned index, const float* d) {
+  std::lock_guard<std::mutex> lock(grad_mutex);
+  float* gv = grads[index].v;
+  const unsigned n = dim.size();
+  for (unsigned i = 0; i < n; ++i) gv[i] += d[i];
+  non_zero_grads.insert(index);
+  nonzero_grad = true;
+}
+
+// ---- Parameter / LookupParameter ----
+namespace {
+template <class P>
+auto& storage_of(const P& p, const char* what) {
+  if (!p.p) throw std::runtime_error(std::string(what) + ": the parameter is not initialised");
+  return *p.p;
+}
+}  // namespace
+
+ParameterStorage& Parameter::get_storage() const { return storage_of(*this, "Parameter"); }
+std::string Parameter::get_fullname() const { return get_storage().name; }
+void Parameter::zero() { get_storage().zero(); }
+Dim Parameter::dim() const { return get_storage().dim; }
+Tensor* Parameter::values() { return &get_storage().values; }
+Tensor* Parameter::gradients() { return &get_storage().g; }
+float Parameter::current_weight_decay() const { return 1.f; }
+void Parameter::set_updated(bool b) { get_storage().updated = b; }
+bool Parameter::is_updated() { return get_storage().updated; }
+void Parameter::scale(float s) { get_storage().scale_parameters(s); }
+void Parameter::scale_gradient(float s) { get_storage().scale_gradient(s); }
+void Parameter::clip_inplace(float left, float right) { get_storage().clip(left, right); }
+void Parameter::set_value(const std::vector<float>& val) { get_storage().set_value(val); }
+
+LookupParameterStorage& LookupParameter::get_storage() const { return storage_of(*this, "LookupParameter"); }
+void LookupParameter::initialize(unsigned index, const std::vector<float>& val) const {
+  get_storage().initialize(index, val);
+}
+void LookupParameter::zero() { get_storage().zero(); }
+std::string LookupParameter::get_fullname() const { return get_storage().name; }
+Dim LookupParameter::dim() const { return get_storage().dim; }
+std::vector<Tensor>* LookupParameter::values() { return &get_storage().values; }
+float LookupParameter::current_weight_decay() const { return 1.f; }
+void LookupParameter::set_updated(bool b) { get_storage().updated = b; }
+bool LookupParameter::is_updated() { return get_storage().updated; }
+void LookupParameter::scale(float s) { get_storage().scale_parameters(s); }
+void LookupParameter::scale_gradient(float s) { get_storage().scale_gradient(s); }
+
+// ---- ParameterCollection ----
+ParameterCollection::ParameterCollection() : ParameterCollection("/", {}, default_weight_decay_lambda) {}
+ParameterCollection::ParameterCollection(float weight_decay_lambda) : ParameterCollection("/", {}, weight_decay_lambda) {}
+ParameterCollection::ParameterCollection(const std::string& name,
+                                         std::vector<std::shared_ptr<ParameterCollectionStorage>> ancestors,
+                                         float weight_decay_lambda)
+    : name_(name),
+      storage_(std::make_shared<ParameterCollectionStorage>()),
+      ancestors_(std::move(ancestors)),
+      name_counts_(std::make_shared<std::unordered_map<std::string, int>>()) {
+  storage_->weight_decay_lambda = weight_decay_lambda;
+}
+ParameterCollection::~ParameterCollection() = default;
+
+std::string ParameterCollection::unique_name(const std::string& name) {
+  // Unnamed -> _<k> (k counts unnamed items); a repeated name gets _<k> for its k-th repeat.
+  const std::string base = name.empty() ? "_" : name;
+  int k = (*name_counts_)[base]++;
+  if (name.empty()) return "_" + std::to_string(k);
+  return k == 0 ? name : name + "_" + std::to_string(k);
+}
+
+void ParameterCollection::register_storage(const std::shared_ptr<ParameterStorageBase>& p) {
+  auto add = [&](ParameterCollectionStorage& s) {
+    s.all_params.push_back(p);
+    if (auto lp = std::dynamic_pointer_cast<LookupParameterStorage>(p))
+      s.lookup_params.push_back(lp);
+    else
+      s.params.push_back(std::static_pointer_cast<ParameterStorage>(p));
+  };
+  add(*storage_);
+  for (auto& a : ancestors_) add(*a);
+}
+
+Parameter ParameterCollection::add_parameters(const Dim& d, float scale, const std::string& name, Device* device) {
+  if (scale == 0.f) return add_parameters(d, ParameterInitGlorot(), name, device);
+  return add_parameters(d, ParameterInitUniform(scale), name, device);
+}
+Parameter ParameterCollection::add_parameters(const Dim& d, Device* device) { return add_parameters(d, 0.f, "", device); }
+Parameter ParameterCollection::add_parameters(const Dim& d, const std::string& name, Device* device) {
+  return add_parameters(d, 0.f, name, device);
+}
+Parameter ParameterCollection::add_parameters(const Dim& d, const ParameterInit& init, const std::string& name,
+                                              Device* /*device*/) {
+  check_name(name, "add_parameters");
+  if (d.bd != 1) throw std::invalid_argument("add_parameters: parameters cannot be batched, got " + d.str());
+  if (d.size() == 0) throw std::invalid_argument("add_parameters: dim " + d.str() + " has no elements");
+  auto p = std::make_shared<ParameterStorage>();
+  p->name = name_ + unique_name(name);
+  p->dim = d;
+  const size_t n = d.size();
+  const size_t padded = (n + 15) & ~size_t(15);
+  p->memory = alloc_zeroed(2 * padded);
+  p->values = Tensor(d, p->memory.get(), nullptr, DeviceMempool::PS);
+  p->g = Tensor(d, p->memory.get() + padded, nullptr, DeviceMempool::PS);
+  init.initialize_params(p->values);
+  register_storage(p);
+  return Parameter(p);
+}
+
+LookupParameter ParameterCollection::add_lookup_parameters(unsigned n, const Dim& d, const std::string& name,
+                                                           Device* device) {
+  return add_lookup_parameters(n, d, ParameterInitGlorot(true), name, device);
+}
+LookupParameter ParameterCollection::add_lookup_parameters(unsigned n, const Dim& d, const ParameterInit& init,
+                                                           const std::string& name, Device* /*device*/) {
+  check_name(name, "add_lookup_parameters");
+  if (d.bd != 1) throw std::invalid_argument("add_lookup_parameters: rows cannot be batched, got " + d.str());
+  if (n == 0 || d.size() == 0)
+    throw std::invalid_argument("add_lookup_parameters: " + std::to_string(n) + " rows of " + d.str() +
+                                " has no elements");
+  auto p = std::make_shared<LookupParameterStorage>();
+  p->name = name_ + unique_name(name);
+  p->dim = d;
+  p->all_dim = d;
+  p->all_dim.add_dim(n);
+  const size_t total = p->all_dim.size();
+  const size_t padded = (total + 15) & ~size_t(15);
+  p->memory = alloc_zeroed(2 * padded);
+  p->all_values = Tensor(p->all_dim, p->memory.get(), nullptr, DeviceMempool::PS);
+  p->all_grads = Tensor(p->all_dim, p->memory.get() + padded, nullptr, DeviceMempool::PS);
+  const unsigned rs = d.size();
+  p->values.reserve(n);
+  p->grads.reserve(n);
+  for (unsigned i = 0; i < n; ++i) {
+    p->values.emplace_back(d, p->all_values.v + size_t(i) * rs, nullptr, DeviceMempool::PS);
+    p->grads.emplace_back(d, p->all_grads.v + size_t(i) * rs, nullptr, DeviceMempool::PS);
+  }
+  init.initialize_params(p->all_values);
+  register_storage(p);
+  return LookupParameter(p);
+}
+
+ParameterCollection ParameterCollection::add_subcollection(const std::string& name, float weight_decay_lambda) {
+  check_name(name, "add_subcollection");
+  std::vector<std::shared_ptr<ParameterCollectionStorage>> anc = ancestors_;
+  anc.push_back(storage_);
+  const float wd = weight_decay_lambda < 0 ? storage_->weight_decay_lambda : weight_decay_lambda;
+  return ParameterCollection(name_ + unique_name(name) + "/", std::move(anc), wd);
+}
+
+std::vector<std::shared_ptr<ParameterStorage>> ParameterCollection::parameters_list() const { return storage_->params; }
+std::vector<std::shared_ptr<LookupParameterStorage>> ParameterCollection::lookup_parameters_list() const {
+  return storage_->lookup_params;
+}
+ParameterCollectionStorage& ParameterCollection::get_storage() { return *storage_; }
+const ParameterCollectionStorage& ParameterCollection::get_storage() const { return *storage_; }
+
+size_t ParameterCollection::parameter_count() const {
+  size_t c = 0;
+  for (auto& p : storage_->all_params) c += p->size();
+  return c;
+}
+size_t ParameterCollection::updated_parameter_count() const {
+  size_t c = 0;
+  for (auto& p : storage_->all_params)
+    if (p->updated) c += p->size();
+  return c;
+}
+void ParameterCollection::set_updated_param(const Parameter* p, bool status) { p->get_storage().updated = status; }
+void ParameterCollection::set_updated_lookup_param(const LookupParameter* p, bool status) {
+  p->get_storage().updated = status;
+}
+bool ParameterCollection::is_updated_param(const Parameter* p) { return p->get_storage().updated; }
+bool ParameterCollection::is_updated_lookup_param(const LookupParameter* p) { return p->get_storage().updated; }
+
+float ParameterCollection::gradient_l2_norm() const {
+  double s = 0;
+  for (auto& p : storage_->all_params) {
+    float x;
+    p->g_squared_l2norm(&x);
+    s += x;
+  }
+  return static_cast<float>(std::sqrt(s));
+}
+void ParameterCollection::reset_gradient() {
+  for (auto& p : storage_->all_params) p->clear_grad();
+}
+void ParameterCollection::project_weights(float radius) {
+  for (auto& p : storage_->params) {
+    float s;
+    p->squared_l2norm(&s);
+    if (s > radius * radius) p->scale_parameters(radius / std::sqrt(s));
+  }
+}
+void ParameterCollection::set_weight_decay_lambda(float lambda) {
+  if (lambda < 0 || lambda >= 1)
+    throw std::invalid_argument("set_weight_decay_lambda: lambda must be in [0, 1), got " + std::to_string(lambda));
+  storage_->weight_decay_lambda = lambda;
+}
+float ParameterCollection::get_weight_decay_lambda() const { return storage_->weight_decay_lambda; }
+}  // namespace dynet

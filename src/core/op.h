@@ -1,0 +1,157 @@
+// The op registry: every op is one OpDef (shape rule, forward, backward, batch rule, test samples),
+// defined side by side in its src/ops/ file and registered with one line:
+//   const OpId kTanh = register_op({.name = "tanh", .shape = ..., .forward = ..., ...});
+#pragma once
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "dynet/dynet.h"
+#include "dynet/expr.h"
+
+namespace dynet {
+
+class MemPool;
+
+// Read-only view of a node's attribute words.
+struct AttrView {
+  const uint64_t* p = nullptr;
+  uint32_t words = 0;
+  template <class T>
+  const T& as() const {
+    return *reinterpret_cast<const T*>(p);
+  }
+  // Trailing array stored after a header struct H.
+  template <class T, class H>
+  const T* tail() const {
+    constexpr size_t off = (sizeof(H) + 7) / 8;
+    return reinterpret_cast<const T*>(p + off);
+  }
+};
+
+// Dims of a node's arguments, straight from the graph (no copy).
+struct ArgDims {
+  const NodeRec* nodes;
+  const VariableIndex* idx;
+  unsigned n;
+  const Dim& operator[](unsigned i) const { return nodes[idx[i]].dim; }
+  unsigned size() const { return n; }
+};
+
+struct ForwardArgs {
+  const Tensor* xs;  // argument values
+  unsigned n;
+  Tensor& fx;        // output, allocated unless the op sets kAliasOutput
+  AttrView attr;
+  float* aux;        // aux_floats() floats kept until backward
+  MemPool& scratch;  // temporary memory, released after the call
+};
+
+struct BackwardArgs {
+  const Tensor* xs;
+  unsigned n;
+  const Tensor& fx;
+  const Tensor& dEdf;
+  unsigned i;     // which argument
+  Tensor& dEdxi;  // accumulate: dEdxi += d f / d xi · dEdf
+  AttrView attr;
+  float* aux;
+  MemPool& scratch;
+};
+
+// How a group of same-signature nodes runs as one batched node: arguments whose bit is set in
+// `shared` are the same tensor for every member (e.g. the W of W*x, bit i%64); the others are
+// concatenated along the batch dim. Nodes batch only when op, attributes, shared argument ids and
+// concatenated argument dims are all equal.
+struct BatchRule {
+  bool batchable = false;
+  uint64_t shared = 0;
+  bool is_shared(unsigned i) const { return (shared >> (i & 63)) & 1; }
+};
+
+// A test case for the generic op harness: random inputs of the given dims (values in [lo, hi])
+// enter as updatable inputs; `build` applies the op. The harness checks the shape rule against
+// the computed value, finite-difference gradients of every input and of every parameter in
+// `params` (with accumulation), and for `bad` samples that building throws std::invalid_argument
+// naming the op.
+struct OpSample {
+  using Build = std::function<Expression(ComputationGraph&, const std::vector<Expression>&)>;
+  std::string name;
+  std::vector<Dim> inputs;
+  Build build;
+  float lo = -1.f, hi = 1.f;
+  bool bad = false;
+  std::vector<bool> no_grad = {};  // inputs whose gradient is not checked (e.g. integer-valued)
+  std::shared_ptr<ParameterCollection> params = nullptr;
+};
+
+enum OpFlags : uint16_t {
+  kAliasOutput = 1,     // forward sets fx.v itself (parameters, reshape): no output allocation
+  kRandom = 2,          // draws random numbers in forward (the harness reseeds before each forward)
+  kParameterNode = 4,   // gradient goes to a parameter after backward (see OpDef::param_grad)
+  kNoGradient = 8,      // output is constant with respect to the arguments
+};
+
+struct OpDef {
+  const char* name = nullptr;
+  // Output dim; throws std::invalid_argument naming the op and the offending dims.
+  Dim (*shape)(const ArgDims& xs, AttrView a) = nullptr;
+  void (*forward)(const ForwardArgs&) = nullptr;
+  void (*backward)(const BackwardArgs&) = nullptr;  // null: zero gradient
+  size_t (*aux_floats)(const Dim& fx, const ArgDims& xs, AttrView a) = nullptr;
+  // For kParameterNode ops: push the node's gradient into the parameter storage.
+  void (*param_grad)(AttrView a, const Tensor& dEdf) = nullptr;
+  BatchRule batch = {};
+  std::vector<OpSample> (*samples)() = nullptr;
+  uint16_t flags = 0;
+};
+
+std::vector<OpDef>& op_registry();
+OpId register_op(const OpDef& def);
+inline const OpDef& op_def(OpId id) { return op_registry()[id]; }
+// The id of a registered op by name (throws if unknown).
+OpId op_id(const std::string& name);
+
+// ---- helpers for op definitions ----
+
+// Builds a node from live expressions with an optional POD attribute struct.
+template <class A = std::nullptr_t>
+inline Expression make_node(OpId op, std::initializer_list<const Expression*> xs, const A* attr = nullptr) {
+  ComputationGraph& g = detail::graph_of(op_def(op).name, xs);
+  VariableIndex args[8];
+  unsigned n = 0;
+  for (const Expression* x : xs) args[n++] = x->i;
+  if constexpr (std::is_same_v<A, std::nullptr_t>)
+    return Expression(&g, g.add_node(op, args, n));
+  else
+    return Expression(&g, g.add_node(op, args, n, attr, sizeof(A)));
+}
+inline Expression make_node(OpId op, const Expression& x) { return make_node(op, {&x}); }
+inline Expression make_node(OpId op, const Expression& x, const Expression& y) { return make_node(op, {&x, &y}); }
+template <class A>
+inline Expression make_node(OpId op, const Expression& x, const A& attr) {
+  return make_node(op, {&x}, &attr);
+}
+// Variadic ops: any number of arguments plus raw attribute bytes.
+Expression make_node_n(OpId op, const std::vector<Expression>& xs, const void* attr = nullptr, size_t bytes = 0);
+Expression make_node_n(OpId op, std::initializer_list<Expression> xs, const void* attr = nullptr, size_t bytes = 0);
+
+// Attribute blob = POD header followed by an array (e.g. the indices of a batched pick).
+template <class H, class T>
+std::vector<uint64_t> attr_with_tail(const H& h, const T* data, size_t n) {
+  constexpr size_t off = (sizeof(H) + 7) / 8;
+  std::vector<uint64_t> w(off + (n * sizeof(T) + 7) / 8, 0);
+  std::memcpy(w.data(), &h, sizeof(H));
+  if (n) std::memcpy(w.data() + off, data, n * sizeof(T));
+  return w;
+}
+
+// Error helper: "<op>: <message>" as std::invalid_argument.
+[[noreturn]] void op_error(const char* op, const std::string& msg);
+
+}  // namespace dynet

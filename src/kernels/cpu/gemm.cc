@@ -1,0 +1,47 @@
+#include "kernels/cpu/gemm.h"
+
+#include <Eigen/Core>
+#include <oneapi/dnnl/dnnl.h>
+#include <stdexcept>
+#include <string>
+
+namespace dynet::cpu {
+
+namespace {
+using Stride = Eigen::OuterStride<>;
+using CMap = Eigen::Map<const Eigen::MatrixXf, 0, Stride>;
+using Map = Eigen::Map<Eigen::MatrixXf, 0, Stride>;
+
+// Matrix-vector products are memory-bound and tiny in dynamic nets; oneDNN's per-call overhead
+// dominates them, so they go through Eigen's GEMV (see bench/gemv for the measurement).
+bool small_or_vector(int M, int N, int K) { return N == 1 || M == 1 || (long)M * N * K < 32 * 32 * 32; }
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+          int ldb, float beta, float* C, int ldc) {
+  if (M == 0 || N == 0) return;
+  if (small_or_vector(M, N, K)) {
+    CMap a(A, trans_a ? K : M, trans_a ? M : K, Stride(lda));
+    CMap b(B, trans_b ? N : K, trans_b ? K : N, Stride(ldb));
+    Map c(C, M, N, Stride(ldc));
+    if (beta == 0.f)
+      c.setZero();
+    else if (beta != 1.f)
+      c *= beta;
+    if (K == 0) return;
+    if (!trans_a && !trans_b)
+      c.noalias() += alpha * a * b;
+    else if (trans_a && !trans_b)
+      c.noalias() += alpha * a.transpose() * b;
+    else if (!trans_a && trans_b)
+      c.noalias() += alpha * a * b.transpose();
+    else
+      c.noalias() += alpha * a.transpose() * b.transpose();
+    return;
+  }
+  // oneDNN's sgemm is row-major: compute Cᵀ = op(B)ᵀ · op(A)ᵀ, which in row-major memory is our C.
+  dnnl_status_t st = dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', N, M, K, alpha, B, ldb, A, lda, beta, C, ldc);
+  if (st != dnnl_success) throw std::runtime_error("gemm: oneDNN sgemm failed with status " + std::to_string(st));
+}
+
+}  // namespace dynet::cpu

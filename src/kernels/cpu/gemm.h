@@ -1,0 +1,10 @@
+// Column-major GEMM: C = alpha · op(A) · op(B) + beta · C, with op(X) = X or Xᵀ.
+#pragma once
+
+namespace dynet::cpu {
+
+// A is M x K (K x M when trans_a), B is K x N (N x K when trans_b), C is M x N; all column-major.
+void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+          int ldb, float beta, float* C, int ldc);
+
+}  // namespace dynet::cpu
