@@ -1,0 +1,185 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <thread>
+
+#include "core/mem.h"
+#include "core/op.h"
+#include "dynet/expr.h"
+
+namespace dynet {
+namespace {
+
+TEST(Graph, EvaluationIsLazyAndIncremental) {
+  ComputationGraph g;
+  float x = 0.5f;
+  Expression a = input(g, &x);
+  Expression b = tanh(a);
+  Expression c = exp(b);
+  EXPECT_EQ(g.num_evaluated(), 0u);  // declaring computes nothing
+  EXPECT_NEAR(as_scalar(b.value()), std::tanh(0.5f), 1e-6);
+  EXPECT_EQ(g.num_evaluated(), 2u);  // only up to b
+  EXPECT_NEAR(as_scalar(c.value()), std::exp(std::tanh(0.5f)), 1e-6);
+  EXPECT_EQ(g.num_evaluated(), 3u);
+  // The pointer input is re-read by forward (full recompute), not by incremental_forward.
+  x = 1.f;
+  EXPECT_NEAR(as_scalar(g.incremental_forward(c)), std::exp(std::tanh(0.5f)), 1e-6);
+  EXPECT_NEAR(as_scalar(g.forward(c)), std::exp(std::tanh(1.f)), 1e-6);
+}
+
+TEST(Graph, BackwardGivesGradients) {
+  ParameterCollection pc;
+  Parameter p = pc.add_parameters({1}, ParameterInitConst(0.3f));
+  ComputationGraph g;
+  Expression w = parameter(g, p);
+  Expression y = exp(tanh(w));  // dy/dw = e^tanh(w) (1 - tanh²(w))
+  g.backward(y);
+  const float t = std::tanh(0.3f);
+  const float expect = std::exp(t) * (1 - t * t);
+  EXPECT_NEAR(as_scalar(w.gradient()), expect, 1e-5);
+  EXPECT_NEAR(p.get_storage().g.v[0], expect, 1e-5);
+  // A second backward accumulates into the parameter.
+  g.backward(y);
+  EXPECT_NEAR(p.get_storage().g.v[0], 2 * expect, 1e-5);
+}
+
+TEST(Graph, BackwardOnNonScalarThrows) {
+  ComputationGraph g;
+  Expression x = input(g, Dim({3}), std::vector<float>{1, 2, 3});
+  EXPECT_THROW(g.backward(tanh(x)), std::invalid_argument);
+}
+
+TEST(Graph, GradientOfConstantNodesNeedsFull) {
+  ComputationGraph g;
+  Expression x = input(g, 0.2f);
+  Expression y = tanh(x);
+  g.backward(y);
+  EXPECT_THROW(x.gradient(), std::runtime_error);
+  g.backward(y, true);
+  EXPECT_NEAR(as_scalar(x.gradient()), 1 - std::pow(std::tanh(0.2f), 2), 1e-6);
+}
+
+TEST(Graph, StaleExpressionsThrow) {
+  ComputationGraph g;
+  Expression x = input(g, 1.f);
+  g.clear();
+  EXPECT_TRUE(x.is_stale());
+  EXPECT_THROW(x.value(), std::runtime_error);
+  EXPECT_THROW(tanh(x), std::runtime_error);
+  Expression empty;
+  EXPECT_THROW(tanh(empty), std::invalid_argument);
+}
+
+TEST(Graph, ExpressionsFromDifferentGraphsDoNotMix) {
+  ComputationGraph g1, g2;
+  Expression a = input(g1, Dim({1}), std::vector<float>{1.f});
+  Expression b = input(g2, Dim({1}), std::vector<float>{2.f});
+  std::vector<Expression> both = {a, b};
+  EXPECT_THROW(make_node_n(op_id("harness_loss"), both), std::invalid_argument);
+}
+
+TEST(Graph, CheckpointAndRevert) {
+  ComputationGraph g;
+  Expression x = input(g, 0.5f);
+  Expression y = tanh(x);
+  y.value();
+  g.checkpoint();
+  Expression z = exp(y);
+  EXPECT_NEAR(as_scalar(z.value()), std::exp(std::tanh(0.5f)), 1e-6);
+  EXPECT_EQ(g.size(), 3u);
+  g.revert();
+  EXPECT_EQ(g.size(), 2u);
+  EXPECT_EQ(g.num_evaluated(), 2u);
+  EXPECT_THROW(z.value(), std::invalid_argument);  // z no longer exists
+  Expression w = log(y);
+  EXPECT_NEAR(as_scalar(w.value()), std::log(std::tanh(0.5f)), 1e-6);
+  EXPECT_THROW(g.revert(), std::runtime_error);
+}
+
+TEST(Graph, CheckValidityNamesTheNode) {
+  ComputationGraph g;
+  g.set_immediate_compute(true);
+  g.set_check_validity(true);
+  Expression x = input(g, -1.f);
+  try {
+    log(x);
+    FAIL() << "expected an exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("log"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("NaN or Inf"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Graph, ShapeErrorsLeaveTheGraphUsable) {
+  ComputationGraph g;
+  EXPECT_THROW(input(g, Dim({2}), std::vector<float>{1, 2, 3}), std::invalid_argument);
+  EXPECT_EQ(g.size(), 0u);
+  Expression x = input(g, 2.f);
+  EXPECT_NEAR(as_scalar(square(x).value()), 4.f, 1e-6);
+}
+
+TEST(Graph, TwoGraphsOnTwoThreadsShareParameters) {
+  ParameterCollection pc;
+  Parameter p = pc.add_parameters({1}, ParameterInitConst(0.1f));
+  auto work = [&](float xv, float* out) {
+    for (int it = 0; it < 200; ++it) {
+      ComputationGraph g;
+      Expression y = exp(tanh(parameter(g, p)));
+      *out = as_scalar(y.value()) * xv;
+      g.backward(y);
+    }
+  };
+  float a = 0, b = 0;
+  std::thread t1(work, 1.f, &a), t2(work, 2.f, &b);
+  t1.join();
+  t2.join();
+  const float t = std::tanh(0.1f);
+  EXPECT_NEAR(a, std::exp(t), 1e-6);
+  EXPECT_NEAR(b, 2 * std::exp(t), 1e-6);
+  // 400 backward passes accumulated without losing updates.
+  EXPECT_NEAR(p.get_storage().g.v[0], 400 * std::exp(t) * (1 - t * t), 1e-2);
+}
+
+TEST(Graph, GraphvizAndDumpDescribeNodes) {
+  ComputationGraph g;
+  Expression y = tanh(input(g, 1.f));
+  y.value();
+  testing::internal::CaptureStderr();
+  g.print_graphviz();
+  g.dump("", true, false);
+  std::string out = testing::internal::GetCapturedStderr();
+  EXPECT_NE(out.find("digraph"), std::string::npos);
+  EXPECT_NE(out.find("tanh"), std::string::npos);
+}
+
+TEST(MemPool, GrowsPastItsInitialSizeWithoutMovingAllocations) {
+  MemPool pool(1024);
+  float* first = pool.allocate_floats(100);
+  first[0] = 42.f;
+  std::vector<float*> ps;
+  for (int i = 0; i < 100; ++i) ps.push_back(pool.allocate_floats(100));
+  EXPECT_GT(pool.num_blocks(), 1u);
+  EXPECT_EQ(first[0], 42.f);
+  for (float* p : ps) EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % MemPool::kAlign, 0u);
+  const size_t cap = pool.capacity();
+  pool.free_all();
+  EXPECT_EQ(pool.num_blocks(), 1u);  // merged: the next round needs no growth
+  EXPECT_GE(pool.capacity(), cap);
+  MemPool::Mark m = pool.mark();
+  pool.allocate_floats(1000);
+  pool.revert(m);
+  EXPECT_EQ(pool.used(), m.used);
+}
+
+TEST(Graph, LargeGraphsGrowMemory) {
+  // Far more than the initial 1 MB per pool: the pools must grow transparently.
+  ComputationGraph g;
+  std::vector<float> data(1 << 16, 0.01f);
+  Expression x = input(g, Dim({1 << 16}), data);
+  Expression y = x;
+  for (int i = 0; i < 64; ++i) y = tanh(y);
+  EXPECT_NEAR(y.value().v[123], std::tanh(0.01f), 1e-2);
+}
+
+}  // namespace
+}  // namespace dynet
