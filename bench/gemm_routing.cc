@@ -1,0 +1,49 @@
+// Measures oneDNN sgemm against Eigen for the product shapes dynamic nets use, to pick the
+// routing rule in src/kernels/cpu/gemm.cc. Prints `gemm_<M>x<N>x<K>_<impl>=<ns> ns` lines.
+#include <oneapi/dnnl/dnnl.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+template <class F>
+double time_ns(F f, int reps) {
+  std::vector<double> t;
+  for (int r = 0; r < 7; ++r) {
+    auto a = Clock::now();
+    for (int i = 0; i < reps; ++i) f();
+    t.push_back(std::chrono::duration<double, std::nano>(Clock::now() - a).count() / reps);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+}  // namespace
+
+int main() {
+  struct Shape {
+    int M, N, K;
+  };
+  const Shape shapes[] = {{64, 1, 64}, {96, 1, 96}, {128, 1, 128}, {160, 1, 160}, {64, 2, 64}, {256, 1, 256},   {1024, 1, 256}, {10000, 1, 256}, {1, 256, 256},
+                          {64, 16, 64},   {256, 16, 256},  {64, 64, 64},   {256, 64, 256},  {256, 256, 256},
+                          {1024, 64, 256}, {32, 32, 32},  {128, 4, 128}};
+  for (const Shape& s : shapes) {
+    Eigen::MatrixXf A = Eigen::MatrixXf::Random(s.M, s.K), B = Eigen::MatrixXf::Random(s.K, s.N),
+                    C = Eigen::MatrixXf::Zero(s.M, s.N);
+    const double flops = 2.0 * s.M * s.N * s.K;
+    const int reps = std::max(1, int(2e8 / flops));
+    double eigen = time_ns([&] { C.noalias() = A * B; }, reps);
+    double dnnl = time_ns(
+        [&] {
+          dnnl_sgemm('N', 'N', s.N, s.M, s.K, 1.f, B.data(), s.K, A.data(), s.M, 0.f, C.data(), s.M);
+        },
+        reps);
+    std::printf("gemm_%dx%dx%d_eigen=%.0f ns\ngemm_%dx%dx%d_onednn=%.0f ns\n", s.M, s.N, s.K, eigen, s.M, s.N, s.K,
+                dnnl);
+  }
+  return 0;
+}
