@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dynet/devices.h"
 #include "dynet/dim.h"
 #include "dynet/globals.h"
 #include "dynet/init.h"

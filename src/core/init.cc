@@ -8,11 +8,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "dynet/devices.h"
 #include "dynet/globals.h"
 
 namespace dynet {
 
-Device* default_device = nullptr;
+Device* default_device = cpu_device();
 int autobatch_flag = 0;
 int profiling_flag = 0;
 float default_weight_decay_lambda = 0.f;
@@ -159,5 +160,24 @@ void initialize(int& argc, char**& argv, bool shared_parameters) {
 }
 
 void cleanup() {}
+
+}  // namespace dynet
+
+// ---- devices ----
+#include "dynet/devices.h"
+
+namespace dynet {
+
+Device* cpu_device() {
+  static Device cpu(0, DeviceType::CPU, "CPU");
+  return &cpu;
+}
+
+Device* get_device_manager_device(const std::string& name) {
+  if (name == "CPU" || name == "cpu") return cpu_device();
+  throw std::invalid_argument("get_device: unknown device '" + name + "' (this build has: CPU)");
+}
+
+std::vector<Device*> available_devices() { return {cpu_device()}; }
 
 }  // namespace dynet
