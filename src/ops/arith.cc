@@ -1,0 +1,530 @@
+// Elementwise arithmetic (broadcasting x+y, x-y, cmult, cdiv; scalar forms), colwise_add,
+// sum/average over a list, and the per-batch-element reductions dot_product, squared_norm and
+// squared_distance.
+#include <algorithm>
+#include <array>
+
+#include "ops/common.h"
+
+namespace dynet {
+namespace ops {
+
+// Adds a node over a list of arguments; no heap allocation for up to 16 arguments (the common
+// sum/affine_transform case), unlike going through a std::vector. Used by matmul.cc too.
+Expression add_list_node(OpId op, const Expression* xs, size_t n, const void* attr = nullptr, size_t bytes = 0) {
+  const char* name = op_def(op).name;
+  if (n == 0) throw std::invalid_argument(std::string(name) + ": needs at least one argument");
+  ComputationGraph* g = xs[0].pg;
+  VariableIndex small[16];
+  std::vector<VariableIndex> big;
+  VariableIndex* args = small;
+  if (n > 16) {
+    big.resize(n);
+    args = big.data();
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const Expression& x = xs[k];
+    if (!g || x.pg != g || x.graph_id != g->get_id() || x.i >= g->size())
+      detail::graph_of(name, std::vector<Expression>(xs, xs + n));  // throws the precise error
+    args[k] = x.i;
+  }
+  return Expression(g, g->add_node(op, args, static_cast<unsigned>(n), attr, bytes));
+}
+
+}  // namespace ops
+
+namespace {
+using Xs = const std::vector<Expression>&;
+
+// ---------------------------------------------------------------------------------------------
+// Broadcasting machinery. An elementwise op over operands whose dims broadcast to the output's is
+// a loop over the output's axes (7 dims, then the batch), each operand stepping by its own stride
+// (0 along axes where it has size 1). Axes that are contiguous for every operand are merged first,
+// so e.g. a bias {m} against {m,n,X b} becomes a 2-axis loop.
+constexpr unsigned kAxes = DYNET_MAX_TENSOR_DIM + 1;
+
+template <unsigned N>
+struct StridedSpace {
+  unsigned nax = 0;
+  size_t size[kAxes];
+  size_t stride[N][kAxes];
+};
+
+inline unsigned axis_size(const Dim& d, unsigned ax) { return ax < DYNET_MAX_TENSOR_DIM ? d[ax] : d.bd; }
+
+template <unsigned N>
+StridedSpace<N> strided_space(const Dim& out, const std::array<const Dim*, N>& dims) {
+  StridedSpace<N> s;
+  size_t run[N];
+  for (unsigned k = 0; k < N; ++k) run[k] = 1;
+  for (unsigned ax = 0; ax < kAxes; ++ax) {
+    const size_t n = axis_size(out, ax);
+    size_t st[N];
+    for (unsigned k = 0; k < N; ++k) {
+      const unsigned dk = axis_size(*dims[k], ax);
+      st[k] = dk == 1 ? 0 : run[k];
+      run[k] *= dk;
+    }
+    if (n == 1) continue;
+    bool merge = s.nax > 0;
+    for (unsigned k = 0; k < N && merge; ++k) merge = st[k] == s.stride[k][s.nax - 1] * s.size[s.nax - 1];
+    if (merge) {
+      s.size[s.nax - 1] *= n;
+      continue;
+    }
+    s.size[s.nax] = n;
+    for (unsigned k = 0; k < N; ++k) s.stride[k][s.nax] = st[k];
+    ++s.nax;
+  }
+  if (s.nax == 0) {  // a single element
+    s.size[0] = 1;
+    for (unsigned k = 0; k < N; ++k) s.stride[k][0] = 0;
+    s.nax = 1;
+  }
+  return s;
+}
+
+// Calls run(offsets, n, inner_strides) for every run along the innermost axis.
+template <unsigned N, class Run>
+void for_each_run(const StridedSpace<N>& s, Run run) {
+  size_t count = 1;
+  for (unsigned ax = 1; ax < s.nax; ++ax) count *= s.size[ax];
+  size_t idx[kAxes] = {};
+  size_t off[N] = {};
+  size_t inner[N];
+  for (unsigned k = 0; k < N; ++k) inner[k] = s.stride[k][0];
+  for (size_t r = 0; r < count; ++r) {
+    run(static_cast<const size_t*>(off), s.size[0], static_cast<const size_t*>(inner));
+    for (unsigned ax = 1; ax < s.nax; ++ax) {
+      if (++idx[ax] < s.size[ax]) {
+        for (unsigned k = 0; k < N; ++k) off[k] += s.stride[k][ax];
+        break;
+      }
+      idx[ax] = 0;
+      for (unsigned k = 0; k < N; ++k) off[k] -= s.stride[k][ax] * (s.size[ax] - 1);
+    }
+  }
+}
+
+// Output dim of a broadcasting binary op.
+Dim broadcast_shape(const char* op, const Dim& x, const Dim& y) {
+  Dim out;
+  out.nd = std::max(x.nd, y.nd);
+  for (unsigned i = 0; i < out.nd; ++i) {
+    const unsigned a = x[i], b = y[i];
+    if (a == b || b == 1)
+      out.d[i] = a;
+    else if (a == 1)
+      out.d[i] = b;
+    else
+      op_error(op, "cannot broadcast " + x.str() + " against " + y.str() + " (dim " + std::to_string(i) + ": " +
+                       std::to_string(a) + " vs " + std::to_string(b) + ")");
+  }
+  out.bd = ops::broadcast_bd(op, x, y);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binary elementwise ops: f = F(x, y); dE/dx = Dx(g, x, y, f), dE/dy = Dy(g, x, y, f).
+struct AddOp {
+  static float f(float x, float y) { return x + y; }
+  static float dx(float g, float, float, float) { return g; }
+  static float dy(float g, float, float, float) { return g; }
+};
+struct SubOp {
+  static float f(float x, float y) { return x - y; }
+  static float dx(float g, float, float, float) { return g; }
+  static float dy(float g, float, float, float) { return -g; }
+};
+struct MulOp {
+  static float f(float x, float y) { return x * y; }
+  static float dx(float g, float, float y, float) { return g * y; }
+  static float dy(float g, float x, float, float) { return g * x; }
+};
+struct DivOp {
+  static float f(float x, float y) { return x / y; }
+  static float dx(float g, float, float y, float) { return g / y; }
+  static float dy(float g, float, float y, float f) { return -g * f / y; }
+};
+
+template <class Op>
+void zip(float* __restrict o, const float* __restrict x, const float* __restrict y, size_t n) {
+  for (size_t t = 0; t < n; ++t) o[t] = Op::f(x[t], y[t]);
+}
+
+template <class Op>
+void binary_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  const Tensor& f = a.fx;
+  const unsigned bs = f.d.batch_size();
+  if (x.d.batch_size() == bs && y.d.batch_size() == bs) {
+    if (x.d.bd == y.d.bd) return zip<Op>(f.v, x.v, y.v, f.d.size());
+    for (unsigned b = 0; b < f.d.bd; ++b) zip<Op>(f.batch_ptr(b), x.batch_ptr(b), y.batch_ptr(b), bs);
+    return;
+  }
+  const auto s = strided_space<3>(f.d, {&f.d, &x.d, &y.d});
+  for_each_run(s, [&](const size_t* off, size_t n, const size_t* st) {
+    float* __restrict o = f.v + off[0];
+    const float* __restrict xp = x.v + off[1];
+    const float* __restrict yp = y.v + off[2];
+    if (st[1] == 1 && st[2] == 1) {
+      zip<Op>(o, xp, yp, n);
+    } else if (st[1] == 1) {
+      const float yv = *yp;
+      for (size_t t = 0; t < n; ++t) o[t] = Op::f(xp[t], yv);
+    } else if (st[2] == 1) {
+      const float xv = *xp;
+      for (size_t t = 0; t < n; ++t) o[t] = Op::f(xv, yp[t]);
+    } else {
+      for (size_t t = 0; t < n; ++t) o[t] = Op::f(xp[t * st[1]], yp[t * st[2]]);
+    }
+  });
+}
+
+template <class Op, bool kFirst>
+float derivative(float g, float x, float y, float f) {
+  return kFirst ? Op::dx(g, x, y, f) : Op::dy(g, x, y, f);
+}
+
+template <class Op, bool kFirst>
+void accumulate(float* __restrict d, const float* __restrict g, const float* __restrict x, const float* __restrict y,
+                const float* __restrict f, size_t n) {
+  for (size_t t = 0; t < n; ++t) d[t] += derivative<Op, kFirst>(g[t], x[t], y[t], f[t]);
+}
+
+template <class Op, bool kFirst>
+void binary_bwd_arg(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  const Tensor &f = a.fx, &g = a.dEdf;
+  const Tensor& d = a.dEdxi;
+  const unsigned bs = f.d.batch_size();
+  if (x.d.batch_size() == bs && y.d.batch_size() == bs) {
+    if (x.d.bd == y.d.bd) return accumulate<Op, kFirst>(d.v, g.v, x.v, y.v, f.v, f.d.size());
+    // One side unbatched: its batch_ptr stays at element 0, so its gradient sums over the batch.
+    for (unsigned b = 0; b < f.d.bd; ++b)
+      accumulate<Op, kFirst>(d.batch_ptr(b), g.batch_ptr(b), x.batch_ptr(b), y.batch_ptr(b), f.batch_ptr(b), bs);
+    return;
+  }
+  const auto s = strided_space<5>(f.d, {&d.d, &f.d, &x.d, &y.d, &f.d});
+  for_each_run(s, [&](const size_t* off, size_t n, const size_t* st) {
+    float* dp = d.v + off[0];
+    const float* gp = g.v + off[1];
+    const float* xp = x.v + off[2];
+    const float* yp = y.v + off[3];
+    const float* fp = f.v + off[4];
+    if (st[0] == 1 && st[1] == 1 && st[2] == 1 && st[3] == 1 && st[4] == 1)
+      return accumulate<Op, kFirst>(dp, gp, xp, yp, fp, n);
+    if (st[0] == 0) {  // this argument is broadcast along the run: reduce
+      float acc = 0.f;
+      for (size_t t = 0; t < n; ++t) acc += derivative<Op, kFirst>(gp[t * st[1]], xp[t * st[2]], yp[t * st[3]], fp[t * st[4]]);
+      *dp += acc;
+      return;
+    }
+    for (size_t t = 0; t < n; ++t)
+      dp[t * st[0]] += derivative<Op, kFirst>(gp[t * st[1]], xp[t * st[2]], yp[t * st[3]], fp[t * st[4]]);
+  });
+}
+
+template <class Op>
+void binary_bwd(const BackwardArgs& a) {
+  if (a.i == 0)
+    binary_bwd_arg<Op, true>(a);
+  else
+    binary_bwd_arg<Op, false>(a);
+}
+
+template <const char* kName>
+Dim binary_shape(const ArgDims& xs, AttrView) {
+  return broadcast_shape(kName, xs[0], xs[1]);
+}
+
+std::vector<OpSample> binary_samples(Expression (*f)(const Expression&, const Expression&), float lo, float hi) {
+  auto b = [f](ComputationGraph&, Xs x) { return f(x[0], x[1]); };
+  return {{"same", {Dim({3, 2}), Dim({3, 2})}, b, lo, hi},
+          {"batched", {Dim({3, 2}, 2), Dim({3, 2}, 2)}, b, lo, hi},
+          {"unbatched_left", {Dim({3, 2}), Dim({3, 2}, 3)}, b, lo, hi},
+          {"unbatched_right", {Dim({4}, 2), Dim({4})}, b, lo, hi},
+          {"broadcast_columns", {Dim({3, 2}, 2), Dim({3})}, b, lo, hi},
+          {"broadcast_rows", {Dim({1, 2}), Dim({3, 2}, 2)}, b, lo, hi},
+          {"broadcast_both", {Dim({3, 1, 2}), Dim({1, 4}, 2)}, b, lo, hi},
+          {"broadcast_scalar", {Dim({2, 3}, 2), Dim({1})}, b, lo, hi},
+          {"extra_trailing_dim", {Dim({3}), Dim({3, 1})}, b, lo, hi},
+          {"mismatch", {Dim({3, 2}), Dim({2, 3})}, b, lo, hi, true},
+          {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, b, lo, hi, true}};
+}
+
+constexpr char kSumName[] = "cwise_sum";
+constexpr char kSubName[] = "cwise_subtract";
+constexpr char kMulName[] = "cmult";
+constexpr char kDivName[] = "cdiv";
+
+#define DYNET_BINARY(ID, NAME, OP, FN, LO, HI)                                                                \
+  const OpId ID = register_op({.name = NAME,                                                                  \
+                               .shape = binary_shape<NAME>,                                                   \
+                               .forward = binary_fwd<OP>,                                                     \
+                               .backward = binary_bwd<OP>,                                                    \
+                               .batch = {.batchable = true},                                                  \
+                               .samples = [] {                                                                \
+                                 return binary_samples([](const Expression& x, const Expression& y) { return FN; }, \
+                                                       LO, HI);                                               \
+                               }});
+//           id            name      op      expression    domain
+DYNET_BINARY(k_cwise_sum,  kSumName, AddOp,  x + y,        -1.f, 1.f)
+DYNET_BINARY(k_cwise_sub,  kSubName, SubOp,  x - y,        -1.f, 1.f)
+DYNET_BINARY(k_cmult,      kMulName, MulOp,  cmult(x, y),  -1.f, 1.f)
+DYNET_BINARY(k_cdiv,       kDivName, DivOp,  cdiv(x, y),   0.5f, 2.f)
+#undef DYNET_BINARY
+
+// ---------------------------------------------------------------------------------------------
+// Scalar forms: the constant lives in the attributes (so nodes with equal constants batch).
+void plus_const_fwd(const ForwardArgs& a) { cpu::arr(a.fx) = cpu::carr(a.xs[0]) + a.attr.as<float>(); }
+void plus_const_bwd(const BackwardArgs& a) { cpu::arr(a.dEdxi) += cpu::carr(a.dEdf); }
+void const_minus_fwd(const ForwardArgs& a) { cpu::arr(a.fx) = a.attr.as<float>() - cpu::carr(a.xs[0]); }
+void const_minus_bwd(const BackwardArgs& a) { cpu::arr(a.dEdxi) -= cpu::carr(a.dEdf); }
+void scalar_mult_fwd(const ForwardArgs& a) { cpu::arr(a.fx) = cpu::carr(a.xs[0]) * a.attr.as<float>(); }
+void scalar_mult_bwd(const BackwardArgs& a) { cpu::arr(a.dEdxi) += cpu::carr(a.dEdf) * a.attr.as<float>(); }
+
+std::vector<OpSample> scalar_samples(Expression (*f)(const Expression&)) {
+  auto b = [f](ComputationGraph&, Xs x) { return f(x[0]); };
+  return {{"vector", {Dim({5})}, b}, {"batched", {Dim({3, 2}, 3)}, b}};
+}
+const OpId k_plus_const = register_op(
+    {.name = "plus_const", .shape = ops::same_shape, .forward = plus_const_fwd, .backward = plus_const_bwd,
+     .batch = {.batchable = true}, .samples = [] {
+       return scalar_samples([](const Expression& x) { return x + 1.5f; });
+     }});
+const OpId k_const_minus = register_op(
+    {.name = "const_minus", .shape = ops::same_shape, .forward = const_minus_fwd, .backward = const_minus_bwd,
+     .batch = {.batchable = true}, .samples = [] {
+       return scalar_samples([](const Expression& x) { return 2.f - x; });
+     }});
+const OpId k_scalar_mult = register_op(
+    {.name = "scalar_mult", .shape = ops::same_shape, .forward = scalar_mult_fwd, .backward = scalar_mult_bwd,
+     .batch = {.batchable = true}, .samples = [] {
+       return scalar_samples([](const Expression& x) { return x * -0.75f; });
+     }});
+
+// ---------------------------------------------------------------------------------------------
+// colwise_add(x, bias): bias {m} added to every column of x {m, ...}.
+Dim colwise_add_shape(const ArgDims& xs, AttrView) {
+  const Dim &x = xs[0], &b = xs[1];
+  if (b.batch_size() != b.rows() || b.rows() != x.rows())
+    op_error("colwise_add", "bias " + b.str() + " must be a column vector with as many rows as x " + x.str());
+  Dim out = x;
+  out.bd = ops::broadcast_bd("colwise_add", x, b);
+  return out;
+}
+using CVec = Eigen::Map<const Eigen::VectorXf>;
+using Vec = Eigen::Map<Eigen::VectorXf>;
+void colwise_add_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &bias = a.xs[1];
+  const unsigned m = bias.d.rows();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+    cpu::mat(a.fx, b) = cpu::cmat(x, b).colwise() + CVec(bias.batch_ptr(b), m);
+}
+void colwise_add_bwd(const BackwardArgs& a) {
+  const Tensor& g = a.dEdf;
+  for (unsigned b = 0; b < g.d.bd; ++b) {
+    if (a.i == 0)
+      cpu::barr(a.dEdxi, b) += cpu::cbarr(g, b);  // unbatched x: batch_ptr stays at 0, summing the batch
+    else
+      Vec(a.dEdxi.batch_ptr(b), a.dEdxi.d.rows()) += cpu::cmat(g, b).rowwise().sum();
+  }
+}
+std::vector<OpSample> colwise_add_samples() {
+  auto b = [](ComputationGraph&, Xs x) { return colwise_add(x[0], x[1]); };
+  return {{"matrix", {Dim({3, 4}), Dim({3})}, b},
+          {"batched_x", {Dim({3, 2}, 2), Dim({3})}, b},
+          {"batched_bias", {Dim({3, 2}), Dim({3, 1}, 3)}, b},
+          {"batched_both", {Dim({2, 3, 2}, 2), Dim({2}, 2)}, b},
+          {"wrong_rows", {Dim({3, 4}), Dim({4})}, b, -1, 1, true},
+          {"matrix_bias", {Dim({3, 4}), Dim({3, 4})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({3, 4}, 2), Dim({3}, 3)}, b, -1, 1, true}};
+}
+const OpId k_colwise_add = register_op({.name = "colwise_add",
+                                        .shape = colwise_add_shape,
+                                        .forward = colwise_add_fwd,
+                                        .backward = colwise_add_bwd,
+                                        .batch = {.batchable = true},
+                                        .samples = colwise_add_samples});
+
+// ---------------------------------------------------------------------------------------------
+// sum / average over a list: equal dims; unbatched arguments broadcast over the batch.
+template <const char* kName>
+Dim list_shape(const ArgDims& xs, AttrView) {
+  Dim out = xs[0];
+  for (unsigned k = 1; k < xs.size(); ++k) {
+    if (xs[k].single_batch() != xs[0].single_batch())
+      op_error(kName, "argument " + std::to_string(k) + " has dim " + xs[k].str() + " but argument 0 has " +
+                          xs[0].str());
+    if (xs[k].bd != out.bd) {
+      if (out.bd == 1)
+        out.bd = xs[k].bd;
+      else if (xs[k].bd != 1)
+        op_error(kName, "batch sizes differ: argument " + std::to_string(k) + " has dim " + xs[k].str() +
+                            " but an earlier argument has " + std::to_string(out.bd) + " batch elements");
+    }
+  }
+  return out;
+}
+template <bool kAverage>
+void list_fwd(const ForwardArgs& a) {
+  const Tensor& f = a.fx;
+  const float scale = kAverage ? 1.f / a.n : 1.f;
+  bool same_bd = true;
+  for (unsigned k = 0; k < a.n; ++k) same_bd &= a.xs[k].d.bd == f.d.bd;
+  if (same_bd) {
+    auto o = cpu::arr(f);
+    if (a.n == 1)
+      o = cpu::carr(a.xs[0]);
+    else
+      o = cpu::carr(a.xs[0]) + cpu::carr(a.xs[1]);
+    for (unsigned k = 2; k < a.n; ++k) o += cpu::carr(a.xs[k]);
+    if (kAverage) o *= scale;
+    return;
+  }
+  for (unsigned b = 0; b < f.d.bd; ++b) {
+    auto o = cpu::barr(f, b);
+    o = cpu::cbarr(a.xs[0], b);
+    for (unsigned k = 1; k < a.n; ++k) o += cpu::cbarr(a.xs[k], b);
+    if (kAverage) o *= scale;
+  }
+}
+template <bool kAverage>
+void list_bwd(const BackwardArgs& a) {
+  const float scale = kAverage ? 1.f / a.n : 1.f;
+  const Tensor& g = a.dEdf;
+  if (a.dEdxi.d.bd == g.d.bd) {
+    if (kAverage)
+      cpu::arr(a.dEdxi) += cpu::carr(g) * scale;
+    else
+      cpu::arr(a.dEdxi) += cpu::carr(g);
+    return;
+  }
+  auto d = cpu::barr(a.dEdxi, 0);
+  for (unsigned b = 0; b < g.d.bd; ++b) d += cpu::cbarr(g, b) * scale;
+}
+std::vector<OpSample> list_samples(Expression (*f)(const std::vector<Expression>&)) {
+  auto b = [f](ComputationGraph&, Xs x) { return f(x); };
+  return {{"one", {Dim({3})}, b},
+          {"two", {Dim({3, 2}), Dim({3, 2})}, b},
+          {"three_batched", {Dim({2}, 2), Dim({2}, 2), Dim({2}, 2)}, b},
+          {"mixed_batch", {Dim({2, 2}), Dim({2, 2}, 3), Dim({2, 2})}, b},
+          {"mismatch", {Dim({3}), Dim({4})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({3}, 2), Dim({3}), Dim({3}, 3)}, b, -1, 1, true}};
+}
+constexpr char kListSum[] = "sum";
+constexpr char kListAverage[] = "average";
+const OpId k_sum = register_op({.name = kListSum,
+                                .shape = list_shape<kListSum>,
+                                .forward = list_fwd<false>,
+                                .backward = list_bwd<false>,
+                                .batch = {.batchable = true},
+                                .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(sum)); }});
+const OpId k_average = register_op({.name = kListAverage,
+                                    .shape = list_shape<kListAverage>,
+                                    .forward = list_fwd<true>,
+                                    .backward = list_bwd<true>,
+                                    .batch = {.batchable = true},
+                                    .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(average)); }});
+
+// ---------------------------------------------------------------------------------------------
+// Per-batch-element reductions to {1}: dot_product, squared_norm, squared_distance.
+template <const char* kName>
+Dim pair_reduce_shape(const ArgDims& xs, AttrView) {
+  if (xs[0].single_batch() != xs[1].single_batch())
+    op_error(kName, "dims differ: " + xs[0].str() + " vs " + xs[1].str());
+  return Dim({1}, ops::broadcast_bd(kName, xs[0], xs[1]));
+}
+Dim squared_norm_shape(const ArgDims& xs, AttrView) { return Dim({1}, xs[0].bd); }
+
+void dot_product_fwd(const ForwardArgs& a) {
+  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+    a.fx.v[b] = (cpu::cbarr(a.xs[0], b) * cpu::cbarr(a.xs[1], b)).sum();
+}
+void dot_product_bwd(const BackwardArgs& a) {
+  const Tensor& other = a.xs[1 - a.i];
+  for (unsigned b = 0; b < a.dEdf.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.dEdf.v[b] * cpu::cbarr(other, b);
+}
+void squared_norm_fwd(const ForwardArgs& a) {
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) a.fx.v[b] = cpu::cbarr(a.xs[0], b).square().sum();
+}
+void squared_norm_bwd(const BackwardArgs& a) {
+  for (unsigned b = 0; b < a.dEdf.d.bd; ++b)
+    cpu::barr(a.dEdxi, b) += (2.f * a.dEdf.v[b]) * cpu::cbarr(a.xs[0], b);
+}
+void squared_distance_fwd(const ForwardArgs& a) {
+  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+    a.fx.v[b] = (cpu::cbarr(a.xs[0], b) - cpu::cbarr(a.xs[1], b)).square().sum();
+}
+void squared_distance_bwd(const BackwardArgs& a) {
+  const float sign = a.i == 0 ? 2.f : -2.f;
+  for (unsigned b = 0; b < a.dEdf.d.bd; ++b)
+    cpu::barr(a.dEdxi, b) += (sign * a.dEdf.v[b]) * (cpu::cbarr(a.xs[0], b) - cpu::cbarr(a.xs[1], b));
+}
+std::vector<OpSample> pair_reduce_samples(Expression (*f)(const Expression&, const Expression&)) {
+  auto b = [f](ComputationGraph&, Xs x) { return f(x[0], x[1]); };
+  return {{"vector", {Dim({4}), Dim({4})}, b},
+          {"matrix_batched", {Dim({2, 3}, 2), Dim({2, 3}, 2)}, b},
+          {"unbatched_left", {Dim({3}), Dim({3}, 3)}, b},
+          {"unbatched_right", {Dim({3}, 2), Dim({3, 1})}, b},
+          {"mismatch", {Dim({3}), Dim({4})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, b, -1, 1, true}};
+}
+constexpr char kDot[] = "dot_product";
+constexpr char kSqDist[] = "squared_distance";
+const OpId k_dot_product = register_op({.name = kDot,
+                                        .shape = pair_reduce_shape<kDot>,
+                                        .forward = dot_product_fwd,
+                                        .backward = dot_product_bwd,
+                                        .batch = {.batchable = true},
+                                        .samples = [] { return pair_reduce_samples(dot_product); }});
+const OpId k_squared_distance = register_op({.name = kSqDist,
+                                             .shape = pair_reduce_shape<kSqDist>,
+                                             .forward = squared_distance_fwd,
+                                             .backward = squared_distance_bwd,
+                                             .batch = {.batchable = true},
+                                             .samples = [] { return pair_reduce_samples(squared_distance); }});
+const OpId k_squared_norm = register_op({.name = "squared_norm",
+                                         .shape = squared_norm_shape,
+                                         .forward = squared_norm_fwd,
+                                         .backward = squared_norm_bwd,
+                                         .batch = {.batchable = true},
+                                         .samples = [] {
+                                           auto b = [](ComputationGraph&, Xs x) { return squared_norm(x[0]); };
+                                           return std::vector<OpSample>{{"vector", {Dim({5})}, b},
+                                                                        {"batched", {Dim({2, 3}, 3)}, b}};
+                                         }});
+
+}  // namespace
+
+// ---- expr.h ----
+Expression operator+(const Expression& x, const Expression& y) { return make_node(k_cwise_sum, x, y); }
+Expression operator-(const Expression& x, const Expression& y) { return make_node(k_cwise_sub, x, y); }
+Expression cmult(const Expression& x, const Expression& y) { return make_node(k_cmult, x, y); }
+Expression cdiv(const Expression& x, const Expression& y) { return make_node(k_cdiv, x, y); }
+Expression operator/(const Expression& x, const Expression& y) { return make_node(k_cdiv, x, y); }
+
+Expression operator+(const Expression& x, real y) { return make_node(k_plus_const, x, y); }
+Expression operator+(real x, const Expression& y) { return make_node(k_plus_const, y, x); }
+Expression operator-(const Expression& x, real y) { return make_node(k_plus_const, x, -y); }
+Expression operator-(real x, const Expression& y) { return make_node(k_const_minus, y, x); }
+Expression operator*(const Expression& x, float y) { return make_node(k_scalar_mult, x, y); }
+Expression operator/(const Expression& x, float y) { return make_node(k_scalar_mult, x, 1.f / y); }
+
+Expression colwise_add(const Expression& x, const Expression& bias) { return make_node(k_colwise_add, x, bias); }
+
+Expression sum(const std::initializer_list<Expression>& xs) { return ops::add_list_node(k_sum, xs.begin(), xs.size()); }
+Expression sum(const std::vector<Expression>& xs) { return ops::add_list_node(k_sum, xs.data(), xs.size()); }
+Expression average(const std::initializer_list<Expression>& xs) {
+  return ops::add_list_node(k_average, xs.begin(), xs.size());
+}
+Expression average(const std::vector<Expression>& xs) { return ops::add_list_node(k_average, xs.data(), xs.size()); }
+
+Expression dot_product(const Expression& x, const Expression& y) { return make_node(k_dot_product, x, y); }
+Expression squared_norm(const Expression& x) { return make_node(k_squared_norm, x); }
+Expression squared_distance(const Expression& x, const Expression& y) {
+  return make_node(k_squared_distance, x, y);
+}
+
+}  // namespace dynet

@@ -1,0 +1,251 @@
+// Matrix products: x * y (matmul) and affine_transform({b, W1, x1, W2, x2, ...}) = b + Σ Wi·xi as one
+// node. Either factor may be batched or not; when the left factor is shared (unbatched) and the right
+// one batched, the batch folds into the columns of a single GEMM, since batch is the slowest axis.
+#include "kernels/cpu/gemm.h"
+#include "core/mem.h"
+#include "ops/common.h"
+
+namespace dynet {
+namespace ops {
+// Defined in arith.cc: adds a node over a list without heap allocation for up to 16 arguments.
+Expression add_list_node(OpId op, const Expression* xs, size_t n, const void* attr = nullptr, size_t bytes = 0);
+}  // namespace ops
+
+namespace {
+using Xs = const std::vector<Expression>&;
+
+bool is_matrix(const Dim& d) { return d.batch_size() == d.rows() * d.cols(); }
+int rows(const Tensor& t) { return static_cast<int>(t.d.rows()); }
+int cols(const Tensor& t) { return static_cast<int>(t.d.cols()); }
+
+// Batch count of a product (or sum of products): every side either unbatched or of the common count.
+unsigned combine_bd(const char* op, unsigned bd, const Dim& d, const std::string& what) {
+  if (d.bd == bd || d.bd == 1) return bd;
+  if (bd == 1) return d.bd;
+  op_error(op, "batch sizes differ: " + what + " " + d.str() + " vs " + std::to_string(bd) + " batch elements");
+}
+
+Dim product_dim(unsigned m, unsigned n, unsigned bd) { return n == 1 ? Dim({m}, bd) : Dim({m, n}, bd); }
+
+// out (+)= W · x, out {m,n} with out.bd >= W.bd, x.bd. beta = 0 overwrites, 1 accumulates.
+void multiply(const Tensor& W, const Tensor& x, const Tensor& out, float beta, MemPool& scratch) {
+  const int m = rows(W), k = cols(W), n = cols(x);
+  const unsigned bd = out.d.bd;
+  if (W.d.bd == 1 && x.d.bd == bd) {
+    // Also the plain unbatched case; a batched x is {k, n·bd} in memory.
+    cpu::gemm(false, false, m, n * static_cast<int>(bd), k, 1.f, W.v, m, x.v, k, beta, out.v, m);
+  } else if (W.d.bd == 1 && x.d.bd == 1) {
+    // Only in affine_transform (a batched bias or other term): one product added to every element.
+    float* t = scratch.allocate_floats(size_t(m) * n);
+    cpu::gemm(false, false, m, n, k, 1.f, W.v, m, x.v, k, 0.f, t, m);
+    const Tensor prod(Dim({unsigned(m), unsigned(n)}), t);
+    for (unsigned b = 0; b < bd; ++b) {
+      if (beta == 0.f)
+        cpu::barr(out, b) = cpu::cbarr(prod, 0);
+      else
+        cpu::barr(out, b) += cpu::cbarr(prod, 0);
+    }
+  } else {
+    for (unsigned b = 0; b < bd; ++b)
+      cpu::gemm(false, false, m, n, k, 1.f, W.batch_ptr(b), m, x.batch_ptr(b), k, beta, out.batch_ptr(b), m);
+  }
+}
+
+// Σ over the batch of g {m,n,X bd} into scratch memory.
+const float* batch_sum(const Tensor& g, MemPool& scratch) {
+  const unsigned bs = g.d.batch_size();
+  float* s = scratch.allocate_floats(bs);
+  Eigen::Map<Eigen::ArrayXf> acc(s, bs);
+  acc = cpu::cbarr(g, 0);
+  for (unsigned b = 1; b < g.d.bd; ++b) acc += cpu::cbarr(g, b);
+  return s;
+}
+
+// dW += g · xᵀ for out = W · x (g {m,n}, x {k,n}, dW {m,k}), summing over the batch where W is shared.
+void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch) {
+  const int m = rows(g), n = cols(x), k = rows(x);
+  const unsigned bd = g.d.bd;
+  if (dW.d.bd == 1 && bd > 1) {
+    if (x.d.bd == bd)  // fold the batch into the inner dimension: one GEMM over n·bd columns
+      cpu::gemm(false, true, m, k, n * static_cast<int>(bd), 1.f, g.v, m, x.v, k, 1.f, dW.v, m);
+    else
+      cpu::gemm(false, true, m, k, n, 1.f, batch_sum(g, scratch), m, x.v, k, 1.f, dW.v, m);
+    return;
+  }
+  for (unsigned b = 0; b < bd; ++b) {
+    if (n == 1)  // rank-1 update: Eigen's outer product beats a GEMM with inner dimension 1
+      Eigen::Map<Eigen::MatrixXf>(dW.batch_ptr(b), m, k).noalias() +=
+          Eigen::Map<const Eigen::VectorXf>(g.batch_ptr(b), m) *
+          Eigen::Map<const Eigen::VectorXf>(x.batch_ptr(b), k).transpose();
+    else
+      cpu::gemm(false, true, m, k, n, 1.f, g.batch_ptr(b), m, x.batch_ptr(b), k, 1.f, dW.batch_ptr(b), m);
+  }
+}
+
+// dx += Wᵀ · g for out = W · x (W {m,k}, g {m,n}, dx {k,n}), summing over the batch where x is shared.
+void grad_right(const Tensor& W, const Tensor& g, const Tensor& dx, MemPool& scratch) {
+  const int m = rows(W), k = cols(W), n = cols(dx);
+  const unsigned bd = g.d.bd;
+  if (dx.d.bd == bd) {
+    if (W.d.bd == 1) {
+      cpu::gemm(true, false, k, n * static_cast<int>(bd), m, 1.f, W.v, m, g.v, m, 1.f, dx.v, k);
+    } else {
+      for (unsigned b = 0; b < bd; ++b)
+        cpu::gemm(true, false, k, n, m, 1.f, W.batch_ptr(b), m, g.batch_ptr(b), m, 1.f, dx.batch_ptr(b), k);
+    }
+    return;
+  }
+  if (W.d.bd == bd) {
+    for (unsigned b = 0; b < bd; ++b)
+      cpu::gemm(true, false, k, n, m, 1.f, W.batch_ptr(b), m, g.batch_ptr(b), m, 1.f, dx.v, k);
+  } else {
+    cpu::gemm(true, false, k, n, m, 1.f, W.v, m, batch_sum(g, scratch), m, 1.f, dx.v, k);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// matmul: x {m,k} · y {k,n} -> {m,n} ({m} when n = 1).
+Dim matmul_shape(const ArgDims& xs, AttrView) {
+  const Dim &x = xs[0], &y = xs[1];
+  if (!is_matrix(x) || !is_matrix(y))
+    op_error("matmul", "only matrices and vectors can be multiplied: " + x.str() + " * " + y.str());
+  if (x.cols() != y.rows()) op_error("matmul", x.str() + " cannot multiply " + y.str());
+  return product_dim(x.rows(), y.cols(), ops::broadcast_bd("matmul", x, y));
+}
+void matmul_fwd(const ForwardArgs& a) { multiply(a.xs[0], a.xs[1], a.fx, 0.f, a.scratch); }
+void matmul_bwd(const BackwardArgs& a) {
+  if (a.i == 0)
+    grad_left(a.dEdf, a.xs[1], a.dEdxi, a.scratch);
+  else
+    grad_right(a.xs[0], a.dEdf, a.dEdxi, a.scratch);
+}
+std::vector<OpSample> matmul_samples() {
+  auto b = [](ComputationGraph&, Xs x) { return x[0] * x[1]; };
+  return {{"matrix", {Dim({2, 3}), Dim({3, 4})}, b},
+          {"matrix_vector", {Dim({3, 4}), Dim({4})}, b},
+          {"row_times_column", {Dim({1, 3}), Dim({3, 1})}, b},
+          {"batched_right", {Dim({2, 3}), Dim({3, 2}, 3)}, b},
+          {"batched_left", {Dim({2, 3}, 3), Dim({3, 2})}, b},
+          {"batched_both", {Dim({2, 3}, 2), Dim({3}, 2)}, b},
+          // large enough for the oneDNN path, batch folded into the columns
+          {"large_batched_right", {Dim({32, 32}), Dim({32, 16}, 2)}, b},
+          {"inner_mismatch", {Dim({2, 3}), Dim({2, 3})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({2, 3}, 2), Dim({3}, 3)}, b, -1, 1, true},
+          {"three_dims", {Dim({2, 3, 2}), Dim({3})}, b, -1, 1, true}};
+}
+const OpId k_matmul = register_op({.name = "matmul",
+                                   .shape = matmul_shape,
+                                   .forward = matmul_fwd,
+                                   .backward = matmul_bwd,
+                                   .batch = {.batchable = true, .shared = 1},
+                                   .samples = matmul_samples});
+
+// ---------------------------------------------------------------------------------------------
+// affine_transform: xs = {b, W1, x1, W2, x2, ...}; f = b + Σ Wi·xi. The bias may be {m} against
+// products {m,n} (added to every column).
+Dim affine_shape(const ArgDims& xs, AttrView) {
+  constexpr const char* op = "affine_transform";
+  const unsigned n = xs.size();
+  if (n % 2 == 0)
+    op_error(op, "needs an odd number of arguments {b, W1, x1, W2, x2, ...}, got " + std::to_string(n));
+  const Dim& bias = xs[0];
+  if (n == 1) return bias;
+  unsigned m = 0, cols = 0, bd = 1;
+  for (unsigned k = 1; k < n; k += 2) {
+    const Dim &W = xs[k], &x = xs[k + 1];
+    if (!is_matrix(W) || !is_matrix(x))
+      op_error(op, "only matrices and vectors can be multiplied: W " + W.str() + " * x " + x.str());
+    if (W.cols() != x.rows()) op_error(op, "W " + W.str() + " cannot multiply x " + x.str());
+    if (k == 1) {
+      m = W.rows();
+      cols = x.cols();
+    } else if (W.rows() != m || x.cols() != cols) {
+      op_error(op, "product " + std::to_string(k / 2 + 1) + " (W " + W.str() + " * x " + x.str() + ") is {" +
+                       std::to_string(W.rows()) + "," + std::to_string(x.cols()) + "} but the first is {" +
+                       std::to_string(m) + "," + std::to_string(cols) + "}");
+    }
+    bd = combine_bd(op, bd, W, "W");
+    bd = combine_bd(op, bd, x, "x");
+  }
+  if (!is_matrix(bias) || bias.rows() != m || (bias.cols() != cols && bias.cols() != 1))
+    op_error(op, "bias " + bias.str() + " does not match the products' shape {" + std::to_string(m) + "," +
+                     std::to_string(cols) + "}");
+  bd = combine_bd(op, bd, bias, "bias");
+  return product_dim(m, cols, bd);
+}
+
+void affine_fwd(const ForwardArgs& a) {
+  const Tensor& f = a.fx;
+  const Tensor& bias = a.xs[0];
+  const unsigned bs = f.d.batch_size();
+  if (bias.d.batch_size() == bs) {
+    if (bias.d.bd == f.d.bd)
+      cpu::arr(f) = cpu::carr(bias);
+    else
+      for (unsigned b = 0; b < f.d.bd; ++b) cpu::barr(f, b) = cpu::cbarr(bias, 0);
+  } else {
+    // {m} bias against {m,n} products: every column
+    for (unsigned b = 0; b < f.d.bd; ++b)
+      cpu::mat(f, b).colwise() = Eigen::Map<const Eigen::VectorXf>(bias.batch_ptr(b), bias.d.rows());
+  }
+  for (unsigned k = 1; k < a.n; k += 2) multiply(a.xs[k], a.xs[k + 1], f, 1.f, a.scratch);
+}
+
+void affine_bwd(const BackwardArgs& a) {
+  const Tensor& g = a.dEdf;
+  if (a.i == 0) {
+    const Tensor& d = a.dEdxi;
+    if (d.d.batch_size() == g.d.batch_size()) {
+      if (d.d.bd == g.d.bd)
+        cpu::arr(d) += cpu::carr(g);
+      else
+        for (unsigned b = 0; b < g.d.bd; ++b) cpu::barr(d, 0) += cpu::cbarr(g, b);
+    } else {
+      for (unsigned b = 0; b < g.d.bd; ++b)
+        Eigen::Map<Eigen::VectorXf>(d.batch_ptr(b), d.d.rows()) += cpu::cmat(g, b).rowwise().sum();
+    }
+  } else if (a.i % 2 == 1) {
+    grad_left(g, a.xs[a.i + 1], a.dEdxi, a.scratch);
+  } else {
+    grad_right(a.xs[a.i - 1], g, a.dEdxi, a.scratch);
+  }
+}
+
+std::vector<OpSample> affine_samples() {
+  auto b = [](ComputationGraph&, Xs x) { return affine_transform(x); };
+  return {{"identity", {Dim({3})}, b},
+          {"one_product", {Dim({2}), Dim({2, 3}), Dim({3})}, b},
+          {"two_products", {Dim({2}), Dim({2, 3}), Dim({3}), Dim({2, 4}), Dim({4})}, b},
+          {"batched_x", {Dim({2}), Dim({2, 3}), Dim({3}, 3)}, b},
+          {"batched_bias", {Dim({2}, 2), Dim({2, 3}), Dim({3})}, b},
+          {"batched_W", {Dim({2}), Dim({2, 3}, 2), Dim({3})}, b},
+          {"mixed", {Dim({2}), Dim({2, 3}, 2), Dim({3}), Dim({2, 3}), Dim({3}, 2)}, b},
+          {"column_bias", {Dim({2}), Dim({2, 3}), Dim({3, 4})}, b},
+          {"column_bias_batched", {Dim({2}, 2), Dim({2, 3}), Dim({3, 4}, 2)}, b},
+          {"matrix_bias", {Dim({2, 4}, 2), Dim({2, 3}), Dim({3, 4})}, b},
+          {"even_count", {Dim({2}), Dim({2, 3})}, b, -1, 1, true},
+          {"inner_mismatch", {Dim({2}), Dim({2, 3}), Dim({4})}, b, -1, 1, true},
+          {"product_mismatch", {Dim({2}), Dim({2, 3}), Dim({3}), Dim({3, 3}), Dim({3})}, b, -1, 1, true},
+          {"bias_mismatch", {Dim({3}), Dim({2, 3}), Dim({3})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({2}, 2), Dim({2, 3}), Dim({3}, 3)}, b, -1, 1, true}};
+}
+// Arguments b(0), W1(1), x1(2), W2(3), ...: the bias and the weights are shared, the x's concatenated.
+constexpr uint64_t kAffineShared = 0xAAAAAAAAAAAAAAAAull | 1ull;
+const OpId k_affine = register_op({.name = "affine_transform",
+                                   .shape = affine_shape,
+                                   .forward = affine_fwd,
+                                   .backward = affine_bwd,
+                                   .batch = {.batchable = true, .shared = kAffineShared},
+                                   .samples = affine_samples});
+
+}  // namespace
+
+Expression operator*(const Expression& x, const Expression& y) { return make_node(k_matmul, x, y); }
+Expression affine_transform(const std::initializer_list<Expression>& xs) {
+  return ops::add_list_node(k_affine, xs.begin(), xs.size());
+}
+Expression affine_transform(const std::vector<Expression>& xs) {
+  return ops::add_list_node(k_affine, xs.data(), xs.size());
+}
+
+}  // namespace dynet
