@@ -1,0 +1,604 @@
+// Selection and shape ops: pick, pick_range, concatenate, reshape, transpose, select_rows/cols.
+#include <cstring>
+
+#include "ops/common.h"
+
+namespace dynet {
+namespace {
+
+using Xs = const std::vector<Expression>&;
+using ArrayMap = Eigen::Map<Eigen::ArrayXf, Eigen::Unaligned>;
+using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
+
+// Batch element of argument x that output batch element b reads, for an output with B batch
+// elements: an unbatched argument is shared; when several same-signature nodes run as one, an
+// argument with fewer batch elements than the output is repeated in equal blocks.
+inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
+
+// A tensor seen as [inner, n, outer] around axis `axis`; outer includes the batch when `with_batch`.
+struct Fibers {
+  unsigned inner = 1, n = 1, outer = 1;
+};
+Fibers fibers(const Dim& d, unsigned axis, bool with_batch) {
+  Fibers f;
+  for (unsigned k = 0; k < d.nd; ++k) {
+    if (k < axis)
+      f.inner *= d.d[k];
+    else if (k == axis)
+      f.n = d.d[k];
+    else
+      f.outer *= d.d[k];
+  }
+  if (with_batch) f.outer *= d.bd;
+  return f;
+}
+
+inline void copy_floats(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
+inline void add_floats(float* dst, const float* src, size_t n) { ArrayMap(dst, n) += CArrayMap(src, n); }
+
+std::string idx_str(unsigned v) { return std::to_string(v); }
+
+// ---------------------------------------------------------------------------------------------
+// pick(x, v, d): x[v] along dim d, which is removed. Vector forms pick one index per batch element.
+struct PickAttr {
+  const unsigned* pv = nullptr;                 // single index read at forward time
+  const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
+  uint32_t n = 0;                               // number of indices (inline ones follow in the tail)
+  uint32_t per_batch = 0;                       // 1: the vector forms
+  uint32_t axis = 0;
+  uint32_t unused = 0;  // keeps the struct free of padding (attributes are hashed bytewise)
+};
+
+Dim pick_shape(const ArgDims& xs, AttrView a) {
+  const Dim& x = xs[0];
+  const PickAttr& p = a.as<PickAttr>();
+  if (p.axis >= x.nd) op_error("pick", "dim " + idx_str(p.axis) + " out of range for input " + x.str());
+  if (p.per_batch && x.bd != 1 && x.bd != p.n)
+    op_error("pick", idx_str(p.n) + " indices given for input " + x.str() + " with " + idx_str(x.bd) +
+                         " batch elements");
+  if (!p.pv && !p.pvec) {
+    const unsigned* ids = a.tail<unsigned, PickAttr>();
+    for (unsigned k = 0; k < p.n; ++k)
+      if (ids[k] >= x.d[p.axis])
+        op_error("pick", "index " + idx_str(ids[k]) + " out of range for dim " + idx_str(p.axis) + " (size " +
+                             idx_str(x.d[p.axis]) + ") of input " + x.str());
+  }
+  Dim out = x;
+  out.delete_dim(p.axis);
+  out.bd = p.per_batch ? p.n : x.bd;
+  return out;
+}
+size_t pick_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
+void pick_fwd(const ForwardArgs& a) {
+  const PickAttr& p = a.attr.as<PickAttr>();
+  const Tensor& x = a.xs[0];
+  const Fibers f = fibers(x.d, p.axis, false);
+  const unsigned B = a.fx.d.bd, bs = x.d.batch_size();
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  const unsigned* src;
+  size_t n;
+  if (p.pv) {
+    src = p.pv, n = 1;
+  } else if (p.pvec) {
+    src = p.pvec->data(), n = p.pvec->size();
+    if (n != p.n)
+      op_error("pick", "the index vector changed size after the node was created (" + idx_str(p.n) + " -> " +
+                           std::to_string(n) + ")");
+  } else {
+    src = a.attr.tail<unsigned, PickAttr>(), n = p.n;
+  }
+  for (unsigned b = 0; b < B; ++b) {
+    const unsigned v = src[b % n];
+    if (v >= f.n)
+      op_error("pick", "index " + idx_str(v) + " out of range for dim " + idx_str(p.axis) + " (size " +
+                           idx_str(f.n) + ") of input " + x.d.str());
+    ids[b] = v;
+    const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * bs;
+    float* y = a.fx.batch_ptr(b);
+    for (unsigned o = 0; o < f.outer; ++o)
+      copy_floats(y + size_t(o) * f.inner, xb + (size_t(o) * f.n + v) * f.inner, f.inner);
+  }
+}
+void pick_bwd(const BackwardArgs& a) {
+  const PickAttr& p = a.attr.as<PickAttr>();
+  const Tensor& x = a.xs[0];
+  const Fibers f = fibers(x.d, p.axis, false);
+  const unsigned B = a.fx.d.bd, bs = x.d.batch_size();
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+  for (unsigned b = 0; b < B; ++b) {
+    float* dx = a.dEdxi.v + size_t(arg_batch(x.d, b, B)) * bs;
+    const float* g = a.dEdf.batch_ptr(b);
+    for (unsigned o = 0; o < f.outer; ++o)
+      add_floats(dx + (size_t(o) * f.n + ids[b]) * f.inner, g + size_t(o) * f.inner, f.inner);
+  }
+}
+std::vector<OpSample> pick_samples() {
+  static const unsigned index = 2;
+  static const std::vector<unsigned> indices = {1, 0, 3};
+  static const unsigned bad_index = 7;
+  auto one = [](unsigned v, unsigned d) { return [v, d](ComputationGraph&, Xs x) { return pick(x[0], v, d); }; };
+  auto many = [](std::vector<unsigned> v, unsigned d) {
+    return [v, d](ComputationGraph&, Xs x) { return pick(x[0], v, d); };
+  };
+  auto ptr = [](const unsigned* pv, unsigned d) { return [pv, d](ComputationGraph&, Xs x) { return pick(x[0], pv, d); }; };
+  auto vptr = [](const std::vector<unsigned>* pv, unsigned d) {
+    return [pv, d](ComputationGraph&, Xs x) { return pick(x[0], pv, d); };
+  };
+  return {{"vector", {Dim({5})}, one(3, 0)},
+          {"matrix_row", {Dim({3, 4})}, one(1, 0)},
+          {"matrix_col", {Dim({3, 4})}, one(2, 1)},
+          {"tensor_middle", {Dim({2, 3, 4})}, one(1, 1)},
+          {"batched", {Dim({3, 2}, 2)}, one(1, 0)},
+          {"per_batch", {Dim({3, 2}, 3)}, many({0, 2, 1}, 0)},
+          {"per_batch_dim1", {Dim({3, 2}, 2)}, many({1, 0}, 1)},
+          {"broadcast", {Dim({3})}, many({2, 0}, 0)},
+          {"pointer", {Dim({4}, 2)}, ptr(&index, 0)},
+          {"pointer_vector", {Dim({4, 2}, 3)}, vptr(&indices, 0)},
+          {"out_of_range", {Dim({3, 4})}, one(3, 0), -1, 1, true},
+          {"bad_dim", {Dim({3, 4})}, one(0, 2), -1, 1, true},
+          {"wrong_count", {Dim({3}, 3)}, many({0, 1}, 0), -1, 1, true},
+          {"pointer_out_of_range", {Dim({4})}, ptr(&bad_index, 0), -1, 1, true}};
+}
+const OpId k_pick = register_op({.name = "pick",
+                                 .shape = pick_shape,
+                                 .forward = pick_fwd,
+                                 .backward = pick_bwd,
+                                 .aux_floats = pick_aux,
+                                 .batch = {.batchable = true},
+                                 .samples = pick_samples});
+
+Expression pick_node(const Expression& x, PickAttr p, const unsigned* ids) {
+  if (!ids) return make_node(k_pick, x, p);
+  const std::vector<uint64_t> blob = attr_with_tail(p, ids, p.n);
+  return make_node_n(k_pick, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+}
+
+// ---------------------------------------------------------------------------------------------
+// pick_range(x, s, e, d): x[s:e) along dim d.
+struct RangeAttr {
+  uint32_t s, e, axis;
+};
+Dim pick_range_shape(const ArgDims& xs, AttrView a) {
+  const RangeAttr& r = a.as<RangeAttr>();
+  const Dim& x = xs[0];
+  if (r.axis >= x.nd) op_error("pick_range", "dim " + idx_str(r.axis) + " out of range for input " + x.str());
+  if (r.s >= r.e || r.e > x.d[r.axis])
+    op_error("pick_range", "range [" + idx_str(r.s) + ", " + idx_str(r.e) + ") is empty or exceeds dim " +
+                               idx_str(r.axis) + " (size " + idx_str(x.d[r.axis]) + ") of input " + x.str());
+  Dim out = x;
+  out.d[r.axis] = r.e - r.s;
+  return out;
+}
+void pick_range_fwd(const ForwardArgs& a) {
+  const RangeAttr& r = a.attr.as<RangeAttr>();
+  const Fibers f = fibers(a.xs[0].d, r.axis, true);
+  const size_t len = size_t(r.e - r.s) * f.inner;
+  for (unsigned o = 0; o < f.outer; ++o)
+    copy_floats(a.fx.v + o * len, a.xs[0].v + (size_t(o) * f.n + r.s) * f.inner, len);
+}
+void pick_range_bwd(const BackwardArgs& a) {
+  const RangeAttr& r = a.attr.as<RangeAttr>();
+  const Fibers f = fibers(a.xs[0].d, r.axis, true);
+  const size_t len = size_t(r.e - r.s) * f.inner;
+  for (unsigned o = 0; o < f.outer; ++o)
+    add_floats(a.dEdxi.v + (size_t(o) * f.n + r.s) * f.inner, a.dEdf.v + o * len, len);
+}
+std::vector<OpSample> pick_range_samples() {
+  auto range = [](unsigned s, unsigned e, unsigned d) {
+    return [s, e, d](ComputationGraph&, Xs x) { return pick_range(x[0], s, e, d); };
+  };
+  return {{"vector", {Dim({5})}, range(1, 4, 0)},
+          {"matrix_cols", {Dim({4, 3})}, range(1, 3, 1)},
+          {"tensor_middle", {Dim({2, 4, 3})}, range(2, 4, 1)},
+          {"batched", {Dim({4, 2}, 2)}, range(0, 2, 0)},
+          {"empty", {Dim({5})}, range(2, 2, 0), -1, 1, true},
+          {"past_end", {Dim({5})}, range(3, 6, 0), -1, 1, true},
+          {"bad_dim", {Dim({5})}, range(0, 1, 1), -1, 1, true}};
+}
+const OpId k_pick_range = register_op({.name = "pick_range",
+                                       .shape = pick_range_shape,
+                                       .forward = pick_range_fwd,
+                                       .backward = pick_range_bwd,
+                                       .batch = {.batchable = true},
+                                       .samples = pick_range_samples});
+
+// ---------------------------------------------------------------------------------------------
+// concatenate(xs, d): along dim d; the other dims must match; unbatched arguments broadcast.
+Dim concatenate_shape(const ArgDims& xs, AttrView a) {
+  const unsigned axis = a.as<unsigned>();
+  if (axis >= DYNET_MAX_TENSOR_DIM)
+    op_error("concatenate", "dim " + idx_str(axis) + " out of range (at most " +
+                                idx_str(DYNET_MAX_TENSOR_DIM - 1) + ")");
+  Dim out = xs[0];
+  out.resize(std::max(out.nd, axis + 1));
+  unsigned total = 0;
+  for (unsigned i = 0; i < xs.size(); ++i) {
+    const Dim& x = xs[i];
+    for (unsigned k = 0; k < DYNET_MAX_TENSOR_DIM; ++k)
+      if (k != axis && x[k] != xs[0][k])
+        op_error("concatenate", "along dim " + idx_str(axis) + " the other dims must match, got " + xs[0].str() +
+                                    " and " + x.str());
+    if (x.bd != 1 && out.bd != 1 && x.bd != out.bd)
+      op_error("concatenate", "batch sizes differ: " + xs[0].str() + " and " + x.str());
+    out.bd = std::max(out.bd, x.bd);
+    out.nd = std::max(out.nd, x.nd);
+    total += x[axis];
+  }
+  out.d[axis] = total;
+  return out;
+}
+void concatenate_fwd(const ForwardArgs& a) {
+  const unsigned axis = a.attr.as<unsigned>();
+  const Fibers fo = fibers(a.fx.d, axis, false);
+  const unsigned B = a.fx.d.bd;
+  for (unsigned b = 0; b < B; ++b) {
+    float* y = a.fx.batch_ptr(b);
+    size_t offset = 0;
+    for (unsigned i = 0; i < a.n; ++i) {
+      const Tensor& x = a.xs[i];
+      const size_t len = size_t(x.d[axis]) * fo.inner;
+      const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * x.d.batch_size();
+      for (unsigned o = 0; o < fo.outer; ++o) copy_floats(y + o * size_t(fo.n) * fo.inner + offset, xb + o * len, len);
+      offset += len;
+    }
+  }
+}
+void concatenate_bwd(const BackwardArgs& a) {
+  const unsigned axis = a.attr.as<unsigned>();
+  const Fibers fo = fibers(a.fx.d, axis, false);
+  const unsigned B = a.fx.d.bd;
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.i; ++i) offset += size_t(a.xs[i].d[axis]) * fo.inner;
+  const Tensor& x = a.xs[a.i];
+  const size_t len = size_t(x.d[axis]) * fo.inner;
+  for (unsigned b = 0; b < B; ++b) {
+    const float* g = a.dEdf.batch_ptr(b);
+    float* dx = a.dEdxi.v + size_t(arg_batch(x.d, b, B)) * x.d.batch_size();
+    for (unsigned o = 0; o < fo.outer; ++o) add_floats(dx + o * len, g + o * size_t(fo.n) * fo.inner + offset, len);
+  }
+}
+std::vector<OpSample> concatenate_samples() {
+  auto along = [](unsigned d) { return [d](ComputationGraph&, Xs x) { return concatenate(x, d); }; };
+  return {{"single", {Dim({3})}, along(0)},
+          {"rows", {Dim({2}), Dim({3})}, along(0)},
+          {"matrix_rows", {Dim({2, 3}), Dim({1, 3}), Dim({3, 3})}, along(0)},
+          {"cols", {Dim({3, 2}), Dim({3})}, along(1)},
+          {"vectors_to_matrix", {Dim({3}), Dim({3})}, along(1)},
+          {"dim2", {Dim({2, 3}), Dim({2, 3, 2})}, along(2)},
+          {"batched", {Dim({2}, 2), Dim({3}, 2)}, along(0)},
+          {"broadcast", {Dim({2, 2}, 3), Dim({2, 1})}, along(1)},
+          {"mismatch", {Dim({2, 3}), Dim({3, 3})}, along(1), -1, 1, true},
+          {"batch_mismatch", {Dim({2}, 2), Dim({2}, 3)}, along(0), -1, 1, true},
+          {"bad_dim", {Dim({2})}, along(DYNET_MAX_TENSOR_DIM), -1, 1, true}};
+}
+const OpId k_concatenate = register_op({.name = "concatenate",
+                                        .shape = concatenate_shape,
+                                        .forward = concatenate_fwd,
+                                        .backward = concatenate_bwd,
+                                        .batch = {.batchable = true},
+                                        .samples = concatenate_samples});
+
+// ---------------------------------------------------------------------------------------------
+// reshape(x, d): the same values under a new shape (no copy).
+Dim reshape_shape(const ArgDims& xs, AttrView a) {
+  const Dim& to = a.as<Dim>();
+  const Dim& x = xs[0];
+  if (to.size() == x.size()) return to;
+  // A target without a batch keeps the input's batch when the per-example sizes agree.
+  if (to.bd == 1 && to.batch_size() == x.batch_size()) {
+    Dim out = to;
+    out.bd = x.bd;
+    return out;
+  }
+  op_error("reshape", "cannot reshape " + x.str() + " (" + idx_str(x.size()) + " values) to " + to.str());
+}
+void reshape_fwd(const ForwardArgs& a) { a.fx.v = a.xs[0].v; }
+void reshape_bwd(const BackwardArgs& a) { cpu::arr(a.dEdxi) += cpu::carr(a.dEdf); }
+std::vector<OpSample> reshape_samples() {
+  auto to = [](Dim d) { return [d](ComputationGraph&, Xs x) { return reshape(x[0], d); }; };
+  return {{"vector_to_matrix", {Dim({6})}, to(Dim({2, 3}))},
+          {"keeps_batch", {Dim({2, 3}, 2)}, to(Dim({3, 2}))},
+          {"batch_into_dims", {Dim({2, 3}, 2)}, to(Dim({12}))},
+          {"dims_into_batch", {Dim({6})}, to(Dim({3}, 2))},
+          {"wrong_size", {Dim({6})}, to(Dim({4})), -1, 1, true},
+          {"wrong_batch", {Dim({2}, 3)}, to(Dim({2}, 2)), -1, 1, true}};
+}
+const OpId k_reshape = register_op({.name = "reshape",
+                                    .shape = reshape_shape,
+                                    .forward = reshape_fwd,
+                                    .backward = reshape_bwd,
+                                    .samples = reshape_samples,
+                                    .flags = kAliasOutput});
+
+// ---------------------------------------------------------------------------------------------
+// transpose(x, dims): output dim j = input dim dims[j], for each batch element.
+struct TransposeAttr {
+  uint32_t n = 0;
+  uint32_t perm[DYNET_MAX_TENSOR_DIM] = {};
+};
+Dim transpose_shape(const ArgDims& xs, AttrView a) {
+  const TransposeAttr& t = a.as<TransposeAttr>();
+  const Dim& x = xs[0];
+  auto perm_str = [&t] {
+    std::string s = "{";
+    for (unsigned j = 0; j < t.n; ++j) {
+      if (j) s += ',';
+      s += idx_str(t.perm[j]);
+    }
+    return s + "}";
+  };
+  bool seen[DYNET_MAX_TENSOR_DIM] = {};
+  for (unsigned j = 0; j < t.n; ++j) {
+    if (t.perm[j] >= t.n || seen[t.perm[j]])
+      op_error("transpose", "dims " + perm_str() + " are not a permutation of 0.." + idx_str(t.n - 1));
+    seen[t.perm[j]] = true;
+  }
+  for (unsigned k = t.n; k < x.nd; ++k)
+    if (x.d[k] != 1)
+      op_error("transpose", "dims " + perm_str() + " do not cover every dim of input " + x.str());
+  Dim out;
+  out.nd = t.n;
+  out.bd = x.bd;
+  for (unsigned j = 0; j < t.n; ++j) out.d[j] = x[t.perm[j]];
+  return out;
+}
+// dst (dim j = sdims[perm[j]]) = or += the permuted src.
+template <bool kAccumulate>
+void permute(const float* src, const unsigned* sdims, unsigned k, const uint32_t* perm, float* dst) {
+  size_t sstride[DYNET_MAX_TENSOR_DIM];
+  size_t s = 1;
+  for (unsigned j = 0; j < k; ++j) {
+    sstride[j] = s;
+    s *= sdims[j];
+  }
+  const size_t total = s;
+  if (total == 0) return;
+  unsigned odims[DYNET_MAX_TENSOR_DIM], idx[DYNET_MAX_TENSOR_DIM] = {};
+  size_t ostride[DYNET_MAX_TENSOR_DIM];
+  for (unsigned j = 0; j < k; ++j) {
+    odims[j] = sdims[perm[j]];
+    ostride[j] = sstride[perm[j]];
+  }
+  if (k == 2 && perm[0] == 1) {
+    using M = Eigen::Map<Eigen::MatrixXf, Eigen::Unaligned>;
+    using CM = Eigen::Map<const Eigen::MatrixXf, Eigen::Unaligned>;
+    if constexpr (kAccumulate)
+      M(dst, odims[0], odims[1]) += CM(src, sdims[0], sdims[1]).transpose();
+    else
+      M(dst, odims[0], odims[1]) = CM(src, sdims[0], sdims[1]).transpose();
+    return;
+  }
+  const unsigned n0 = k ? odims[0] : 1;
+  const size_t s0 = k ? ostride[0] : 1;
+  size_t soff = 0;
+  for (size_t t = 0; t < total; t += n0) {
+    for (unsigned i = 0; i < n0; ++i) {
+      if constexpr (kAccumulate)
+        dst[t + i] += src[soff + i * s0];
+      else
+        dst[t + i] = src[soff + i * s0];
+    }
+    for (unsigned j = 1; j < k; ++j) {
+      soff += ostride[j];
+      if (++idx[j] < odims[j]) break;
+      soff -= ostride[j] * odims[j];
+      idx[j] = 0;
+    }
+  }
+}
+void transpose_fwd(const ForwardArgs& a) {
+  const TransposeAttr& t = a.attr.as<TransposeAttr>();
+  const Dim& x = a.xs[0].d;
+  unsigned sdims[DYNET_MAX_TENSOR_DIM];
+  for (unsigned j = 0; j < t.n; ++j) sdims[j] = x[j];
+  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+    permute<false>(a.xs[0].batch_ptr(b), sdims, t.n, t.perm, a.fx.batch_ptr(b));
+}
+void transpose_bwd(const BackwardArgs& a) {
+  const TransposeAttr& t = a.attr.as<TransposeAttr>();
+  uint32_t inverse[DYNET_MAX_TENSOR_DIM];
+  for (unsigned j = 0; j < t.n; ++j) inverse[t.perm[j]] = j;
+  unsigned gdims[DYNET_MAX_TENSOR_DIM];
+  for (unsigned j = 0; j < t.n; ++j) gdims[j] = a.fx.d[j];
+  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+    permute<true>(a.dEdf.batch_ptr(b), gdims, t.n, inverse, a.dEdxi.batch_ptr(b));
+}
+std::vector<OpSample> transpose_samples() {
+  auto perm = [](std::vector<unsigned> p) { return [p](ComputationGraph&, Xs x) { return transpose(x[0], p); }; };
+  return {{"matrix", {Dim({3, 4})}, perm({1, 0})},
+          {"vector", {Dim({3})}, perm({1, 0})},
+          {"identity", {Dim({2, 3})}, perm({0, 1})},
+          {"rotate3", {Dim({2, 3, 4})}, perm({2, 0, 1})},
+          {"swap_outer", {Dim({2, 3, 4})}, perm({0, 2, 1})},
+          {"batched", {Dim({3, 2}, 2)}, perm({1, 0})},
+          {"batched3", {Dim({2, 3, 2}, 2)}, perm({1, 2, 0})},
+          {"repeated", {Dim({3, 3})}, perm({0, 0}), -1, 1, true},
+          {"out_of_range", {Dim({3, 3})}, perm({0, 2}), -1, 1, true},
+          {"too_few", {Dim({2, 3, 4})}, perm({1, 0}), -1, 1, true}};
+}
+const OpId k_transpose = register_op({.name = "transpose",
+                                      .shape = transpose_shape,
+                                      .forward = transpose_fwd,
+                                      .backward = transpose_bwd,
+                                      .batch = {.batchable = true},
+                                      .samples = transpose_samples});
+
+// ---------------------------------------------------------------------------------------------
+// select_rows / select_cols: gather rows (dim 0) or columns (dim 1); the same list for every batch element.
+struct SelectAttr {
+  const std::vector<unsigned>* p = nullptr;  // read at forward time
+  uint32_t n = 0;                            // number of indices (inline ones follow in the tail)
+  uint32_t unused = 0;                       // no padding: attributes are hashed bytewise
+};
+template <unsigned kAxis>
+constexpr const char* select_name() {
+  return kAxis == 0 ? "select_rows" : "select_cols";
+}
+template <unsigned kAxis>
+Dim select_shape(const ArgDims& xs, AttrView a) {
+  const SelectAttr& s = a.as<SelectAttr>();
+  const Dim& x = xs[0];
+  const char* op = select_name<kAxis>();
+  if (s.n == 0) op_error(op, "empty index list for input " + x.str());
+  if (!s.p) {
+    const unsigned* ids = a.tail<unsigned, SelectAttr>();
+    for (unsigned k = 0; k < s.n; ++k)
+      if (ids[k] >= x[kAxis])
+        op_error(op, "index " + idx_str(ids[k]) + " out of range for input " + x.str() + " (dim " +
+                         idx_str(x[kAxis]) + ")");
+  }
+  Dim out = x;
+  out.set(kAxis, s.n);
+  return out;
+}
+size_t select_aux(const Dim&, const ArgDims&, AttrView a) { return a.as<SelectAttr>().n; }
+template <unsigned kAxis>
+void select_fwd(const ForwardArgs& a) {
+  const SelectAttr& s = a.attr.as<SelectAttr>();
+  const char* op = select_name<kAxis>();
+  const Fibers f = fibers(a.xs[0].d, kAxis, true);
+  const unsigned* src = s.p ? s.p->data() : a.attr.tail<unsigned, SelectAttr>();
+  if (s.p && s.p->size() != s.n)
+    op_error(op, "the index vector changed size after the node was created (" + idx_str(s.n) + " -> " +
+                     std::to_string(s.p->size()) + ")");
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  for (unsigned k = 0; k < s.n; ++k) {
+    if (src[k] >= f.n)
+      op_error(op, "index " + idx_str(src[k]) + " out of range for input " + a.xs[0].d.str() + " (dim " +
+                       idx_str(f.n) + ")");
+    ids[k] = src[k];
+  }
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  for (unsigned o = 0; o < f.outer; ++o)
+    for (unsigned k = 0; k < s.n; ++k) {
+      const float* from = x + (size_t(o) * f.n + ids[k]) * f.inner;
+      float* to = y + (size_t(o) * s.n + k) * f.inner;
+      if (f.inner == 1)
+        *to = *from;
+      else
+        copy_floats(to, from, f.inner);
+    }
+}
+template <unsigned kAxis>
+void select_bwd(const BackwardArgs& a) {
+  const SelectAttr& s = a.attr.as<SelectAttr>();
+  const Fibers f = fibers(a.xs[0].d, kAxis, true);
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+  float* dx = a.dEdxi.v;
+  const float* g = a.dEdf.v;
+  for (unsigned o = 0; o < f.outer; ++o)
+    for (unsigned k = 0; k < s.n; ++k) {
+      float* to = dx + (size_t(o) * f.n + ids[k]) * f.inner;
+      const float* from = g + (size_t(o) * s.n + k) * f.inner;
+      if (f.inner == 1)
+        *to += *from;
+      else
+        add_floats(to, from, f.inner);
+    }
+}
+std::vector<OpSample> select_rows_samples() {
+  static const std::vector<unsigned> rows = {2, 0};
+  static const std::vector<unsigned> bad_rows = {1, 4};
+  auto sel = [](std::vector<unsigned> r) { return [r](ComputationGraph&, Xs x) { return select_rows(x[0], r); }; };
+  auto sel_ptr = [](const std::vector<unsigned>* r) {
+    return [r](ComputationGraph&, Xs x) { return select_rows(x[0], r); };
+  };
+  return {{"matrix", {Dim({4, 3})}, sel({3, 0, 3})},
+          {"vector", {Dim({5})}, sel({4, 1})},
+          {"batched", {Dim({4, 2}, 2)}, sel({1})},
+          {"pointer", {Dim({3, 2}, 2)}, sel_ptr(&rows)},
+          {"out_of_range", {Dim({4, 3})}, sel({4}), -1, 1, true},
+          {"empty", {Dim({4, 3})}, sel({}), -1, 1, true},
+          {"pointer_out_of_range", {Dim({4, 3})}, sel_ptr(&bad_rows), -1, 1, true}};
+}
+std::vector<OpSample> select_cols_samples() {
+  static const std::vector<unsigned> cols = {1, 1, 0};
+  static const std::vector<unsigned> bad_cols = {2};
+  auto sel = [](std::vector<unsigned> c) { return [c](ComputationGraph&, Xs x) { return select_cols(x[0], c); }; };
+  auto sel_ptr = [](const std::vector<unsigned>* c) {
+    return [c](ComputationGraph&, Xs x) { return select_cols(x[0], c); };
+  };
+  return {{"matrix", {Dim({3, 4})}, sel({2, 0, 2})},
+          {"vector", {Dim({3})}, sel({0, 0})},
+          {"batched", {Dim({2, 3}, 2)}, sel({1, 2})},
+          {"pointer", {Dim({3, 2})}, sel_ptr(&cols)},
+          {"out_of_range", {Dim({3, 4})}, sel({4}), -1, 1, true},
+          {"empty", {Dim({3, 4})}, sel({}), -1, 1, true},
+          {"pointer_out_of_range", {Dim({3, 2})}, sel_ptr(&bad_cols), -1, 1, true}};
+}
+const OpId k_select_rows = register_op({.name = "select_rows",
+                                        .shape = select_shape<0>,
+                                        .forward = select_fwd<0>,
+                                        .backward = select_bwd<0>,
+                                        .aux_floats = select_aux,
+                                        .batch = {.batchable = true},
+                                        .samples = select_rows_samples});
+const OpId k_select_cols = register_op({.name = "select_cols",
+                                        .shape = select_shape<1>,
+                                        .forward = select_fwd<1>,
+                                        .backward = select_bwd<1>,
+                                        .aux_floats = select_aux,
+                                        .batch = {.batchable = true},
+                                        .samples = select_cols_samples});
+
+Expression select_node(OpId op, const Expression& x, const std::vector<unsigned>* p, const std::vector<unsigned>* ids) {
+  SelectAttr s{p, static_cast<uint32_t>(p ? p->size() : ids->size()), 0};
+  if (!ids) return make_node(op, x, s);
+  const std::vector<uint64_t> blob = attr_with_tail(s, ids->data(), ids->size());
+  return make_node_n(op, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+}
+
+}  // namespace
+
+Expression pick(const Expression& x, unsigned v, unsigned d) { return pick_node(x, PickAttr{nullptr, nullptr, 1, 0, d}, &v); }
+Expression pick(const Expression& x, const unsigned* pv, unsigned d) {
+  if (!pv) throw std::invalid_argument("pick: null index pointer");
+  return pick_node(x, PickAttr{pv, nullptr, 1, 0, d}, nullptr);
+}
+Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d) {
+  if (v.empty()) throw std::invalid_argument("pick: empty index vector");
+  return pick_node(x, PickAttr{nullptr, nullptr, static_cast<uint32_t>(v.size()), 1, d}, v.data());
+}
+Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d) {
+  if (!pv) throw std::invalid_argument("pick: null index pointer");
+  if (pv->empty()) throw std::invalid_argument("pick: empty index vector");
+  return pick_node(x, PickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 1, d}, nullptr);
+}
+Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d) {
+  return make_node(k_pick_range, x, RangeAttr{s, e, d});
+}
+Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d) {
+  return make_node_n(k_concatenate, xs, &d, sizeof(d));
+}
+Expression concatenate(const std::vector<Expression>& xs, unsigned d) {
+  return make_node_n(k_concatenate, xs, &d, sizeof(d));
+}
+Expression concatenate_cols(const std::initializer_list<Expression>& xs) { return concatenate(xs, 1); }
+Expression concatenate_cols(const std::vector<Expression>& xs) { return concatenate(xs, 1); }
+Expression reshape(const Expression& x, const Dim& d) { return make_node(k_reshape, x, d); }
+Expression transpose(const Expression& x, const std::vector<unsigned>& dims) {
+  if (dims.size() > DYNET_MAX_TENSOR_DIM)
+    op_error("transpose", idx_str(unsigned(dims.size())) + " dims given; at most " +
+                              idx_str(DYNET_MAX_TENSOR_DIM) + " are supported");
+  TransposeAttr t;
+  t.n = static_cast<uint32_t>(dims.size());
+  for (size_t j = 0; j < dims.size(); ++j) t.perm[j] = dims[j];
+  return make_node(k_transpose, x, t);
+}
+Expression select_rows(const Expression& x, const std::vector<unsigned>& rows) {
+  return select_node(k_select_rows, x, nullptr, &rows);
+}
+Expression select_rows(const Expression& x, const std::vector<unsigned>* prows) {
+  if (!prows) throw std::invalid_argument("select_rows: null index pointer");
+  return select_node(k_select_rows, x, prows, nullptr);
+}
+Expression select_cols(const Expression& x, const std::vector<unsigned>& cols) {
+  return select_node(k_select_cols, x, nullptr, &cols);
+}
+Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols) {
+  if (!pcols) throw std::invalid_argument("select_cols: null index pointer");
+  return select_node(k_select_cols, x, pcols, nullptr);
+}
+
+}  // namespace dynet
