@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "kernels/cpu/gemv.h"
+
 namespace {
 using Clock = std::chrono::steady_clock;
 
@@ -44,6 +46,16 @@ int main() {
         reps);
     std::printf("gemm_%dx%dx%d_eigen=%.0f ns\ngemm_%dx%dx%d_onednn=%.0f ns\n", s.M, s.N, s.K, eigen, s.M, s.N, s.K,
                 dnnl);
+    if (s.N == 1) {
+      double own = time_ns([&] { dynet::cpu::gemv_n(s.M, s.K, 1.f, A.data(), s.M, B.data(), 1, 0.f, C.data(), 1); }, reps);
+      double own_t = time_ns([&] { dynet::cpu::gemv_t(s.M, s.K, 1.f, A.data(), s.M, B.data(), 1, 0.f, C.data(), 1); }, reps);
+      Eigen::MatrixXf G = Eigen::MatrixXf::Zero(s.M, s.K);
+      Eigen::VectorXf u = Eigen::VectorXf::Random(s.M), w = Eigen::VectorXf::Random(s.K);
+      double own_ger = time_ns([&] { dynet::cpu::ger(s.M, s.K, 1.f, u.data(), 1, w.data(), 1, G.data(), s.M); }, reps);
+      double eigen_ger = time_ns([&] { G.noalias() += u * w.transpose(); }, reps);
+      std::printf("gemv_%dx%d_own=%.0f ns\ngemv_t_%dx%d_own=%.0f ns\nger_%dx%d_own=%.0f ns\nger_%dx%d_eigen=%.0f ns\n", s.M,
+                  s.K, own, s.M, s.K, own_t, s.M, s.K, own_ger, s.M, s.K, eigen_ger);
+    }
   }
   return 0;
 }

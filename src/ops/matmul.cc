@@ -73,12 +73,7 @@ void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scra
     return;
   }
   for (unsigned b = 0; b < bd; ++b) {
-    if (n == 1)  // rank-1 update: Eigen's outer product beats a GEMM with inner dimension 1
-      Eigen::Map<Eigen::MatrixXf>(dW.batch_ptr(b), m, k).noalias() +=
-          Eigen::Map<const Eigen::VectorXf>(g.batch_ptr(b), m) *
-          Eigen::Map<const Eigen::VectorXf>(x.batch_ptr(b), k).transpose();
-    else
-      cpu::gemm(false, true, m, k, n, 1.f, g.batch_ptr(b), m, x.batch_ptr(b), k, 1.f, dW.batch_ptr(b), m);
+    cpu::gemm(false, true, m, k, n, 1.f, g.batch_ptr(b), m, x.batch_ptr(b), k, 1.f, dW.batch_ptr(b), m);
   }
 }
 

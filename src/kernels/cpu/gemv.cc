@@ -1,0 +1,134 @@
+// Hand-written because neither dependency serves these shapes well: oneDNN's sgemm spends more
+// on per-call dispatch than a 64x64 GEMV costs, and Eigen is compiled for the baseline ISA (SSE2)
+// since -march=native is opt-in. target_clones compiles each kernel for AVX-512, AVX2+FMA and the
+// baseline and picks one at load time. Measured by bench/gemm_routing.
+#include "kernels/cpu/gemv.h"
+
+#include <cstring>
+#include <vector>
+
+#define DYNET_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+
+namespace dynet::cpu {
+
+namespace {
+typedef float v8 __attribute__((vector_size(32)));
+inline v8 load8(const float* p) {
+  v8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline float hsum(v8 v) { return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7])); }
+
+// Contiguous copy of a strided vector (the rare case; products of DyNet tensors are contiguous).
+const float* contiguous(const float* x, int n, int inc, std::vector<float>& buf) {
+  if (inc == 1) return x;
+  buf.resize(n);
+  for (int i = 0; i < n; ++i) buf[i] = x[i * inc];
+  return buf.data();
+}
+}  // namespace
+
+DYNET_CLONES
+static void gemv_n_contig(int M, int K, float alpha, const float* A, int lda, const float* x, float* __restrict y) {
+  int k = 0;
+  for (; k + 4 <= K; k += 4) {  // four columns per pass: y is loaded and stored a quarter as often
+    const float a0 = alpha * x[k], a1 = alpha * x[k + 1], a2 = alpha * x[k + 2], a3 = alpha * x[k + 3];
+    const float *c0 = A + (long)k * lda, *c1 = c0 + lda, *c2 = c1 + lda, *c3 = c2 + lda;
+    for (int i = 0; i < M; ++i) y[i] += a0 * c0[i] + a1 * c1[i] + a2 * c2[i] + a3 * c3[i];
+  }
+  for (; k < K; ++k) {
+    const float a = alpha * x[k];
+    const float* c = A + (long)k * lda;
+    for (int i = 0; i < M; ++i) y[i] += a * c[i];
+  }
+}
+
+DYNET_CLONES
+static float dot_contig(int n, const float* a, const float* x) {
+  v8 s0 = {}, s1 = {};
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    s0 += load8(a + i) * load8(x + i);
+    s1 += load8(a + i + 8) * load8(x + i + 8);
+  }
+  for (; i + 8 <= n; i += 8) s0 += load8(a + i) * load8(x + i);
+  float s = hsum(s0 + s1);
+  for (; i < n; ++i) s += a[i] * x[i];
+  return s;
+}
+
+// Four dot products against the same x: x is loaded once per four columns.
+DYNET_CLONES
+static void dot4_contig(int n, const float* a0, long lda, const float* x, float* out) {
+  const float *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+  v8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const v8 xv = load8(x + i);
+    s0 += load8(a0 + i) * xv;
+    s1 += load8(a1 + i) * xv;
+    s2 += load8(a2 + i) * xv;
+    s3 += load8(a3 + i) * xv;
+  }
+  float r0 = hsum(s0), r1 = hsum(s1), r2 = hsum(s2), r3 = hsum(s3);
+  for (; i < n; ++i) {
+    r0 += a0[i] * x[i];
+    r1 += a1[i] * x[i];
+    r2 += a2[i] * x[i];
+    r3 += a3[i] * x[i];
+  }
+  out[0] = r0;
+  out[1] = r1;
+  out[2] = r2;
+  out[3] = r3;
+}
+
+DYNET_CLONES
+static void ger_contig(int M, int N, float alpha, const float* x, const float* y, int incy, float* A, int lda) {
+  for (int j = 0; j < N; ++j) {
+    const float b = alpha * y[(long)j * incy];
+    float* __restrict c = A + (long)j * lda;
+    for (int i = 0; i < M; ++i) c[i] += b * x[i];
+  }
+}
+
+void gemv_n(int M, int K, float alpha, const float* A, int lda, const float* x, int incx, float beta, float* y,
+            int incy) {
+  std::vector<float> xbuf, ybuf;
+  const float* xc = contiguous(x, K, incx, xbuf);
+  float* yc = incy == 1 ? y : (ybuf.assign(M, 0.f), ybuf.data());
+  if (incy != 1)
+    for (int i = 0; i < M; ++i) yc[i] = y[(long)i * incy];
+  if (beta == 0.f)
+    std::memset(yc, 0, sizeof(float) * M);
+  else if (beta != 1.f)
+    for (int i = 0; i < M; ++i) yc[i] *= beta;
+  gemv_n_contig(M, K, alpha, A, lda, xc, yc);
+  if (incy != 1)
+    for (int i = 0; i < M; ++i) y[(long)i * incy] = yc[i];
+}
+
+void gemv_t(int K, int N, float alpha, const float* A, int lda, const float* x, int incx, float beta, float* y,
+            int incy) {
+  std::vector<float> xbuf;
+  const float* xc = contiguous(x, K, incx, xbuf);
+  auto put = [&](int j, float d) {
+    float& yj = y[(long)j * incy];
+    yj = beta == 0.f ? alpha * d : beta * yj + alpha * d;
+  };
+  int j = 0;
+  for (; j + 4 <= N; j += 4) {
+    float d[4];
+    dot4_contig(K, A + (long)j * lda, lda, xc, d);
+    for (int q = 0; q < 4; ++q) put(j + q, d[q]);
+  }
+  for (; j < N; ++j) put(j, dot_contig(K, A + (long)j * lda, xc));
+}
+
+void ger(int M, int N, float alpha, const float* x, int incx, const float* y, int incy, float* A, int lda) {
+  std::vector<float> xbuf;
+  ger_contig(M, N, alpha, contiguous(x, M, incx, xbuf), y, incy, A, lda);
+}
+
+}  // namespace dynet::cpu
