@@ -1,0 +1,489 @@
+// RNN builders: gradients by finite differences, parameter layout and names, state branching,
+// initial states and tied dropout masks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "dynet/expr.h"
+#include "dynet/init.h"
+#include "dynet/lstm.h"
+#include "dynet/rnn.h"
+
+namespace dynet {
+namespace {
+
+using LossBuilder = std::function<Expression(ComputationGraph&)>;
+
+std::vector<float> random_vector(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+float loss_value(const LossBuilder& build) {
+  ComputationGraph g;
+  Expression loss = build(g);
+  return as_scalar(loss.value());
+}
+
+// Compares d loss / d value for every value of every (lookup) parameter in `m` with central
+// differences of the loss.
+void check_parameter_gradients(ParameterCollection& m, const LossBuilder& build) {
+  m.reset_gradient();
+  {
+    ComputationGraph g;
+    Expression loss = build(g);
+    loss.value();
+    g.backward(loss);
+  }
+  std::vector<std::vector<float>> analytic;
+  std::vector<std::pair<float*, size_t>> values;
+  std::vector<std::string> names;
+  for (auto& p : m.parameters_list()) {
+    analytic.emplace_back(p->g.v, p->g.v + p->dim.size());
+    values.emplace_back(p->values.v, p->dim.size());
+    names.push_back(p->name);
+  }
+  for (auto& p : m.lookup_parameters_list()) {
+    analytic.emplace_back(p->all_grads.v, p->all_grads.v + p->all_dim.size());
+    values.emplace_back(p->all_values.v, p->all_dim.size());
+    names.push_back(p->name);
+  }
+  m.reset_gradient();
+  const float h = 2e-3f;
+  size_t checked = 0;
+  for (size_t k = 0; k < values.size(); ++k) {
+    float* v = values[k].first;
+    for (size_t e = 0; e < values[k].second; ++e) {
+      const float old = v[e];
+      v[e] = old + h;
+      const double up = loss_value(build);
+      v[e] = old - h;
+      const double down = loss_value(build);
+      v[e] = old;
+      const double numeric = (up - down) / (2.0 * h);
+      EXPECT_NEAR(analytic[k][e], numeric, 2e-3 * (1 + std::abs(numeric))) << names[k] << " element " << e;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0u);
+}
+
+// Σ_t Σ_batch <y_t, w_t> + Σ_batch <s_final, u> for fixed random w_t, u: every output and the
+// final full state (the LSTM's memory cells too) reach the loss.
+Expression sequence_loss(ComputationGraph& g, RNNBuilder& rnn, const std::vector<Expression>& xs,
+                         const std::vector<std::vector<float>>& weights, unsigned hidden) {
+  std::vector<Expression> terms;
+  for (size_t t = 0; t < xs.size(); ++t) {
+    Expression y = rnn.add_input(xs[t]);
+    terms.push_back(sum_batches(sum_elems(cmult(y, input(g, Dim({hidden}), weights[t])))));
+  }
+  const std::vector<Expression> s = rnn.final_s();
+  for (size_t k = 0; k < s.size(); ++k)
+    terms.push_back(sum_batches(sum_elems(cmult(s[k], input(g, Dim({hidden}), weights[xs.size() + k])))));
+  return sum(terms);
+}
+
+struct SequenceData {
+  std::vector<std::vector<float>> inputs, weights;
+  std::vector<std::vector<unsigned>> ids;  // per time step, one id per batch element
+};
+SequenceData make_data(unsigned steps, unsigned in_dim, unsigned hidden, unsigned batch, unsigned extra_weights,
+                       unsigned vocab) {
+  std::mt19937 rng(99);
+  SequenceData d;
+  for (unsigned t = 0; t < steps; ++t) {
+    d.inputs.push_back(random_vector(in_dim * batch, rng));
+    std::vector<unsigned> ids;
+    for (unsigned b = 0; b < batch; ++b) ids.push_back((t * 3 + b * 5) % vocab);
+    d.ids.push_back(ids);
+  }
+  for (unsigned k = 0; k < steps + extra_weights; ++k) d.weights.push_back(random_vector(hidden, rng));
+  return d;
+}
+
+enum class InputKind { unbatched, batched, lookup_batched };
+
+// A gradient check of `rnn` (whose parameters live in m) over a 3-step sequence.
+void gradient_check(ParameterCollection& m, RNNBuilder& rnn, unsigned in_dim, unsigned hidden, InputKind kind,
+                    bool with_h0) {
+  const unsigned batch = kind == InputKind::unbatched ? 1 : 3;
+  const unsigned vocab = 4;
+  const SequenceData data = make_data(3, in_dim, hidden, batch, rnn.num_h0_components(), vocab);
+  LookupParameter embeddings = m.add_lookup_parameters(vocab, {in_dim});
+  Parameter h0_param = m.add_parameters({hidden, rnn.num_h0_components()});
+  LossBuilder build = [&](ComputationGraph& g) {
+    rnn.new_graph(g);
+    std::vector<Expression> h0;
+    if (with_h0) {
+      Expression all = parameter(g, h0_param);
+      for (unsigned k = 0; k < rnn.num_h0_components(); ++k) h0.push_back(pick(all, k, 1));
+    }
+    rnn.start_new_sequence(h0);
+    std::vector<Expression> xs;
+    for (unsigned t = 0; t < data.inputs.size(); ++t) {
+      if (kind == InputKind::lookup_batched)
+        xs.push_back(lookup(g, embeddings, data.ids[t]));
+      else
+        xs.push_back(input(g, Dim({in_dim}, batch), data.inputs[t]));
+    }
+    return sequence_loss(g, rnn, xs, data.weights, hidden);
+  };
+  check_parameter_gradients(m, build);
+}
+
+TEST(VanillaLSTM, GradientUnbatched) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(2, 3, 4, m);
+  gradient_check(m, lstm, 3, 4, InputKind::unbatched, false);
+}
+
+TEST(VanillaLSTM, GradientBatchedWithInitialState) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(2, 3, 4, m, false, 0.5f);
+  gradient_check(m, lstm, 3, 4, InputKind::batched, true);
+}
+
+TEST(VanillaLSTM, GradientLookupBatched) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(1, 3, 4, m);
+  gradient_check(m, lstm, 3, 4, InputKind::lookup_batched, false);
+}
+
+TEST(SimpleRNN, GradientUnbatched) {
+  ParameterCollection m;
+  SimpleRNNBuilder rnn(2, 3, 4, m);
+  gradient_check(m, rnn, 3, 4, InputKind::unbatched, true);
+}
+
+TEST(SimpleRNN, GradientLookupBatched) {
+  ParameterCollection m;
+  SimpleRNNBuilder rnn(2, 3, 4, m);
+  gradient_check(m, rnn, 3, 4, InputKind::lookup_batched, false);
+}
+
+TEST(SimpleRNN, GradientBatchedWithAuxiliaryInput) {
+  ParameterCollection m;
+  SimpleRNNBuilder rnn(2, 3, 4, m, true);
+  std::mt19937 rng(5);
+  const std::vector<float> x = random_vector(3 * 2, rng), aux = random_vector(4, rng), w = random_vector(4, rng);
+  LossBuilder build = [&](ComputationGraph& g) {
+    rnn.new_graph(g);
+    rnn.start_new_sequence();
+    Expression xe = input(g, Dim({3}, 2), x);
+    rnn.add_input(xe);
+    Expression y = rnn.add_auxiliary_input(xe, input(g, Dim({4}), aux));
+    return sum_batches(sum_elems(cmult(y, input(g, Dim({4}), w))));
+  };
+  check_parameter_gradients(m, build);
+}
+
+TEST(VanillaLSTM, ParameterLayoutAndNames) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(2, 3, 5, m);
+  const auto ps = m.parameters_list();
+  ASSERT_EQ(ps.size(), 6u);
+  const std::vector<Dim> dims = {Dim({20, 3}), Dim({20, 5}), Dim({20}), Dim({20, 5}), Dim({20, 5}), Dim({20})};
+  for (unsigned k = 0; k < 6; ++k) {
+    EXPECT_EQ(ps[k]->name, "/vanilla-lstm-builder/_" + std::to_string(k));
+    EXPECT_EQ(ps[k]->dim, dims[k]) << ps[k]->name;
+  }
+  for (unsigned k : {2u, 5u})
+    for (unsigned e = 0; e < 20; ++e) EXPECT_EQ(ps[k]->values.v[e], 0.f);  // biases start at 0
+  EXPECT_EQ(lstm.num_h0_components(), 4u);
+  EXPECT_EQ(lstm.get_parameter_collection().get_fullname(), "/vanilla-lstm-builder/");
+  ASSERT_EQ(lstm.get_parameters().size(), 2u);
+  EXPECT_EQ(lstm.get_parameters()[1][0].get_fullname(), "/vanilla-lstm-builder/_3");
+  VanillaLSTMBuilder second(1, 2, 2, m);
+  EXPECT_EQ(second.get_parameters()[0][0].get_fullname(), "/vanilla-lstm-builder_1/_0");
+  LSTMBuilder alias(1, 2, 2, m);  // DyNet's typedef
+  EXPECT_EQ(alias.get_parameters()[0][2].get_fullname(), "/vanilla-lstm-builder_2/_2");
+  EXPECT_THROW(VanillaLSTMBuilder(1, 2, 2, m, true), std::invalid_argument);
+  EXPECT_THROW(VanillaLSTMBuilder(0, 2, 2, m), std::invalid_argument);
+}
+
+TEST(SimpleRNN, ParameterLayoutAndNames) {
+  ParameterCollection m;
+  SimpleRNNBuilder rnn(2, 3, 5, m, true);
+  const auto ps = m.parameters_list();
+  ASSERT_EQ(ps.size(), 8u);
+  const std::vector<Dim> dims = {Dim({5, 3}), Dim({5, 5}), Dim({5}), Dim({5, 5}),
+                                 Dim({5, 5}), Dim({5, 5}), Dim({5}), Dim({5, 5})};
+  for (unsigned k = 0; k < 8; ++k) {
+    EXPECT_EQ(ps[k]->name, "/simple-rnn-builder/_" + std::to_string(k));
+    EXPECT_EQ(ps[k]->dim, dims[k]) << ps[k]->name;
+  }
+  EXPECT_EQ(rnn.num_h0_components(), 2u);
+  SimpleRNNBuilder no_lags(1, 3, 5, m);
+  ComputationGraph g;
+  no_lags.new_graph(g);
+  no_lags.start_new_sequence();
+  Expression x = input(g, Dim({3}), std::vector<float>(3, 1.f));
+  EXPECT_THROW(no_lags.add_auxiliary_input(x, input(g, Dim({5}), std::vector<float>(5, 1.f))),
+               std::invalid_argument);
+}
+
+std::vector<float> value_of(const Expression& e) { return as_vector(e.value()); }
+
+void expect_close(const std::vector<float>& a, const std::vector<float>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], 1e-6) << "element " << k;
+}
+
+// add_input(prev, x) continues from `prev` exactly as a fresh sequence through the same inputs would.
+template <class Builder>
+void check_branching(Builder& rnn, unsigned in_dim) {
+  std::mt19937 rng(3);
+  const auto x1 = random_vector(in_dim, rng), x2 = random_vector(in_dim, rng), x3 = random_vector(in_dim, rng);
+  std::vector<float> fresh_13, fresh_133;
+  std::vector<std::vector<float>> fresh_13_state;
+  {
+    ComputationGraph g;
+    rnn.new_graph(g);
+    rnn.start_new_sequence();
+    rnn.add_input(input(g, Dim({in_dim}), x1));
+    fresh_13 = value_of(rnn.add_input(input(g, Dim({in_dim}), x3)));
+    for (const Expression& e : rnn.final_s()) fresh_13_state.push_back(value_of(e));
+    fresh_133 = value_of(rnn.add_input(input(g, Dim({in_dim}), x3)));
+  }
+  ComputationGraph g;
+  rnn.new_graph(g);
+  rnn.start_new_sequence();
+  EXPECT_EQ(rnn.state(), -1);
+  rnn.add_input(input(g, Dim({in_dim}), x1));
+  const RNNPointer after_x1 = rnn.state();
+  EXPECT_EQ(after_x1, 0);
+  rnn.add_input(input(g, Dim({in_dim}), x2));
+  EXPECT_EQ(rnn.state(), 1);
+  Expression branch = rnn.add_input(after_x1, input(g, Dim({in_dim}), x3));
+  EXPECT_EQ(rnn.state(), 2);
+  EXPECT_EQ(rnn.get_head(2), 0);
+  EXPECT_EQ(rnn.get_head(1), 0);
+  EXPECT_EQ(rnn.get_head(0), -1);
+  expect_close(value_of(branch), fresh_13);
+  expect_close(value_of(rnn.back()), fresh_13);
+  const std::vector<Expression> s = rnn.get_s(2);
+  ASSERT_EQ(s.size(), fresh_13_state.size());
+  for (size_t k = 0; k < s.size(); ++k) expect_close(value_of(s[k]), fresh_13_state[k]);
+  // Rewinding from state 2 goes back to state 0; the next input continues from there.
+  rnn.rewind_one_step();
+  EXPECT_EQ(rnn.state(), 0);
+  expect_close(value_of(rnn.add_input(input(g, Dim({in_dim}), x3))), fresh_13);
+  EXPECT_EQ(rnn.get_head(3), 0);
+  // Continuing from the branch.
+  expect_close(value_of(rnn.add_input(2, input(g, Dim({in_dim}), x3))), fresh_133);
+  EXPECT_THROW(rnn.add_input(7, input(g, Dim({in_dim}), x3)), std::invalid_argument);
+  EXPECT_THROW(rnn.get_h(9), std::invalid_argument);
+}
+
+TEST(VanillaLSTM, BranchingMatchesAFreshSequence) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(2, 3, 4, m);
+  // Non-zero biases so the gates are not symmetric.
+  for (auto& p : m.parameters_list())
+    for (unsigned k = 0; k < p->dim.size(); ++k) p->values.v[k] += 0.1f * ((k % 7) - 3.f);
+  check_branching(lstm, 3);
+}
+
+TEST(SimpleRNN, BranchingMatchesAFreshSequence) {
+  ParameterCollection m;
+  SimpleRNNBuilder rnn(2, 3, 4, m);
+  check_branching(rnn, 3);
+}
+
+TEST(VanillaLSTM, FirstStepMatchesTheFormula) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(1, 2, 1, m, false, 1.f);
+  // x2i {4,2}, h2i {4,1}, bi {4}: rows i, f, o, g.
+  auto ps = m.parameters_list();
+  ps[0]->set_value({0.1f, 0.2f, -0.3f, 0.4f, 0.5f, -0.6f, 0.7f, 0.8f});
+  ps[1]->set_value({0.3f, -0.2f, 0.1f, 0.5f});
+  ps[2]->set_value({0.05f, -0.1f, 0.2f, 0.3f});
+  const std::vector<float> x = {0.6f, -0.4f};
+  auto sig = [](double a) { return 1 / (1 + std::exp(-a)); };
+  double a[4];
+  for (int r = 0; r < 4; ++r) a[r] = ps[2]->values.v[r] + ps[0]->values.v[r] * x[0] + ps[0]->values.v[4 + r] * x[1];
+  const double c1 = sig(a[0]) * std::tanh(a[3]);
+  const double h1 = sig(a[2]) * std::tanh(c1);
+  // Second step: the recurrent terms and the forget gate (with its bias of 1) come in.
+  double b[4];
+  for (int r = 0; r < 4; ++r)
+    b[r] = ps[2]->values.v[r] + ps[0]->values.v[r] * x[0] + ps[0]->values.v[4 + r] * x[1] + ps[1]->values.v[r] * h1;
+  const double c2 = sig(b[1] + 1.0) * c1 + sig(b[0]) * std::tanh(b[3]);
+  const double h2 = sig(b[2]) * std::tanh(c2);
+  ComputationGraph g;
+  lstm.new_graph(g);
+  lstm.start_new_sequence();
+  EXPECT_NEAR(as_scalar(lstm.add_input(input(g, Dim({2}), x)).value()), h1, 1e-6);
+  EXPECT_NEAR(as_scalar(lstm.add_input(input(g, Dim({2}), x)).value()), h2, 1e-6);
+  const std::vector<Expression> s = lstm.final_s();  // [c, h]
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_NEAR(as_scalar(s[0].value()), c2, 1e-6);
+  EXPECT_NEAR(as_scalar(s[1].value()), h2, 1e-6);
+}
+
+// start_new_sequence(h0) and set_s(-1 ...) then add_input give the same states; the h0 vector is
+// [c_1..c_L, h_1..h_L].
+TEST(VanillaLSTM, InitialStateAndSetS) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(2, 3, 4, m);
+  std::mt19937 rng(11);
+  std::vector<std::vector<float>> init;
+  for (int k = 0; k < 4; ++k) init.push_back(random_vector(4, rng));
+  const auto x = random_vector(3, rng);
+  std::vector<float> via_h0;
+  {
+    ComputationGraph g;
+    lstm.new_graph(g);
+    std::vector<Expression> h0;
+    for (auto& v : init) h0.push_back(input(g, Dim({4}), v));
+    lstm.start_new_sequence(h0);
+    const std::vector<Expression> s0 = lstm.get_s(-1);
+    ASSERT_EQ(s0.size(), 4u);
+    for (int k = 0; k < 4; ++k) expect_close(value_of(s0[k]), init[k]);
+    expect_close(value_of(lstm.get_h(-1)[1]), init[3]);  // h of the top layer
+    via_h0 = value_of(lstm.add_input(input(g, Dim({3}), x)));
+  }
+  ComputationGraph g;
+  lstm.new_graph(g);
+  lstm.start_new_sequence();
+  std::vector<Expression> s;
+  for (auto& v : init) s.push_back(input(g, Dim({4}), v));
+  lstm.set_s(-1, s);
+  expect_close(value_of(lstm.back()), init[3]);
+  expect_close(value_of(lstm.add_input(input(g, Dim({3}), x))), via_h0);
+  // set_h keeps the memory cells of the state it continues from.
+  lstm.set_h(0, {input(g, Dim({4}), init[2]), input(g, Dim({4}), init[3])});
+  expect_close(value_of(lstm.get_s(2)[0]), init[0]);
+  expect_close(value_of(lstm.get_s(2)[3]), init[3]);
+  EXPECT_THROW(lstm.start_new_sequence({s[0]}), std::invalid_argument);
+  EXPECT_THROW(lstm.add_input(input(g, Dim({5}), std::vector<float>(5))), std::invalid_argument);
+}
+
+TEST(RNNBuilder, CallsOutOfOrderThrow) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(1, 2, 2, m);
+  ComputationGraph g;
+  Expression x = input(g, Dim({2}), std::vector<float>{1.f, 2.f});
+  EXPECT_THROW(lstm.start_new_sequence(), std::runtime_error);
+  EXPECT_THROW(lstm.add_input(x), std::runtime_error);
+  lstm.new_graph(g);
+  EXPECT_THROW(lstm.add_input(x), std::runtime_error);
+  lstm.start_new_sequence();
+  EXPECT_NO_THROW(lstm.add_input(x));
+}
+
+// Gal-style dropout: one mask per sequence, shared by every time step. Inputs come from a lookup
+// table so that each step's input gradient lands in its own row: a dropped input unit has a zero
+// gradient at every step. A dropped recurrent unit zeroes the same column of h2i's gradient.
+TEST(VanillaLSTM, DropoutMasksAreTiedAcrossTimeSteps) {
+  reset_rng(17);
+  const unsigned in_dim = 16, hidden = 12, steps = 4;
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(1, in_dim, hidden, m);
+  LookupParameter inputs = m.add_lookup_parameters(steps, {in_dim});
+  for (auto& p : m.parameters_list())
+    for (unsigned k = 0; k < p->dim.size(); ++k) p->values.v[k] += 0.05f * ((k % 5) - 2.f);
+  lstm.set_dropout(0.5f, 0.5f);
+  ComputationGraph g;
+  lstm.new_graph(g);
+  lstm.start_new_sequence();
+  std::vector<Expression> ys;
+  for (unsigned t = 0; t < steps; ++t) ys.push_back(sum_elems(lstm.add_input(lookup(g, inputs, t))));
+  ASSERT_EQ(lstm.masks.size(), 1u);
+  Expression loss = sum(ys);
+  loss.value();
+  g.backward(loss);
+  const auto& grads = inputs.get_storage().grads;
+  unsigned dropped = 0;
+  for (unsigned k = 0; k < in_dim; ++k) {
+    const bool zero = grads[0].v[k] == 0.f;
+    dropped += zero;
+    for (unsigned t = 1; t < steps; ++t) EXPECT_EQ(grads[t].v[k] == 0.f, zero) << "input unit " << k << " step " << t;
+  }
+  EXPECT_GT(dropped, 0u);
+  EXPECT_LT(dropped, in_dim);
+  const ParameterStorage& h2i = *m.parameters_list()[1];
+  unsigned dropped_h = 0;
+  for (unsigned col = 0; col < hidden; ++col) {
+    bool all_zero = true;
+    for (unsigned row = 0; row < 4 * hidden; ++row) all_zero &= h2i.g.v[col * 4 * hidden + row] == 0.f;
+    dropped_h += all_zero;
+  }
+  EXPECT_GT(dropped_h, 0u);
+  EXPECT_LT(dropped_h, hidden);
+  // Kept units are scaled by 1/(1-d): the mask holds only 0 and 2.
+  for (float v : as_vector(lstm.masks[0][0].value())) EXPECT_TRUE(v == 0.f || v == 2.f) << v;
+  // A new sequence draws new masks, sized for its batch.
+  const VariableIndex old_mask = lstm.masks[0][0].i;
+  lstm.start_new_sequence();
+  lstm.add_input(lookup(g, inputs, std::vector<unsigned>{0, 1, 2}));
+  EXPECT_NE(lstm.masks[0][0].i, old_mask);
+  EXPECT_EQ(lstm.masks[0][0].dim().bd, 3u);
+  EXPECT_THROW(lstm.set_dropout(1.f, 0.f), std::invalid_argument);
+}
+
+TEST(VanillaLSTM, DisabledDropoutIsDeterministic) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(2, 3, 4, m);
+  lstm.set_dropout(0.3f);
+  lstm.disable_dropout();
+  EXPECT_EQ(lstm.dropout_rate, 0.f);
+  EXPECT_EQ(lstm.dropout_rate_h, 0.f);
+  std::vector<float> first;
+  for (int rep = 0; rep < 2; ++rep) {
+    ComputationGraph g;
+    lstm.new_graph(g);
+    lstm.start_new_sequence();
+    Expression y;
+    for (int t = 0; t < 3; ++t) y = lstm.add_input(input(g, Dim({3}), std::vector<float>{0.5f, -1.f, 0.25f}));
+    if (rep == 0)
+      first = value_of(y);
+    else
+      expect_close(value_of(y), first);
+  }
+  EXPECT_TRUE(lstm.masks.empty());
+}
+
+TEST(SimpleRNN, DropoutMasksAreTiedAcrossTimeSteps) {
+  reset_rng(23);
+  const unsigned in_dim = 16, hidden = 8, steps = 3;
+  ParameterCollection m;
+  SimpleRNNBuilder rnn(1, in_dim, hidden, m);
+  LookupParameter inputs = m.add_lookup_parameters(steps, {in_dim});
+  rnn.set_dropout(0.5f, 0.f);
+  ComputationGraph g;
+  rnn.new_graph(g);
+  rnn.start_new_sequence();
+  std::vector<Expression> ys;
+  for (unsigned t = 0; t < steps; ++t) ys.push_back(sum_elems(rnn.add_input(lookup(g, inputs, t))));
+  Expression loss = sum(ys);
+  loss.value();
+  g.backward(loss);
+  const auto& grads = inputs.get_storage().grads;
+  unsigned dropped = 0;
+  for (unsigned k = 0; k < in_dim; ++k) {
+    const bool zero = grads[0].v[k] == 0.f;
+    dropped += zero;
+    for (unsigned t = 1; t < steps; ++t) EXPECT_EQ(grads[t].v[k] == 0.f, zero) << "input unit " << k << " step " << t;
+  }
+  EXPECT_GT(dropped, 0u);
+  EXPECT_LT(dropped, in_dim);
+}
+
+TEST(RNNBuilder, CopySharesParameters) {
+  ParameterCollection m;
+  VanillaLSTMBuilder a(1, 2, 3, m), b(1, 2, 3, m), c(2, 2, 3, m);
+  b.copy(a);
+  EXPECT_EQ(b.get_parameters()[0][0].get_fullname(), a.get_parameters()[0][0].get_fullname());
+  EXPECT_THROW(c.copy(a), std::invalid_argument);
+  SimpleRNNBuilder s(1, 2, 3, m);
+  EXPECT_THROW(s.copy(a), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dynet
