@@ -362,6 +362,12 @@ TEST(VanillaLSTM, InitialStateAndSetS) {
   expect_close(value_of(lstm.get_s(2)[3]), init[3]);
   EXPECT_THROW(lstm.start_new_sequence({s[0]}), std::invalid_argument);
   EXPECT_THROW(lstm.add_input(input(g, Dim({5}), std::vector<float>(5))), std::invalid_argument);
+  // The failed input left no half-made state behind.
+  EXPECT_EQ(lstm.state(), 2);
+  lstm.add_input(input(g, Dim({3}), x));
+  EXPECT_EQ(lstm.state(), 3);
+  EXPECT_EQ(lstm.get_head(3), 2);
+  EXPECT_EQ(lstm.h.size(), 4u);
 }
 
 TEST(RNNBuilder, CallsOutOfOrderThrow) {

@@ -79,6 +79,8 @@ class RNNBuilder {
   void check_pointer(const char* where, RNNPointer p) const;
   // Records a new state continuing from `prev` and makes it current (for add_input-like methods).
   void push_state(const char* where, RNNPointer prev);
+  // Undoes push_state when building the new state failed, so the builder stays usable.
+  void pop_state(RNNPointer restore_cur);
 
   RNNPointer cur = -1;
 

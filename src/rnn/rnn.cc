@@ -50,6 +50,9 @@ void RNNBuilder::new_graph(ComputationGraph& cg, bool update) {
 }
 
 void RNNBuilder::start_new_sequence(const std::vector<Expression>& h_0) {
+  if (!h_0.empty() && h_0.size() != num_h0_components())
+    throw std::invalid_argument("RNNBuilder::start_new_sequence: expected " + std::to_string(num_h0_components()) +
+                                " initial state expressions, got " + std::to_string(h_0.size()));
   sm.transition(RNNOp::start_new_sequence);
   cur = -1;
   head.clear();
@@ -69,28 +72,45 @@ void RNNBuilder::push_state(const char* where, RNNPointer prev) {
   cur = static_cast<RNNPointer>(head.size()) - 1;
 }
 
+void RNNBuilder::pop_state(RNNPointer restore_cur) {
+  head.pop_back();
+  cur = restore_cur;
+}
+
+// A failed build pops the state it pushed, so head and the builder's state lists stay aligned.
 Expression RNNBuilder::set_h(const RNNPointer& prev, const std::vector<Expression>& h_new) {
-  const RNNPointer p = prev;  // `prev` may alias `cur`
+  const RNNPointer p = prev, before = cur;  // `prev` may alias `cur`
   push_state("RNNBuilder::set_h", p);
-  return set_h_impl(p, h_new);
+  try {
+    return set_h_impl(p, h_new);
+  } catch (...) {
+    pop_state(before);
+    throw;
+  }
 }
 
 Expression RNNBuilder::set_s(const RNNPointer& prev, const std::vector<Expression>& s_new) {
-  const RNNPointer p = prev;
+  const RNNPointer p = prev, before = cur;
   push_state("RNNBuilder::set_s", p);
-  return set_s_impl(p, s_new);
+  try {
+    return set_s_impl(p, s_new);
+  } catch (...) {
+    pop_state(before);
+    throw;
+  }
 }
 
-Expression RNNBuilder::add_input(const Expression& x) {
-  const RNNPointer p = cur;
-  push_state("RNNBuilder::add_input", p);
-  return add_input_impl(p, x);
-}
+Expression RNNBuilder::add_input(const Expression& x) { return add_input(cur, x); }
 
 Expression RNNBuilder::add_input(const RNNPointer& prev, const Expression& x) {
-  const RNNPointer p = prev;
+  const RNNPointer p = prev, before = cur;
   push_state("RNNBuilder::add_input", p);
-  return add_input_impl(p, x);
+  try {
+    return add_input_impl(p, x);
+  } catch (...) {
+    pop_state(before);
+    throw;
+  }
 }
 
 void RNNBuilder::rewind_one_step() {
@@ -235,7 +255,12 @@ Expression SimpleRNNBuilder::add_input_impl(int prev, const Expression& x) { ret
 Expression SimpleRNNBuilder::add_auxiliary_input(const Expression& x, const Expression& aux) {
   const RNNPointer p = cur;
   push_state("SimpleRNNBuilder::add_auxiliary_input", p);
-  return step(p, x, &aux);
+  try {
+    return step(p, x, &aux);
+  } catch (...) {
+    pop_state(p);
+    throw;
+  }
 }
 
 Expression SimpleRNNBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new) {
