@@ -2,10 +2,12 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include "core/mem.h"
 #include "core/op.h"
+#include "kernels/cpu/gemm.h"
 
 namespace dynet {
 
@@ -35,28 +37,32 @@ void ComputationGraph::check_index(VariableIndex i, const char* where) const {
 VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, unsigned nargs, const void* attr,
                                          size_t attr_bytes) {
   const OpDef& def = op_def(op);
-  NodeRec r;
+  const VariableIndex idx = static_cast<VariableIndex>(nodes_.size());
+  const uint32_t arg_begin = static_cast<uint32_t>(args_.size());
+  const uint32_t attr_begin = static_cast<uint32_t>(attrs_.size());
+  const uint32_t attr_words = static_cast<uint32_t>((attr_bytes + 7) / 8);
+  args_.insert(args_.end(), args, args + nargs);
+  if (attr_bytes) {
+    attrs_.resize(attrs_.size() + attr_words, 0);
+    std::memcpy(attrs_.data() + attr_begin, attr, attr_bytes);
+  }
+  NodeRec& r = nodes_.emplace_back();
   r.op = op;
   r.flags = def.flags;
   r.nargs = nargs;
-  r.arg_begin = static_cast<uint32_t>(args_.size());
-  r.attr_begin = static_cast<uint32_t>(attrs_.size());
-  r.attr_words = static_cast<uint32_t>((attr_bytes + 7) / 8);
-  args_.insert(args_.end(), args, args + nargs);
-  if (attr_bytes) {
-    attrs_.resize(attrs_.size() + r.attr_words, 0);
-    std::memcpy(attrs_.data() + r.attr_begin, attr, attr_bytes);
-  }
+  r.arg_begin = arg_begin;
+  r.attr_begin = attr_begin;
+  r.attr_words = attr_words;
   try {
-    r.dim = def.shape(ArgDims{nodes_.data(), args_.data() + r.arg_begin, nargs},
-                      AttrView{attrs_.data() + r.attr_begin, r.attr_words});
+    // The shape rule writes its result straight into the record (guaranteed copy elision).
+    new (&r.dim) Dim(def.shape(ArgDims{nodes_.data(), args_.data() + arg_begin, nargs},
+                               AttrView{attrs_.data() + attr_begin, attr_words}));
   } catch (...) {
-    args_.resize(r.arg_begin);
-    attrs_.resize(r.attr_begin);
+    nodes_.pop_back();
+    args_.resize(arg_begin);
+    attrs_.resize(attr_begin);
     throw;
   }
-  const VariableIndex idx = static_cast<VariableIndex>(nodes_.size());
-  nodes_.push_back(r);
   if (immediate_compute_) incremental_forward(idx);
   return idx;
 }
@@ -190,7 +196,8 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
   incremental_forward(last);
   const size_t n = last + 1;
   // needs[i]: node i depends on something that wants a gradient (a parameter, or anything when full).
-  std::vector<uint8_t> needs(n, 0);
+  std::vector<uint8_t>& needs = needs_;
+  needs.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const NodeRec& r = nodes_[i];
     if (full || (r.flags & kParameterNode)) {
@@ -206,7 +213,8 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
       }
   }
   // Of those, keep the nodes the loss is reached from.
-  std::vector<uint8_t> reached(n, 0);
+  std::vector<uint8_t>& reached = reached_;
+  reached.assign(n, 0);
   reached[last] = needs[last] || full;
   size_t total = 0;
   for (size_t i = n; i-- > 0;) {
@@ -234,8 +242,11 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     Tensor& g = grad_[last];
     for (unsigned k = 0; k < g.d.size(); ++k) g.v[k] = 1.f;
   }
+  rank1_updates_.clear();
+  rank1_head_.assign(n, -1);
   for (size_t i = n; i-- > 0;) {
     if (!reached[i]) continue;
+    if (rank1_head_[i] >= 0) flush_rank1(static_cast<VariableIndex>(i));
     const NodeRec& r = nodes_[i];
     const OpDef& def = op_def(r.op);
     const AttrView attr{attrs_.data() + r.attr_begin, r.attr_words};
@@ -250,11 +261,37 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     for (unsigned k = 0; k < r.nargs; ++k) {
       if (!reached[a[k]]) continue;
       const MemPool::Mark mark = scratch_pool_->mark();
+      const Rank1Sink sink{&rank1_updates_, &rank1_head_[a[k]]};
       def.backward(BackwardArgs{arg_scratch_.data(), r.nargs, fx_[i], grad_[i], k, grad_[a[k]], attr, aux_[i],
-                                *scratch_pool_});
+                                *scratch_pool_, &sink});
       scratch_pool_->revert(mark);
     }
   }
+}
+
+// Runs the deferred rank-1 updates into node i's gradient: one GEMM over the gathered vectors.
+void ComputationGraph::flush_rank1(VariableIndex i) {
+  int u = rank1_head_[i];
+  rank1_head_[i] = -1;
+  const Rank1Update& first = rank1_updates_[u];
+  const int m = first.m, k = first.k;
+  float* dW = grad_[i].v;
+  if (first.next < 0) {
+    cpu::gemm(false, true, m, k, 1, 1.f, first.g, m, first.x, k, 1.f, dW, m);
+    return;
+  }
+  int count = 0;
+  for (int v = u; v >= 0; v = rank1_updates_[v].next) ++count;
+  const MemPool::Mark mark = scratch_pool_->mark();
+  float* G = scratch_pool_->allocate_floats(size_t(m) * count);
+  float* X = scratch_pool_->allocate_floats(size_t(k) * count);
+  int c = 0;
+  for (int v = u; v >= 0; v = rank1_updates_[v].next, ++c) {
+    std::memcpy(G + size_t(c) * m, rank1_updates_[v].g, sizeof(float) * m);
+    std::memcpy(X + size_t(c) * k, rank1_updates_[v].x, sizeof(float) * k);
+  }
+  cpu::gemm(false, true, m, k, count, 1.f, G, m, X, k, 1.f, dW, m);
+  scratch_pool_->revert(mark);
 }
 
 uint64_t ComputationGraph::batch_signature(VariableIndex i) const {

@@ -52,6 +52,24 @@ struct ForwardArgs {
   MemPool& scratch;  // temporary memory, released after the call
 };
 
+// Defers `dEdxi += g · xᵀ` (dEdxi m x k, unbatched) for the executor to run all such updates of one
+// gradient as a single GEMM once every consumer has contributed: a weight used by T matrix-vector
+// products then costs one m x k x T GEMM instead of T rank-1 updates.
+struct Rank1Update {
+  const float* g;
+  const float* x;
+  int m, k;
+  int next;  // previous update into the same gradient, -1 at the end
+};
+struct Rank1Sink {
+  std::vector<Rank1Update>* updates;
+  int* head;  // the destination node's list head
+  void add(const float* g, const float* x, int m, int k) const {
+    updates->push_back({g, x, m, k, *head});
+    *head = static_cast<int>(updates->size()) - 1;
+  }
+};
+
 struct BackwardArgs {
   const Tensor* xs;
   unsigned n;
@@ -62,6 +80,7 @@ struct BackwardArgs {
   AttrView attr;
   float* aux;
   MemPool& scratch;
+  const Rank1Sink* rank1 = nullptr;  // set when dEdxi may take deferred rank-1 updates
 };
 
 // How a group of same-signature nodes runs as one batched node: arguments whose bit is set in
@@ -111,9 +130,10 @@ struct OpDef {
   uint16_t flags = 0;
 };
 
+extern std::vector<OpDef> g_op_registry;
 std::vector<OpDef>& op_registry();
 OpId register_op(const OpDef& def);
-inline const OpDef& op_def(OpId id) { return op_registry()[id]; }
+inline const OpDef& op_def(OpId id) { return g_op_registry[id]; }
 // The id of a registered op by name (throws if unknown).
 OpId op_id(const std::string& name);
 

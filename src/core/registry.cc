@@ -4,10 +4,11 @@
 
 namespace dynet {
 
-std::vector<OpDef>& op_registry() {
-  static std::vector<OpDef> registry;
-  return registry;
-}
+// Constant-initialized (std::vector's default constructor is constexpr), so ops registering from
+// other files' static initializers never see it unconstructed, and lookups need no guard.
+constinit std::vector<OpDef> g_op_registry;
+
+std::vector<OpDef>& op_registry() { return g_op_registry; }
 
 OpId register_op(const OpDef& def) {
   auto& r = op_registry();

@@ -3,6 +3,7 @@
 #include "kernels/cpu/gemv.h"
 
 #include <Eigen/Core>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdexcept>
 #include <string>
@@ -61,7 +62,14 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const fl
     return;
   }
   // oneDNN's sgemm is row-major: compute Cᵀ = op(B)ᵀ · op(A)ᵀ, which in row-major memory is our C.
+  // It splits work over OpenMP threads; below ~8M multiply-adds the split costs more than it saves
+  // (64x64x1000, a weight gradient over a 1000-step chain: 2 threads slower than 1), so those run
+  // on the calling thread alone.
+  const bool single = (long)M * N * K < (1L << 23);
+  const int threads = omp_get_max_threads();
+  if (single && threads > 1) omp_set_num_threads(1);
   dnnl_status_t st = dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', N, M, K, alpha, B, ldb, A, lda, beta, C, ldc);
+  if (single && threads > 1) omp_set_num_threads(threads);
   if (st != dnnl_success) throw std::runtime_error("gemm: oneDNN sgemm failed with status " + std::to_string(st));
 }
 

@@ -45,43 +45,45 @@ static void gemv_n_contig(int M, int K, float alpha, const float* A, int lda, co
 }
 
 DYNET_CLONES
-static float dot_contig(int n, const float* a, const float* x) {
-  v8 s0 = {}, s1 = {};
-  int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    s0 += load8(a + i) * load8(x + i);
-    s1 += load8(a + i + 8) * load8(x + i + 8);
+static void gemv_t_contig(int K, int N, float alpha, const float* A, long lda, const float* x, float beta, float* y,
+                          long incy) {
+  auto put = [&](int j, float d) {
+    float& yj = y[j * incy];
+    yj = beta == 0.f ? alpha * d : beta * yj + alpha * d;
+  };
+  int j = 0;
+  for (; j + 4 <= N; j += 4) {
+    const float *a0 = A + j * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+    v8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+    int i = 0;
+    for (; i + 8 <= K; i += 8) {
+      const v8 xv = load8(x + i);
+      s0 += load8(a0 + i) * xv;
+      s1 += load8(a1 + i) * xv;
+      s2 += load8(a2 + i) * xv;
+      s3 += load8(a3 + i) * xv;
+    }
+    float r0 = hsum(s0), r1 = hsum(s1), r2 = hsum(s2), r3 = hsum(s3);
+    for (; i < K; ++i) {
+      r0 += a0[i] * x[i];
+      r1 += a1[i] * x[i];
+      r2 += a2[i] * x[i];
+      r3 += a3[i] * x[i];
+    }
+    put(j, r0);
+    put(j + 1, r1);
+    put(j + 2, r2);
+    put(j + 3, r3);
   }
-  for (; i + 8 <= n; i += 8) s0 += load8(a + i) * load8(x + i);
-  float s = hsum(s0 + s1);
-  for (; i < n; ++i) s += a[i] * x[i];
-  return s;
-}
-
-// Four dot products against the same x: x is loaded once per four columns.
-DYNET_CLONES
-static void dot4_contig(int n, const float* a0, long lda, const float* x, float* out) {
-  const float *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
-  v8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
-  int i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const v8 xv = load8(x + i);
-    s0 += load8(a0 + i) * xv;
-    s1 += load8(a1 + i) * xv;
-    s2 += load8(a2 + i) * xv;
-    s3 += load8(a3 + i) * xv;
+  for (; j < N; ++j) {
+    const float* a = A + j * lda;
+    v8 s0 = {};
+    int i = 0;
+    for (; i + 8 <= K; i += 8) s0 += load8(a + i) * load8(x + i);
+    float r = hsum(s0);
+    for (; i < K; ++i) r += a[i] * x[i];
+    put(j, r);
   }
-  float r0 = hsum(s0), r1 = hsum(s1), r2 = hsum(s2), r3 = hsum(s3);
-  for (; i < n; ++i) {
-    r0 += a0[i] * x[i];
-    r1 += a1[i] * x[i];
-    r2 += a2[i] * x[i];
-    r3 += a3[i] * x[i];
-  }
-  out[0] = r0;
-  out[1] = r1;
-  out[2] = r2;
-  out[3] = r3;
 }
 
 DYNET_CLONES
@@ -113,17 +115,7 @@ void gemv_t(int K, int N, float alpha, const float* A, int lda, const float* x, 
             int incy) {
   std::vector<float> xbuf;
   const float* xc = contiguous(x, K, incx, xbuf);
-  auto put = [&](int j, float d) {
-    float& yj = y[(long)j * incy];
-    yj = beta == 0.f ? alpha * d : beta * yj + alpha * d;
-  };
-  int j = 0;
-  for (; j + 4 <= N; j += 4) {
-    float d[4];
-    dot4_contig(K, A + (long)j * lda, lda, xc, d);
-    for (int q = 0; q < 4; ++q) put(j + q, d[q]);
-  }
-  for (; j < N; ++j) put(j, dot_contig(K, A + (long)j * lda, xc));
+  gemv_t_contig(K, N, alpha, A, lda, xc, beta, y, incy);
 }
 
 void ger(int M, int N, float alpha, const float* x, int incx, const float* y, int incy, float* A, int lda) {
