@@ -62,9 +62,13 @@ const float* batch_sum(const Tensor& g, MemPool& scratch) {
 }
 
 // dW += g · xᵀ for out = W · x (g {m,n}, x {k,n}, dW {m,k}), summing over the batch where W is shared.
-void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch) {
+void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch, const Rank1Sink* rank1) {
   const int m = rows(g), n = cols(x), k = rows(x);
   const unsigned bd = g.d.bd;
+  if (rank1 && n == 1 && bd == 1 && dW.d.bd == 1) {
+    rank1->add(g.v, x.v, m, k);
+    return;
+  }
   if (dW.d.bd == 1 && bd > 1) {
     if (x.d.bd == bd)  // fold the batch into the inner dimension: one GEMM over n·bd columns
       cpu::gemm(false, true, m, k, n * static_cast<int>(bd), 1.f, g.v, m, x.v, k, 1.f, dW.v, m);
@@ -110,7 +114,7 @@ Dim matmul_shape(const ArgDims& xs, AttrView) {
 void matmul_fwd(const ForwardArgs& a) { multiply(a.xs[0], a.xs[1], a.fx, 0.f, a.scratch); }
 void matmul_bwd(const BackwardArgs& a) {
   if (a.i == 0)
-    grad_left(a.dEdf, a.xs[1], a.dEdxi, a.scratch);
+    grad_left(a.dEdf, a.xs[1], a.dEdxi, a.scratch, a.rank1);
   else
     grad_right(a.xs[0], a.dEdf, a.dEdxi, a.scratch);
 }
@@ -200,7 +204,7 @@ void affine_bwd(const BackwardArgs& a) {
         Eigen::Map<Eigen::VectorXf>(d.batch_ptr(b), d.d.rows()) += cpu::cmat(g, b).rowwise().sum();
     }
   } else if (a.i % 2 == 1) {
-    grad_left(g, a.xs[a.i + 1], a.dEdxi, a.scratch);
+    grad_left(g, a.xs[a.i + 1], a.dEdxi, a.scratch, a.rank1);
   } else {
     grad_right(a.xs[a.i - 1], g, a.dEdxi, a.scratch);
   }
