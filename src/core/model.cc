@@ -190,9 +190,12 @@ ParameterCollection::~ParameterCollection() = default;
 std::string ParameterCollection::unique_name(const std::string& name) {
   // Unnamed -> _<k> (k counts unnamed items); a repeated name gets _<k> for its k-th repeat.
   const std::string base = name.empty() ? "_" : name;
-  int k = (*name_counts_)[base]++;
-  if (name.empty()) return "_" + std::to_string(k);
-  return k == 0 ? name : name + "_" + std::to_string(k);
+  const int k = (*name_counts_)[base]++;
+  if (k == 0 && !name.empty()) return name;
+  std::string r = name;
+  r += '_';
+  r += std::to_string(k);
+  return r;
 }
 
 void ParameterCollection::register_storage(const std::shared_ptr<ParameterStorageBase>& p) {
