@@ -118,6 +118,7 @@ enum OpFlags : uint16_t {
 
 struct OpDef {
   const char* name = nullptr;
+  const char* doc = nullptr;  // the math in one line, e.g. "y = tanh(x)" (docs/ops.md is generated from it)
   // Output dim; throws std::invalid_argument naming the op and the offending dims.
   Dim (*shape)(const ArgDims& xs, AttrView a) = nullptr;
   void (*forward)(const ForwardArgs&) = nullptr;

@@ -1,0 +1,85 @@
+// docs/ops.md is generated from the registry; this test fails when it is out of date.
+//   DYNET_UPDATE_DOCS=1 build/tests/dynet_tests --gtest_filter=OpRegistry.DocsAreCurrent   rewrites it
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "core/op.h"
+#include "dynet/expr.h"
+
+namespace dynet {
+namespace {
+
+// "{2,3} {3} -> {2}" for the first good sample, computed by building it.
+std::string example_shapes(const OpDef& def) {
+  if (!def.samples) return "";
+  for (const OpSample& s : def.samples()) {
+    if (s.bad) continue;
+    ComputationGraph g;
+    std::vector<Expression> xs;
+    std::ostringstream os;
+    for (const Dim& d : s.inputs) {
+      xs.push_back(input(g, d, std::vector<float>(d.size(), 0.5f)));
+      os << d << ' ';
+    }
+    try {
+      os << "→ " << s.build(g, xs).dim();
+    } catch (const std::exception&) {
+      continue;
+    }
+    return os.str();
+  }
+  return "";
+}
+
+std::string batch_behaviour(const OpDef& def) {
+  if (!def.batch.batchable) return "runs alone";
+  if (!def.batch.shared) return "batchable (all args concatenated)";
+  std::string r = "batchable (shared args:";
+  for (unsigned i = 0; i < 8; ++i)
+    if (def.batch.is_shared(i)) r += " " + std::to_string(i);
+  return r + (def.batch.shared >> 8 ? " ...)" : ")");
+}
+
+std::string gradient(const OpDef& def) {
+  if (def.flags & kNoGradient) return "none (constant)";
+  if (def.flags & kParameterNode) return "to parameter, checked";
+  if (!def.backward) return def.flags & kAliasOutput ? "n/a (leaf)" : "none (leaf)";
+  return "checked";
+}
+
+std::string generate() {
+  std::ostringstream os;
+  os << "# Operations\n\nGenerated from the op registry by `tests/test_ops_doc.cc` (do not edit by hand):\n"
+        "`DYNET_UPDATE_DOCS=1 build/tests/dynet_tests --gtest_filter=OpRegistry.DocsAreCurrent`.\n"
+        "Every op below is run by the generic harness (`tests/test_ops.cc`) on each of its samples: shape rule vs "
+        "value, finite-difference gradients of every input and parameter, gradient accumulation, and bad shapes "
+        "throwing an error that names the op.\n\n"
+        "| op | math | example shapes | batch rule | gradient | samples |\n|---|---|---|---|---|---|\n";
+  for (const OpDef& d : op_registry()) {
+    if (std::string(d.name).rfind("harness_", 0) == 0) continue;
+    const size_t n = d.samples ? d.samples().size() : 0;
+    os << "| `" << d.name << "` | " << (d.doc ? d.doc : "") << " | " << example_shapes(d) << " | "
+       << batch_behaviour(d) << " | " << gradient(d) << " | " << n << " |\n";
+  }
+  return os.str();
+}
+
+TEST(OpRegistry, DocsAreCurrent) {
+  const std::string path = std::string(DYNET_SOURCE_DIR) + "/docs/ops.md";
+  const std::string fresh = generate();
+  if (std::getenv("DYNET_UPDATE_DOCS")) {
+    std::ofstream(path) << fresh;
+    return;
+  }
+  std::ifstream in(path);
+  std::stringstream current;
+  current << in.rdbuf();
+  EXPECT_EQ(current.str(), fresh) << path << " is out of date; regenerate it with DYNET_UPDATE_DOCS=1 "
+                                  << "build/tests/dynet_tests --gtest_filter=OpRegistry.DocsAreCurrent";
+}
+
+}  // namespace
+}  // namespace dynet
