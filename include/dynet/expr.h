@@ -131,10 +131,30 @@ Expression select_cols(const Expression& x, const std::vector<unsigned>& cols);
 Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols);
 
 // ---- reductions ----
-Expression sum_elems(const Expression& x);    // Σ all elements, per batch element
-Expression mean_elems(const Expression& x);   // mean of all elements, per batch element
-Expression sum_batches(const Expression& x);  // Σ over the batch
-Expression max_dim(const Expression& x, unsigned d = 0);  // max along dim d
+// Moments are raw: (1/n) Σ x^r. std is the population standard deviation sqrt((1/n) Σ (x - μ)²).
+// In the *_dim forms b = true also reduces the batch, and n > 0 replaces the divisor (for masking).
+Expression sum_elems(const Expression& x);                 // Σ all elements, per batch element
+Expression mean_elems(const Expression& x);                // mean of all elements, per batch element
+Expression moment_elems(const Expression& x, unsigned r);  // (1/N) Σ x^r, per batch element
+Expression std_elems(const Expression& x);                 // standard deviation, per batch element
+Expression sum_batches(const Expression& x);               // Σ over the batch
+Expression moment_batches(const Expression& x, unsigned r);  // (1/B) Σ_b x[b]^r
+Expression mean_batches(const Expression& x);              // (1/B) Σ_b x[b]
+Expression std_batches(const Expression& x);               // standard deviation over the batch
+Expression sum_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false);  // Σ over dims
+Expression sum_rows(const Expression& x);  // Σ_i x[i, :] = sum_dim(x, {0}) (a row's worth of sums)
+Expression sum_cols(const Expression& x);  // Σ_j x[:, j] = sum_dim(x, {1}) (a column's worth of sums)
+Expression moment_dim(const Expression& x, const std::vector<unsigned>& dims, unsigned r, bool b = false,
+                      unsigned n = 0);  // (1/n) Σ x^r over dims
+Expression mean_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false, unsigned n = 0);
+Expression std_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false, unsigned n = 0);
+Expression average_cols(const Expression& x);              // mean of the columns of a matrix
+Expression cumsum(const Expression& x, unsigned d);        // y[k] = Σ_{j≤k} x[j] along dim d
+Expression max_dim(const Expression& x, unsigned d = 0);   // max along dim d (removed)
+Expression min_dim(const Expression& x, unsigned d = 0);   // min along dim d (removed)
+Expression logsumexp_dim(const Expression& x, unsigned d);  // log Σ exp(x) along dim d (removed)
+Expression kmax_pooling(const Expression& x, unsigned k, unsigned d = 1);  // k largest along d, order kept
+Expression fold_rows(const Expression& x, unsigned nrows = 2);  // Σ of each block of nrows rows
 
 // ---- noise and gradient flow ----
 Expression dropout(const Expression& x, real p);  // zero with probability p, keep scaled by 1/(1-p)

@@ -1,5 +1,9 @@
-// Reductions: sum_elems / mean_elems (per batch element), sum_batches, max_dim.
+// Reductions: sums, moments and standard deviations over all elements, a set of dims and/or the
+// batch; max/min and logsumexp along one dim; cumsum; k-max pooling; fold_rows; average_cols.
+#include <algorithm>
+#include <cmath>
 
+#include "core/mem.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -9,7 +13,27 @@ using Xs = const std::vector<Expression>&;
 using ArrayMap = Eigen::Map<Eigen::ArrayXf, Eigen::Unaligned>;
 using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
 
+std::string num(size_t v) { return std::to_string(v); }
+
 Dim per_batch_scalar(const ArgDims& xs, AttrView) { return Dim({1}, xs[0].bd); }
+
+// A tensor seen as [inner, n, outer] around axis `axis`; outer includes the batch.
+struct Fibers {
+  unsigned inner = 1, n = 1, outer = 1;
+};
+Fibers fibers_with_batch(const Dim& d, unsigned axis) {
+  Fibers f;
+  for (unsigned k = 0; k < d.nd; ++k) {
+    if (k < axis)
+      f.inner *= d.d[k];
+    else if (k == axis)
+      f.n = d.d[k];
+    else
+      f.outer *= d.d[k];
+  }
+  f.outer *= d.bd;
+  return f;
+}
 
 // ---------------------------------------------------------------------------------------------
 // sum_elems(x) = Σ x and mean_elems(x) = Σ x / n, per batch element. kMean selects the second.
@@ -33,12 +57,14 @@ std::vector<OpSample> sum_elems_samples() {
   return {{"vector", {Dim({5})}, build}, {"matrix", {Dim({3, 4})}, build}, {"batched", {Dim({3, 2}, 3)}, build}};
 }
 const OpId k_sum_elems = register_op({.name = "sum_elems",
+                                      .doc = "y_b = Σ_i x_b[i] (per batch element)",
                                       .shape = per_batch_scalar,
                                       .forward = sum_elems_fwd<false>,
                                       .backward = sum_elems_bwd<false>,
                                       .batch = {.batchable = true},
                                       .samples = sum_elems_samples<false>});
 const OpId k_mean_elems = register_op({.name = "mean_elems",
+                                       .doc = "y_b = (1/N) Σ_i x_b[i], N = values per batch element",
                                        .shape = per_batch_scalar,
                                        .forward = sum_elems_fwd<true>,
                                        .backward = sum_elems_bwd<true>,
@@ -64,41 +90,387 @@ std::vector<OpSample> sum_batches_samples() {
 }
 // Not batchable: run as one node, the members' batches would be summed together.
 const OpId k_sum_batches = register_op({.name = "sum_batches",
+                                        .doc = "y = Σ_b x[b] (result has one batch element)",
                                         .shape = sum_batches_shape,
                                         .forward = sum_batches_fwd,
                                         .backward = sum_batches_bwd,
                                         .samples = sum_batches_samples});
 
 // ---------------------------------------------------------------------------------------------
-// max_dim(x, d): the maximum along dim d, which is removed. The gradient goes to the (first) argmax,
-// whose index is kept in aux.
-struct Fibers {
-  unsigned inner = 1, n = 1, outer = 1;
+// Reductions over any set of dims and/or the batch: sums, raw moments (1/n) Σ x^r and standard
+// deviations sqrt((1/n) Σ (x - μ)²) with μ = (1/n) Σ x. n is the number of reduced values unless
+// the caller overrides it (DyNet's masking trick: n = the number of unmasked values).
+constexpr unsigned kBatchBit = DYNET_MAX_TENSOR_DIM;  // mask bit of the batch axis
+struct ReduceAttr {
+  uint32_t mask = 0;   // bit k: dim k is reduced; bit kBatchBit: the batch is reduced
+  uint32_t order = 1;  // moment order r
+  uint32_t n = 0;      // divisor override; 0 = the number of reduced values
+  uint32_t unused = 0;  // no padding: attributes are hashed bytewise
 };
-Fibers fibers_with_batch(const Dim& d, unsigned axis) {
-  Fibers f;
-  for (unsigned k = 0; k < d.nd; ++k) {
-    if (k < axis)
-      f.inner *= d.d[k];
-    else if (k == axis)
-      f.n = d.d[k];
+
+// The input as axes (dims 0..nd-1, then the batch), with the output offset step of each axis
+// (0 on reduced axes). Input values are contiguous along axis 0.
+struct ReduceLayout {
+  unsigned rank = 0;
+  unsigned size[DYNET_MAX_TENSOR_DIM + 1] = {};
+  size_t out_step[DYNET_MAX_TENSOR_DIM + 1] = {};
+  size_t reduced = 1;  // input values per output value
+};
+ReduceLayout reduce_layout(const Dim& x, uint32_t mask) {
+  ReduceLayout l;
+  size_t out_stride = 1;
+  auto add_axis = [&](unsigned size, bool is_reduced) {
+    l.size[l.rank] = size;
+    l.out_step[l.rank] = is_reduced ? 0 : out_stride;
+    if (is_reduced)
+      l.reduced *= size;
     else
-      f.outer *= d.d[k];
-  }
-  f.outer *= d.bd;
-  return f;
+      out_stride *= size;
+    ++l.rank;
+  };
+  for (unsigned k = 0; k < x.nd; ++k) add_axis(x.d[k], (mask >> k) & 1u);
+  add_axis(x.bd, (mask >> kBatchBit) & 1u);
+  return l;
 }
-Dim max_dim_shape(const ArgDims& xs, AttrView a) {
+float divisor(const ReduceAttr& r, const ReduceLayout& l) { return r.n ? float(r.n) : float(l.reduced); }
+
+// Calls f(in_offset, out_offset) for every run of axis 0 (size[0] contiguous input values whose
+// outputs are out_offset + i * out_step[0]).
+template <class F>
+void for_each_run(const ReduceLayout& l, F f) {
+  size_t runs = 1;
+  for (unsigned k = 1; k < l.rank; ++k) runs *= l.size[k];
+  if (l.size[0] == 0) return;
+  unsigned idx[DYNET_MAX_TENSOR_DIM + 1] = {};
+  size_t in = 0, out = 0;
+  for (size_t t = 0; t < runs; ++t, in += l.size[0]) {
+    f(in, out);
+    for (unsigned k = 1; k < l.rank; ++k) {
+      out += l.out_step[k];
+      if (++idx[k] < l.size[k]) break;
+      out -= l.out_step[k] * l.size[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+inline float int_pow(float x, unsigned r) {
+  float p = 1.f;
+  for (unsigned k = 0; k < r; ++k) p *= x;
+  return p;
+}
+
+// y[o] = Σ_{i → o} f(x_i), accumulated into y (which must be zeroed or hold a partial sum).
+template <class F>
+void reduce_into(const ReduceLayout& l, const float* x, float* y, F f) {
+  const unsigned len = l.size[0];
+  const size_t step = l.out_step[0];
+  for_each_run(l, [&](size_t in, size_t out) {
+    const float* xr = x + in;
+    if (step == 0) {
+      float s = 0.f;
+      for (unsigned i = 0; i < len; ++i) s += f(xr[i], out);
+      y[out] += s;
+    } else {
+      float* yr = y + out;
+      for (unsigned i = 0; i < len; ++i) yr[i] += f(xr[i], out + i);
+    }
+  });
+}
+// dx_i += f(x_i, o) for every input value i and its output o.
+template <class F>
+void spread_into(const ReduceLayout& l, const float* x, float* dx, F f) {
+  const unsigned len = l.size[0];
+  const size_t step = l.out_step[0];
+  for_each_run(l, [&](size_t in, size_t out) {
+    for (unsigned i = 0; i < len; ++i) dx[in + i] += f(x[in + i], out + i * step);
+  });
+}
+
+Dim reduce_shape_checked(const char* op, const Dim& x, const ReduceAttr& r, bool needs_axis) {
+  for (unsigned k = 0; k < DYNET_MAX_TENSOR_DIM; ++k)
+    if (((r.mask >> k) & 1u) && k > x.nd)
+      op_error(op, "dim " + num(k) + " out of range for input " + x.str());
+  if (needs_axis && r.mask == 0) op_error(op, "nothing to reduce: no dims given and the batch is kept");
+  if (r.order == 0) op_error(op, "the moment order must be >= 1");
+  Dim out = x;
+  for (int k = DYNET_MAX_TENSOR_DIM - 1; k >= 0; --k)
+    if ((r.mask >> k) & 1u) out.delete_dim(unsigned(k));
+  if ((r.mask >> kBatchBit) & 1u) out.bd = 1;
+  return out;
+}
+template <const char* kName, bool kNeedsAxis = true>
+Dim reduce_shape(const ArgDims& xs, AttrView a) {
+  return reduce_shape_checked(kName, xs[0], a.as<ReduceAttr>(), kNeedsAxis);
+}
+
+void sum_dim_fwd(const ForwardArgs& a) {
+  const ReduceLayout l = reduce_layout(a.xs[0].d, a.attr.as<ReduceAttr>().mask);
+  cpu::arr(a.fx).setZero();
+  reduce_into(l, a.xs[0].v, a.fx.v, [](float x, size_t) { return x; });
+}
+void sum_dim_bwd(const BackwardArgs& a) {
+  const ReduceLayout l = reduce_layout(a.xs[0].d, a.attr.as<ReduceAttr>().mask);
+  const float* g = a.dEdf.v;
+  spread_into(l, a.xs[0].v, a.dEdxi.v, [g](float, size_t o) { return g[o]; });
+}
+
+void moment_fwd(const ForwardArgs& a) {
+  const ReduceAttr& r = a.attr.as<ReduceAttr>();
+  const ReduceLayout l = reduce_layout(a.xs[0].d, r.mask);
+  cpu::arr(a.fx).setZero();
+  const unsigned order = r.order;
+  reduce_into(l, a.xs[0].v, a.fx.v, [order](float x, size_t) { return int_pow(x, order); });
+  cpu::arr(a.fx) *= 1.f / divisor(r, l);
+}
+void moment_bwd(const BackwardArgs& a) {
+  const ReduceAttr& r = a.attr.as<ReduceAttr>();
+  const ReduceLayout l = reduce_layout(a.xs[0].d, r.mask);
+  const float scale = float(r.order) / divisor(r, l);
+  const unsigned order = r.order;
+  const float* g = a.dEdf.v;
+  spread_into(l, a.xs[0].v, a.dEdxi.v,
+              [=](float x, size_t o) { return g[o] * scale * int_pow(x, order - 1); });
+}
+
+// std keeps the means μ in aux for backward.
+size_t std_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
+void std_fwd(const ForwardArgs& a) {
+  const ReduceAttr& r = a.attr.as<ReduceAttr>();
+  const ReduceLayout l = reduce_layout(a.xs[0].d, r.mask);
+  const float inv_n = 1.f / divisor(r, l);
+  const unsigned m = a.fx.d.size();
+  float* mean = a.aux;
+  ArrayMap(mean, m).setZero();
+  reduce_into(l, a.xs[0].v, mean, [](float x, size_t) { return x; });
+  ArrayMap(mean, m) *= inv_n;
+  cpu::arr(a.fx).setZero();
+  reduce_into(l, a.xs[0].v, a.fx.v, [mean](float x, size_t o) { return (x - mean[o]) * (x - mean[o]); });
+  cpu::arr(a.fx) = (cpu::arr(a.fx) * inv_n).sqrt();
+}
+// With N values reduced and divisor n: σ² = (1/n) Σ (x_j - μ)², μ = (1/n) Σ x_j, so
+// ∂σ/∂x_i = [(x_i - μ) - μ (n - N) / n] / (n σ) (the second term vanishes when n = N).
+// A zero σ (all values equal) has no derivative; it passes no gradient.
+void std_bwd(const BackwardArgs& a) {
+  const ReduceAttr& r = a.attr.as<ReduceAttr>();
+  const ReduceLayout l = reduce_layout(a.xs[0].d, r.mask);
+  const float n = divisor(r, l);
+  const float mean_shift = (n - float(l.reduced)) / n;
+  const float* g = a.dEdf.v;
+  const float* sigma = a.fx.v;
+  const float* mean = a.aux;
+  spread_into(l, a.xs[0].v, a.dEdxi.v, [=](float x, size_t o) {
+    if (sigma[o] == 0.f) return 0.f;
+    return g[o] * ((x - mean[o]) - mean[o] * mean_shift) / (n * sigma[o]);
+  });
+}
+
+constexpr char kMomentElems[] = "moment_elems";
+constexpr char kStdElems[] = "std_elems";
+constexpr char kMomentBatches[] = "moment_batches";
+constexpr char kMeanBatches[] = "mean_batches";
+constexpr char kStdBatches[] = "std_batches";
+constexpr char kSumDim[] = "sum_dim";
+constexpr char kMomentDim[] = "moment_dim";
+constexpr char kMeanDim[] = "mean_dim";
+constexpr char kStdDim[] = "std_dim";
+
+std::vector<OpSample> moment_elems_samples() {
+  auto with = [](unsigned r) { return [r](ComputationGraph&, Xs x) { return moment_elems(x[0], r); }; };
+  return {{"order1", {Dim({5})}, with(1)},
+          {"order2", {Dim({3, 4})}, with(2)},
+          {"order3_batched", {Dim({3, 2}, 3)}, with(3)},
+          {"order0", {Dim({3})}, with(0), -1, 1, true}};
+}
+std::vector<OpSample> std_elems_samples() {
+  auto build = [](ComputationGraph&, Xs x) { return std_elems(x[0]); };
+  return {{"vector", {Dim({5})}, build}, {"matrix", {Dim({3, 4})}, build}, {"batched", {Dim({3, 2}, 3)}, build}};
+}
+std::vector<OpSample> moment_batches_samples() {
+  auto with = [](unsigned r) { return [r](ComputationGraph&, Xs x) { return moment_batches(x[0], r); }; };
+  return {{"order1", {Dim({3}, 4)}, with(1)},
+          {"order2", {Dim({2, 3}, 3)}, with(2)},
+          {"order4", {Dim({2}, 3)}, with(4)},
+          {"unbatched", {Dim({3})}, with(2)},
+          {"order0", {Dim({3}, 2)}, with(0), -1, 1, true}};
+}
+std::vector<OpSample> mean_batches_samples() {
+  auto build = [](ComputationGraph&, Xs x) { return mean_batches(x[0]); };
+  return {{"batched", {Dim({3, 2}, 4)}, build}, {"unbatched", {Dim({4})}, build}};
+}
+std::vector<OpSample> std_batches_samples() {
+  auto build = [](ComputationGraph&, Xs x) { return std_batches(x[0]); };
+  return {{"batched", {Dim({3, 2}, 4)}, build}, {"vector", {Dim({3}, 3)}, build}};
+}
+std::vector<OpSample> sum_dim_samples() {
+  auto over = [](std::vector<unsigned> dims, bool b) {
+    return [dims, b](ComputationGraph&, Xs x) { return sum_dim(x[0], dims, b); };
+  };
+  return {{"rows", {Dim({3, 4})}, over({0}, false)},
+          {"cols", {Dim({3, 4})}, over({1}, false)},
+          {"two_of_three", {Dim({2, 3, 4})}, over({0, 2}, false)},
+          {"all_dims", {Dim({2, 3})}, over({1, 0}, false)},
+          {"batched", {Dim({3, 2}, 3)}, over({1}, false)},
+          {"with_batch", {Dim({3, 2}, 3)}, over({0}, true)},
+          {"only_batch", {Dim({3, 2}, 3)}, over({}, true)},
+          {"implicit_dim", {Dim({3})}, over({1}, false)},
+          {"sum_rows", {Dim({3, 4}, 2)}, [](ComputationGraph&, Xs x) { return sum_rows(x[0]); }},
+          {"sum_cols", {Dim({3, 4}, 2)}, [](ComputationGraph&, Xs x) { return sum_cols(x[0]); }},
+          {"out_of_range", {Dim({3, 4})}, over({3}, false), -1, 1, true},
+          {"past_max_dims", {Dim({3, 4})}, over({DYNET_MAX_TENSOR_DIM}, false), -1, 1, true},
+          {"repeated", {Dim({3, 4})}, over({1, 1}, false), -1, 1, true}};
+}
+std::vector<OpSample> moment_dim_samples() {
+  auto over = [](std::vector<unsigned> dims, unsigned r, bool b, unsigned n) {
+    return [=](ComputationGraph&, Xs x) { return moment_dim(x[0], dims, r, b, n); };
+  };
+  return {{"rows_order2", {Dim({3, 4})}, over({0}, 2, false, 0)},
+          {"cols_order3", {Dim({3, 4}, 2)}, over({1}, 3, false, 0)},
+          {"with_batch", {Dim({3, 2}, 3)}, over({1}, 2, true, 0)},
+          {"only_batch", {Dim({3, 2}, 3)}, over({}, 1, true, 0)},
+          {"two_dims_n", {Dim({2, 3, 2})}, over({0, 2}, 2, false, 3)},
+          {"order0", {Dim({3})}, over({0}, 0, false, 0), -1, 1, true},
+          {"nothing", {Dim({3})}, over({}, 1, false, 0), -1, 1, true},
+          {"out_of_range", {Dim({3, 4})}, over({3}, 1, false, 0), -1, 1, true}};
+}
+std::vector<OpSample> mean_dim_samples() {
+  auto over = [](std::vector<unsigned> dims, bool b, unsigned n) {
+    return [=](ComputationGraph&, Xs x) { return mean_dim(x[0], dims, b, n); };
+  };
+  return {{"rows", {Dim({3, 4})}, over({0}, false, 0)},
+          {"cols_batched", {Dim({3, 4}, 2)}, over({1}, false, 0)},
+          {"with_batch", {Dim({3, 2}, 3)}, over({0}, true, 0)},
+          {"masked_n", {Dim({4, 2})}, over({0}, false, 3)},
+          {"nothing", {Dim({3})}, over({}, false, 0), -1, 1, true}};
+}
+std::vector<OpSample> std_dim_samples() {
+  auto over = [](std::vector<unsigned> dims, bool b, unsigned n) {
+    return [=](ComputationGraph&, Xs x) { return std_dim(x[0], dims, b, n); };
+  };
+  return {{"rows", {Dim({3, 4})}, over({0}, false, 0)},
+          {"cols_batched", {Dim({3, 4}, 2)}, over({1}, false, 0)},
+          {"with_batch", {Dim({3, 2}, 3)}, over({0}, true, 0)},
+          {"only_batch", {Dim({3, 2}, 3)}, over({}, true, 0)},
+          {"masked_n", {Dim({4, 2})}, over({0}, false, 3)},
+          {"nothing", {Dim({3})}, over({}, false, 0), -1, 1, true},
+          {"out_of_range", {Dim({3})}, over({2}, false, 0), -1, 1, true}};
+}
+
+// The *_dim forms take b, which reduces the batch: run alone so that members' batches stay apart.
+const OpId k_moment_elems = register_op({.name = kMomentElems,
+                                         .doc = "y_b = (1/N) Σ_i x_b[i]^r, N = values per batch element",
+                                         .shape = reduce_shape<kMomentElems>,
+                                         .forward = moment_fwd,
+                                         .backward = moment_bwd,
+                                         .batch = {.batchable = true},
+                                         .samples = moment_elems_samples});
+const OpId k_std_elems = register_op({.name = kStdElems,
+                                      .doc = "y_b = sqrt((1/N) Σ_i (x_b[i] - μ_b)²), μ_b = mean_elems(x)_b",
+                                      .shape = reduce_shape<kStdElems>,
+                                      .forward = std_fwd,
+                                      .backward = std_bwd,
+                                      .aux_floats = std_aux,
+                                      .batch = {.batchable = true},
+                                      .samples = std_elems_samples});
+const OpId k_moment_batches = register_op({.name = kMomentBatches,
+                                           .doc = "y = (1/B) Σ_b x[b]^r (elementwise over the B batch elements)",
+                                           .shape = reduce_shape<kMomentBatches>,
+                                           .forward = moment_fwd,
+                                           .backward = moment_bwd,
+                                           .samples = moment_batches_samples});
+const OpId k_mean_batches = register_op({.name = kMeanBatches,
+                                         .doc = "y = (1/B) Σ_b x[b]",
+                                         .shape = reduce_shape<kMeanBatches>,
+                                         .forward = moment_fwd,
+                                         .backward = moment_bwd,
+                                         .samples = mean_batches_samples});
+const OpId k_std_batches = register_op({.name = kStdBatches,
+                                        .doc = "y = sqrt((1/B) Σ_b (x[b] - μ)²), μ = mean_batches(x)",
+                                        .shape = reduce_shape<kStdBatches>,
+                                        .forward = std_fwd,
+                                        .backward = std_bwd,
+                                        .aux_floats = std_aux,
+                                        .samples = std_batches_samples});
+const OpId k_sum_dim = register_op({.name = kSumDim,
+                                    .doc = "y = Σ x over the given dims (and the batch when b); those dims are removed",
+                                    .shape = reduce_shape<kSumDim, false>,
+                                    .forward = sum_dim_fwd,
+                                    .backward = sum_dim_bwd,
+                                    .samples = sum_dim_samples});
+const OpId k_moment_dim = register_op({.name = kMomentDim,
+                                       .doc = "y = (1/n) Σ x^r over the given dims (and the batch when b); n = count unless given",
+                                       .shape = reduce_shape<kMomentDim>,
+                                       .forward = moment_fwd,
+                                       .backward = moment_bwd,
+                                       .samples = moment_dim_samples});
+const OpId k_mean_dim = register_op({.name = kMeanDim,
+                                     .doc = "y = (1/n) Σ x over the given dims (and the batch when b); n = count unless given",
+                                     .shape = reduce_shape<kMeanDim>,
+                                     .forward = moment_fwd,
+                                     .backward = moment_bwd,
+                                     .samples = mean_dim_samples});
+const OpId k_std_dim = register_op({.name = kStdDim,
+                                    .doc = "y = sqrt((1/n) Σ (x - μ)²), μ = (1/n) Σ x, over the given dims (and the batch when b)",
+                                    .shape = reduce_shape<kStdDim>,
+                                    .forward = std_fwd,
+                                    .backward = std_bwd,
+                                    .aux_floats = std_aux,
+                                    .samples = std_dim_samples});
+
+uint32_t dims_mask(const char* op, const std::vector<unsigned>& dims, bool b) {
+  uint32_t mask = b ? (1u << kBatchBit) : 0u;
+  for (unsigned d : dims) {
+    if (d >= DYNET_MAX_TENSOR_DIM)
+      op_error(op, "dim " + num(d) + " out of range (tensors have at most " + num(DYNET_MAX_TENSOR_DIM) + " dims)");
+    if ((mask >> d) & 1u) op_error(op, "dim " + num(d) + " is listed twice");
+    mask |= 1u << d;
+  }
+  return mask;
+}
+uint32_t all_dims_mask(const Expression& x) { return (1u << x.dim().nd) - 1u; }
+
+// ---------------------------------------------------------------------------------------------
+// average_cols(x): the mean of the columns of a matrix (runs the mean kernel over dim 1).
+Dim average_cols_shape(const ArgDims& xs, AttrView a) {
+  const Dim& x = xs[0];
+  if (x.nd > 2) op_error("average_cols", "expects a vector or matrix, got " + x.str());
+  return reduce_shape_checked("average_cols", x, a.as<ReduceAttr>(), true);
+}
+std::vector<OpSample> average_cols_samples() {
+  auto build = [](ComputationGraph&, Xs x) { return average_cols(x[0]); };
+  return {{"matrix", {Dim({3, 4})}, build},
+          {"batched", {Dim({2, 3}, 2)}, build},
+          {"vector", {Dim({3})}, build},
+          {"tensor", {Dim({2, 3, 2})}, build, -1, 1, true}};
+}
+const OpId k_average_cols = register_op({.name = "average_cols",
+                                         .doc = "y[i] = (1/C) Σ_j x[i, j] for an R x C matrix x",
+                                         .shape = average_cols_shape,
+                                         .forward = moment_fwd,
+                                         .backward = moment_bwd,
+                                         .batch = {.batchable = true},
+                                         .samples = average_cols_samples});
+
+// ---------------------------------------------------------------------------------------------
+// max_dim(x, d) / min_dim(x, d): the maximum (minimum) along dim d, which is removed. The gradient
+// goes to the (first) extreme value, whose index is kept in aux.
+template <bool kMax>
+constexpr const char* extreme_name() {
+  return kMax ? "max_dim" : "min_dim";
+}
+template <bool kMax>
+Dim extreme_dim_shape(const ArgDims& xs, AttrView a) {
   const unsigned d = a.as<unsigned>();
   const Dim& x = xs[0];
-  if (d >= x.nd) op_error("max_dim", "dim " + std::to_string(d) + " out of range for input " + x.str());
-  if (x.d[d] == 0) op_error("max_dim", "dim " + std::to_string(d) + " of input " + x.str() + " is empty");
+  if (d >= x.nd) op_error(extreme_name<kMax>(), "dim " + num(d) + " out of range for input " + x.str());
+  if (x.d[d] == 0) op_error(extreme_name<kMax>(), "dim " + num(d) + " of input " + x.str() + " is empty");
   Dim out = x;
   out.delete_dim(d);
   return out;
 }
-size_t max_dim_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
-void max_dim_fwd(const ForwardArgs& a) {
+size_t output_size_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
+template <bool kMax>
+void extreme_dim_fwd(const ForwardArgs& a) {
   const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
   const float* x = a.xs[0].v;
   float* y = a.fx.v;
@@ -114,14 +486,14 @@ void max_dim_fwd(const ForwardArgs& a) {
     for (unsigned k = 1; k < f.n; ++k) {
       const float* xk = xo + size_t(k) * f.inner;
       for (unsigned i = 0; i < f.inner; ++i)
-        if (xk[i] > yo[i]) {
+        if (kMax ? xk[i] > yo[i] : xk[i] < yo[i]) {
           yo[i] = xk[i];
           ao[i] = k;
         }
     }
   }
 }
-void max_dim_bwd(const BackwardArgs& a) {
+void extreme_dim_bwd(const BackwardArgs& a) {
   const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
   const unsigned* arg = reinterpret_cast<const unsigned*>(a.aux);
   for (unsigned o = 0; o < f.outer; ++o)
@@ -130,8 +502,11 @@ void max_dim_bwd(const BackwardArgs& a) {
       a.dEdxi.v[(size_t(o) * f.n + arg[j]) * f.inner + i] += a.dEdf.v[j];
     }
 }
-std::vector<OpSample> max_dim_samples() {
-  auto along = [](unsigned d) { return [d](ComputationGraph&, Xs x) { return max_dim(x[0], d); }; };
+template <bool kMax>
+std::vector<OpSample> extreme_dim_samples() {
+  auto along = [](unsigned d) {
+    return [d](ComputationGraph&, Xs x) { return kMax ? max_dim(x[0], d) : min_dim(x[0], d); };
+  };
   return {{"vector", {Dim({5})}, along(0)},
           {"matrix_rows", {Dim({4, 3})}, along(0)},
           {"matrix_cols", {Dim({4, 3})}, along(1)},
@@ -140,18 +515,309 @@ std::vector<OpSample> max_dim_samples() {
           {"bad_dim", {Dim({4, 3})}, along(2), -1, 1, true}};
 }
 const OpId k_max_dim = register_op({.name = "max_dim",
-                                    .shape = max_dim_shape,
-                                    .forward = max_dim_fwd,
-                                    .backward = max_dim_bwd,
-                                    .aux_floats = max_dim_aux,
+                                    .doc = "y = max_k x[.., k, ..] along dim d (removed); gradient to the first argmax",
+                                    .shape = extreme_dim_shape<true>,
+                                    .forward = extreme_dim_fwd<true>,
+                                    .backward = extreme_dim_bwd,
+                                    .aux_floats = output_size_aux,
                                     .batch = {.batchable = true},
-                                    .samples = max_dim_samples});
+                                    .samples = extreme_dim_samples<true>});
+const OpId k_min_dim = register_op({.name = "min_dim",
+                                    .doc = "y = min_k x[.., k, ..] along dim d (removed); gradient to the first argmin",
+                                    .shape = extreme_dim_shape<false>,
+                                    .forward = extreme_dim_fwd<false>,
+                                    .backward = extreme_dim_bwd,
+                                    .aux_floats = output_size_aux,
+                                    .batch = {.batchable = true},
+                                    .samples = extreme_dim_samples<false>});
+
+// ---------------------------------------------------------------------------------------------
+// logsumexp_dim(x, d) = log Σ_k exp(x[.., k, ..]) along dim d (removed), computed around the max.
+Dim logsumexp_dim_shape(const ArgDims& xs, AttrView a) {
+  const unsigned d = a.as<unsigned>();
+  const Dim& x = xs[0];
+  if (d >= x.nd) op_error("logsumexp_dim", "dim " + num(d) + " out of range for input " + x.str());
+  if (x.d[d] == 0) op_error("logsumexp_dim", "dim " + num(d) + " of input " + x.str() + " is empty");
+  Dim out = x;
+  out.delete_dim(d);
+  return out;
+}
+void logsumexp_dim_fwd(const ForwardArgs& a) {
+  const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
+  for (unsigned o = 0; o < f.outer; ++o) {
+    const float* xo = a.xs[0].v + size_t(o) * f.n * f.inner;
+    float* yo = a.fx.v + size_t(o) * f.inner;
+    for (unsigned i = 0; i < f.inner; ++i) {
+      float m = xo[i];
+      for (unsigned k = 1; k < f.n; ++k) m = std::max(m, xo[size_t(k) * f.inner + i]);
+      if (std::isinf(m)) {  // all -inf (or any +inf): the max is the answer
+        yo[i] = m;
+        continue;
+      }
+      float s = 0.f;
+      for (unsigned k = 0; k < f.n; ++k) s += std::exp(xo[size_t(k) * f.inner + i] - m);
+      yo[i] = m + std::log(s);
+    }
+  }
+}
+// ∂y/∂x_k = exp(x_k - y), the softmax along d.
+void logsumexp_dim_bwd(const BackwardArgs& a) {
+  const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
+  for (unsigned o = 0; o < f.outer; ++o) {
+    const float* xo = a.xs[0].v + size_t(o) * f.n * f.inner;
+    float* dxo = a.dEdxi.v + size_t(o) * f.n * f.inner;
+    const float* yo = a.fx.v + size_t(o) * f.inner;
+    const float* go = a.dEdf.v + size_t(o) * f.inner;
+    for (unsigned k = 0; k < f.n; ++k)
+      for (unsigned i = 0; i < f.inner; ++i) {
+        const size_t j = size_t(k) * f.inner + i;
+        dxo[j] += go[i] * std::exp(xo[j] - yo[i]);
+      }
+  }
+}
+std::vector<OpSample> logsumexp_dim_samples() {
+  auto along = [](unsigned d) { return [d](ComputationGraph&, Xs x) { return logsumexp_dim(x[0], d); }; };
+  return {{"vector", {Dim({5})}, along(0)},
+          {"matrix_rows", {Dim({4, 3})}, along(0)},
+          {"matrix_cols", {Dim({4, 3})}, along(1)},
+          {"tensor_middle", {Dim({2, 3, 2})}, along(1)},
+          {"batched", {Dim({3, 2}, 3)}, along(1)},
+          {"bad_dim", {Dim({4, 3})}, along(2), -1, 1, true}};
+}
+const OpId k_logsumexp_dim = register_op({.name = "logsumexp_dim",
+                                          .doc = "y = log Σ_k exp(x[.., k, ..]) along dim d (removed)",
+                                          .shape = logsumexp_dim_shape,
+                                          .forward = logsumexp_dim_fwd,
+                                          .backward = logsumexp_dim_bwd,
+                                          .batch = {.batchable = true},
+                                          .samples = logsumexp_dim_samples});
+
+// ---------------------------------------------------------------------------------------------
+// cumsum(x, d): y[.., k, ..] = Σ_{j ≤ k} x[.., j, ..] along dim d (same shape).
+Dim cumsum_shape(const ArgDims& xs, AttrView a) {
+  const unsigned d = a.as<unsigned>();
+  // d == nd is an implicit dim of size 1 (the identity), as DyNet allows.
+  if (d > xs[0].nd) op_error("cumsum", "dim " + num(d) + " out of range for input " + xs[0].str());
+  return xs[0];
+}
+void cumsum_fwd(const ForwardArgs& a) {
+  const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
+  for (unsigned o = 0; o < f.outer; ++o) {
+    const size_t base = size_t(o) * f.n * f.inner;
+    const float* x = a.xs[0].v + base;
+    float* y = a.fx.v + base;
+    for (unsigned i = 0; i < f.inner; ++i) y[i] = x[i];
+    for (unsigned k = 1; k < f.n; ++k)
+      for (unsigned i = 0; i < f.inner; ++i) y[size_t(k) * f.inner + i] = y[size_t(k - 1) * f.inner + i] + x[size_t(k) * f.inner + i];
+  }
+}
+// dx_k = Σ_{j ≥ k} g_j: a reversed cumulative sum, accumulated from the last index down.
+void cumsum_bwd(const BackwardArgs& a) {
+  const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
+  for (unsigned o = 0; o < f.outer; ++o) {
+    const size_t base = size_t(o) * f.n * f.inner;
+    const float* g = a.dEdf.v + base;
+    float* dx = a.dEdxi.v + base;
+    for (unsigned i = 0; i < f.inner; ++i) {
+      float tail = 0.f;
+      for (unsigned k = f.n; k-- > 0;) {
+        tail += g[size_t(k) * f.inner + i];
+        dx[size_t(k) * f.inner + i] += tail;
+      }
+    }
+  }
+}
+std::vector<OpSample> cumsum_samples() {
+  auto along = [](unsigned d) { return [d](ComputationGraph&, Xs x) { return cumsum(x[0], d); }; };
+  return {{"vector", {Dim({5})}, along(0)},
+          {"matrix_cols", {Dim({3, 4})}, along(1)},
+          {"tensor_middle", {Dim({2, 3, 2})}, along(1)},
+          {"batched", {Dim({3, 2}, 2)}, along(0)},
+          {"implicit_dim", {Dim({3})}, along(1)},
+          {"bad_dim", {Dim({3})}, along(2), -1, 1, true}};
+}
+const OpId k_cumsum = register_op({.name = "cumsum",
+                                   .doc = "y[.., k, ..] = Σ_{j ≤ k} x[.., j, ..] along dim d",
+                                   .shape = cumsum_shape,
+                                   .forward = cumsum_fwd,
+                                   .backward = cumsum_bwd,
+                                   .batch = {.batchable = true},
+                                   .samples = cumsum_samples});
+
+// ---------------------------------------------------------------------------------------------
+// kmax_pooling(x, k, d): the k largest values along dim d, kept in their original order (ties:
+// the earlier index wins). Dim d becomes k. The source index of every output is kept in aux.
+struct KMaxAttr {
+  uint32_t k, axis;
+};
+Dim kmax_pooling_shape(const ArgDims& xs, AttrView a) {
+  const KMaxAttr& p = a.as<KMaxAttr>();
+  const Dim& x = xs[0];
+  if (p.axis >= x.nd) op_error("kmax_pooling", "dim " + num(p.axis) + " out of range for input " + x.str());
+  if (p.k < 1 || p.k > x.d[p.axis])
+    op_error("kmax_pooling", "k = " + num(p.k) + " must be in [1, " + num(x.d[p.axis]) + "] (dim " + num(p.axis) +
+                                 " of input " + x.str() + ")");
+  Dim out = x;
+  out.d[p.axis] = p.k;
+  return out;
+}
+void kmax_pooling_fwd(const ForwardArgs& a) {
+  const KMaxAttr& p = a.attr.as<KMaxAttr>();
+  const Fibers f = fibers_with_batch(a.xs[0].d, p.axis);
+  unsigned* order = static_cast<unsigned*>(a.scratch.allocate(f.n * sizeof(unsigned)));
+  unsigned* src = reinterpret_cast<unsigned*>(a.aux);
+  for (unsigned o = 0; o < f.outer; ++o)
+    for (unsigned i = 0; i < f.inner; ++i) {
+      const float* x = a.xs[0].v + size_t(o) * f.n * f.inner + i;
+      auto at = [&](unsigned k) { return x[size_t(k) * f.inner]; };
+      // Larger first, then earlier; NaN ranks above everything so the order stays strict.
+      auto before = [&](unsigned u, unsigned v) {
+        const float xu = at(u), xv = at(v);
+        const bool nu = std::isnan(xu), nv = std::isnan(xv);
+        if (nu != nv) return nu;
+        if (!nu && xu != xv) return xu > xv;
+        return u < v;
+      };
+      for (unsigned k = 0; k < f.n; ++k) order[k] = k;
+      std::nth_element(order, order + (p.k - 1), order + f.n, before);
+      std::sort(order, order + p.k);
+      float* y = a.fx.v + size_t(o) * p.k * f.inner + i;
+      unsigned* s = src + size_t(o) * p.k * f.inner + i;
+      for (unsigned j = 0; j < p.k; ++j) {
+        y[size_t(j) * f.inner] = at(order[j]);
+        s[size_t(j) * f.inner] = order[j];
+      }
+    }
+}
+void kmax_pooling_bwd(const BackwardArgs& a) {
+  const KMaxAttr& p = a.attr.as<KMaxAttr>();
+  const Fibers f = fibers_with_batch(a.xs[0].d, p.axis);
+  const unsigned* src = reinterpret_cast<const unsigned*>(a.aux);
+  for (unsigned o = 0; o < f.outer; ++o)
+    for (unsigned j = 0; j < p.k; ++j)
+      for (unsigned i = 0; i < f.inner; ++i) {
+        const size_t y = (size_t(o) * p.k + j) * f.inner + i;
+        a.dEdxi.v[(size_t(o) * f.n + src[y]) * f.inner + i] += a.dEdf.v[y];
+      }
+}
+std::vector<OpSample> kmax_pooling_samples() {
+  auto pool = [](unsigned k, unsigned d) {
+    return [k, d](ComputationGraph&, Xs x) { return kmax_pooling(x[0], k, d); };
+  };
+  return {{"cols", {Dim({3, 5})}, pool(2, 1)},
+          {"rows", {Dim({5, 2})}, pool(3, 0)},
+          {"k_is_size", {Dim({2, 3})}, pool(3, 1)},
+          {"tensor_middle", {Dim({2, 4, 2})}, pool(2, 1)},
+          {"batched", {Dim({2, 4}, 3)}, pool(1, 1)},
+          {"k_zero", {Dim({3, 4})}, pool(0, 1), -1, 1, true},
+          {"k_too_big", {Dim({3, 4})}, pool(5, 1), -1, 1, true},
+          {"bad_dim", {Dim({3})}, pool(1, 1), -1, 1, true}};
+}
+const OpId k_kmax_pooling = register_op({.name = "kmax_pooling",
+                                         .doc = "y = the k largest x along dim d, in their original order",
+                                         .shape = kmax_pooling_shape,
+                                         .forward = kmax_pooling_fwd,
+                                         .backward = kmax_pooling_bwd,
+                                         .aux_floats = output_size_aux,
+                                         .batch = {.batchable = true},
+                                         .samples = kmax_pooling_samples});
+
+// ---------------------------------------------------------------------------------------------
+// fold_rows(x, nrows): sums each block of nrows consecutive rows: y[i, j] = Σ_{t<nrows} x[i·nrows + t, j].
+Dim fold_rows_shape(const ArgDims& xs, AttrView a) {
+  const unsigned nrows = a.as<unsigned>();
+  const Dim& x = xs[0];
+  if (x.nd > 2) op_error("fold_rows", "expects a vector or matrix, got " + x.str());
+  if (nrows == 0 || x.rows() % nrows != 0)
+    op_error("fold_rows", "nrows = " + num(nrows) + " must divide the " + num(x.rows()) + " rows of input " + x.str());
+  Dim out = x;
+  out.d[0] = x.rows() / nrows;
+  return out;
+}
+void fold_rows_fwd(const ForwardArgs& a) {
+  const unsigned nrows = a.attr.as<unsigned>();
+  const unsigned rows = a.xs[0].d.rows(), cols = a.xs[0].d.size() / rows, orows = rows / nrows;
+  for (unsigned c = 0; c < cols; ++c) {
+    const float* x = a.xs[0].v + size_t(c) * rows;
+    float* y = a.fx.v + size_t(c) * orows;
+    for (unsigned i = 0; i < orows; ++i) {
+      float s = 0.f;
+      for (unsigned t = 0; t < nrows; ++t) s += x[i * nrows + t];
+      y[i] = s;
+    }
+  }
+}
+void fold_rows_bwd(const BackwardArgs& a) {
+  const unsigned nrows = a.attr.as<unsigned>();
+  const unsigned rows = a.xs[0].d.rows(), cols = a.xs[0].d.size() / rows, orows = rows / nrows;
+  for (unsigned c = 0; c < cols; ++c) {
+    float* dx = a.dEdxi.v + size_t(c) * rows;
+    const float* g = a.dEdf.v + size_t(c) * orows;
+    for (unsigned i = 0; i < orows; ++i)
+      for (unsigned t = 0; t < nrows; ++t) dx[i * nrows + t] += g[i];
+  }
+}
+std::vector<OpSample> fold_rows_samples() {
+  auto fold = [](unsigned n) { return [n](ComputationGraph&, Xs x) { return fold_rows(x[0], n); }; };
+  return {{"pairs", {Dim({4, 3})}, fold(2)},
+          {"triples", {Dim({6, 2})}, fold(3)},
+          {"vector", {Dim({4})}, fold(4)},
+          {"batched", {Dim({4, 2}, 2)}, fold(2)},
+          {"not_divisible", {Dim({5, 2})}, fold(2), -1, 1, true},
+          {"zero", {Dim({4, 2})}, fold(0), -1, 1, true},
+          {"tensor", {Dim({4, 2, 2})}, fold(2), -1, 1, true}};
+}
+const OpId k_fold_rows = register_op({.name = "fold_rows",
+                                      .doc = "y[i, j] = Σ_{t<nrows} x[i·nrows + t, j]",
+                                      .shape = fold_rows_shape,
+                                      .forward = fold_rows_fwd,
+                                      .backward = fold_rows_bwd,
+                                      .batch = {.batchable = true},
+                                      .samples = fold_rows_samples});
+
+Expression reduce_node(OpId op, const Expression& x, uint32_t mask, unsigned order = 1, unsigned n = 0) {
+  return make_node(op, x, ReduceAttr{mask, order, n, 0});
+}
 
 }  // namespace
 
 Expression sum_elems(const Expression& x) { return make_node(k_sum_elems, x); }
 Expression mean_elems(const Expression& x) { return make_node(k_mean_elems, x); }
+Expression moment_elems(const Expression& x, unsigned r) {
+  return reduce_node(k_moment_elems, x, all_dims_mask(x), r);
+}
+Expression std_elems(const Expression& x) { return reduce_node(k_std_elems, x, all_dims_mask(x)); }
+
 Expression sum_batches(const Expression& x) { return make_node(k_sum_batches, x); }
+Expression moment_batches(const Expression& x, unsigned r) {
+  return reduce_node(k_moment_batches, x, 1u << kBatchBit, r);
+}
+Expression mean_batches(const Expression& x) { return reduce_node(k_mean_batches, x, 1u << kBatchBit); }
+Expression std_batches(const Expression& x) { return reduce_node(k_std_batches, x, 1u << kBatchBit); }
+
+Expression sum_dim(const Expression& x, const std::vector<unsigned>& dims, bool b) {
+  return reduce_node(k_sum_dim, x, dims_mask(kSumDim, dims, b));
+}
+Expression sum_rows(const Expression& x) { return sum_dim(x, {0}); }
+Expression sum_cols(const Expression& x) { return sum_dim(x, {1}); }
+Expression moment_dim(const Expression& x, const std::vector<unsigned>& dims, unsigned r, bool b, unsigned n) {
+  return reduce_node(k_moment_dim, x, dims_mask(kMomentDim, dims, b), r, n);
+}
+Expression mean_dim(const Expression& x, const std::vector<unsigned>& dims, bool b, unsigned n) {
+  return reduce_node(k_mean_dim, x, dims_mask(kMeanDim, dims, b), 1, n);
+}
+Expression std_dim(const Expression& x, const std::vector<unsigned>& dims, bool b, unsigned n) {
+  return reduce_node(k_std_dim, x, dims_mask(kStdDim, dims, b), 1, n);
+}
+Expression average_cols(const Expression& x) { return reduce_node(k_average_cols, x, 1u << 1); }
+
 Expression max_dim(const Expression& x, unsigned d) { return make_node(k_max_dim, x, d); }
+Expression min_dim(const Expression& x, unsigned d) { return make_node(k_min_dim, x, d); }
+Expression logsumexp_dim(const Expression& x, unsigned d) { return make_node(k_logsumexp_dim, x, d); }
+Expression cumsum(const Expression& x, unsigned d) { return make_node(k_cumsum, x, d); }
+Expression kmax_pooling(const Expression& x, unsigned k, unsigned d) {
+  return make_node(k_kmax_pooling, x, KMaxAttr{k, d});
+}
+Expression fold_rows(const Expression& x, unsigned nrows) { return make_node(k_fold_rows, x, nrows); }
 
 }  // namespace dynet
