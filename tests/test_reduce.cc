@@ -226,5 +226,107 @@ TEST(ReduceValues, FoldRowsSumsBlocksOfRows) {
   EXPECT_NE(error_of([&] { fold_rows(x, 3); }).find("fold_rows"), std::string::npos);
 }
 
+// ---- batch elements and strided selection ----
+TEST(BatchSelectValues, PickBatchElems) {
+  ComputationGraph g;
+  // batch elements [1 2], [3 4], [5 6]
+  Expression x = input(g, Dim({2}, 3), iota(6));
+  Expression one = pick_batch_elem(x, 1);
+  EXPECT_EQ(one.dim(), Dim({2}));
+  expect_values(one.value(), {3.f, 4.f});
+  Expression many = pick_batch_elems(x, {2, 0, 2});
+  EXPECT_EQ(many.dim(), Dim({2}, 3));
+  expect_values(many.value(), {5.f, 6.f, 1.f, 2.f, 5.f, 6.f});
+  // Element 2 is picked twice, element 1 never.
+  g.backward(sum_elems(sum_batches(many)), true);
+  expect_values(x.gradient(), {1.f, 1.f, 0.f, 0.f, 2.f, 2.f});
+  EXPECT_NE(error_of([&] { pick_batch_elem(x, 3); }).find("pick_batch_elems: batch index 3 out of range"),
+            std::string::npos);
+}
+
+TEST(BatchSelectValues, PickBatchElemPointersAreReadAtForwardTime) {
+  ComputationGraph g;
+  Expression x = input(g, Dim({2}, 3), iota(6));
+  unsigned v = 0;
+  std::vector<unsigned> vs = {1, 1};
+  Expression one = pick_batch_elem(x, &v);
+  Expression many = pick_batch_elems(x, &vs);
+  expect_values(one.value(), {1.f, 2.f});
+  expect_values(many.value(), {3.f, 4.f, 3.f, 4.f});
+  v = 2;
+  vs = {0, 2};
+  expect_values(g.forward(one), {5.f, 6.f});
+  expect_values(g.forward(many), {1.f, 2.f, 5.f, 6.f});
+  v = 5;
+  EXPECT_NE(error_of([&] { g.forward(one); }).find("pick_batch_elems"), std::string::npos);
+}
+
+TEST(BatchSelectValues, ConcatenateToBatch) {
+  ComputationGraph g;
+  Expression a = input(g, Dim({2}), {1.f, 2.f});
+  Expression b = input(g, Dim({2}, 2), {3.f, 4.f, 5.f, 6.f});
+  Expression y = concatenate_to_batch({a, b, a});
+  EXPECT_EQ(y.dim(), Dim({2}, 4));
+  expect_values(y.value(), {1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 1.f, 2.f});
+  Expression w = input(g, Dim({2}, 4), iota(8));
+  g.backward(sum_elems(sum_batches(cmult(y, w))), true);
+  expect_values(a.gradient(), {1.f + 7.f, 2.f + 8.f});
+  expect_values(b.gradient(), {3.f, 4.f, 5.f, 6.f});
+  EXPECT_NE(error_of([&] { concatenate_to_batch({a, input(g, Dim({3}), {1.f, 2.f, 3.f})}); })
+                .find("concatenate_to_batch"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { concatenate_to_batch(std::vector<Expression>{}); }).find("concatenate_to_batch"),
+            std::string::npos);
+}
+
+TEST(BatchSelectValues, StridedSelect) {
+  ComputationGraph g;
+  // 4 x 3 matrix with x[i, j] = 10 i + j (column-major).
+  std::vector<float> v;
+  for (unsigned j = 0; j < 3; ++j)
+    for (unsigned i = 0; i < 4; ++i) v.push_back(10.f * float(i) + float(j));
+  Expression x = input(g, Dim({4, 3}), v);
+  Expression rows = strided_select(x, {2});  // rows 0 and 2
+  EXPECT_EQ(rows.dim(), Dim({2, 3}));
+  expect_values(rows.value(), {0.f, 20.f, 1.f, 21.f, 2.f, 22.f});
+  Expression y = strided_select(x, {2, 2}, {1, 0}, {4, 3});  // rows 1, 3; cols 0, 2
+  EXPECT_EQ(y.dim(), Dim({2, 2}));
+  expect_values(y.value(), {10.f, 30.f, 12.f, 32.f});
+  g.backward(sum_elems(y), true);
+  expect_values(x.gradient(), {0.f, 1.f, 0.f, 1.f, 0.f, 0.f, 0.f, 0.f, 0.f, 1.f, 0.f, 1.f});
+  // ceil((to - from) / stride): [1, 4) by 2 has 2 entries.
+  expect_values(strided_select(x, {2, 1}, {1, 2}).value(), {12.f, 32.f});
+  EXPECT_NE(error_of([&] { strided_select(x, {0}); }).find("strided_select: stride 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { strided_select(x, {1}, {3}, {2}); }).find("strided_select"), std::string::npos);
+}
+
+TEST(BatchSelectValues, StridedSelectOverTheBatch) {
+  // The entry after the last dim addresses the batch: here every other batch element from 1.
+  ComputationGraph g;
+  Expression x = input(g, Dim({2}, 5), iota(10));  // [1 2], [3 4], [5 6], [7 8], [9 10]
+  Expression y = strided_select(x, {1, 2}, {1, 1});
+  EXPECT_EQ(y.dim(), Dim({1}, 2));
+  expect_values(y.value(), {4.f, 8.f});
+  g.backward(sum_elems(sum_batches(y)), true);
+  expect_values(x.gradient(), {0.f, 0.f, 0.f, 1.f, 0.f, 0.f, 0.f, 1.f, 0.f, 0.f});
+  Expression all = strided_select(x, {}, {}, {2, 3});
+  EXPECT_EQ(all.dim(), Dim({2}, 3));
+  expect_values(all.value(), iota(6));
+  EXPECT_NE(error_of([&] { strided_select(x, {1, 1, 1}); }).find("strided_select"), std::string::npos);
+}
+
+TEST(BatchSelectValues, PickRangeAliasAndPickAlongDims) {
+  ComputationGraph g;
+  Expression x = input(g, Dim({3, 2}), iota(6));  // [[1 4], [2 5], [3 6]]
+  expect_values(pickrange(x, 1, 3).value(), {2.f, 3.f, 5.f, 6.f});
+  unsigned col = 1;
+  std::vector<unsigned> per_batch = {2, 0};
+  Expression xb = input(g, Dim({3, 2}, 2), iota(12));
+  expect_values(pick(x, &col, 1).value(), {4.f, 5.f, 6.f});
+  expect_values(pick(xb, per_batch, 0).value(), {3.f, 6.f, 7.f, 10.f});
+  const std::vector<unsigned> per_col = {1, 0};
+  expect_values(pick(xb, &per_col, 1).value(), {4.f, 5.f, 6.f, 7.f, 8.f, 9.f});
+}
+
 }  // namespace
 }  // namespace dynet

@@ -119,6 +119,17 @@ Expression pick(const Expression& x, const unsigned* pv, unsigned d = 0);
 Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d = 0);  // one per batch element
 Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d = 0);
 Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d = 0);  // x[s:e] along dim d
+Expression pickrange(const Expression& x, unsigned s, unsigned e);  // deprecated name of pick_range(x, s, e, 0)
+Expression pick_batch_elem(const Expression& x, unsigned v);         // batch element v (bd = 1)
+Expression pick_batch_elem(const Expression& x, const unsigned* pv);
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>& v);  // batch elements v[0], v[1], ...
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>* pv);
+Expression concatenate_to_batch(const std::initializer_list<Expression>& xs);  // batches of xs one after another
+Expression concatenate_to_batch(const std::vector<Expression>& xs);
+// x[from[k] : to[k] : strides[k]] on each dim k; entry x.nd (one past the last dim) addresses the batch.
+// Missing entries mean stride 1, from 0, to the axis size.
+Expression strided_select(const Expression& x, const std::vector<int>& strides, const std::vector<int>& from = {},
+                          const std::vector<int>& to = {});
 Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d = 0);
 Expression concatenate(const std::vector<Expression>& xs, unsigned d = 0);
 Expression concatenate_cols(const std::initializer_list<Expression>& xs);

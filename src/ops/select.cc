@@ -1,4 +1,5 @@
 // Selection and shape ops: pick, pick_range, concatenate, reshape, transpose, select_rows/cols.
+#include <algorithm>
 #include <cstring>
 
 #include "ops/common.h"
@@ -140,6 +141,7 @@ std::vector<OpSample> pick_samples() {
           {"pointer_out_of_range", {Dim({4})}, ptr(&bad_index, 0), -1, 1, true}};
 }
 const OpId k_pick = register_op({.name = "pick",
+                                 .doc = "y = x[v] along dim d (removed); vector forms: y[b] = x[b][v[b]]",
                                  .shape = pick_shape,
                                  .forward = pick_fwd,
                                  .backward = pick_bwd,
@@ -196,6 +198,7 @@ std::vector<OpSample> pick_range_samples() {
           {"bad_dim", {Dim({5})}, range(0, 1, 1), -1, 1, true}};
 }
 const OpId k_pick_range = register_op({.name = "pick_range",
+                                       .doc = "y = x[s:e) along dim d",
                                        .shape = pick_range_shape,
                                        .forward = pick_range_fwd,
                                        .backward = pick_range_bwd,
@@ -272,6 +275,7 @@ std::vector<OpSample> concatenate_samples() {
           {"bad_dim", {Dim({2})}, along(DYNET_MAX_TENSOR_DIM), -1, 1, true}};
 }
 const OpId k_concatenate = register_op({.name = "concatenate",
+                                        .doc = "y = [xs[0]; xs[1]; ...] along dim d (unbatched arguments broadcast)",
                                         .shape = concatenate_shape,
                                         .forward = concatenate_fwd,
                                         .backward = concatenate_bwd,
@@ -304,6 +308,7 @@ std::vector<OpSample> reshape_samples() {
           {"wrong_batch", {Dim({2}, 3)}, to(Dim({2}, 2)), -1, 1, true}};
 }
 const OpId k_reshape = register_op({.name = "reshape",
+                                    .doc = "y = x viewed with dim d (same values, column-major; no copy)",
                                     .shape = reshape_shape,
                                     .forward = reshape_fwd,
                                     .backward = reshape_bwd,
@@ -417,6 +422,7 @@ std::vector<OpSample> transpose_samples() {
           {"too_few", {Dim({2, 3, 4})}, perm({1, 0}), -1, 1, true}};
 }
 const OpId k_transpose = register_op({.name = "transpose",
+                                      .doc = "y[i_{dims[0]}, i_{dims[1]}, ...] = x[i_0, i_1, ...] (output dim j = input dim dims[j])",
                                       .shape = transpose_shape,
                                       .forward = transpose_fwd,
                                       .backward = transpose_bwd,
@@ -528,6 +534,7 @@ std::vector<OpSample> select_cols_samples() {
           {"pointer_out_of_range", {Dim({3, 2})}, sel_ptr(&bad_cols), -1, 1, true}};
 }
 const OpId k_select_rows = register_op({.name = "select_rows",
+                                        .doc = "y[k, ...] = x[rows[k], ...]",
                                         .shape = select_shape<0>,
                                         .forward = select_fwd<0>,
                                         .backward = select_bwd<0>,
@@ -535,6 +542,7 @@ const OpId k_select_rows = register_op({.name = "select_rows",
                                         .batch = {.batchable = true},
                                         .samples = select_rows_samples});
 const OpId k_select_cols = register_op({.name = "select_cols",
+                                        .doc = "y[:, k, ...] = x[:, cols[k], ...]",
                                         .shape = select_shape<1>,
                                         .forward = select_fwd<1>,
                                         .backward = select_bwd<1>,
@@ -548,6 +556,241 @@ Expression select_node(OpId op, const Expression& x, const std::vector<unsigned>
   const std::vector<uint64_t> blob = attr_with_tail(s, ids->data(), ids->size());
   return make_node_n(op, {x}, blob.data(), blob.size() * sizeof(uint64_t));
 }
+
+// ---------------------------------------------------------------------------------------------
+// pick_batch_elem(s)(x, v): batch elements v[0], v[1], ... of x as a new batch (bd = |v|).
+struct BatchPickAttr {
+  const unsigned* pv = nullptr;                 // single index read at forward time
+  const std::vector<unsigned>* pvec = nullptr;  // indices read at forward time
+  uint32_t n = 0;                               // number of indices (inline ones follow in the tail)
+  uint32_t unused = 0;                          // no padding: attributes are hashed bytewise
+};
+constexpr const char* kPickBatch = "pick_batch_elems";
+void check_batch_index(unsigned v, const Dim& x) {
+  if (v >= x.bd)
+    op_error(kPickBatch, "batch index " + idx_str(v) + " out of range for input " + x.str() + " with " +
+                             idx_str(x.bd) + " batch elements");
+}
+Dim pick_batch_shape(const ArgDims& xs, AttrView a) {
+  const BatchPickAttr& p = a.as<BatchPickAttr>();
+  const Dim& x = xs[0];
+  if (!p.pv && !p.pvec) {
+    const unsigned* ids = a.tail<unsigned, BatchPickAttr>();
+    for (unsigned k = 0; k < p.n; ++k) check_batch_index(ids[k], x);
+  }
+  Dim out = x;
+  out.bd = p.n;
+  return out;
+}
+size_t pick_batch_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
+void pick_batch_fwd(const ForwardArgs& a) {
+  const BatchPickAttr& p = a.attr.as<BatchPickAttr>();
+  const Tensor& x = a.xs[0];
+  const unsigned* src = p.pv ? p.pv : p.pvec ? p.pvec->data() : a.attr.tail<unsigned, BatchPickAttr>();
+  if (p.pvec && p.pvec->size() != p.n)
+    op_error(kPickBatch, "the index vector changed size after the node was created (" + idx_str(p.n) + " -> " +
+                             std::to_string(p.pvec->size()) + ")");
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  const size_t bs = x.d.batch_size();
+  for (unsigned b = 0; b < p.n; ++b) {
+    check_batch_index(src[b], x.d);
+    ids[b] = src[b];
+    copy_floats(a.fx.v + b * bs, x.v + ids[b] * bs, bs);
+  }
+}
+void pick_batch_bwd(const BackwardArgs& a) {
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+  const size_t bs = a.xs[0].d.batch_size();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) add_floats(a.dEdxi.v + ids[b] * bs, a.dEdf.v + b * bs, bs);
+}
+std::vector<OpSample> pick_batch_samples() {
+  static const unsigned index = 1;
+  static const std::vector<unsigned> indices = {2, 0};
+  static const unsigned bad_index = 3;
+  auto one = [](unsigned v) { return [v](ComputationGraph&, Xs x) { return pick_batch_elem(x[0], v); }; };
+  auto many = [](std::vector<unsigned> v) {
+    return [v](ComputationGraph&, Xs x) { return pick_batch_elems(x[0], v); };
+  };
+  return {{"one", {Dim({3, 2}, 3)}, one(2)},
+          {"many", {Dim({3}, 4)}, many({3, 0, 3})},
+          {"unbatched", {Dim({2, 2})}, many({0, 0})},
+          {"pointer", {Dim({2}, 3)}, [](ComputationGraph&, Xs x) { return pick_batch_elem(x[0], &index); }},
+          {"pointer_vector", {Dim({2}, 3)}, [](ComputationGraph&, Xs x) { return pick_batch_elems(x[0], &indices); }},
+          {"out_of_range", {Dim({3}, 2)}, one(2), -1, 1, true},
+          {"empty", {Dim({3}, 2)}, many({}), -1, 1, true},
+          {"pointer_out_of_range", {Dim({3}, 3)},
+           [](ComputationGraph&, Xs x) { return pick_batch_elem(x[0], &bad_index); }, -1, 1, true}};
+}
+// Not batchable: the indices address the batch of one node's argument.
+const OpId k_pick_batch = register_op({.name = kPickBatch,
+                                       .doc = "y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)",
+                                       .shape = pick_batch_shape,
+                                       .forward = pick_batch_fwd,
+                                       .backward = pick_batch_bwd,
+                                       .aux_floats = pick_batch_aux,
+                                       .samples = pick_batch_samples});
+
+Expression pick_batch_node(const Expression& x, BatchPickAttr p, const unsigned* ids) {
+  if (p.n == 0) op_error(kPickBatch, "empty index list for input " + x.dim().str());
+  if (!ids) return make_node(k_pick_batch, x, p);
+  const std::vector<uint64_t> blob = attr_with_tail(p, ids, p.n);
+  return make_node_n(k_pick_batch, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+}
+
+// ---------------------------------------------------------------------------------------------
+// concatenate_to_batch(xs): the batch elements of xs[0], then of xs[1], ... (same per-element dims).
+Dim concatenate_to_batch_shape(const ArgDims& xs, AttrView) {
+  Dim out = xs[0];
+  out.bd = 0;
+  for (unsigned i = 0; i < xs.size(); ++i) {
+    if (xs[i].single_batch() != xs[0].single_batch())
+      op_error("concatenate_to_batch", "per-element dims differ: " + xs[0].str() + " and " + xs[i].str());
+    out.bd += xs[i].bd;
+  }
+  return out;
+}
+void concatenate_to_batch_fwd(const ForwardArgs& a) {
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.n; ++i) {
+    copy_floats(a.fx.v + offset, a.xs[i].v, a.xs[i].d.size());
+    offset += a.xs[i].d.size();
+  }
+}
+void concatenate_to_batch_bwd(const BackwardArgs& a) {
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.i; ++i) offset += a.xs[i].d.size();
+  add_floats(a.dEdxi.v, a.dEdf.v + offset, a.dEdxi.d.size());
+}
+std::vector<OpSample> concatenate_to_batch_samples() {
+  auto build = [](ComputationGraph&, Xs x) { return concatenate_to_batch(x); };
+  return {{"single", {Dim({3})}, build},
+          {"unbatched", {Dim({2, 2}), Dim({2, 2})}, build},
+          {"mixed", {Dim({3}, 2), Dim({3}), Dim({3}, 3)}, build},
+          {"mismatch", {Dim({3}), Dim({2})}, build, -1, 1, true},
+          {"transposed", {Dim({2, 3}), Dim({3, 2})}, build, -1, 1, true}};
+}
+// Not batchable: the output interleaves whole arguments, not batch members.
+const OpId k_concatenate_to_batch = register_op({.name = "concatenate_to_batch",
+                                                 .doc = "y = [xs[0][0..B0), xs[1][0..B1), ...] along the batch",
+                                                 .shape = concatenate_to_batch_shape,
+                                                 .forward = concatenate_to_batch_fwd,
+                                                 .backward = concatenate_to_batch_bwd,
+                                                 .samples = concatenate_to_batch_samples});
+
+// ---------------------------------------------------------------------------------------------
+// strided_select(x, strides, from, to): x[from_k : to_k : strides_k] on every axis k, numpy-style.
+// Axis k < x.nd is dim k; axis x.nd is the batch. Missing entries mean stride 1, from 0, to size.
+constexpr unsigned kMaxAxes = DYNET_MAX_TENSOR_DIM + 1;
+struct StridedAttr {
+  uint32_t n_strides = 0, n_from = 0, n_to = 0;
+  int32_t strides[kMaxAxes] = {}, from[kMaxAxes] = {}, to[kMaxAxes] = {};
+};
+// Every axis of the input resolved to (size, first, step, count).
+struct StridedAxes {
+  unsigned rank = 0;
+  unsigned in_size[kMaxAxes] = {}, first[kMaxAxes] = {}, step[kMaxAxes] = {}, count[kMaxAxes] = {};
+};
+StridedAxes resolve_strides(const Dim& x, const StridedAttr& s) {
+  StridedAxes r;
+  r.rank = x.nd + 1;
+  const char* op = "strided_select";
+  auto list = [](const int32_t* v, unsigned n) {
+    std::string t = "{";
+    for (unsigned k = 0; k < n; ++k) {
+      if (k) t += ',';
+      t += std::to_string(v[k]);
+    }
+    return t + "}";
+  };
+  if (s.n_strides > r.rank || s.n_from > r.rank || s.n_to > r.rank)
+    op_error(op, "strides " + list(s.strides, s.n_strides) + ", from " + list(s.from, s.n_from) + ", to " +
+                     list(s.to, s.n_to) + " have more entries than the " + idx_str(r.rank) +
+                     " axes (dims, then the batch) of input " + x.str());
+  for (unsigned k = 0; k < r.rank; ++k) {
+    const int size = int(k < x.nd ? x.d[k] : x.bd);
+    const int stride = k < s.n_strides ? s.strides[k] : 1;
+    const int from = k < s.n_from ? s.from[k] : 0;
+    const int to = k < s.n_to ? s.to[k] : size;
+    const std::string axis = k < x.nd ? "dim " + idx_str(k) : std::string("the batch");
+    if (stride < 1) op_error(op, "stride " + std::to_string(stride) + " on " + axis + " must be >= 1");
+    if (from < 0 || to > size || from >= to)
+      op_error(op, "range [" + std::to_string(from) + ", " + std::to_string(to) + ") on " + axis + " (size " +
+                       std::to_string(size) + ") of input " + x.str() + " must satisfy 0 <= from < to <= size");
+    r.in_size[k] = unsigned(size);
+    r.first[k] = unsigned(from);
+    r.step[k] = unsigned(stride);
+    r.count[k] = unsigned((to - from + stride - 1) / stride);
+  }
+  return r;
+}
+Dim strided_shape(const ArgDims& xs, AttrView a) {
+  const StridedAxes r = resolve_strides(xs[0], a.as<StridedAttr>());
+  Dim out = xs[0];
+  for (unsigned k = 0; k < out.nd; ++k) out.d[k] = r.count[k];
+  out.bd = r.count[out.nd];
+  return out;
+}
+// Visits every output value y[j] with its input offset; kScatter adds dy back into dx instead.
+template <bool kScatter>
+void strided_copy(const Dim& xd, const StridedAttr& s, const float* src, float* dst) {
+  const StridedAxes r = resolve_strides(xd, s);
+  size_t in_stride[kMaxAxes] = {};
+  size_t stride = 1;
+  for (unsigned k = 0; k < r.rank; ++k) {
+    in_stride[k] = stride;
+    stride *= r.in_size[k];
+  }
+  size_t total = 1;
+  for (unsigned k = 0; k < r.rank; ++k) total *= r.count[k];
+  size_t base = 0;
+  for (unsigned k = 0; k < r.rank; ++k) base += r.first[k] * in_stride[k];
+  unsigned idx[kMaxAxes] = {};
+  size_t in = base;
+  const unsigned n0 = r.count[0];
+  const size_t step0 = r.step[0] * in_stride[0];
+  for (size_t j = 0; j < total; j += n0) {
+    for (unsigned i = 0; i < n0; ++i) {
+      if constexpr (kScatter)
+        dst[in + i * step0] += src[j + i];
+      else
+        dst[j + i] = src[in + i * step0];
+    }
+    for (unsigned k = 1; k < r.rank; ++k) {
+      in += r.step[k] * in_stride[k];
+      if (++idx[k] < r.count[k]) break;
+      in -= size_t(r.step[k]) * in_stride[k] * r.count[k];
+      idx[k] = 0;
+    }
+  }
+}
+void strided_fwd(const ForwardArgs& a) {
+  strided_copy<false>(a.xs[0].d, a.attr.as<StridedAttr>(), a.xs[0].v, a.fx.v);
+}
+void strided_bwd(const BackwardArgs& a) {
+  strided_copy<true>(a.xs[0].d, a.attr.as<StridedAttr>(), a.dEdf.v, a.dEdxi.v);
+}
+std::vector<OpSample> strided_samples() {
+  auto sel = [](std::vector<int> s, std::vector<int> f, std::vector<int> t) {
+    return [=](ComputationGraph&, Xs x) { return strided_select(x[0], s, f, t); };
+  };
+  return {{"every_other_row", {Dim({5, 3})}, sel({2}, {}, {})},
+          {"range_and_stride", {Dim({6, 4})}, sel({2, 3}, {1, 0}, {6, 4})},
+          {"tensor", {Dim({3, 4, 5})}, sel({1, 2, 2}, {1, 1, 0}, {3, 4, 5})},
+          {"batched_dims_only", {Dim({4, 2}, 3)}, sel({3}, {1}, {})},
+          {"batch_entry", {Dim({2, 2}, 5)}, sel({1, 1, 2}, {0, 1, 1}, {2, 2, 5})},
+          {"defaults", {Dim({3}, 2)}, sel({}, {}, {})},
+          {"zero_stride", {Dim({4})}, sel({0}, {}, {}), -1, 1, true},
+          {"empty_range", {Dim({4})}, sel({1}, {2}, {2}), -1, 1, true},
+          {"past_end", {Dim({4})}, sel({1}, {0}, {5}), -1, 1, true},
+          {"too_many", {Dim({4})}, sel({1, 1, 1}, {}, {}), -1, 1, true}};
+}
+// Not batchable: the last entry may select from the batch.
+const OpId k_strided_select = register_op({.name = "strided_select",
+                                           .doc = "y = x[from_k : to_k : strides_k] on each dim k, then the batch",
+                                           .shape = strided_shape,
+                                           .forward = strided_fwd,
+                                           .backward = strided_bwd,
+                                           .samples = strided_samples});
 
 }  // namespace
 
@@ -567,6 +810,38 @@ Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d
 }
 Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d) {
   return make_node(k_pick_range, x, RangeAttr{s, e, d});
+}
+Expression pickrange(const Expression& x, unsigned s, unsigned e) { return pick_range(x, s, e, 0); }
+Expression pick_batch_elem(const Expression& x, unsigned v) {
+  return pick_batch_node(x, BatchPickAttr{nullptr, nullptr, 1, 0}, &v);
+}
+Expression pick_batch_elem(const Expression& x, const unsigned* pv) {
+  if (!pv) op_error(kPickBatch, "null index pointer");
+  return pick_batch_node(x, BatchPickAttr{pv, nullptr, 1, 0}, nullptr);
+}
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>& v) {
+  return pick_batch_node(x, BatchPickAttr{nullptr, nullptr, static_cast<uint32_t>(v.size()), 0}, v.data());
+}
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>* pv) {
+  if (!pv) op_error(kPickBatch, "null index pointer");
+  return pick_batch_node(x, BatchPickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 0}, nullptr);
+}
+Expression concatenate_to_batch(const std::initializer_list<Expression>& xs) {
+  return make_node_n(k_concatenate_to_batch, xs);
+}
+Expression concatenate_to_batch(const std::vector<Expression>& xs) { return make_node_n(k_concatenate_to_batch, xs); }
+Expression strided_select(const Expression& x, const std::vector<int>& strides, const std::vector<int>& from,
+                          const std::vector<int>& to) {
+  if (strides.size() > kMaxAxes || from.size() > kMaxAxes || to.size() > kMaxAxes)
+    op_error("strided_select", "at most " + idx_str(kMaxAxes) + " entries (dims, then the batch) per list");
+  StridedAttr s;
+  s.n_strides = static_cast<uint32_t>(strides.size());
+  s.n_from = static_cast<uint32_t>(from.size());
+  s.n_to = static_cast<uint32_t>(to.size());
+  std::copy(strides.begin(), strides.end(), s.strides);
+  std::copy(from.begin(), from.end(), s.from);
+  std::copy(to.begin(), to.end(), s.to);
+  return make_node(k_strided_select, x, s);
 }
 Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d) {
   return make_node_n(k_concatenate, xs, &d, sizeof(d));
