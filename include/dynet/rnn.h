@@ -81,6 +81,9 @@ class RNNBuilder {
   void push_state(const char* where, RNNPointer prev);
   // Undoes push_state when building the new state failed, so the builder stays usable.
   void pop_state(RNNPointer restore_cur);
+  // Throws std::runtime_error unless new_graph and start_new_sequence came first (for builders
+  // with their own kind of add_input, such as the tree LSTMs).
+  void check_can_add_input();
 
   RNNPointer cur = -1;
 
@@ -91,7 +94,7 @@ class RNNBuilder {
 
 // h_t = tanh(b + W_x·x_t + W_h·h_{t-1}) per layer; each layer's output is the next layer's input.
 // Parameters per layer (subcollection "simple-rnn-builder"): x2h {hid, in}, h2h {hid, hid},
-// bh {hid}, and with support_lags an h2h for the auxiliary input {hid, hid}.
+// bh {hid} (initialised to 0), and with support_lags l2h {hid, hid} for the auxiliary input.
 class SimpleRNNBuilder : public RNNBuilder {
  public:
   SimpleRNNBuilder() = default;

@@ -1,58 +1,68 @@
 #include "dynet/lstm.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "dynet/param-init.h"
+#include "rnn/builder_util.h"
 
 namespace dynet {
 
-namespace {
-enum { X2I = 0, H2I = 1, BI = 2 };
+using namespace rnn_detail;
 
-void check_rate(const char* where, float d) {
-  if (!(d >= 0.f && d < 1.f))
-    throw std::invalid_argument(std::string(where) + ": dropout rates must be in [0, 1), got " + std::to_string(d));
+namespace {
+
+// One layer of the vanilla LSTM: gates from one affine transform, split into i, f, o, g.
+// A null h_prev means the zero state, whose recurrent terms are not built.
+void vanilla_layer(const Expression& x2i, const Expression& h2i, const Expression& bi, const Expression& in,
+                   const Expression& h_prev, const Expression& c_prev, unsigned hid, float forget_bias, Expression& h_out,
+                   Expression& c_out) {
+  const bool has_prev = h_prev.pg != nullptr;
+  Expression gates = has_prev ? affine_transform({bi, x2i, in, h2i, h_prev}) : affine_transform({bi, x2i, in});
+  Expression in_gate = logistic(pick_range(gates, 0, hid));
+  Expression forget_in = pick_range(gates, hid, 2 * hid);
+  Expression forget_gate = logistic(forget_bias != 0.f ? forget_in + forget_bias : forget_in);
+  Expression out_gate = logistic(pick_range(gates, 2 * hid, 3 * hid));
+  Expression candidate = tanh(pick_range(gates, 3 * hid, 4 * hid));
+  c_out = has_prev ? cmult(forget_gate, c_prev) + cmult(in_gate, candidate) : cmult(in_gate, candidate);
+  h_out = cmult(out_gate, tanh(c_out));
 }
+
 }  // namespace
 
-VanillaLSTMBuilder::VanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
-                                       ParameterCollection& model, bool ln_lstm, float forget_bias)
-    : layers(layers), input_dim(input_dim), hid(hidden_dim), ln_lstm(ln_lstm), forget_bias(forget_bias) {
+// ---------------- LSTMStateBuilder ----------------
+
+LSTMStateBuilder::LSTMStateBuilder(const char* builder_name, const char* collection, unsigned layers,
+                                   unsigned input_dim, unsigned hidden_dim, ParameterCollection& model)
+    : layers(layers), input_dim(input_dim), hid(hidden_dim), builder_name_(builder_name) {
   if (layers == 0 || input_dim == 0 || hidden_dim == 0)
-    throw std::invalid_argument("VanillaLSTMBuilder: layers, input_dim and hidden_dim must be positive, got " +
-                                std::to_string(layers) + ", " + std::to_string(input_dim) + ", " +
-                                std::to_string(hidden_dim));
-  if (ln_lstm)
-    throw std::invalid_argument("VanillaLSTMBuilder: ln_lstm requires layer_norm (not available yet)");
-  local_model = model.add_subcollection("vanilla-lstm-builder");
-  unsigned layer_input_dim = input_dim;
-  for (unsigned i = 0; i < layers; ++i) {
-    params.push_back({local_model.add_parameters({hidden_dim * 4, layer_input_dim}),
-                      local_model.add_parameters({hidden_dim * 4, hidden_dim}),
-                      local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f))});
-    layer_input_dim = hidden_dim;
-  }
+    throw std::invalid_argument(std::string(builder_name) +
+                                ": layers, input_dim and hidden_dim must be positive, got " + std::to_string(layers) +
+                                ", " + std::to_string(input_dim) + ", " + std::to_string(hidden_dim));
+  local_model = model.add_subcollection(collection);
 }
 
-void VanillaLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
+void LSTMStateBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
   param_vars.clear();
   for (const auto& layer : params) {
     std::vector<Expression> vars;
-    for (const Parameter& p : layer) vars.push_back(update ? parameter(cg, p) : const_parameter(cg, p));
+    for (const Parameter& p : layer) vars.push_back(param_expr(cg, p, update));
     param_vars.push_back(std::move(vars));
   }
   cg_ = &cg;
   dropout_masks_valid = false;
 }
 
-void VanillaLSTMBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
+void LSTMStateBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
   h.clear();
   c.clear();
   if (!h_0.empty()) {
     if (h_0.size() != 2 * layers)
-      throw std::invalid_argument("VanillaLSTMBuilder::start_new_sequence: expected " + std::to_string(2 * layers) +
-                                  " initial states [c_1..c_L, h_1..h_L], got " + std::to_string(h_0.size()));
+      throw std::invalid_argument(std::string(builder_name_) + "::start_new_sequence: expected " +
+                                  std::to_string(2 * layers) + " initial states [c_1..c_L, h_1..h_L], got " +
+                                  std::to_string(h_0.size()));
     c0.assign(h_0.begin(), h_0.begin() + layers);
     h0.assign(h_0.begin() + layers, h_0.end());
     has_initial_state = true;
@@ -64,67 +74,333 @@ void VanillaLSTMBuilder::start_new_sequence_impl(const std::vector<Expression>& 
   dropout_masks_valid = false;
 }
 
-void VanillaLSTMBuilder::set_dropout(float d) { set_dropout(d, d); }
+void LSTMStateBuilder::set_dropout(float d) { set_dropout(d, d); }
 
-void VanillaLSTMBuilder::set_dropout(float d, float d_r) {
-  check_rate("VanillaLSTMBuilder::set_dropout", d);
-  check_rate("VanillaLSTMBuilder::set_dropout", d_r);
+void LSTMStateBuilder::set_dropout(float d, float d_r) {
+  check_rate(std::string(builder_name_) + "::set_dropout", d);
+  check_rate(std::string(builder_name_) + "::set_dropout", d_r);
   dropout_rate = d;
   dropout_rate_h = d_r;
   dropout_masks_valid = false;
 }
 
-void VanillaLSTMBuilder::disable_dropout() {
+void LSTMStateBuilder::disable_dropout() {
   dropout_rate = 0.f;
   dropout_rate_h = 0.f;
 }
 
-void VanillaLSTMBuilder::set_dropout_masks(unsigned batch_size) {
-  if (!cg_) throw std::runtime_error("VanillaLSTMBuilder::set_dropout_masks: call new_graph(cg) first");
+Expression LSTMStateBuilder::dropout_mask(unsigned dim, unsigned batch_size, float rate) const {
+  return random_bernoulli(*cg_, Dim({dim}, batch_size), 1.f - rate, 1.f / (1.f - rate));
+}
+
+void LSTMStateBuilder::set_dropout_masks(unsigned batch_size) {
+  if (!cg_) throw std::runtime_error(std::string(builder_name_) + "::set_dropout_masks: call new_graph(cg) first");
   masks.clear();
   for (unsigned i = 0; i < layers; ++i) {
     const unsigned in_dim = i == 0 ? input_dim : hid;
-    masks.push_back({random_bernoulli(*cg_, Dim({in_dim}, batch_size), 1.f - dropout_rate, 1.f / (1.f - dropout_rate)),
-                     random_bernoulli(*cg_, Dim({hid}, batch_size), 1.f - dropout_rate_h,
-                                      1.f / (1.f - dropout_rate_h))});
+    masks.push_back({dropout_mask(in_dim, batch_size, dropout_rate), dropout_mask(hid, batch_size, dropout_rate_h)});
   }
   dropout_masks_valid = true;
 }
 
+bool LSTMStateBuilder::prepare_dropout(const Expression& x) {
+  if (!dropout_enabled()) return false;
+  if (!dropout_masks_valid) set_dropout_masks(x.dim().bd);
+  return true;
+}
+
+void LSTMStateBuilder::check_input(const Expression& x) const {
+  const Dim& d = x.dim();
+  if (d.batch_size() != input_dim || d.rows() != input_dim)
+    throw std::invalid_argument(std::string(builder_name_) + "::add_input: input " + d.str() +
+                                " does not match input_dim " + std::to_string(input_dim));
+}
+
+void LSTMStateBuilder::previous_state(int prev, unsigned layer, Expression& h_prev, Expression& c_prev) const {
+  if (prev >= 0) {
+    h_prev = h[prev][layer];
+    c_prev = c[prev][layer];
+  } else if (has_initial_state) {
+    h_prev = h0[layer];
+    c_prev = c0[layer];
+  } else {
+    h_prev = c_prev = Expression();
+  }
+}
+
+Expression LSTMStateBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new) {
+  if (!h_new.empty() && h_new.size() != layers)
+    throw std::invalid_argument(std::string(builder_name_) + "::set_h: expected " + std::to_string(layers) +
+                                " expressions, got " + std::to_string(h_new.size()));
+  std::vector<Expression> ht = h_new.empty() ? get_h(prev) : h_new;
+  if (ht.empty()) throw std::runtime_error(std::string(builder_name_) + "::set_h: the previous state has no value");
+  std::vector<Expression> ct;
+  if (prev >= 0) {
+    ct = c[prev];
+  } else if (has_initial_state) {
+    ct = c0;
+  } else {
+    for (unsigned i = 0; i < layers; ++i) ct.push_back(zeros(*ht[i].pg, Dim({hid})));
+  }
+  h.push_back(std::move(ht));
+  c.push_back(std::move(ct));
+  return h.back().back();
+}
+
+Expression LSTMStateBuilder::set_s_impl(int prev, const std::vector<Expression>& s_new) {
+  if (s_new.size() != layers && s_new.size() != 2 * layers)
+    throw std::invalid_argument(std::string(builder_name_) + "::set_s: expected " + std::to_string(2 * layers) +
+                                " expressions [c_1..c_L, h_1..h_L] or " + std::to_string(layers) +
+                                " memory cells, got " + std::to_string(s_new.size()));
+  std::vector<Expression> ht;
+  if (s_new.size() == 2 * layers) {
+    ht.assign(s_new.begin() + layers, s_new.end());
+  } else {
+    ht = get_h(prev);
+    if (ht.empty())
+      for (unsigned i = 0; i < layers; ++i) ht.push_back(zeros(*s_new[i].pg, Dim({hid})));
+  }
+  c.emplace_back(s_new.begin(), s_new.begin() + layers);
+  h.push_back(std::move(ht));
+  return h.back().back();
+}
+
+Expression LSTMStateBuilder::back() const {
+  const std::vector<Expression> hs = get_h(cur);
+  if (hs.empty())
+    throw std::runtime_error(std::string(builder_name_) + "::back: no state yet (and no initial state was given)");
+  return hs.back();
+}
+
+std::vector<Expression> LSTMStateBuilder::final_h() const { return h.empty() ? h0 : h.back(); }
+
+std::vector<Expression> LSTMStateBuilder::final_s() const {
+  std::vector<Expression> s = c.empty() ? c0 : c.back();
+  for (const Expression& e : final_h()) s.push_back(e);
+  return s;
+}
+
+std::vector<Expression> LSTMStateBuilder::get_h(RNNPointer i) const {
+  check_pointer((std::string(builder_name_) + "::get_h").c_str(), i);
+  return i < 0 ? h0 : h[i];
+}
+
+std::vector<Expression> LSTMStateBuilder::get_s(RNNPointer i) const {
+  check_pointer((std::string(builder_name_) + "::get_s").c_str(), i);
+  std::vector<Expression> s = i < 0 ? c0 : c[i];
+  for (const Expression& e : get_h(i)) s.push_back(e);
+  return s;
+}
+
+void LSTMStateBuilder::share_parameters(const LSTMStateBuilder& other) {
+  const std::string where = std::string(builder_name_) + "::copy";
+  if (other.params.size() != params.size())
+    throw std::invalid_argument(where + ": " + std::to_string(other.params.size()) + " layers vs " +
+                                std::to_string(params.size()));
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (other.params[i].size() != params[i].size())
+      throw std::invalid_argument(where + ": the builders have different parameter layouts");
+    for (size_t j = 0; j < params[i].size(); ++j)
+      if (other.params[i][j].dim() != params[i][j].dim())
+        throw std::invalid_argument(where + ": parameter dims differ: " + other.params[i][j].dim().str() + " vs " +
+                                    params[i][j].dim().str());
+  }
+  params = other.params;
+}
+
+// ---------------- VanillaLSTMBuilder ----------------
+
+namespace {
+enum { X2I = 0, H2I = 1, BI = 2, X2I_MASK = 3, H2I_MASK = 4 };
+}  // namespace
+
+VanillaLSTMBuilder::VanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                       ParameterCollection& model, bool ln_lstm, float forget_bias)
+    : LSTMStateBuilder("VanillaLSTMBuilder", "vanilla-lstm-builder", layers, input_dim, hidden_dim, model),
+      ln_lstm(ln_lstm),
+      forget_bias(forget_bias) {
+  if (ln_lstm)
+    throw std::invalid_argument("VanillaLSTMBuilder: ln_lstm requires layer_norm (not available yet)");
+  unsigned layer_input_dim = input_dim;
+  for (unsigned i = 0; i < layers; ++i) {
+    params.push_back({local_model.add_parameters({hidden_dim * 4, layer_input_dim}),
+                      local_model.add_parameters({hidden_dim * 4, hidden_dim}),
+                      local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f))});
+    layer_input_dim = hidden_dim;
+  }
+}
+
 Expression VanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
-  const Dim& xd = x.dim();
-  if (xd.batch_size() != input_dim || xd.rows() != input_dim)
-    throw std::invalid_argument("VanillaLSTMBuilder::add_input: input " + xd.str() + " does not match input_dim " +
-                                std::to_string(input_dim));
-  if ((dropout_rate > 0.f || dropout_rate_h > 0.f) && !dropout_masks_valid) set_dropout_masks(xd.bd);
+  check_input(x);
+  const bool dropout_on = prepare_dropout(x);
   std::vector<Expression> ht(layers), ct(layers);
   Expression in = x;
   for (unsigned i = 0; i < layers; ++i) {
     const std::vector<Expression>& vars = param_vars[i];
     Expression h_prev, c_prev;
-    if (prev >= 0) {
-      h_prev = h[prev][i];
-      c_prev = c[prev][i];
-    } else if (has_initial_state) {
-      h_prev = h0[i];
-      c_prev = c0[i];
+    previous_state(prev, i, h_prev, c_prev);
+    if (dropout_on) {
+      if (dropout_rate > 0.f) in = cmult(in, masks[i][0]);
+      if (h_prev.pg && dropout_rate_h > 0.f) h_prev = cmult(h_prev, masks[i][1]);
     }
-    const bool has_prev_state = h_prev.pg != nullptr;
-    if (dropout_rate > 0.f) in = cmult(in, masks[i][0]);
-    // Without a previous state h_{t-1} = c_{t-1} = 0: the recurrent terms vanish and are not built.
-    Expression gates;
-    if (has_prev_state) {
-      if (dropout_rate_h > 0.f) h_prev = cmult(h_prev, masks[i][1]);
-      gates = affine_transform({vars[BI], vars[X2I], in, vars[H2I], h_prev});
+    vanilla_layer(vars[X2I], vars[H2I], vars[BI], in, h_prev, c_prev, hid, forget_bias, ht[i], ct[i]);
+    in = ht[i];
+  }
+  h.push_back(std::move(ht));
+  c.push_back(std::move(ct));
+  return h.back().back();
+}
+
+void VanillaLSTMBuilder::copy(const RNNBuilder& other) {
+  share_parameters(same_kind<VanillaLSTMBuilder>(other, "VanillaLSTMBuilder"));
+}
+
+// ---------------- SparseLSTMBuilder ----------------
+
+SparseLSTMBuilder::SparseLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                     ParameterCollection& model, bool ln_lstm, float forget_bias)
+    : LSTMStateBuilder("SparseLSTMBuilder", "vanilla-lstm-builder", layers, input_dim, hidden_dim, model),
+      ln_lstm(ln_lstm),
+      forget_bias(forget_bias) {
+  if (ln_lstm) throw std::invalid_argument("SparseLSTMBuilder: ln_lstm requires layer_norm (not available yet)");
+  unsigned layer_input_dim = input_dim;
+  for (unsigned i = 0; i < layers; ++i) {
+    Parameter x2i = local_model.add_parameters({hidden_dim * 4, layer_input_dim});
+    Parameter h2i = local_model.add_parameters({hidden_dim * 4, hidden_dim});
+    Parameter x2i_mask = local_model.add_parameters({hidden_dim * 4, layer_input_dim}, ParameterInitConst(1.f));
+    Parameter h2i_mask = local_model.add_parameters({hidden_dim * 4, hidden_dim}, ParameterInitConst(1.f));
+    Parameter bi = local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f));
+    params.push_back({x2i, h2i, bi, x2i_mask, h2i_mask});
+    layer_input_dim = hidden_dim;
+  }
+}
+
+void SparseLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
+  param_vars.clear();
+  for (const auto& p : params)
+    param_vars.push_back({cmult(param_expr(cg, p[X2I], update), const_parameter(cg, p[X2I_MASK])),
+                          cmult(param_expr(cg, p[H2I], update), const_parameter(cg, p[H2I_MASK])),
+                          param_expr(cg, p[BI], update)});
+  cg_ = &cg;
+  dropout_masks_valid = false;
+}
+
+void SparseLSTMBuilder::set_sparsity(float percent) {
+  if (!(percent >= 0.f && percent <= 1.f))
+    throw std::invalid_argument("SparseLSTMBuilder::set_sparsity: the fraction to prune must be in [0, 1], got " +
+                                std::to_string(percent));
+  struct Entry {
+    float magnitude;
+    unsigned layer, which;  // which: 0 = x2i, 1 = h2i
+    unsigned index;
+  };
+  std::vector<Entry> entries;
+  for (unsigned i = 0; i < params.size(); ++i)
+    for (unsigned which = 0; which < 2; ++which) {
+      const ParameterStorage& w = params[i][X2I + which].get_storage();
+      const ParameterStorage& m = params[i][X2I_MASK + which].get_storage();
+      for (unsigned k = 0; k < w.dim.size(); ++k)
+        entries.push_back({std::abs(w.values.v[k] * m.values.v[k]), i, which, k});
+    }
+  const size_t prune = static_cast<size_t>(percent * static_cast<double>(entries.size()));
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.magnitude < b.magnitude; });
+  for (unsigned i = 0; i < params.size(); ++i)
+    for (unsigned which = 0; which < 2; ++which) {
+      ParameterStorage& m = params[i][X2I_MASK + which].get_storage();
+      std::fill(m.values.v, m.values.v + m.dim.size(), 1.f);
+    }
+  for (size_t k = 0; k < prune; ++k)
+    params[entries[k].layer][X2I_MASK + entries[k].which].get_storage().values.v[entries[k].index] = 0.f;
+}
+
+Expression SparseLSTMBuilder::add_input_impl(int prev, const Expression& x) {
+  check_input(x);
+  const bool dropout_on = prepare_dropout(x);
+  std::vector<Expression> ht(layers), ct(layers);
+  Expression in = x;
+  for (unsigned i = 0; i < layers; ++i) {
+    const std::vector<Expression>& vars = param_vars[i];
+    Expression h_prev, c_prev;
+    previous_state(prev, i, h_prev, c_prev);
+    if (dropout_on) {
+      if (dropout_rate > 0.f) in = cmult(in, masks[i][0]);
+      if (h_prev.pg && dropout_rate_h > 0.f) h_prev = cmult(h_prev, masks[i][1]);
+    }
+    vanilla_layer(vars[X2I], vars[H2I], vars[BI], in, h_prev, c_prev, hid, forget_bias, ht[i], ct[i]);
+    in = ht[i];
+  }
+  h.push_back(std::move(ht));
+  c.push_back(std::move(ct));
+  return h.back().back();
+}
+
+void SparseLSTMBuilder::copy(const RNNBuilder& other) {
+  share_parameters(same_kind<SparseLSTMBuilder>(other, "SparseLSTMBuilder"));
+}
+
+// ---------------- CoupledLSTMBuilder ----------------
+
+CoupledLSTMBuilder::CoupledLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                       ParameterCollection& model)
+    : LSTMStateBuilder("CoupledLSTMBuilder", "lstm-builder", layers, input_dim, hidden_dim, model) {
+  unsigned layer_input_dim = input_dim;
+  for (unsigned i = 0; i < layers; ++i) {
+    params.push_back(add_coupled_layer(local_model, layer_input_dim, hidden_dim, Dim({hidden_dim, hidden_dim})));
+    layer_input_dim = hidden_dim;
+  }
+}
+
+void CoupledLSTMBuilder::set_dropout(float d) { set_dropout(d, d, d); }
+
+void CoupledLSTMBuilder::set_dropout(float d, float d_h, float d_c) {
+  for (float r : {d, d_h, d_c}) check_rate("CoupledLSTMBuilder::set_dropout", r);
+  dropout_rate = d;
+  dropout_rate_h = d_h;
+  dropout_rate_c = d_c;
+  dropout_masks_valid = false;
+}
+
+void CoupledLSTMBuilder::disable_dropout() {
+  dropout_rate = dropout_rate_h = dropout_rate_c = 0.f;
+}
+
+void CoupledLSTMBuilder::set_dropout_masks(unsigned batch_size) {
+  LSTMStateBuilder::set_dropout_masks(batch_size);
+  for (auto& layer_masks : masks) layer_masks.push_back(dropout_mask(hid, batch_size, dropout_rate_c));
+}
+
+Expression CoupledLSTMBuilder::add_input_impl(int prev, const Expression& x) {
+  check_input(x);
+  const bool dropout_on = prepare_dropout(x);
+  std::vector<Expression> ht(layers), ct(layers);
+  Expression in = x;
+  for (unsigned i = 0; i < layers; ++i) {
+    const std::vector<Expression>& v = param_vars[i];
+    Expression h_prev, c_prev;
+    previous_state(prev, i, h_prev, c_prev);
+    const bool has_prev = h_prev.pg != nullptr;
+    // The peepholes see the (dropped) cell; the cell update itself uses the full c_{t-1}.
+    Expression c_prev_seen = c_prev;
+    if (dropout_on) {
+      if (dropout_rate > 0.f) in = cmult(in, masks[i][0]);
+      if (has_prev && dropout_rate_h > 0.f) h_prev = cmult(h_prev, masks[i][1]);
+      if (has_prev && dropout_rate_c > 0.f) c_prev_seen = cmult(c_prev, masks[i][2]);
+    }
+    Expression in_gate, candidate;
+    if (has_prev) {
+      in_gate = logistic(affine_transform({v[C_BI], v[C_X2I], in, v[C_H2I], h_prev, v[C_C2I], c_prev_seen}));
+      candidate = tanh(affine_transform({v[C_BC], v[C_X2C], in, v[C_H2C], h_prev}));
+      ct[i] = cmult(1.f - in_gate, c_prev) + cmult(in_gate, candidate);
     } else {
-      gates = affine_transform({vars[BI], vars[X2I], in});
+      in_gate = logistic(affine_transform({v[C_BI], v[C_X2I], in}));
+      candidate = tanh(affine_transform({v[C_BC], v[C_X2C], in}));
+      ct[i] = cmult(in_gate, candidate);
     }
-    Expression in_gate = logistic(pick_range(gates, 0, hid));
-    Expression forget_in = pick_range(gates, hid, 2 * hid);
-    Expression forget_gate = logistic(forget_bias != 0.f ? forget_in + forget_bias : forget_in);
-    Expression out_gate = logistic(pick_range(gates, 2 * hid, 3 * hid));
-    Expression candidate = tanh(pick_range(gates, 3 * hid, 4 * hid));
-    ct[i] = has_prev_state ? cmult(forget_gate, c_prev) + cmult(in_gate, candidate) : cmult(in_gate, candidate);
+    Expression c_seen = dropout_on && dropout_rate_c > 0.f ? cmult(ct[i], masks[i][2]) : ct[i];
+    Expression out_gate =
+        has_prev ? logistic(affine_transform({v[C_BO], v[C_X2O], in, v[C_H2O], h_prev, v[C_C2O], c_seen}))
+                 : logistic(affine_transform({v[C_BO], v[C_X2O], in, v[C_C2O], c_seen}));
     in = ht[i] = cmult(out_gate, tanh(ct[i]));
   }
   h.push_back(std::move(ht));
@@ -132,72 +408,8 @@ Expression VanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
   return h.back().back();
 }
 
-Expression VanillaLSTMBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new) {
-  if (!h_new.empty() && h_new.size() != layers)
-    throw std::invalid_argument("VanillaLSTMBuilder::set_h: expected " + std::to_string(layers) +
-                                " expressions, got " + std::to_string(h_new.size()));
-  std::vector<Expression> ht = h_new.empty() ? get_h(prev) : h_new;
-  std::vector<Expression> ct;
-  if (prev >= 0) {
-    ct = c[prev];
-  } else if (has_initial_state) {
-    ct = c0;
-  } else {
-    for (unsigned i = 0; i < layers; ++i) ct.push_back(zeros(*cg_, Dim({hid})));
-  }
-  if (ht.empty()) throw std::runtime_error("VanillaLSTMBuilder::set_h: the previous state has no value");
-  h.push_back(std::move(ht));
-  c.push_back(std::move(ct));
-  return h.back().back();
-}
-
-Expression VanillaLSTMBuilder::set_s_impl(int prev, const std::vector<Expression>& s_new) {
-  if (s_new.size() != 2 * layers)
-    throw std::invalid_argument("VanillaLSTMBuilder::set_s: expected " + std::to_string(2 * layers) +
-                                " expressions [c_1..c_L, h_1..h_L], got " + std::to_string(s_new.size()));
-  c.emplace_back(s_new.begin(), s_new.begin() + layers);
-  h.emplace_back(s_new.begin() + layers, s_new.end());
-  return h.back().back();
-}
-
-Expression VanillaLSTMBuilder::back() const {
-  const std::vector<Expression> hs = get_h(cur);
-  if (hs.empty()) throw std::runtime_error("VanillaLSTMBuilder::back: no state yet (and no initial state was given)");
-  return hs.back();
-}
-
-std::vector<Expression> VanillaLSTMBuilder::final_h() const { return h.empty() ? h0 : h.back(); }
-
-std::vector<Expression> VanillaLSTMBuilder::final_s() const {
-  std::vector<Expression> s = c.empty() ? c0 : c.back();
-  for (const Expression& e : final_h()) s.push_back(e);
-  return s;
-}
-
-std::vector<Expression> VanillaLSTMBuilder::get_h(RNNPointer i) const {
-  check_pointer("VanillaLSTMBuilder::get_h", i);
-  return i < 0 ? h0 : h[i];
-}
-
-std::vector<Expression> VanillaLSTMBuilder::get_s(RNNPointer i) const {
-  check_pointer("VanillaLSTMBuilder::get_s", i);
-  std::vector<Expression> s = i < 0 ? c0 : c[i];
-  for (const Expression& e : get_h(i)) s.push_back(e);
-  return s;
-}
-
-void VanillaLSTMBuilder::copy(const RNNBuilder& other) {
-  const auto* lstm = dynamic_cast<const VanillaLSTMBuilder*>(&other);
-  if (!lstm) throw std::invalid_argument("VanillaLSTMBuilder::copy: the other builder is not a VanillaLSTMBuilder");
-  if (lstm->params.size() != params.size())
-    throw std::invalid_argument("VanillaLSTMBuilder::copy: " + std::to_string(lstm->params.size()) + " layers vs " +
-                                std::to_string(params.size()));
-  for (size_t i = 0; i < params.size(); ++i)
-    for (size_t j = 0; j < params[i].size(); ++j)
-      if (lstm->params[i][j].dim() != params[i][j].dim())
-        throw std::invalid_argument("VanillaLSTMBuilder::copy: parameter dims differ: " +
-                                    lstm->params[i][j].dim().str() + " vs " + params[i][j].dim().str());
-  params = lstm->params;
+void CoupledLSTMBuilder::copy(const RNNBuilder& other) {
+  share_parameters(same_kind<CoupledLSTMBuilder>(other, "CoupledLSTMBuilder"));
 }
 
 }  // namespace dynet

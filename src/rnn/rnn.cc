@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "dynet/param-init.h"
+
 namespace dynet {
 
 // ---------------- RNNStateMachine ----------------
@@ -71,6 +73,8 @@ void RNNBuilder::push_state(const char* where, RNNPointer prev) {
   head.push_back(prev);
   cur = static_cast<RNNPointer>(head.size()) - 1;
 }
+
+void RNNBuilder::check_can_add_input() { sm.transition(RNNOp::add_input); }
 
 void RNNBuilder::pop_state(RNNPointer restore_cur) {
   head.pop_back();
@@ -164,7 +168,7 @@ SimpleRNNBuilder::SimpleRNNBuilder(unsigned layers, unsigned input_dim, unsigned
     std::vector<Parameter> ps;
     ps.push_back(local_model.add_parameters({hidden_dim, layer_input_dim}));
     ps.push_back(local_model.add_parameters({hidden_dim, hidden_dim}));
-    ps.push_back(local_model.add_parameters({hidden_dim}));
+    ps.push_back(local_model.add_parameters({hidden_dim}, ParameterInitConst(0.f)));
     if (lagging) ps.push_back(local_model.add_parameters({hidden_dim, hidden_dim}));
     params.push_back(std::move(ps));
     layer_input_dim = hidden_dim;
