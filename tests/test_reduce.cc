@@ -328,5 +328,96 @@ TEST(BatchSelectValues, PickRangeAliasAndPickAlongDims) {
   expect_values(pick(xb, &per_col, 1).value(), {4.f, 5.f, 6.f, 7.f, 8.f, 9.f});
 }
 
+// ---- structured dropout ----
+TEST(NoiseValues, DropoutDimKeepsOrDropsWholeColumns) {
+  const unsigned rows = 3, cols = 4000;
+  const float p = 0.3f, scale = 1.f / (1.f - p);
+  ComputationGraph g;
+  Expression x = input(g, Dim({rows, cols}), std::vector<float>(rows * cols, 2.f));
+  Expression y = dropout_dim(x, 0, p);  // the mask is shared along dim 0: whole columns
+  reset_rng(11);
+  const std::vector<float> v = as_vector(g.forward(y));
+  unsigned kept = 0;
+  for (unsigned c = 0; c < cols; ++c) {
+    const float first = v[c * rows];
+    EXPECT_TRUE(first == 0.f || std::fabs(first - 2.f * scale) < 1e-5f) << first;
+    for (unsigned r = 1; r < rows; ++r) ASSERT_EQ(v[c * rows + r], first) << "column " << c;
+    kept += first != 0.f;
+  }
+  EXPECT_NEAR(double(kept) / cols, 1.0 - p, 0.03);
+  // Same seed, same mask; the gradient is the mask itself.
+  reset_rng(11);
+  EXPECT_EQ(as_vector(g.forward(y)), v);
+  g.backward(sum_elems(y), true);
+  const std::vector<float> grad = as_vector(x.gradient());
+  for (size_t k = 0; k < v.size(); ++k) ASSERT_FLOAT_EQ(grad[k], v[k] / 2.f);
+}
+
+TEST(NoiseValues, DropoutDimAlongColumnsAndPerBatchElement) {
+  ComputationGraph g;
+  // d = 1: the mask is shared along each row; each batch element draws its own.
+  Expression x = input(g, Dim({200, 3}, 2), std::vector<float>(1200, 1.f));
+  reset_rng(5);
+  const std::vector<float> v = as_vector(dropout_dim(x, 1, 0.5f).value());
+  unsigned differ = 0;
+  for (unsigned b = 0; b < 2; ++b)
+    for (unsigned r = 0; r < 200; ++r) {
+      const float* row = v.data() + b * 600 + r;
+      EXPECT_EQ(row[200], row[0]);
+      EXPECT_EQ(row[400], row[0]);
+    }
+  for (unsigned r = 0; r < 200; ++r) differ += v[r] != v[600 + r];
+  EXPECT_GT(differ, 50u);  // independent masks agree on about half the rows
+}
+
+TEST(NoiseValues, DropoutBatchDropsWholeBatchElements) {
+  const unsigned n = 4000;
+  const float p = 0.4f;
+  ComputationGraph g;
+  Expression x = input(g, Dim({2}, n), std::vector<float>(2 * n, 1.f));
+  Expression y = dropout_batch(x, p);
+  reset_rng(3);
+  const std::vector<float> v = as_vector(g.forward(y));
+  unsigned kept = 0;
+  for (unsigned b = 0; b < n; ++b) {
+    ASSERT_EQ(v[2 * b], v[2 * b + 1]) << "batch element " << b;
+    if (v[2 * b] != 0.f) {
+      ++kept;
+      EXPECT_NEAR(v[2 * b], 1.f / (1.f - p), 1e-5f);
+    }
+  }
+  EXPECT_NEAR(double(kept) / n, 1.0 - p, 0.03);
+  g.backward(sum_elems(sum_batches(y)), true);
+  EXPECT_EQ(as_vector(x.gradient()), v);
+  EXPECT_NE(error_of([&] { dropout_batch(x, 1.f); }).find("dropout_batch"), std::string::npos);
+}
+
+TEST(NoiseValues, BlockDropoutIsAllOrNothing) {
+  const float p = 0.25f;
+  ComputationGraph g;
+  Expression x = input(g, Dim({3}, 2), {1.f, 2.f, 3.f, 4.f, 5.f, 6.f});
+  Expression y = block_dropout(x, p);
+  reset_rng(9);
+  const unsigned trials = 4000;
+  unsigned dropped = 0;
+  for (unsigned t = 0; t < trials; ++t) {
+    const std::vector<float> v = as_vector(g.forward(y));
+    if (v[0] == 0.f) {
+      ++dropped;
+      for (float f : v) ASSERT_EQ(f, 0.f);
+    } else {
+      for (unsigned k = 0; k < 6; ++k) ASSERT_NEAR(v[k], float(k + 1) / (1.f - p), 1e-5f);
+    }
+  }
+  EXPECT_NEAR(double(dropped) / trials, p, 0.03);
+  // p = 1 always drops (and passes no gradient); p = 0 is the identity.
+  Expression all = block_dropout(x, 1.f);
+  expect_values(all.value(), std::vector<float>(6, 0.f));
+  expect_values(block_dropout(x, 0.f).value(), {1.f, 2.f, 3.f, 4.f, 5.f, 6.f});
+  g.backward(sum_elems(sum_batches(all)), true);
+  expect_values(x.gradient(), std::vector<float>(6, 0.f));
+  EXPECT_NE(error_of([&] { block_dropout(x, 1.5f); }).find("block_dropout"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dynet

@@ -169,6 +169,9 @@ Expression fold_rows(const Expression& x, unsigned nrows = 2);  // Σ of each bl
 
 // ---- noise and gradient flow ----
 Expression dropout(const Expression& x, real p);  // zero with probability p, keep scaled by 1/(1-p)
+Expression dropout_dim(const Expression& x, unsigned d, real p);  // one draw per fiber along dim d (d = 0: columns)
+Expression dropout_batch(const Expression& x, real p);  // one draw per batch element
+Expression block_dropout(const Expression& x, real p);  // one draw for the whole tensor (p may be 1)
 Expression noise(const Expression& x, real stddev);  // x + N(0, stddev)
 Expression nobackprop(const Expression& x);          // x; no gradient flows back
 Expression scale_gradient(const Expression& x, float lambd = 1.0f);  // x; gradient scaled by lambd

@@ -1,4 +1,5 @@
-// Noise and gradient flow: dropout, noise, nobackprop, scale_gradient.
+// Noise and gradient flow: dropout (elementwise, along a dim, per batch element, whole tensor), noise,
+// nobackprop, scale_gradient.
 #include <random>
 
 #include "ops/common.h"
@@ -7,18 +8,28 @@ namespace dynet {
 namespace {
 
 using Xs = const std::vector<Expression>&;
+using ArrayMap = Eigen::Map<Eigen::ArrayXf, Eigen::Unaligned>;
+using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
+
+struct DropoutDimAttr {
+  uint32_t axis;
+  float p;
+};
 
 // ---------------------------------------------------------------------------------------------
 // dropout(x, p): inverted dropout. Each value is kept with probability 1 - p and scaled by
 // 1 / (1 - p), so the expected value is unchanged; the mask (0 or the scale) is kept in aux.
 size_t dropout_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
-void dropout_fwd(const ForwardArgs& a) {
-  const float p = a.attr.as<float>();
-  const float keep_scale = 1.f / (1.f - p);
+// mask[k] = 1 / (1 - p) with probability 1 - p, else 0 (p = 1: always 0).
+void fill_keep_mask(float* mask, size_t n, float p) {
+  const float keep_scale = p < 1.f ? 1.f / (1.f - p) : 0.f;
   std::bernoulli_distribution keep(1.0 - double(p));
   auto& rng = random_engine();
+  for (size_t k = 0; k < n; ++k) mask[k] = keep(rng) ? keep_scale : 0.f;
+}
+void dropout_fwd(const ForwardArgs& a) {
   const unsigned n = a.fx.d.size();
-  for (unsigned k = 0; k < n; ++k) a.aux[k] = keep(rng) ? keep_scale : 0.f;
+  fill_keep_mask(a.aux, n, a.attr.as<float>());
   cpu::arr(a.fx) = cpu::carr(a.xs[0]) * cpu::CArrMap(a.aux, n);
 }
 void dropout_bwd(const BackwardArgs& a) {
@@ -33,6 +44,7 @@ std::vector<OpSample> dropout_samples() {
           {"p_negative", {Dim({3})}, with(-0.1f), -1, 1, true}};
 }
 const OpId k_dropout = register_op({.name = "dropout",
+                                    .doc = "y = x ⊙ m / (1-p), m ~ Bernoulli(1-p) per value",
                                     .shape = ops::same_shape,
                                     .forward = dropout_fwd,
                                     .backward = dropout_bwd,
@@ -40,6 +52,132 @@ const OpId k_dropout = register_op({.name = "dropout",
                                     .batch = {.batchable = true},
                                     .samples = dropout_samples,
                                     .flags = kRandom});
+
+// ---------------------------------------------------------------------------------------------
+// dropout_dim(x, d, p): inverted dropout with one mask value per fiber along dim d, so whole
+// rows/columns/... are kept or dropped together (e.g. d = 0 drops columns of a matrix). Each batch
+// element draws its own mask; the mask is kept in aux.
+Dim dropout_dim_shape(const ArgDims& xs, AttrView a) {
+  const unsigned d = a.as<DropoutDimAttr>().axis;
+  if (d >= xs[0].nd) op_error("dropout_dim", "dim " + std::to_string(d) + " out of range for input " + xs[0].str());
+  return xs[0];
+}
+struct MaskFibers {
+  unsigned inner = 1, n = 1, outer = 1;  // x as [inner, n, outer]; the mask is [inner, outer]
+};
+MaskFibers mask_fibers(const Dim& x, unsigned axis) {
+  MaskFibers f;
+  for (unsigned k = 0; k < x.nd; ++k) {
+    if (k < axis)
+      f.inner *= x.d[k];
+    else if (k == axis)
+      f.n = x.d[k];
+    else
+      f.outer *= x.d[k];
+  }
+  f.outer *= x.bd;
+  return f;
+}
+size_t dropout_dim_aux(const Dim& fx, const ArgDims&, AttrView a) {
+  const MaskFibers f = mask_fibers(fx, a.as<DropoutDimAttr>().axis);
+  return size_t(f.inner) * f.outer;
+}
+// y[i, k, o] (·)= m[i, o] · src[i, k, o] over the [inner, n, outer] view.
+template <bool kAccumulate>
+void apply_fiber_mask(const MaskFibers& f, const float* mask, const float* src, float* dst) {
+  for (unsigned o = 0; o < f.outer; ++o) {
+    CArrayMap m(mask + size_t(o) * f.inner, f.inner);
+    for (unsigned k = 0; k < f.n; ++k) {
+      const size_t off = (size_t(o) * f.n + k) * f.inner;
+      if constexpr (kAccumulate)
+        ArrayMap(dst + off, f.inner) += m * CArrayMap(src + off, f.inner);
+      else
+        ArrayMap(dst + off, f.inner) = m * CArrayMap(src + off, f.inner);
+    }
+  }
+}
+void dropout_dim_fwd(const ForwardArgs& a) {
+  const DropoutDimAttr& at = a.attr.as<DropoutDimAttr>();
+  const MaskFibers f = mask_fibers(a.xs[0].d, at.axis);
+  fill_keep_mask(a.aux, size_t(f.inner) * f.outer, at.p);
+  apply_fiber_mask<false>(f, a.aux, a.xs[0].v, a.fx.v);
+}
+void dropout_dim_bwd(const BackwardArgs& a) {
+  const MaskFibers f = mask_fibers(a.xs[0].d, a.attr.as<DropoutDimAttr>().axis);
+  apply_fiber_mask<true>(f, a.aux, a.dEdf.v, a.dEdxi.v);
+}
+std::vector<OpSample> dropout_dim_samples() {
+  auto with = [](unsigned d, float p) { return [d, p](ComputationGraph&, Xs x) { return dropout_dim(x[0], d, p); }; };
+  return {{"drop_columns", {Dim({3, 4})}, with(0, 0.5f)},
+          {"drop_rows", {Dim({3, 4})}, with(1, 0.4f)},
+          {"tensor_middle", {Dim({2, 3, 2})}, with(1, 0.5f)},
+          {"batched", {Dim({3, 2}, 3)}, with(0, 0.3f)},
+          {"bad_dim", {Dim({3, 4})}, with(2, 0.5f), -1, 1, true},
+          {"p_one", {Dim({3})}, with(0, 1.f), -1, 1, true}};
+}
+const OpId k_dropout_dim = register_op({.name = "dropout_dim",
+                                        .doc = "y = x ⊙ m / (1-p), m ~ Bernoulli(1-p) shared along dim d",
+                                        .shape = dropout_dim_shape,
+                                        .forward = dropout_dim_fwd,
+                                        .backward = dropout_dim_bwd,
+                                        .aux_floats = dropout_dim_aux,
+                                        .batch = {.batchable = true},
+                                        .samples = dropout_dim_samples,
+                                        .flags = kRandom});
+
+// ---------------------------------------------------------------------------------------------
+// dropout_batch(x, p): inverted dropout of whole batch elements (one mask value per element).
+size_t dropout_batch_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
+void dropout_batch_fwd(const ForwardArgs& a) {
+  const Tensor& x = a.xs[0];
+  fill_keep_mask(a.aux, x.d.bd, a.attr.as<float>());
+  for (unsigned b = 0; b < x.d.bd; ++b) cpu::barr(a.fx, b) = a.aux[b] * cpu::cbarr(x, b);
+}
+void dropout_batch_bwd(const BackwardArgs& a) {
+  for (unsigned b = 0; b < a.dEdxi.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.aux[b] * cpu::cbarr(a.dEdf, b);
+}
+std::vector<OpSample> dropout_batch_samples() {
+  auto with = [](float p) { return [p](ComputationGraph&, Xs x) { return dropout_batch(x[0], p); }; };
+  return {{"batched", {Dim({3, 2}, 4)}, with(0.5f)},
+          {"unbatched", {Dim({3})}, with(0.2f)},
+          {"p_one", {Dim({3}, 2)}, with(1.f), -1, 1, true}};
+}
+const OpId k_dropout_batch = register_op({.name = "dropout_batch",
+                                          .doc = "y[b] = x[b] · m_b / (1-p), m_b ~ Bernoulli(1-p) per batch element",
+                                          .shape = ops::same_shape,
+                                          .forward = dropout_batch_fwd,
+                                          .backward = dropout_batch_bwd,
+                                          .aux_floats = dropout_batch_aux,
+                                          .batch = {.batchable = true},
+                                          .samples = dropout_batch_samples,
+                                          .flags = kRandom});
+
+// ---------------------------------------------------------------------------------------------
+// block_dropout(x, p): one draw for the whole tensor: zero with probability p, else x / (1-p)
+// (p = 1 always zeroes). The multiplier is kept in aux.
+size_t block_dropout_aux(const Dim&, const ArgDims&, AttrView) { return 1; }
+void block_dropout_fwd(const ForwardArgs& a) {
+  fill_keep_mask(a.aux, 1, a.attr.as<float>());
+  cpu::arr(a.fx) = a.aux[0] * cpu::carr(a.xs[0]);
+}
+void block_dropout_bwd(const BackwardArgs& a) { cpu::arr(a.dEdxi) += a.aux[0] * cpu::carr(a.dEdf); }
+std::vector<OpSample> block_dropout_samples() {
+  auto with = [](float p) { return [p](ComputationGraph&, Xs x) { return block_dropout(x[0], p); }; };
+  return {{"matrix", {Dim({3, 2})}, with(0.5f)},
+          {"batched", {Dim({2}, 3)}, with(0.3f)},
+          {"always", {Dim({2})}, with(1.f)},
+          {"p_too_big", {Dim({3})}, with(1.5f), -1, 1, true},
+          {"p_negative", {Dim({3})}, with(-0.5f), -1, 1, true}};
+}
+// Not batchable: members run together would share the one draw.
+const OpId k_block_dropout = register_op({.name = "block_dropout",
+                                          .doc = "y = x · m / (1-p), one m ~ Bernoulli(1-p) for the whole tensor",
+                                          .shape = ops::same_shape,
+                                          .forward = block_dropout_fwd,
+                                          .backward = block_dropout_bwd,
+                                          .aux_floats = block_dropout_aux,
+                                          .samples = block_dropout_samples,
+                                          .flags = kRandom});
 
 // ---------------------------------------------------------------------------------------------
 // noise(x, stddev) = x + N(0, stddev²) per value; the gradient passes through unchanged.
@@ -64,6 +202,7 @@ std::vector<OpSample> noise_samples() {
           {"negative_stddev", {Dim({3})}, with(-1.f), -1, 1, true}};
 }
 const OpId k_noise = register_op({.name = "noise",
+                                  .doc = "y = x + ε, ε ~ N(0, stddev²) per value",
                                   .shape = ops::same_shape,
                                   .forward = noise_fwd,
                                   .backward = noise_bwd,
@@ -79,6 +218,7 @@ std::vector<OpSample> nobackprop_samples() {
   return {{"matrix", {Dim({3, 2})}, build}, {"batched", {Dim({3}, 2)}, build}};
 }
 const OpId k_nobackprop = register_op({.name = "nobackprop",
+                                       .doc = "y = x; dE/dx = 0",
                                        .shape = ops::same_shape,
                                        .forward = alias_fwd,
                                        .samples = nobackprop_samples,
@@ -94,6 +234,7 @@ std::vector<OpSample> scale_gradient_samples() {
   return {{"matrix", {Dim({3, 2})}, build}, {"batched", {Dim({3}, 2)}, build}};
 }
 const OpId k_scale_gradient = register_op({.name = "scale_gradient",
+                                           .doc = "y = x; dE/dx = λ · dE/dy",
                                            .shape = ops::same_shape,
                                            .forward = alias_fwd,
                                            .backward = scale_gradient_bwd,
@@ -105,6 +246,18 @@ const OpId k_scale_gradient = register_op({.name = "scale_gradient",
 Expression dropout(const Expression& x, real p) {
   if (!(p >= 0.f && p < 1.f)) op_error("dropout", "p must be in [0, 1), got " + std::to_string(p));
   return make_node(k_dropout, x, p);
+}
+Expression dropout_dim(const Expression& x, unsigned d, real p) {
+  if (!(p >= 0.f && p < 1.f)) op_error("dropout_dim", "p must be in [0, 1), got " + std::to_string(p));
+  return make_node(k_dropout_dim, x, DropoutDimAttr{d, p});
+}
+Expression dropout_batch(const Expression& x, real p) {
+  if (!(p >= 0.f && p < 1.f)) op_error("dropout_batch", "p must be in [0, 1), got " + std::to_string(p));
+  return make_node(k_dropout_batch, x, p);
+}
+Expression block_dropout(const Expression& x, real p) {
+  if (!(p >= 0.f && p <= 1.f)) op_error("block_dropout", "p must be in [0, 1], got " + std::to_string(p));
+  return make_node(k_block_dropout, x, p);
 }
 Expression noise(const Expression& x, real stddev) {
   if (!(stddev >= 0.f)) op_error("noise", "stddev must be >= 0, got " + std::to_string(stddev));
