@@ -1,0 +1,138 @@
+// Shared pieces of the benchmark task programs (bench/tasks/*.cc): command-line options, the data
+// readers (the formats of ../shared/data), vocabularies, the deterministic example order that every
+// implementation (C++, PyTorch, DyNet) reproduces, peak RSS and the one-line JSON result.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace bench {
+
+struct Options {
+  std::string data_dir;  // holds ptb/, tagging/, sst/, ud-ewt/ (real or written by bench_gendata)
+  int steps = 20;        // measured training steps (minibatches or examples)
+  int warmup = 3;        // steps run before the clock starts
+  unsigned minibatch = 1;
+  unsigned seed = 1;
+  int threads = 1;
+};
+
+// Parses --data DIR --steps N --warmup N --minibatch N --seed N --threads N; anything else throws
+// std::invalid_argument naming the program and the argument.
+Options parse_options(const char* program, int argc, char** argv);
+
+// Initialises the library with the options' seed and sets the thread count of the GEMM runtime.
+void initialize_library(const Options& options);
+
+// "generated" when dir was written by bench_gendata (it leaves a GENERATED marker), else "real".
+std::string data_kind(const std::string& dir);
+double peak_rss_mb();
+
+// SplitMix64: the example order generator; bench/py/benchdata.py implements the same sequence.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t next();
+
+ private:
+  uint64_t state_;
+};
+
+// Fisher-Yates from the back, j = next() % (i + 1): the same permutation in every implementation.
+template <typename T>
+void deterministic_shuffle(std::vector<T>& items, uint64_t seed) {
+  SplitMix64 rng(seed);
+  for (size_t i = items.size(); i-- > 1;) {
+    size_t j = static_cast<size_t>(rng.next() % (i + 1));
+    std::swap(items[i], items[j]);
+  }
+}
+
+// Word <-> id. `freeze` makes unknown words map to `unk_id` instead of growing the vocabulary.
+class Vocab {
+ public:
+  unsigned add(const std::string& word);
+  // The id of word, or unk (which must have been added) when it is absent.
+  unsigned get(const std::string& word, unsigned unk) const;
+  bool contains(const std::string& word) const { return ids_.count(word) > 0; }
+  unsigned size() const { return static_cast<unsigned>(words_.size()); }
+
+ private:
+  std::unordered_map<std::string, unsigned> ids_;
+  std::vector<std::string> words_;
+};
+
+// ---- data files (formats in ../shared/data/README.md) ----
+// Whitespace-separated tokens per non-empty line (ptb/*.txt).
+std::vector<std::vector<std::string>> read_token_lines(const std::string& path);
+
+struct TaggedSentence {
+  std::vector<std::string> words, tags;
+};
+// `word|TAG` tokens, split at the last '|' (tagging/*.txt).
+std::vector<TaggedSentence> read_tagged(const std::string& path);
+
+// A binary tree in post-order: children precede their parent; the root is the last node.
+struct TreeNode {
+  int label = 0;
+  int left = -1, right = -1;  // indices of children (internal nodes)
+  std::string word;           // leaves
+  bool is_leaf() const { return left < 0; }
+};
+using Tree = std::vector<TreeNode>;
+// One PTB bracketed tree per line, `(label child child)` / `(label word)`; tokens split on ASCII
+// space and parentheses only (SST has words with a no-break space inside).
+std::vector<Tree> read_trees(const std::string& path);
+
+struct DepSentence {
+  std::vector<std::string> words, tags, labels;  // UPOS tags; base relation (before ':')
+  std::vector<int> heads;                        // 0 = root; words are numbered from 1
+};
+// CoNLL-U; multiword-token ranges and empty nodes are skipped.
+std::vector<DepSentence> read_conllu(const std::string& path);
+
+// Writes a data directory with the layout and statistics of ../shared/data (PTB vocabulary and
+// sentence lengths, WikiNER tag distribution, SST binary trees, projective UD-like trees); `scale`
+// multiplies the number of sentences of each file.
+void generate_dataset(const std::string& dir, double scale, uint64_t seed);
+
+// Prints the result as one JSON line (the runner reads the line that starts with {"task").
+struct Result {
+  std::string task, unit, loss_unit, data;
+  unsigned minibatch = 1;
+  int steps = 0, warmup = 0, threads = 1;
+  double units = 0, seconds = 0, loss_sum = 0, loss_count = 0;
+};
+void print_result(const Result& result);
+
+// What one training step reports: the summed loss, the number of loss terms it sums (words,
+// transitions, sentences) and the number of throughput units it processed.
+struct StepOutcome {
+  double loss = 0, loss_terms = 0, units = 0;
+};
+
+// Runs options.warmup untimed steps, then options.steps timed ones; step(k) trains on example k.
+template <typename StepFn>
+Result train_and_time(const Options& options, StepFn&& step) {
+  for (int k = 0; k < options.warmup; ++k) step(k);
+  Result r;
+  r.steps = options.steps;
+  r.warmup = options.warmup;
+  r.minibatch = options.minibatch;
+  r.threads = options.threads;
+  r.data = data_kind(options.data_dir);
+  auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k < options.steps; ++k) {
+    StepOutcome out = step(options.warmup + k);
+    r.loss_sum += out.loss;
+    r.loss_count += out.loss_terms;
+    r.units += out.units;
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace bench
