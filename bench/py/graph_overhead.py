@@ -2,7 +2,7 @@
 bench/graph_overhead.cc, built, run forward and backward; prints one JSON line with microseconds per op
 (3 ops per step: product, sum, tanh), the median over --reps rounds after warm-up.
 
-    python graph_overhead.py {torch,dynet-py} [--steps 1000] [--reps 20] [--module dynet]
+    python graph_overhead.py {torch,dynet-py,ours-py} [--steps 1000] [--reps 20] [--module dynet]
 """
 
 import argparse
@@ -62,7 +62,7 @@ def dynet_round(steps, module):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("impl", choices=["torch", "dynet-py"])
+    p.add_argument("impl", choices=["torch", "dynet-py", "ours-py"])
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--threads", type=int, default=1)
