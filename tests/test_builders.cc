@@ -4,16 +4,20 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "dynet/cfsm-builder.h"
 #include "dynet/deep-lstm.h"
+#include "dynet/dict.h"
 #include "dynet/expr.h"
 #include "dynet/fast-lstm.h"
 #include "dynet/gru.h"
+#include "dynet/hsm-builder.h"
 #include "dynet/init.h"
 #include "dynet/lstm.h"
 #include "dynet/rnn.h"
@@ -52,8 +56,9 @@ float loss_value(const LossBuilder& build) {
 
 // Compares d loss / d value for every value of every (lookup) parameter in `m` (except those in
 // `skip`, e.g. constants the builder reads through const_parameter) with central differences.
+// At least min_nonzero of the checked gradients must be non-zero (the loss reaches most values).
 void check_gradients(ParameterCollection& m, const LossBuilder& build,
-                     const std::set<const ParameterStorageBase*>& skip = {}) {
+                     const std::set<const ParameterStorageBase*>& skip = {}, double min_nonzero = 0.5) {
   m.reset_gradient();
   {
     ComputationGraph g;
@@ -89,7 +94,7 @@ void check_gradients(ParameterCollection& m, const LossBuilder& build,
       nonzero += b.analytic[e] != 0.f;
     }
   EXPECT_GT(checked, 0u);
-  EXPECT_GT(nonzero, checked / 2) << "most gradients should be non-zero";
+  EXPECT_GT(nonzero, min_nonzero * checked) << "too few gradients are non-zero";
 }
 
 // Nudges every parameter value so no gate sits exactly at a symmetric point (biases start at 0).
@@ -902,6 +907,282 @@ TEST(BidirectionalTreeLSTM, GradientUnbatched) {
     tree.start_new_sequence();
     return tree_loss(g, tree, 4, 1, true);
   });
+}
+
+
+// ======================= Softmax builders =======================
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + "dynet_builders_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+double log_sum_exp(const std::vector<float>& v) {
+  double m = v[0], s = 0;
+  for (float x : v) m = std::max<double>(m, x);
+  for (float x : v) s += std::exp(x - m);
+  return m + std::log(s);
+}
+
+// The loss over a batch of representations: Σ_i -log p(word_i | rep_i); rep comes from a trainable
+// parameter so its gradient is checked too.
+Expression batch_loss(ComputationGraph& g, SoftmaxBuilder& sm, Parameter reps, const std::vector<unsigned>& words) {
+  sm.new_graph(g);
+  const unsigned d = reps.dim()[0];
+  Expression rep = reshape(parameter(g, reps), Dim({d}, static_cast<unsigned>(words.size())));
+  return sum_batches(sm.neg_log_softmax(rep, words));
+}
+
+// Every word's neg_log_softmax equals -full_log_distribution[word]; the distribution sums to 1;
+// the batched loss equals the per-element ones.
+// With normalized_logits, full_logits are already log-probabilities (the factored builders).
+void check_distribution(SoftmaxBuilder& sm, unsigned rep_dim, const std::vector<unsigned>& words, unsigned vocab,
+                        bool normalized_logits) {
+  ComputationGraph g;
+  sm.new_graph(g);
+  Expression rep = input(g, Dim({rep_dim}), random_values(rep_dim, 77));
+  const std::vector<float> dist = value_of(sm.full_log_distribution(rep));
+  ASSERT_EQ(dist.size(), vocab);
+  double total = 0;
+  for (float v : dist) total += std::exp(v);
+  EXPECT_NEAR(total, 1.0, 1e-5);
+  const std::vector<float> logits = value_of(sm.full_logits(rep));
+  for (unsigned w = 0; w < vocab; ++w)
+    EXPECT_NEAR(logits[w] - log_sum_exp(logits), dist[w], 1e-5);
+  if (normalized_logits) EXPECT_NEAR(log_sum_exp(logits), 0.0, 1e-5);
+  for (unsigned w : words) EXPECT_NEAR(as_scalar(sm.neg_log_softmax(rep, w).value()), -dist[w], 1e-5) << w;
+  Expression batch = input(g, Dim({rep_dim}, 3), random_values(rep_dim * 3, 78));
+  const std::vector<unsigned> three = {words[0], words[words.size() / 2], words.back()};
+  const std::vector<float> batched = value_of(sm.neg_log_softmax(batch, three));
+  ASSERT_EQ(batched.size(), 3u);
+  for (unsigned i = 0; i < 3; ++i)
+    EXPECT_NEAR(batched[i], as_scalar(sm.neg_log_softmax(pick_batch_elem(batch, i), three[i]).value()), 1e-5);
+  const std::vector<float> batched_dist = value_of(sm.full_log_distribution(batch));
+  ASSERT_EQ(batched_dist.size(), 3u * vocab);
+  for (unsigned w : three) EXPECT_NEAR(batched_dist[w], -as_scalar(sm.neg_log_softmax(pick_batch_elem(batch, 0u), w).value()), 1e-5);
+  EXPECT_THROW(sm.neg_log_softmax(batch, std::vector<unsigned>{words[0]}), std::invalid_argument);
+  EXPECT_THROW(sm.neg_log_softmax(input(g, Dim({rep_dim + 1}), std::vector<float>(rep_dim + 1)), words[0]),
+               std::invalid_argument);
+  EXPECT_THROW(sm.sample(batch), std::invalid_argument);
+}
+
+TEST(StandardSoftmax, LayoutValuesAndGradients) {
+  ParameterCollection m;
+  StandardSoftmaxBuilder sm(3, 5, m);
+  expect_parameters(m, {{"/standard-softmax-builder/_0", Dim({5, 3})}, {"/standard-softmax-builder/_1", Dim({5})}});
+  EXPECT_EQ(sm.get_parameter_collection().get_fullname(), "/standard-softmax-builder/");
+  perturb(m);
+  // -log softmax(W r + b)[c] by hand.
+  const ParameterStorage &W = *m.parameters_list()[0], &b = *m.parameters_list()[1];
+  const std::vector<float> r = {0.4f, -0.9f, 0.3f};
+  std::vector<float> logits(5);
+  for (unsigned i = 0; i < 5; ++i) {
+    logits[i] = b.values.v[i];
+    for (unsigned j = 0; j < 3; ++j) logits[i] += W.values.v[j * 5 + i] * r[j];
+  }
+  {
+    ComputationGraph g;
+    sm.new_graph(g);
+    EXPECT_NEAR(as_scalar(sm.neg_log_softmax(input(g, Dim({3}), r), 2).value()), log_sum_exp(logits) - logits[2], 1e-5);
+    EXPECT_THROW(sm.neg_log_softmax(input(g, Dim({3}), r), 5), std::invalid_argument);
+  }
+  check_distribution(sm, 3, {0, 1, 2, 3, 4}, 5, false);
+  Parameter reps = m.add_parameters({3, 4});
+  check_gradients(m, [&](ComputationGraph& g) { return batch_loss(g, sm, reps, {4, 0, 2, 2}); });
+  StandardSoftmaxBuilder unused(3, 5, m);
+  ComputationGraph g;
+  EXPECT_THROW(unused.neg_log_softmax(input(g, Dim({3}), r), 1), std::runtime_error);  // no new_graph
+}
+
+TEST(StandardSoftmax, WithoutBiasAndFromExistingParameters) {
+  ParameterCollection m;
+  StandardSoftmaxBuilder no_bias(2, 4, m, false);
+  expect_parameters(m, {{"/standard-softmax-builder/_0", Dim({4, 2})}});
+  check_distribution(no_bias, 2, {0, 3}, 4, false);
+  Parameter W = m.add_parameters({4, 2}), b = m.add_parameters({4});
+  perturb(m);
+  StandardSoftmaxBuilder from_params(W, b), from_w(W);
+  EXPECT_THROW(from_params.get_parameter_collection(), std::runtime_error);
+  ComputationGraph g;
+  from_params.new_graph(g);
+  from_w.new_graph(g);
+  Expression r = input(g, Dim({2}), std::vector<float>{0.5f, -0.25f});
+  expect_close(value_of(from_params.full_logits(r)), value_of(affine_transform({parameter(g, b), parameter(g, W), r})));
+  expect_close(value_of(from_w.full_logits(r)), value_of(parameter(g, W) * r));
+  Parameter bad_b = m.add_parameters({3});
+  EXPECT_THROW(StandardSoftmaxBuilder(W, bad_b), std::invalid_argument);
+}
+
+TEST(StandardSoftmax, SampleFollowsTheDistribution) {
+  reset_rng(11);
+  ParameterCollection m;
+  StandardSoftmaxBuilder sm(1, 3, m);
+  m.parameters_list()[0]->set_value({0.f, 0.f, 0.f});
+  m.parameters_list()[1]->set_value({std::log(0.2f), std::log(0.5f), std::log(0.3f)});
+  ComputationGraph g;
+  sm.new_graph(g);
+  Expression r = input(g, 1.f);
+  std::vector<unsigned> counts(3);
+  for (int k = 0; k < 2000; ++k) ++counts[sm.sample(r)];
+  EXPECT_NEAR(counts[0] / 2000.0, 0.2, 0.04);
+  EXPECT_NEAR(counts[1] / 2000.0, 0.5, 0.04);
+  EXPECT_NEAR(counts[2] / 2000.0, 0.3, 0.04);
+}
+
+// Clusters A = {w1, w2}, B = {w3} (a singleton), C = {w4, w5, w6}; "pre" is in the dictionary
+// before the file is read and in no cluster.
+const char* kClusters = "A w1 12\nA w2\n\nB\tw3\nC w4\nC w5 7\nC w6\n";
+
+TEST(ClassFactoredSoftmax, LayoutAndClusters) {
+  Dict d;
+  d.convert("pre");
+  ParameterCollection m;
+  ClassFactoredSoftmaxBuilder sm(3, write_file("clusters", kClusters), d, m);
+  const std::string c = "class-factored-softmax-builder";
+  expect_parameters(m, {{layer_name(c, 0), Dim({3, 3})},
+                        {layer_name(c, 1), Dim({3})},
+                        {layer_name(c, 2), Dim({2, 3})},
+                        {layer_name(c, 3), Dim({2})},
+                        {layer_name(c, 4), Dim({3, 3})},
+                        {layer_name(c, 5), Dim({3})}});
+  EXPECT_EQ(d.size(), 7u);
+  EXPECT_EQ(d.convert("w5"), 5);
+  EXPECT_EQ(sm.widx2cidx, (std::vector<int>{-1, 0, 0, 1, 2, 2, 2}));
+  EXPECT_EQ(sm.widx2cwidx[6], 2u);
+  EXPECT_EQ(sm.singleton_cluster, (std::vector<bool>{false, true, false}));
+  ParameterCollection m2;
+  ClassFactoredSoftmaxBuilder no_bias(3, write_file("clusters", kClusters), d, m2, false);
+  EXPECT_EQ(m2.parameters_list().size(), 3u);
+  EXPECT_EQ(d.size(), 7u);  // the words were known already
+}
+
+TEST(ClassFactoredSoftmax, ValuesAndGradients) {
+  Dict d;
+  d.convert("pre");
+  ParameterCollection m;
+  ClassFactoredSoftmaxBuilder sm(3, write_file("clusters", kClusters), d, m);
+  perturb(m);
+  {
+    // -log p(w5) = -log p(C) - log p(w5 | C), from the class and subclass distributions.
+    ComputationGraph g;
+    sm.new_graph(g);
+    Expression r = input(g, Dim({3}), random_values(3, 5));
+    const double expected = -value_of(sm.class_log_distribution(r))[2] - value_of(sm.subclass_log_distribution(r, 2))[1];
+    EXPECT_NEAR(as_scalar(sm.neg_log_softmax(r, 5).value()), expected, 1e-5);
+    EXPECT_NEAR(as_scalar(sm.neg_log_softmax(r, 3).value()), -value_of(sm.class_log_distribution(r))[1], 1e-6);
+    expect_close(value_of(sm.subclass_log_distribution(r, 1)), {0.f});
+    EXPECT_LT(value_of(sm.full_log_distribution(r))[0], -9000.f);  // "pre" is in no cluster
+    EXPECT_THROW(sm.neg_log_softmax(r, 0), std::invalid_argument);
+    EXPECT_THROW(sm.neg_log_softmax(r, 9), std::invalid_argument);
+    EXPECT_THROW(sm.subclass_logits(r, 3), std::invalid_argument);
+  }
+  check_distribution(sm, 3, {1, 2, 3, 4, 5, 6}, 7, true);
+  Parameter reps = m.add_parameters({3, 4});
+  check_gradients(m, [&](ComputationGraph& g) { return batch_loss(g, sm, reps, {5, 3, 1, 6}); });
+  Parameter one_rep = m.add_parameters({3, 1});
+  check_gradients(m, [&](ComputationGraph& g) { return batch_loss(g, sm, one_rep, {2}); }, {}, 0.2);
+}
+
+TEST(ClassFactoredSoftmax, SampleAndFileErrors) {
+  reset_rng(4);
+  Dict d;
+  ParameterCollection m;
+  ClassFactoredSoftmaxBuilder sm(2, write_file("clusters", kClusters), d, m);
+  perturb(m);
+  ComputationGraph g;
+  sm.new_graph(g);
+  Expression r = input(g, Dim({2}), std::vector<float>{0.3f, 0.8f});
+  const std::vector<float> dist = value_of(sm.full_log_distribution(r));
+  std::vector<unsigned> counts(dist.size());
+  for (int k = 0; k < 3000; ++k) ++counts[sm.sample(r)];
+  for (unsigned w = 0; w < dist.size(); ++w) EXPECT_NEAR(counts[w] / 3000.0, std::exp(dist[w]), 0.035) << w;
+  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, write_file("missing", ""), d, m), std::invalid_argument);
+  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, testing::TempDir() + "no_such_file", d, m), std::invalid_argument);
+  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, write_file("bad", "A w1\nB\n"), d, m), std::invalid_argument);
+  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, write_file("dup", "A w1\nB w1\n"), d, m), std::invalid_argument);
+  // A frozen dictionary: unknown words are skipped.
+  Dict frozen;
+  frozen.convert("w4");
+  frozen.freeze();
+  ParameterCollection m2;
+  ClassFactoredSoftmaxBuilder small(2, write_file("clusters", kClusters), frozen, m2);
+  EXPECT_EQ(small.cidx2words, (std::vector<std::vector<unsigned>>{{0}}));
+}
+
+// Tree: root -> {0, 1, 2}; 0 -> {0 0, 0 1}; "0 0" holds a, b; "0 1" holds c; 1 holds d, e, f; 2 holds g.
+const char* kTree = "0 0\ta\n0 0\tb 5\n0 1\tc\n1\td\n1\te\n\n1\tf\n2\tg\n";
+
+TEST(HierarchicalSoftmax, LayoutValuesAndGradients) {
+  Dict d;
+  ParameterCollection m;
+  HierarchicalSoftmaxBuilder sm(3, write_file("tree", kTree), d, m);
+  EXPECT_EQ(sm.num_nodes(), 6u);
+  EXPECT_EQ(d.size(), 7u);
+  const std::string c = "hsm-builder";
+  // Depth first: root (3 branches), node 0 (binary), node "0 0" (binary), node 1 (3 words).
+  expect_parameters(m, {{layer_name(c, 0), Dim({3, 3})},
+                        {layer_name(c, 1), Dim({3})},
+                        {layer_name(c, 2), Dim({1, 3})},
+                        {layer_name(c, 3), Dim({1})},
+                        {layer_name(c, 4), Dim({1, 3})},
+                        {layer_name(c, 5), Dim({1})},
+                        {layer_name(c, 6), Dim({3, 3})},
+                        {layer_name(c, 7), Dim({3})}});
+  perturb(m);
+  // p(b) = softmax(root)[0] · (1 - σ(s_0)) ... by hand: b is branch 1 at "0 0", "0 0" is branch 0 at 0.
+  const std::vector<float> r = {0.2f, -0.5f, 0.9f};
+  auto score = [&](unsigned w_index, unsigned b_index, unsigned row, unsigned rows) {
+    const ParameterStorage &W = *m.parameters_list()[w_index], &b = *m.parameters_list()[b_index];
+    double s = b.values.v[row];
+    for (unsigned j = 0; j < 3; ++j) s += W.values.v[j * rows + row] * r[j];
+    return s;
+  };
+  std::vector<float> root(3);
+  for (unsigned k = 0; k < 3; ++k) root[k] = static_cast<float>(score(0, 1, k, 3));
+  const double log_p_b = root[0] - log_sum_exp(root) + std::log(sigmoid(score(2, 3, 0, 1))) +
+                         std::log(1 - sigmoid(score(4, 5, 0, 1)));
+  {
+    ComputationGraph g;
+    sm.new_graph(g);
+    EXPECT_NEAR(as_scalar(sm.neg_log_softmax(input(g, Dim({3}), r), 1).value()), -log_p_b, 1e-5);
+    // g is the only word under root branch 2: p(g) = softmax(root)[2].
+    EXPECT_NEAR(as_scalar(sm.neg_log_softmax(input(g, Dim({3}), r), 6).value()), log_sum_exp(root) - root[2], 1e-5);
+    EXPECT_THROW(sm.neg_log_softmax(input(g, Dim({3}), r), 7), std::invalid_argument);
+  }
+  check_distribution(sm, 3, {0, 1, 2, 3, 4, 5, 6}, 7, true);
+  Parameter reps = m.add_parameters({3, 5});
+  check_gradients(m, [&](ComputationGraph& g) { return batch_loss(g, sm, reps, {0, 1, 2, 4, 6}); });
+}
+
+TEST(HierarchicalSoftmax, SampleAndFileErrors) {
+  reset_rng(8);
+  Dict d;
+  d.convert("zero");
+  ParameterCollection m;
+  HierarchicalSoftmaxBuilder sm(2, write_file("tree", kTree), d, m);
+  perturb(m);
+  ComputationGraph g;
+  sm.new_graph(g);
+  Expression r = input(g, Dim({2}), std::vector<float>{-0.4f, 0.7f});
+  const std::vector<float> dist = value_of(sm.full_log_distribution(r));
+  ASSERT_EQ(dist.size(), 8u);
+  EXPECT_LT(dist[0], -9000.f);  // "zero" is in no cluster
+  std::vector<unsigned> counts(dist.size());
+  for (int k = 0; k < 3000; ++k) ++counts[sm.sample(r)];
+  for (unsigned w = 0; w < dist.size(); ++w) EXPECT_NEAR(counts[w] / 3000.0, std::exp(dist[w]), 0.035) << w;
+  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, write_file("notab", "0 1 a\n"), d, m), std::invalid_argument);
+  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, write_file("mixed", "0\ta\n0 1\tb\n"), d, m), std::invalid_argument);
+  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, write_file("twice", "0\ta\n1\ta\n"), d, m), std::invalid_argument);
+  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, testing::TempDir() + "no_such_tree", d, m), std::invalid_argument);
+  // A single word: certain, so its loss is 0.
+  ParameterCollection m2;
+  HierarchicalSoftmaxBuilder one(2, write_file("one", "0\tonly\n"), d, m2);
+  EXPECT_TRUE(m2.parameters_list().empty());
+  ComputationGraph g2;
+  one.new_graph(g2);
+  const unsigned only = static_cast<unsigned>(d.convert("only"));
+  EXPECT_EQ(as_scalar(one.neg_log_softmax(input(g2, Dim({2}), std::vector<float>{1.f, 2.f}), only).value()), 0.f);
 }
 
 }  // namespace
