@@ -419,5 +419,26 @@ TEST(NoiseValues, BlockDropoutIsAllOrNothing) {
   EXPECT_NE(error_of([&] { block_dropout(x, 1.5f); }).find("block_dropout"), std::string::npos);
 }
 
+// ---- inputs ----
+TEST(InputValues, OneHot) {
+  ComputationGraph g;
+  Expression e = one_hot(g, 5, 3);
+  EXPECT_EQ(e.dim(), Dim({5}));
+  expect_values(e.value(), {0.f, 0.f, 0.f, 1.f, 0.f});
+  Expression b = one_hot(g, 3, std::vector<unsigned>{2, 0});
+  EXPECT_EQ(b.dim(), Dim({3}, 2));
+  expect_values(b.value(), {0.f, 0.f, 1.f, 1.f, 0.f, 0.f});
+  EXPECT_NE(error_of([&] { one_hot(g, 3, 3); }).find("one_hot: index 3 out of range"), std::string::npos);
+}
+
+TEST(InputValues, SparseInputFillsTheWholeBatch) {
+  // Indices address the whole tensor, batch elements included.
+  ComputationGraph g;
+  Expression x = input(g, Dim({3}, 2), {0, 4}, {1.f, 1.f}, 0.5f);
+  EXPECT_EQ(x.dim(), Dim({3}, 2));
+  expect_values(x.value(), {1.f, 0.5f, 0.5f, 0.5f, 1.f, 0.5f});
+  EXPECT_NE(error_of([&] { input(g, Dim({3}, 2), {6}, {1.f}); }).find("sparse_input"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dynet

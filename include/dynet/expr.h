@@ -54,6 +54,9 @@ Expression const_lookup(ComputationGraph& g, LookupParameter p, unsigned index);
 Expression const_lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex);
 Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices);
 Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices);
+// e_idx ∈ R^d: 1 at idx, 0 elsewhere; the vector form gives one per batch element ({d} x |ids|)
+Expression one_hot(ComputationGraph& g, unsigned d, unsigned idx, Device* device = nullptr);
+Expression one_hot(ComputationGraph& g, unsigned d, const std::vector<unsigned>& ids, Device* device = nullptr);
 Expression zeros(ComputationGraph& g, const Dim& d, Device* device = nullptr);
 Expression zeroes(ComputationGraph& g, const Dim& d, Device* device = nullptr);
 Expression ones(ComputationGraph& g, const Dim& d, Device* device = nullptr);

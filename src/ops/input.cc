@@ -25,6 +25,9 @@ std::vector<OpSample> input_ptr_samples() {
 }
 std::vector<OpSample> sparse_input_samples() {
   return {{"sparse", {}, [](ComputationGraph& g, Xs) { return input(g, Dim({4, 2}), {1, 6}, {2.f, 5.f}, 0.5f); }},
+          {"batched", {}, [](ComputationGraph& g, Xs) { return input(g, Dim({3}, 2), {0, 4}, {1.f, 1.f}, 0.5f); }},
+          {"count_mismatch", {}, [](ComputationGraph& g, Xs) { return input(g, Dim({4}), {1, 2}, {2.f}, 0.f); },
+           -1, 1, true},
           {"bad_index", {}, [](ComputationGraph& g, Xs) { return input(g, Dim({4}), {4}, {2.f}, 0.f); }, -1, 1, true}};
 }
 std::vector<OpSample> constant_samples() {
@@ -73,7 +76,9 @@ std::vector<OpSample> random_samples(Expression (*f)(ComputationGraph&, const Di
 void input_fwd(const ForwardArgs& a) {
   std::memcpy(a.fx.v, a.attr.tail<float, Dim>(), a.fx.d.size() * sizeof(float));
 }
-const OpId k_input = register_op({.name = "input", .shape = attr_dim, .forward = input_fwd,
+const OpId k_input = register_op({.name = "input",
+                                  .doc = "y = the given values (column-major, batch elements last)",
+                                  .shape = attr_dim, .forward = input_fwd,
                                   .batch = {.batchable = true}, .samples = input_samples});
 
 // ---- input from a pointer the caller may update between forwards ----
@@ -94,7 +99,9 @@ void ptr_input_fwd(const ForwardArgs& a) {
     a.fx.v[0] = *in.p;
   }
 }
-const OpId k_ptr_input = register_op({.name = "input_ptr", .shape = attr_dim, .forward = ptr_input_fwd,
+const OpId k_ptr_input = register_op({.name = "input_ptr",
+                                      .doc = "y = *pdata (or *ps), read at every forward",
+                                      .shape = attr_dim, .forward = ptr_input_fwd,
                                       .samples = input_ptr_samples});
 
 // ---- sparse input: defdata everywhere, data[k] at ids[k] ----
@@ -110,7 +117,9 @@ void sparse_input_fwd(const ForwardArgs& a) {
   cpu::arr(a.fx).setConstant(s.def);
   for (uint32_t k = 0; k < s.n; ++k) a.fx.v[ids[k]] = vals[k];
 }
-const OpId k_sparse_input = register_op({.name = "sparse_input", .shape = attr_dim, .forward = sparse_input_fwd,
+const OpId k_sparse_input = register_op({.name = "sparse_input",
+                                         .doc = "y[ids[k]] = data[k], y = defdata elsewhere",
+                                         .shape = attr_dim, .forward = sparse_input_fwd,
                                          .samples = sparse_input_samples});
 
 // ---- constant ----
@@ -119,17 +128,57 @@ struct ConstAttr {
   float value;
 };
 void constant_fwd(const ForwardArgs& a) { cpu::arr(a.fx).setConstant(a.attr.as<ConstAttr>().value); }
-const OpId k_constant = register_op({.name = "constant", .shape = attr_dim, .forward = constant_fwd,
+const OpId k_constant = register_op({.name = "constant",
+                                     .doc = "y = c everywhere (zeros, ones, constant)",
+                                     .shape = attr_dim, .forward = constant_fwd,
                                      .batch = {.batchable = true}, .samples = constant_samples});
+
+// ---- one_hot: unit vectors e_{ids[b]} of length d, one per batch element ----
+struct OneHotAttr {
+  uint32_t d, n;  // vector length, number of indices (they follow in the tail)
+};
+Dim one_hot_shape(const ArgDims&, AttrView a) {
+  const OneHotAttr& h = a.as<OneHotAttr>();
+  const uint32_t* ids = a.tail<uint32_t, OneHotAttr>();
+  if (h.d == 0) op_error("one_hot", "the vector length d must be >= 1");
+  if (h.n == 0) op_error("one_hot", "empty index list");
+  for (uint32_t k = 0; k < h.n; ++k)
+    if (ids[k] >= h.d)
+      op_error("one_hot", "index " + std::to_string(ids[k]) + " out of range for vectors of length " + std::to_string(h.d));
+  return Dim({h.d}, h.n);
+}
+void one_hot_fwd(const ForwardArgs& a) {
+  const OneHotAttr& h = a.attr.as<OneHotAttr>();
+  const uint32_t* ids = a.attr.tail<uint32_t, OneHotAttr>();
+  cpu::arr(a.fx).setZero();
+  for (uint32_t b = 0; b < h.n; ++b) a.fx.v[size_t(b) * h.d + ids[b]] = 1.f;
+}
+std::vector<OpSample> one_hot_samples() {
+  return {{"single", {}, [](ComputationGraph& g, Xs) { return one_hot(g, 5, 2); }},
+          {"batch", {}, [](ComputationGraph& g, Xs) { return one_hot(g, 4, std::vector<unsigned>{3, 0, 3}); }},
+          {"out_of_range", {}, [](ComputationGraph& g, Xs) { return one_hot(g, 3, 3); }, -1, 1, true},
+          {"empty", {}, [](ComputationGraph& g, Xs) { return one_hot(g, 3, std::vector<unsigned>{}); }, -1, 1, true},
+          {"zero_length", {}, [](ComputationGraph& g, Xs) { return one_hot(g, 0, 0); }, -1, 1, true}};
+}
+const OpId k_one_hot = register_op({.name = "one_hot",
+                                    .doc = "y[b] = e_{ids[b]} ∈ R^d (1 at ids[b], 0 elsewhere)",
+                                    .shape = one_hot_shape,
+                                    .forward = one_hot_fwd,
+                                    .batch = {.batchable = true},
+                                    .samples = one_hot_samples});
 
 // ---- parameters: the node's value is the parameter's storage (no copy) ----
 void param_fwd(const ForwardArgs& a) { a.fx.v = a.attr.as<ParameterStorage*>()->values.v; }
 void param_grad(AttrView a, const Tensor& g) { a.as<ParameterStorage*>()->accumulate_grad(g); }
 Dim param_shape(const ArgDims&, AttrView a) { return a.as<ParameterStorage*>()->dim; }
-const OpId k_parameter = register_op({.name = "parameter", .shape = param_shape, .forward = param_fwd,
+const OpId k_parameter = register_op({.name = "parameter",
+                                      .doc = "y = p (the parameter itself; dE/dy accumulates into its gradient)",
+                                      .shape = param_shape, .forward = param_fwd,
                                       .param_grad = param_grad, .samples = [] { return param_samples(false); },
                                       .flags = kAliasOutput | kParameterNode});
-const OpId k_const_parameter = register_op({.name = "const_parameter", .shape = param_shape, .forward = param_fwd,
+const OpId k_const_parameter = register_op({.name = "const_parameter",
+                                            .doc = "y = p (no gradient to p)",
+                                            .shape = param_shape, .forward = param_fwd,
                                             .samples = [] { return param_samples(true); }, .flags = kAliasOutput});
 
 // A whole lookup table as one {d..., n} tensor.
@@ -140,10 +189,14 @@ void lookup_table_grad(AttrView a, const Tensor& g) {
   const unsigned rs = p->dim.size();
   for (unsigned r = 0; r < p->values.size(); ++r) p->accumulate_grad(r, g.v + size_t(r) * rs);
 }
-const OpId k_lookup_table = register_op({.name = "lookup_parameter", .shape = lookup_table_shape,
+const OpId k_lookup_table = register_op({.name = "lookup_parameter",
+                                         .doc = "y = E, the whole table as one {d..., n} tensor",
+                                         .shape = lookup_table_shape,
                                          .forward = lookup_table_fwd, .param_grad = lookup_table_grad,
                                          .samples = [] { return lookup_table_samples(false); }, .flags = kAliasOutput | kParameterNode});
-const OpId k_const_lookup_table = register_op({.name = "const_lookup_parameter", .shape = lookup_table_shape,
+const OpId k_const_lookup_table = register_op({.name = "const_lookup_parameter",
+                                               .doc = "y = E, the whole table (no gradient to E)",
+                                               .shape = lookup_table_shape,
                                                .forward = lookup_table_fwd, .samples = [] { return lookup_table_samples(true); },
                                                .flags = kAliasOutput});
 
@@ -197,10 +250,14 @@ void lookup_grad(AttrView a, const Tensor& g) {
   const unsigned rs = l.p->dim.size();
   for (size_t k = 0; k < ix.n; ++k) l.p->accumulate_grad(ix.ids[k], g.v + k * rs);
 }
-const OpId k_lookup = register_op({.name = "lookup", .shape = lookup_shape<false>, .forward = lookup_fwd,
+const OpId k_lookup = register_op({.name = "lookup",
+                                   .doc = "y[b] = E[ids[b]] (one row per batch element)",
+                                   .shape = lookup_shape<false>, .forward = lookup_fwd,
                                    .param_grad = lookup_grad, .batch = {.batchable = true},
                                    .samples = [] { return lookup_samples(false); }, .flags = kParameterNode});
-const OpId k_const_lookup = register_op({.name = "const_lookup", .shape = lookup_shape<true>, .forward = lookup_fwd,
+const OpId k_const_lookup = register_op({.name = "const_lookup",
+                                         .doc = "y[b] = E[ids[b]] (no gradient to E)",
+                                         .shape = lookup_shape<true>, .forward = lookup_fwd,
                                          .batch = {.batchable = true}, .samples = [] { return lookup_samples(true); }});
 
 // ---- random tensors ----
@@ -236,15 +293,23 @@ void random_gumbel_fwd(const ForwardArgs& a) {
     return r.a - r.b * std::log(-std::log(x));
   });
 }
-const OpId k_random_normal = register_op({.name = "random_normal", .shape = attr_dim, .forward = random_normal_fwd,
+const OpId k_random_normal = register_op({.name = "random_normal",
+                                          .doc = "y ~ N(mean, stddev²) per value",
+                                          .shape = attr_dim, .forward = random_normal_fwd,
                                           .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_normal(g, d, 0.f, 2.f); }, [](ComputationGraph& g) { return random_normal(g, Dim({2}), 0.f, -1.f); }); }, .flags = kRandom | kNoGradient});
-const OpId k_random_bernoulli = register_op({.name = "random_bernoulli", .shape = attr_dim,
+const OpId k_random_bernoulli = register_op({.name = "random_bernoulli",
+                                             .doc = "y = scale with probability p, else 0, per value",
+                                             .shape = attr_dim,
                                              .forward = random_bernoulli_fwd, .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_bernoulli(g, d, 0.3f, 2.f); }, [](ComputationGraph& g) { return random_bernoulli(g, Dim({2}), 1.5f); }); },
                                              .flags = kRandom | kNoGradient});
-const OpId k_random_uniform = register_op({.name = "random_uniform", .shape = attr_dim,
+const OpId k_random_uniform = register_op({.name = "random_uniform",
+                                           .doc = "y ~ U(left, right) per value",
+                                           .shape = attr_dim,
                                            .forward = random_uniform_fwd, .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_uniform(g, d, -1.f, 2.f); }, [](ComputationGraph& g) { return random_uniform(g, Dim({2}), 1.f, 1.f); }); },
                                            .flags = kRandom | kNoGradient});
-const OpId k_random_gumbel = register_op({.name = "random_gumbel", .shape = attr_dim, .forward = random_gumbel_fwd,
+const OpId k_random_gumbel = register_op({.name = "random_gumbel",
+                                          .doc = "y = μ - β log(-log u), u ~ U(0, 1) per value",
+                                          .shape = attr_dim, .forward = random_gumbel_fwd,
                                           .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_gumbel(g, d); }, [](ComputationGraph& g) { return random_gumbel(g, Dim({2}), 0.f, 0.f); }); }, .flags = kRandom | kNoGradient});
 
 void check_dim(const char* op, const Dim& d) {
@@ -388,6 +453,13 @@ Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vecto
 Expression constant(ComputationGraph& g, const Dim& d, float val, Device*) {
   check_dim("constant", d);
   return Expression(&g, add(g, k_constant, ConstAttr{d, val}));
+}
+Expression one_hot(ComputationGraph& g, unsigned d, unsigned idx, Device*) {
+  return Expression(&g, add_blob(g, k_one_hot, attr_with_tail(OneHotAttr{d, 1}, &idx, 1)));
+}
+Expression one_hot(ComputationGraph& g, unsigned d, const std::vector<unsigned>& ids, Device*) {
+  const OneHotAttr h{d, static_cast<uint32_t>(ids.size())};
+  return Expression(&g, add_blob(g, k_one_hot, attr_with_tail(h, ids.data(), ids.size())));
 }
 Expression zeros(ComputationGraph& g, const Dim& d, Device* dev) { return constant(g, d, 0.f, dev); }
 Expression zeroes(ComputationGraph& g, const Dim& d, Device* dev) { return constant(g, d, 0.f, dev); }
