@@ -149,6 +149,8 @@ TEST(ReduceValues, DimListErrorsNameTheOp) {
   EXPECT_NE(error_of([&] { std_dim(x, {}); }).find("std_dim: nothing to reduce"), std::string::npos);
   EXPECT_NE(error_of([&] { moment_dim(x, {0}, 0); }).find("moment_dim"), std::string::npos);
   EXPECT_NE(error_of([&] { average_cols(reshape(x, Dim({1, 2, 3}))); }).find("average_cols"), std::string::npos);
+  EXPECT_NE(error_of([&] { std_elems(Expression()); }).find("std_elems"), std::string::npos);
+  EXPECT_NE(error_of([&] { pick_batch_elems(Expression(), {0}); }).find("pick_batch_elems"), std::string::npos);
   // DyNet accepts dim == nd (an implicit dim of size 1): the identity.
   expect_values(sum_dim(x, {2}).value(), iota(6));
 }

@@ -105,7 +105,7 @@ struct ReduceAttr {
   uint32_t mask = 0;   // bit k: dim k is reduced; bit kBatchBit: the batch is reduced
   uint32_t order = 1;  // moment order r
   uint32_t n = 0;      // divisor override; 0 = the number of reduced values
-  uint32_t unused = 0;  // no padding: attributes are hashed bytewise
+  uint32_t all_dims = 0;  // 1: mask covers every dim, however many the input has
 };
 
 // The input as axes (dims 0..nd-1, then the batch), with the output offset step of each axis
@@ -188,7 +188,7 @@ void spread_into(const ReduceLayout& l, const float* x, float* dx, F f) {
 }
 
 Dim reduce_shape_checked(const char* op, const Dim& x, const ReduceAttr& r, bool needs_axis) {
-  for (unsigned k = 0; k < DYNET_MAX_TENSOR_DIM; ++k)
+  for (unsigned k = 0; k < DYNET_MAX_TENSOR_DIM && !r.all_dims; ++k)
     if (((r.mask >> k) & 1u) && k > x.nd)
       op_error(op, "dim " + num(k) + " out of range for input " + x.str());
   if (needs_axis && r.mask == 0) op_error(op, "nothing to reduce: no dims given and the batch is kept");
@@ -427,7 +427,6 @@ uint32_t dims_mask(const char* op, const std::vector<unsigned>& dims, bool b) {
   }
   return mask;
 }
-uint32_t all_dims_mask(const Expression& x) { return (1u << x.dim().nd) - 1u; }
 
 // ---------------------------------------------------------------------------------------------
 // average_cols(x): the mean of the columns of a matrix (runs the mean kernel over dim 1).
@@ -778,15 +777,20 @@ const OpId k_fold_rows = register_op({.name = "fold_rows",
 Expression reduce_node(OpId op, const Expression& x, uint32_t mask, unsigned order = 1, unsigned n = 0) {
   return make_node(op, x, ReduceAttr{mask, order, n, 0});
 }
+// Over every dim of x (the shape rule sees how many it has).
+Expression reduce_elems_node(OpId op, const Expression& x, unsigned order = 1) {
+  constexpr uint32_t kAllDims = (1u << DYNET_MAX_TENSOR_DIM) - 1u;
+  return make_node(op, x, ReduceAttr{kAllDims, order, 0, 1});
+}
 
 }  // namespace
 
 Expression sum_elems(const Expression& x) { return make_node(k_sum_elems, x); }
 Expression mean_elems(const Expression& x) { return make_node(k_mean_elems, x); }
 Expression moment_elems(const Expression& x, unsigned r) {
-  return reduce_node(k_moment_elems, x, all_dims_mask(x), r);
+  return reduce_elems_node(k_moment_elems, x, r);
 }
-Expression std_elems(const Expression& x) { return reduce_node(k_std_elems, x, all_dims_mask(x)); }
+Expression std_elems(const Expression& x) { return reduce_elems_node(k_std_elems, x); }
 
 Expression sum_batches(const Expression& x) { return make_node(k_sum_batches, x); }
 Expression moment_batches(const Expression& x, unsigned r) {

@@ -631,7 +631,7 @@ const OpId k_pick_batch = register_op({.name = kPickBatch,
                                        .samples = pick_batch_samples});
 
 Expression pick_batch_node(const Expression& x, BatchPickAttr p, const unsigned* ids) {
-  if (p.n == 0) op_error(kPickBatch, "empty index list for input " + x.dim().str());
+  if (p.n == 0) op_error(kPickBatch, "empty index list");
   if (!ids) return make_node(k_pick_batch, x, p);
   const std::vector<uint64_t> blob = attr_with_tail(p, ids, p.n);
   return make_node_n(k_pick_batch, {x}, blob.data(), blob.size() * sizeof(uint64_t));
