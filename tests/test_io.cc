@@ -336,6 +336,27 @@ TEST_F(IoTest, PopulateSingleAndLoadParam) {
             "+4.00000000e+00 +5.00000000e+00 +6.00000000e+00 \n");
 }
 
+// Records as DyNet 2.x wrote them (from the format description): they load and are written back
+// byte for byte.
+TEST_F(IoTest, DynetWrittenRecordsRoundTripByteForByte) {
+  const std::string dynet_file =
+      "#Parameter# /W {2,3} 194 FULL_GRAD\n"
+      "+1.11292586e-01 -9.40494716e-01 +4.56029058e-01 +7.44791150e-01 -4.58104789e-01 -8.29627573e-01 \n"
+      "-1.25876129e-01 -1.25876129e-01 +7.92586207e-01 +7.92586207e-01 -9.62503970e-01 -9.62503970e-01 \n"
+      "#Parameter# /_0 {1} 17 ZERO_GRAD\n"
+      "+1.24984801e+00 \n";
+  write_file(path("dynet.txt"), dynet_file);
+  ParameterCollection m;
+  Parameter W = m.add_parameters({2, 3}, "W");
+  Parameter b = m.add_parameters({1});
+  TextFileLoader(path("dynet.txt")).populate(m);
+  EXPECT_EQ(W.values()->v[1], -9.40494716e-01f);
+  EXPECT_EQ(W.gradients()->v[4], -9.62503970e-01f);
+  EXPECT_EQ(b.values()->v[0], 1.24984801f);
+  TextFileSaver(path("again.txt")).save(m);
+  EXPECT_EQ(read_file(path("again.txt")), dynet_file);
+}
+
 TEST_F(IoTest, OldHeadersWithoutGradientTokenHaveAGradientLine) {
   write_file(path("old.txt"),
              "#Parameter# /a {2} 66\n+1.00000000e+00 +2.00000000e+00 \n+3.00000000e+00 +4.00000000e+00 \n");
