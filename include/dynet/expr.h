@@ -91,17 +91,46 @@ Expression sum(const std::initializer_list<Expression>& xs);        // Σ xs (sa
 Expression sum(const std::vector<Expression>& xs);
 Expression average(const std::initializer_list<Expression>& xs);    // Σ xs / n
 Expression average(const std::vector<Expression>& xs);
+Expression pow(const Expression& x, const Expression& y);  // elementwise x^y (broadcasting; y may be {1})
+Expression min(const Expression& x, const Expression& y);  // elementwise min (broadcasting); ties: gradient to y
+Expression max(const Expression& x, const Expression& y);  // elementwise max (broadcasting); ties: gradient to y
+Expression max(const std::initializer_list<Expression>& xs);  // elementwise max of the list; gradient to the argmax
+Expression max(const std::vector<Expression>& xs);             // (ties: the last), same shapes, batch broadcasts
+Expression circ_conv(const Expression& u, const Expression& v);  // y[k] = Σ_i u[i] v[(k - i) mod n]
+Expression circ_corr(const Expression& u, const Expression& v);  // y[k] = Σ_i u[i] v[(i + k) mod n]
 
 // ---- elementwise math ----
 Expression tanh(const Expression& x);
 Expression logistic(const Expression& x);  // 1 / (1 + e^-x)
 Expression rectify(const Expression& x);   // max(x, 0)
 Expression elu(const Expression& x, float alpha = 1.f);  // x > 0 ? x : alpha (e^x - 1)
+Expression selu(const Expression& x);                     // 1.0507 · (x > 0 ? x : 1.6733 (e^x - 1))
+Expression silu(const Expression& x, float beta = 1.f);   // x σ(βx)
+Expression softsign(const Expression& x);                 // x / (1 + |x|)
+Expression log_sigmoid(const Expression& x);              // ln σ(x) = -ln(1 + e^-x)
 Expression exp(const Expression& x);
 Expression log(const Expression& x);
+Expression lgamma(const Expression& x);  // ln Γ(x)
 Expression sqrt(const Expression& x);
 Expression square(const Expression& x);
+Expression cube(const Expression& x);
 Expression abs(const Expression& x);
+Expression erf(const Expression& x);
+Expression sin(const Expression& x);
+Expression cos(const Expression& x);
+Expression tan(const Expression& x);
+Expression asin(const Expression& x);
+Expression acos(const Expression& x);
+Expression atan(const Expression& x);
+Expression sinh(const Expression& x);
+Expression cosh(const Expression& x);
+Expression asinh(const Expression& x);
+Expression acosh(const Expression& x);  // x ≥ 1
+Expression atanh(const Expression& x);  // |x| < 1
+// Rounding: the gradient is zero, or with straight_through_gradient passed through unchanged.
+Expression round(const Expression& x, GradientMode gradient_mode = zero_gradient);
+Expression ceil(const Expression& x, GradientMode gradient_mode = zero_gradient);
+Expression floor(const Expression& x, GradientMode gradient_mode = zero_gradient);
 
 // ---- softmax and losses ----
 Expression softmax(const Expression& x, unsigned d = 0);  // along dim d (0: each column)
@@ -178,5 +207,8 @@ Expression block_dropout(const Expression& x, real p);  // one draw for the whol
 Expression noise(const Expression& x, real stddev);  // x + N(0, stddev)
 Expression nobackprop(const Expression& x);          // x; no gradient flows back
 Expression scale_gradient(const Expression& x, float lambd = 1.0f);  // x; gradient scaled by lambd
+Expression flip_gradient(const Expression& x);                       // x; gradient negated
+// One-hot of the maximum of each column (first on ties); gradient zero or, straight-through, passed unchanged.
+Expression argmax(const Expression& x, GradientMode gradient_mode);
 
 }  // namespace dynet

@@ -1,8 +1,9 @@
-// Elementwise arithmetic (broadcasting x+y, x-y, cmult, cdiv; scalar forms), colwise_add,
-// sum/average over a list, and the per-batch-element reductions dot_product, squared_norm and
-// squared_distance.
+// Elementwise arithmetic (broadcasting x+y, x-y, cmult, cdiv, pow, min, max; scalar forms),
+// colwise_add, sum/average over a list, and the per-batch-element reductions dot_product,
+// squared_norm and squared_distance.
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "ops/common.h"
 
@@ -146,6 +147,24 @@ struct DivOp {
   static float dx(float g, float, float y, float) { return g / y; }
   static float dy(float g, float, float y, float f) { return -g * f / y; }
 };
+// d/dx = y x^(y-1) rather than y f / x, which is 0/0 at x = 0; d/dy = f ln x, taken as its limit 0
+// where f = 0 (x = 0) instead of 0·(-∞) = NaN.
+struct PowOp {
+  static float f(float x, float y) { return std::pow(x, y); }
+  static float dx(float g, float x, float y, float) { return g * y * std::pow(x, y - 1.f); }
+  static float dy(float g, float x, float, float f) { return f == 0.f ? 0.f : g * f * std::log(x); }
+};
+// As DyNet's Min/Max: the gradient goes to x only where x wins strictly, so on ties it goes to y.
+struct MinOp {
+  static float f(float x, float y) { return x < y ? x : y; }
+  static float dx(float g, float x, float y, float) { return x < y ? g : 0.f; }
+  static float dy(float g, float x, float y, float) { return x < y ? 0.f : g; }
+};
+struct MaxOp {
+  static float f(float x, float y) { return x > y ? x : y; }
+  static float dx(float g, float x, float y, float) { return x > y ? g : 0.f; }
+  static float dy(float g, float x, float y, float) { return x > y ? 0.f : g; }
+};
 
 template <class Op>
 void zip(float* __restrict o, const float* __restrict x, const float* __restrict y, size_t n) {
@@ -257,9 +276,13 @@ constexpr char kSumName[] = "cwise_sum";
 constexpr char kSubName[] = "cwise_subtract";
 constexpr char kMulName[] = "cmult";
 constexpr char kDivName[] = "cdiv";
+constexpr char kPowName[] = "pow";
+constexpr char kMinName[] = "min";
+constexpr char kMaxName[] = "max";
 
-#define DYNET_BINARY(ID, NAME, OP, FN, LO, HI)                                                                \
+#define DYNET_BINARY(ID, NAME, DOC, OP, FN, LO, HI)                                                           \
   const OpId ID = register_op({.name = NAME,                                                                  \
+                               .doc = DOC,                                                                    \
                                .shape = binary_shape<NAME>,                                                   \
                                .forward = binary_fwd<OP>,                                                     \
                                .backward = binary_bwd<OP>,                                                    \
@@ -268,11 +291,16 @@ constexpr char kDivName[] = "cdiv";
                                  return binary_samples([](const Expression& x, const Expression& y) { return FN; }, \
                                                        LO, HI);                                               \
                                }});
-//           id            name      op      expression    domain
-DYNET_BINARY(k_cwise_sum,  kSumName, AddOp,  x + y,        -1.f, 1.f)
-DYNET_BINARY(k_cwise_sub,  kSubName, SubOp,  x - y,        -1.f, 1.f)
-DYNET_BINARY(k_cmult,      kMulName, MulOp,  cmult(x, y),  -1.f, 1.f)
-DYNET_BINARY(k_cdiv,       kDivName, DivOp,  cdiv(x, y),   0.5f, 2.f)
+// clang-format off
+//           id            name      math                                     op      expression    domain
+DYNET_BINARY(k_cwise_sum,  kSumName, "y = x₁ + x₂ (broadcasting)",            AddOp,  x + y,        -1.f, 1.f)
+DYNET_BINARY(k_cwise_sub,  kSubName, "y = x₁ - x₂ (broadcasting)",            SubOp,  x - y,        -1.f, 1.f)
+DYNET_BINARY(k_cmult,      kMulName, "y = x₁ ⊙ x₂ (broadcasting)",            MulOp,  cmult(x, y),  -1.f, 1.f)
+DYNET_BINARY(k_cdiv,       kDivName, "y = x₁ / x₂ (broadcasting)",            DivOp,  cdiv(x, y),   0.5f, 2.f)
+DYNET_BINARY(k_pow,        kPowName, "y = x₁ ^ x₂ (broadcasting)",            PowOp,  pow(x, y),    0.5f, 2.f)
+DYNET_BINARY(k_min,        kMinName, "y = min(x₁, x₂) (broadcasting)",        MinOp,  min(x, y),    -1.f, 1.f)
+DYNET_BINARY(k_max,        kMaxName, "y = max(x₁, x₂) (broadcasting)",        MaxOp,  max(x, y),    -1.f, 1.f)
+// clang-format on
 #undef DYNET_BINARY
 
 // ---------------------------------------------------------------------------------------------
@@ -289,17 +317,17 @@ std::vector<OpSample> scalar_samples(Expression (*f)(const Expression&)) {
   return {{"vector", {Dim({5})}, b}, {"batched", {Dim({3, 2}, 3)}, b}};
 }
 const OpId k_plus_const = register_op(
-    {.name = "plus_const", .shape = ops::same_shape, .forward = plus_const_fwd, .backward = plus_const_bwd,
+    {.name = "plus_const", .doc = "y = x + c", .shape = ops::same_shape, .forward = plus_const_fwd, .backward = plus_const_bwd,
      .batch = {.batchable = true}, .samples = [] {
        return scalar_samples([](const Expression& x) { return x + 1.5f; });
      }});
 const OpId k_const_minus = register_op(
-    {.name = "const_minus", .shape = ops::same_shape, .forward = const_minus_fwd, .backward = const_minus_bwd,
+    {.name = "const_minus", .doc = "y = c - x", .shape = ops::same_shape, .forward = const_minus_fwd, .backward = const_minus_bwd,
      .batch = {.batchable = true}, .samples = [] {
        return scalar_samples([](const Expression& x) { return 2.f - x; });
      }});
 const OpId k_scalar_mult = register_op(
-    {.name = "scalar_mult", .shape = ops::same_shape, .forward = scalar_mult_fwd, .backward = scalar_mult_bwd,
+    {.name = "scalar_mult", .doc = "y = c x", .shape = ops::same_shape, .forward = scalar_mult_fwd, .backward = scalar_mult_bwd,
      .batch = {.batchable = true}, .samples = [] {
        return scalar_samples([](const Expression& x) { return x * -0.75f; });
      }});
@@ -342,6 +370,7 @@ std::vector<OpSample> colwise_add_samples() {
           {"batch_mismatch", {Dim({3, 4}, 2), Dim({3}, 3)}, b, -1, 1, true}};
 }
 const OpId k_colwise_add = register_op({.name = "colwise_add",
+                                        .doc = "y[:, j] = x[:, j] + b",
                                         .shape = colwise_add_shape,
                                         .forward = colwise_add_fwd,
                                         .backward = colwise_add_bwd,
@@ -416,12 +445,14 @@ std::vector<OpSample> list_samples(Expression (*f)(const std::vector<Expression>
 constexpr char kListSum[] = "sum";
 constexpr char kListAverage[] = "average";
 const OpId k_sum = register_op({.name = kListSum,
+                                .doc = "y = Σᵢ xᵢ",
                                 .shape = list_shape<kListSum>,
                                 .forward = list_fwd<false>,
                                 .backward = list_bwd<false>,
                                 .batch = {.batchable = true},
                                 .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(sum)); }});
 const OpId k_average = register_op({.name = kListAverage,
+                                    .doc = "y = (1/n) Σᵢ xᵢ",
                                     .shape = list_shape<kListAverage>,
                                     .forward = list_fwd<true>,
                                     .backward = list_bwd<true>,
@@ -474,18 +505,21 @@ std::vector<OpSample> pair_reduce_samples(Expression (*f)(const Expression&, con
 constexpr char kDot[] = "dot_product";
 constexpr char kSqDist[] = "squared_distance";
 const OpId k_dot_product = register_op({.name = kDot,
+                                        .doc = "y = Σ x₁ ⊙ x₂ (per batch element)",
                                         .shape = pair_reduce_shape<kDot>,
                                         .forward = dot_product_fwd,
                                         .backward = dot_product_bwd,
                                         .batch = {.batchable = true},
                                         .samples = [] { return pair_reduce_samples(dot_product); }});
 const OpId k_squared_distance = register_op({.name = kSqDist,
+                                             .doc = "y = Σ (x₁ - x₂)² (per batch element)",
                                              .shape = pair_reduce_shape<kSqDist>,
                                              .forward = squared_distance_fwd,
                                              .backward = squared_distance_bwd,
                                              .batch = {.batchable = true},
                                              .samples = [] { return pair_reduce_samples(squared_distance); }});
 const OpId k_squared_norm = register_op({.name = "squared_norm",
+                                         .doc = "y = Σ x² (per batch element)",
                                          .shape = squared_norm_shape,
                                          .forward = squared_norm_fwd,
                                          .backward = squared_norm_bwd,
@@ -504,6 +538,9 @@ Expression operator-(const Expression& x, const Expression& y) { return make_nod
 Expression cmult(const Expression& x, const Expression& y) { return make_node(k_cmult, x, y); }
 Expression cdiv(const Expression& x, const Expression& y) { return make_node(k_cdiv, x, y); }
 Expression operator/(const Expression& x, const Expression& y) { return make_node(k_cdiv, x, y); }
+Expression pow(const Expression& x, const Expression& y) { return make_node(k_pow, x, y); }
+Expression min(const Expression& x, const Expression& y) { return make_node(k_min, x, y); }
+Expression max(const Expression& x, const Expression& y) { return make_node(k_max, x, y); }
 
 Expression operator+(const Expression& x, real y) { return make_node(k_plus_const, x, y); }
 Expression operator+(real x, const Expression& y) { return make_node(k_plus_const, y, x); }

@@ -133,6 +133,7 @@ std::vector<OpSample> matmul_samples() {
           {"three_dims", {Dim({2, 3, 2}), Dim({3})}, b, -1, 1, true}};
 }
 const OpId k_matmul = register_op({.name = "matmul",
+                                   .doc = "y = x₁ x₂ (matrix product)",
                                    .shape = matmul_shape,
                                    .forward = matmul_fwd,
                                    .backward = matmul_bwd,
@@ -231,6 +232,7 @@ std::vector<OpSample> affine_samples() {
 // Arguments b(0), W1(1), x1(2), W2(3), ...: the bias and the weights are shared, the x's concatenated.
 constexpr uint64_t kAffineShared = 0xAAAAAAAAAAAAAAAAull | 1ull;
 const OpId k_affine = register_op({.name = "affine_transform",
+                                   .doc = "y = b + Σᵢ Wᵢ xᵢ (b {m} is added to every column)",
                                    .shape = affine_shape,
                                    .forward = affine_fwd,
                                    .backward = affine_bwd,

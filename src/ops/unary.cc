@@ -1,52 +1,100 @@
-// Elementwise unary ops: one table row each (name, y = f(x), dE/dx = f'(x, y)·g, test domain).
+// Elementwise unary ops: one table row each (name, math, y = f(x), dE/dx = f'(x, y)·g, test domain).
+#include <cmath>
+#include <limits>
+
+#include <unsupported/Eigen/SpecialFunctions>  // erf, lgamma, digamma on arrays
+
 #include "ops/common.h"
 
 namespace dynet {
 namespace {
 using ops::same_shape;
 
-#define DYNET_UNARY(FN, NAME, FWD, BWD, LO, HI)                                                          \
-  void FN##_fwd(const ForwardArgs& a) {                                                                  \
-    auto x = cpu::carr(a.xs[0]);                                                                         \
-    cpu::arr(a.fx) = FWD;                                                                                \
-  }                                                                                                      \
-  void FN##_bwd(const BackwardArgs& a) {                                                                 \
-    auto x = cpu::carr(a.xs[0]);                                                                         \
-    auto y = cpu::carr(a.fx);                                                                            \
-    auto g = cpu::carr(a.dEdf);                                                                          \
-    (void)x;                                                                                             \
-    (void)y;                                                                                             \
-    cpu::arr(a.dEdxi) += BWD;                                                                            \
-  }                                                                                                      \
-  std::vector<OpSample> FN##_samples();                                                                  \
-  const OpId k_##FN = register_op({.name = NAME,                                                         \
-                                   .shape = same_shape,                                                  \
-                                   .forward = FN##_fwd,                                                  \
-                                   .backward = FN##_bwd,                                                 \
-                                   .batch = {.batchable = true},                                         \
-                                   .samples = FN##_samples});                                            \
-  }                                                                                                      \
-  Expression FN(const Expression& x) { return make_node(k_##FN, x); }                                   \
-  namespace {                                                                                            \
-  std::vector<OpSample> FN##_samples() { return ops::unary_samples(static_cast<Expression (*)(const Expression&)>(FN), LO, HI); }
+constexpr float kSmooth = std::numeric_limits<float>::quiet_NaN();  // no kink in the test domain
+constexpr float kKinkMargin = 0.05f;
 
-//          function  name        y = f(x)                        dE/dx                           domain
-DYNET_UNARY(negate_,  "negate",   -x,                             -g,                             -1, 1)
-DYNET_UNARY(tanh,     "tanh",     x.tanh(),                       g * (1 - y * y),                -2, 2)
-DYNET_UNARY(logistic, "logistic", x.logistic(),                   g * y * (1 - y),                -3, 3)
-DYNET_UNARY(rectify,  "rectify",  x.max(0.f),                     (x > 0).cast<float>() * g,      0.05f, 1)
-DYNET_UNARY(exp,      "exp",      x.exp(),                        g * y,                          -2, 2)
-DYNET_UNARY(log,      "log",      x.log(),                        g / x,                          0.2f, 3)
-DYNET_UNARY(sqrt,     "sqrt",     x.sqrt(),                       g * 0.5f / y,                   0.2f, 3)
-DYNET_UNARY(square,   "square",   x.square(),                     g * 2.f * x,                    -2, 2)
-DYNET_UNARY(abs,      "abs",      x.abs(),                        g * x.sign(),                   0.05f, 1)
+// Samples drawn from [lo, hi]. Where the derivative jumps at `kink` inside the domain, each side is
+// sampled separately, kKinkMargin away from it, so finite differences never straddle the jump.
+std::vector<OpSample> unary_samples(Expression (*f)(const Expression&), float lo, float hi, float kink) {
+  if (!(kink > lo && kink < hi)) return ops::unary_samples(f, lo, hi);
+  auto build = [f](ComputationGraph&, const std::vector<Expression>& x) { return f(x[0]); };
+  const float below = kink - kKinkMargin, above = kink + kKinkMargin;
+  return {{"vector_below_kink", {Dim({5})}, build, lo, below},
+          {"vector_above_kink", {Dim({5})}, build, above, hi},
+          {"matrix", {Dim({3, 4})}, build, above, hi},
+          {"batched", {Dim({3, 2}, 3)}, build, lo, below}};
+}
+
+constexpr float kTwoOverSqrtPi = 1.1283791670955126f;
+// SELU constants (Klambauer et al. 2017), as in DyNet
+constexpr float kSeluLambda = 1.0507009873554804934f;
+constexpr float kSeluAlpha = 1.6732632423543772848f;
+
+#define DYNET_UNARY(FN, NAME, DOC, FWD, BWD, LO, HI, KINK)                                                         \
+  void FN##_fwd(const ForwardArgs& a) {                                                                            \
+    auto x = cpu::carr(a.xs[0]);                                                                                   \
+    cpu::arr(a.fx) = FWD;                                                                                          \
+  }                                                                                                                \
+  void FN##_bwd(const BackwardArgs& a) {                                                                           \
+    auto x = cpu::carr(a.xs[0]);                                                                                   \
+    auto y = cpu::carr(a.fx);                                                                                      \
+    auto g = cpu::carr(a.dEdf);                                                                                    \
+    (void)x;                                                                                                       \
+    (void)y;                                                                                                       \
+    cpu::arr(a.dEdxi) += BWD;                                                                                      \
+  }                                                                                                                \
+  std::vector<OpSample> FN##_samples();                                                                            \
+  const OpId k_##FN = register_op({.name = NAME,                                                                   \
+                                   .doc = DOC,                                                                     \
+                                   .shape = same_shape,                                                            \
+                                   .forward = FN##_fwd,                                                            \
+                                   .backward = FN##_bwd,                                                           \
+                                   .batch = {.batchable = true},                                                   \
+                                   .samples = FN##_samples});                                                      \
+  }                                                                                                                \
+  Expression FN(const Expression& x) { return make_node(k_##FN, x); }                                             \
+  namespace {                                                                                                      \
+  std::vector<OpSample> FN##_samples() {                                                                           \
+    return unary_samples(static_cast<Expression (*)(const Expression&)>(FN), LO, HI, KINK);                       \
+  }
+
+// clang-format off
+//          function     name           math                                   y = f(x)                                                  dE/dx                                          domain         kink
+DYNET_UNARY(negate_,     "negate",      "y = -x",                              -x,                                                       -g,                                            -1, 1,         kSmooth)
+DYNET_UNARY(tanh,        "tanh",        "y = tanh(x)",                         x.tanh(),                                                 g * (1 - y * y),                               -2, 2,         kSmooth)
+DYNET_UNARY(logistic,    "logistic",    "y = 1 / (1 + e^-x)",                  x.logistic(),                                             g * y * (1 - y),                               -3, 3,         kSmooth)
+DYNET_UNARY(rectify,     "rectify",     "y = max(x, 0)",                       x.max(0.f),                                               (x > 0).cast<float>() * g,                     -1, 1,         0.f)
+DYNET_UNARY(exp,         "exp",         "y = e^x",                             x.exp(),                                                  g * y,                                         -2, 2,         kSmooth)
+DYNET_UNARY(log,         "log",         "y = ln(x)",                           x.log(),                                                  g / x,                                         0.2f, 3,       kSmooth)
+DYNET_UNARY(sqrt,        "sqrt",        "y = √x",                              x.sqrt(),                                                 g * 0.5f / y,                                  0.2f, 3,       kSmooth)
+DYNET_UNARY(square,      "square",      "y = x²",                              x.square(),                                               g * 2.f * x,                                   -2, 2,         kSmooth)
+DYNET_UNARY(cube,        "cube",        "y = x³",                              x.cube(),                                                 g * 3.f * x.square(),                          -2, 2,         kSmooth)
+DYNET_UNARY(abs,         "abs",         "y = abs(x)",                             x.abs(),                                                  g * x.sign(),                                  -1, 1,         0.f)
+DYNET_UNARY(erf,         "erf",         "y = erf(x) = 2/√π ∫₀ˣ e^(-t²) dt",    x.erf(),                                                  g * kTwoOverSqrtPi * (-x.square()).exp(),      -2, 2,         kSmooth)
+DYNET_UNARY(sin,         "sin",         "y = sin(x)",                          x.sin(),                                                  g * x.cos(),                                   -3, 3,         kSmooth)
+DYNET_UNARY(cos,         "cos",         "y = cos(x)",                          x.cos(),                                                  -g * x.sin(),                                  -3, 3,         kSmooth)
+DYNET_UNARY(tan,         "tan",         "y = tan(x)",                          x.tan(),                                                  g * (1 + y.square()),                          -1.2f, 1.2f,   kSmooth)
+DYNET_UNARY(asin,        "asin",        "y = arcsin(x)",                       x.asin(),                                                 g / (1 - x.square()).sqrt(),                   -0.9f, 0.9f,   kSmooth)
+DYNET_UNARY(acos,        "acos",        "y = arccos(x)",                       x.acos(),                                                 -g / (1 - x.square()).sqrt(),                  -0.9f, 0.9f,   kSmooth)
+DYNET_UNARY(atan,        "atan",        "y = arctan(x)",                       x.atan(),                                                 g / (1 + x.square()),                          -2, 2,         kSmooth)
+DYNET_UNARY(sinh,        "sinh",        "y = sinh(x)",                         x.sinh(),                                                 g * x.cosh(),                                  -2, 2,         kSmooth)
+DYNET_UNARY(cosh,        "cosh",        "y = cosh(x)",                         x.cosh(),                                                 g * x.sinh(),                                  -2, 2,         kSmooth)
+DYNET_UNARY(asinh,       "asinh",       "y = arsinh(x)",                       x.asinh(),                                                g / (x.square() + 1).sqrt(),                   -2, 2,         kSmooth)
+DYNET_UNARY(acosh,       "acosh",       "y = arcosh(x), x ≥ 1",                x.acosh(),                                                g / (x.square() - 1).sqrt(),                   1.2f, 3,       kSmooth)
+DYNET_UNARY(atanh,       "atanh",       "y = artanh(x), -1 < x < 1",              x.atanh(),                                                g / (1 - x.square()),                          -0.8f, 0.8f,   kSmooth)
+// ln σ(x) = min(x, 0) - ln(1 + e^-|x|) never overflows; its derivative 1 - σ(x) = -expm1(y) keeps precision as y → 0
+DYNET_UNARY(log_sigmoid, "log_sigmoid", "y = ln σ(x) = -ln(1 + e^-x)",         x.min(0.f) - (-x.abs()).exp().log1p(),                    -g * y.expm1(),                                -3, 3,         kSmooth)
+DYNET_UNARY(lgamma,      "lgamma",      "y = ln Γ(x)",                         x.lgamma(),                                               g * x.digamma(),                               0.5f, 4,       kSmooth)
+DYNET_UNARY(softsign,    "softsign",    "y = x / (1 + abs(x))",                   x / (1 + x.abs()),                                        g / (1 + x.abs()).square(),                    -2, 2,         kSmooth)
+DYNET_UNARY(selu,        "selu",        "y = λ (x > 0 ? x : α (e^x - 1)), λ = 1.0507, α = 1.6733", kSeluLambda * (x > 0).select(x, kSeluAlpha * x.expm1()), (x > 0).select(kSeluLambda * g, g * (y + kSeluLambda * kSeluAlpha)), -2, 2, 0.f)
+// clang-format on
 #undef DYNET_UNARY
 
 // elu(x, alpha) = x > 0 ? x : alpha (e^x - 1)
 void elu_fwd(const ForwardArgs& a) {
   const float alpha = a.attr.as<float>();
   auto x = cpu::carr(a.xs[0]);
-  cpu::arr(a.fx) = (x > 0).select(x, alpha * (x.exp() - 1));
+  cpu::arr(a.fx) = (x > 0).select(x, alpha * x.expm1());
 }
 void elu_bwd(const BackwardArgs& a) {
   const float alpha = a.attr.as<float>();
@@ -56,17 +104,50 @@ void elu_bwd(const BackwardArgs& a) {
 }
 std::vector<OpSample> elu_samples() {
   auto build = [](ComputationGraph&, const std::vector<Expression>& x) { return elu(x[0], 0.7f); };
-  return {{"vector", {Dim({6})}, build, -2, 2}, {"batched", {Dim({3, 2}, 2)}, build, -2, 2}};
+  return {{"vector_negative", {Dim({6})}, build, -2, -kKinkMargin},
+          {"vector_positive", {Dim({6})}, build, kKinkMargin, 2},
+          {"batched", {Dim({3, 2}, 2)}, build, -2, -kKinkMargin}};
 }
 const OpId k_elu = register_op({.name = "elu",
+                                .doc = "y = x > 0 ? x : α (e^x - 1)",
                                 .shape = same_shape,
                                 .forward = elu_fwd,
                                 .backward = elu_bwd,
                                 .batch = {.batchable = true},
                                 .samples = elu_samples});
+
+// silu(x, beta) = x σ(βx); dy/dx = σ(βx) (1 + βx (1 - σ(βx))). σ(βx) is recomputed in backward rather
+// than kept: it is one vectorized logistic, cheaper than an aux buffer's memory traffic.
+void silu_fwd(const ForwardArgs& a) {
+  const float beta = a.attr.as<float>();
+  auto x = cpu::carr(a.xs[0]);
+  cpu::arr(a.fx) = x * (beta * x).logistic();
+}
+void silu_bwd(const BackwardArgs& a) {
+  const float beta = a.attr.as<float>();
+  auto x = cpu::carr(a.xs[0]);
+  auto s = (beta * x).logistic();
+  cpu::arr(a.dEdxi) += cpu::carr(a.dEdf) * s * (1 + beta * x * (1 - s));
+}
+std::vector<OpSample> silu_samples() {
+  auto with = [](float beta) {
+    return [beta](ComputationGraph&, const std::vector<Expression>& x) { return silu(x[0], beta); };
+  };
+  return {{"vector", {Dim({6})}, with(1.f), -3, 3},
+          {"matrix_beta2", {Dim({3, 4})}, with(2.f), -3, 3},
+          {"batched", {Dim({3, 2}, 2)}, with(0.5f), -3, 3}};
+}
+const OpId k_silu = register_op({.name = "silu",
+                                 .doc = "y = x σ(βx)",
+                                 .shape = same_shape,
+                                 .forward = silu_fwd,
+                                 .backward = silu_bwd,
+                                 .batch = {.batchable = true},
+                                 .samples = silu_samples});
 }  // namespace
 
 Expression elu(const Expression& x, float alpha) { return make_node(k_elu, x, alpha); }
+Expression silu(const Expression& x, float beta) { return make_node(k_silu, x, beta); }
 Expression operator-(const Expression& x) { return negate_(x); }
 
 }  // namespace dynet

@@ -1,0 +1,280 @@
+// Elementwise maximum over a list, circular convolution and correlation, rounding with a chosen
+// gradient (round/ceil/floor), argmax as a one-hot, and flip_gradient.
+#include <cmath>
+
+#include "ops/common.h"
+
+namespace dynet {
+namespace {
+
+using Xs = const std::vector<Expression>&;
+using ArrayMap = Eigen::Map<Eigen::ArrayXf, Eigen::Unaligned>;
+using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
+
+// Batch element of argument x that output batch element b reads: an unbatched argument is shared;
+// when same-signature nodes run as one, an argument with fewer batch elements repeats in blocks.
+inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
+
+// ---------------------------------------------------------------------------------------------
+// max({x_1..x_n}): elementwise maximum; equal shapes, unbatched arguments broadcast over the batch.
+// The gradient goes to the winning argument, the last one on ties, so the list form agrees with
+// folding the pair form max(max(x_1, x_2), x_3)... (whose ties go to the right-hand side).
+Dim max_list_shape(const ArgDims& xs, AttrView) {
+  Dim out = xs[0];
+  for (unsigned i = 1; i < xs.size(); ++i) {
+    if (xs[i].single_batch() != xs[0].single_batch())
+      op_error("max_list", "argument " + std::to_string(i) + " has dim " + xs[i].str() + " but argument 0 has " +
+                               xs[0].str());
+    out.bd = ops::broadcast_bd("max_list", out, xs[i]);
+  }
+  return out;
+}
+size_t max_list_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
+void max_list_fwd(const ForwardArgs& a) {
+  const unsigned B = a.fx.d.bd, bs = a.fx.d.batch_size();
+  unsigned* winner = reinterpret_cast<unsigned*>(a.aux);
+  for (unsigned b = 0; b < B; ++b) {
+    float* y = a.fx.batch_ptr(b);
+    unsigned* w = winner + size_t(b) * bs;
+    const float* x0 = a.xs[0].v + size_t(arg_batch(a.xs[0].d, b, B)) * bs;
+    for (unsigned e = 0; e < bs; ++e) {
+      y[e] = x0[e];
+      w[e] = 0;
+    }
+    for (unsigned i = 1; i < a.n; ++i) {
+      const float* xi = a.xs[i].v + size_t(arg_batch(a.xs[i].d, b, B)) * bs;
+      for (unsigned e = 0; e < bs; ++e)
+        if (xi[e] >= y[e]) {
+          y[e] = xi[e];
+          w[e] = i;
+        }
+    }
+  }
+}
+void max_list_bwd(const BackwardArgs& a) {
+  const unsigned B = a.fx.d.bd, bs = a.fx.d.batch_size();
+  const unsigned* winner = reinterpret_cast<const unsigned*>(a.aux);
+  const Dim& xd = a.xs[a.i].d;
+  for (unsigned b = 0; b < B; ++b) {
+    float* dx = a.dEdxi.v + size_t(arg_batch(xd, b, B)) * bs;
+    const float* g = a.dEdf.batch_ptr(b);
+    const unsigned* w = winner + size_t(b) * bs;
+    for (unsigned e = 0; e < bs; ++e)
+      if (w[e] == a.i) dx[e] += g[e];
+  }
+}
+std::vector<OpSample> max_list_samples() {
+  auto build = [](ComputationGraph&, Xs x) { return max(x); };
+  return {{"single", {Dim({4})}, build},
+          {"three", {Dim({3, 2}), Dim({3, 2}), Dim({3, 2})}, build},
+          {"batched", {Dim({3}, 2), Dim({3}, 2)}, build},
+          {"broadcast", {Dim({2, 2}, 3), Dim({2, 2}), Dim({2, 2}, 3)}, build},
+          {"shape_mismatch", {Dim({3}), Dim({4})}, build, -1, 1, true},
+          {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, build, -1, 1, true}};
+}
+const OpId k_max_list = register_op({.name = "max_list",
+                                     .doc = "y = max(x₁, …, xₙ) elementwise; gradient to the argmax (last on ties)",
+                                     .shape = max_list_shape,
+                                     .forward = max_list_fwd,
+                                     .backward = max_list_bwd,
+                                     .aux_floats = max_list_aux,
+                                     .batch = {.batchable = true},
+                                     .samples = max_list_samples});
+
+// ---------------------------------------------------------------------------------------------
+// circ_conv(u, v)[k] = Σ_i u[i] v[(k - i) mod n] and circ_corr(u, v)[k] = Σ_i u[i] v[(i + k) mod n]
+// for column vectors of equal length n. Direct O(n²) sums: for the vector sizes these are used with
+// (holographic embeddings, n in the hundreds) that beats an FFT round trip. DyNet runs them on
+// unbatched inputs only; here either side may be batched (per batch element, unbatched broadcasts).
+template <const char* kName>
+Dim circular_shape(const ArgDims& xs, AttrView) {
+  const Dim &u = xs[0], &v = xs[1];
+  if (u.batch_size() != u.rows() || v.batch_size() != v.rows())
+    op_error(kName, "arguments must be column vectors, got " + u.str() + " and " + v.str());
+  if (u.rows() != v.rows()) op_error(kName, "vector lengths differ: " + u.str() + " vs " + v.str());
+  return Dim({u.rows()}, ops::broadcast_bd(kName, u, v));
+}
+
+// Index of v paired with u[i] for output k: conv (k - i) mod n, corr (i + k) mod n.
+template <bool kCorrelation>
+inline unsigned partner(unsigned i, unsigned k, unsigned n) {
+  return kCorrelation ? (i + k) % n : (k + n - i) % n;
+}
+
+template <bool kCorrelation>
+void circular_fwd(const ForwardArgs& a) {
+  const unsigned B = a.fx.d.bd, n = a.fx.d.rows();
+  for (unsigned b = 0; b < B; ++b) {
+    const float* u = a.xs[0].v + size_t(arg_batch(a.xs[0].d, b, B)) * n;
+    const float* v = a.xs[1].v + size_t(arg_batch(a.xs[1].d, b, B)) * n;
+    float* y = a.fx.batch_ptr(b);
+    for (unsigned k = 0; k < n; ++k) {
+      float s = 0.f;
+      for (unsigned i = 0; i < n; ++i) s += u[i] * v[partner<kCorrelation>(i, k, n)];
+      y[k] = s;
+    }
+  }
+}
+// dE/du[i] = Σ_k g[k] v[partner(i, k)], dE/dv[partner(i, k)] += g[k] u[i].
+template <bool kCorrelation>
+void circular_bwd(const BackwardArgs& a) {
+  const unsigned B = a.fx.d.bd, n = a.fx.d.rows();
+  for (unsigned b = 0; b < B; ++b) {
+    const float* u = a.xs[0].v + size_t(arg_batch(a.xs[0].d, b, B)) * n;
+    const float* v = a.xs[1].v + size_t(arg_batch(a.xs[1].d, b, B)) * n;
+    const float* g = a.dEdf.batch_ptr(b);
+    float* d = a.dEdxi.v + size_t(arg_batch(a.xs[a.i].d, b, B)) * n;
+    for (unsigned i = 0; i < n; ++i)
+      for (unsigned k = 0; k < n; ++k) {
+        const unsigned j = partner<kCorrelation>(i, k, n);
+        if (a.i == 0)
+          d[i] += g[k] * v[j];
+        else
+          d[j] += g[k] * u[i];
+      }
+  }
+}
+std::vector<OpSample> circular_samples(Expression (*f)(const Expression&, const Expression&)) {
+  auto b = [f](ComputationGraph&, Xs x) { return f(x[0], x[1]); };
+  return {{"vector", {Dim({5}), Dim({5})}, b},
+          {"column_matrix", {Dim({4, 1}), Dim({4})}, b},
+          {"length_one", {Dim({1}), Dim({1})}, b},
+          {"batched", {Dim({4}, 2), Dim({4}, 2)}, b},
+          {"broadcast", {Dim({3}), Dim({3}, 3)}, b},
+          {"length_mismatch", {Dim({3}), Dim({4})}, b, -1, 1, true},
+          {"matrix", {Dim({3, 2}), Dim({3, 2})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, b, -1, 1, true}};
+}
+constexpr char kCircConv[] = "circ_conv";
+constexpr char kCircCorr[] = "circ_corr";
+const OpId k_circ_conv = register_op({.name = kCircConv,
+                                      .doc = "y[k] = Σᵢ u[i] v[(k - i) mod n]",
+                                      .shape = circular_shape<kCircConv>,
+                                      .forward = circular_fwd<false>,
+                                      .backward = circular_bwd<false>,
+                                      .batch = {.batchable = true},
+                                      .samples = [] { return circular_samples(circ_conv); }});
+const OpId k_circ_corr = register_op({.name = kCircCorr,
+                                      .doc = "y[k] = Σᵢ u[i] v[(i + k) mod n]",
+                                      .shape = circular_shape<kCircCorr>,
+                                      .forward = circular_fwd<true>,
+                                      .backward = circular_bwd<true>,
+                                      .batch = {.batchable = true},
+                                      .samples = [] { return circular_samples(circ_corr); }});
+
+// ---------------------------------------------------------------------------------------------
+// Ops whose value is piecewise constant: the true gradient is zero; with straight_through_gradient
+// the incoming gradient passes through unchanged (the identity's gradient).
+void check_gradient_mode(const char* op, GradientMode gm) {
+  if (gm != zero_gradient && gm != straight_through_gradient)
+    op_error(op, "unknown gradient mode " + std::to_string(int(gm)) +
+                     " (expected zero_gradient or straight_through_gradient)");
+}
+void straight_through_bwd(const BackwardArgs& a) {
+  if (a.attr.as<GradientMode>() == straight_through_gradient) cpu::arr(a.dEdxi) += cpu::carr(a.dEdf);
+}
+
+enum class Rounding { nearest, up, down };
+template <Rounding kR>
+void rounding_fwd(const ForwardArgs& a) {
+  auto x = cpu::carr(a.xs[0]);
+  if constexpr (kR == Rounding::nearest)
+    cpu::arr(a.fx) = x.round();  // halves away from zero, as std::round
+  else if constexpr (kR == Rounding::up)
+    cpu::arr(a.fx) = x.ceil();
+  else
+    cpu::arr(a.fx) = x.floor();
+}
+// Domains stay between the steps so finite differences see the (zero) gradient; straight-through
+// samples check values and shapes only (their gradient is by design not the derivative).
+template <Rounding kR>
+std::vector<OpSample> rounding_samples() {
+  using F = Expression (*)(const Expression&, GradientMode);
+  constexpr F f = kR == Rounding::nearest ? F(round) : kR == Rounding::up ? F(ceil) : F(floor);
+  auto with = [](GradientMode gm) { return [gm](ComputationGraph&, Xs x) { return f(x[0], gm); }; };
+  const float lo = kR == Rounding::nearest ? 1.55f : 1.05f, hi = kR == Rounding::nearest ? 2.45f : 1.95f;
+  return {{"vector", {Dim({5})}, with(zero_gradient), lo, hi},
+          {"matrix_negative", {Dim({3, 4})}, with(zero_gradient), -hi, -lo},
+          {"batched", {Dim({3, 2}, 2)}, with(zero_gradient), lo, hi},
+          {"straight_through", {Dim({4}, 2)}, with(straight_through_gradient), lo, hi, false, {true}},
+          {"bad_mode", {Dim({3})}, with(static_cast<GradientMode>(7)), lo, hi, true}};
+}
+const OpId k_round = register_op({.name = "round",
+                                  .doc = "y = round(x) (halves away from 0); ∂y/∂x = 0, or 1 straight-through",
+                                  .shape = ops::same_shape,
+                                  .forward = rounding_fwd<Rounding::nearest>,
+                                  .backward = straight_through_bwd,
+                                  .batch = {.batchable = true},
+                                  .samples = rounding_samples<Rounding::nearest>});
+const OpId k_ceil = register_op({.name = "ceil",
+                                 .doc = "y = ⌈x⌉; ∂y/∂x = 0, or 1 straight-through",
+                                 .shape = ops::same_shape,
+                                 .forward = rounding_fwd<Rounding::up>,
+                                 .backward = straight_through_bwd,
+                                 .batch = {.batchable = true},
+                                 .samples = rounding_samples<Rounding::up>});
+const OpId k_floor = register_op({.name = "floor",
+                                  .doc = "y = ⌊x⌋; ∂y/∂x = 0, or 1 straight-through",
+                                  .shape = ops::same_shape,
+                                  .forward = rounding_fwd<Rounding::down>,
+                                  .backward = straight_through_bwd,
+                                  .batch = {.batchable = true},
+                                  .samples = rounding_samples<Rounding::down>});
+
+// argmax(x, gm): one-hot of the maximum of each column (dim-0 fiber), the first one on ties.
+// DyNet accepts vectors only; every column of a matrix or tensor is a natural extension.
+void argmax_fwd(const ForwardArgs& a) {
+  const unsigned rows = a.fx.d.rows();
+  const size_t columns = a.fx.d.size() / (rows ? rows : 1);
+  cpu::arr(a.fx).setZero();
+  for (size_t c = 0; c < columns; ++c) {
+    const float* x = a.xs[0].v + c * rows;
+    unsigned best = 0;
+    for (unsigned r = 1; r < rows; ++r)
+      if (x[r] > x[best]) best = r;
+    a.fx.v[c * rows + best] = 1.f;
+  }
+}
+std::vector<OpSample> argmax_samples() {
+  auto with = [](GradientMode gm) { return [gm](ComputationGraph&, Xs x) { return argmax(x[0], gm); }; };
+  return {{"vector", {Dim({5})}, with(zero_gradient)},
+          {"matrix_columns", {Dim({4, 3})}, with(zero_gradient)},
+          {"batched", {Dim({3}, 3)}, with(zero_gradient)},
+          {"straight_through", {Dim({4}, 2)}, with(straight_through_gradient), -1, 1, false, {true}},
+          {"bad_mode", {Dim({3})}, with(static_cast<GradientMode>(-1)), -1, 1, true}};
+}
+const OpId k_argmax = register_op({.name = "argmax",
+                                   .doc = "y = one_hot(argmaxᵢ x[i, j]) per column j; ∂y/∂x = 0, or 1 straight-through",
+                                   .shape = ops::same_shape,
+                                   .forward = argmax_fwd,
+                                   .backward = straight_through_bwd,
+                                   .batch = {.batchable = true},
+                                   .samples = argmax_samples});
+
+Expression gradient_mode_node(OpId op, const Expression& x, GradientMode gm) {
+  check_gradient_mode(op_def(op).name, gm);
+  return make_node(op, x, gm);
+}
+
+}  // namespace
+
+Expression max(const std::initializer_list<Expression>& xs) {
+  return make_node_n(k_max_list, std::vector<Expression>(xs));
+}
+Expression max(const std::vector<Expression>& xs) { return make_node_n(k_max_list, xs); }
+Expression circ_conv(const Expression& u, const Expression& v) { return make_node(k_circ_conv, u, v); }
+Expression circ_corr(const Expression& u, const Expression& v) { return make_node(k_circ_corr, u, v); }
+Expression round(const Expression& x, GradientMode gradient_mode) {
+  return gradient_mode_node(k_round, x, gradient_mode);
+}
+Expression ceil(const Expression& x, GradientMode gradient_mode) { return gradient_mode_node(k_ceil, x, gradient_mode); }
+Expression floor(const Expression& x, GradientMode gradient_mode) {
+  return gradient_mode_node(k_floor, x, gradient_mode);
+}
+Expression argmax(const Expression& x, GradientMode gradient_mode) {
+  return gradient_mode_node(k_argmax, x, gradient_mode);
+}
+// As DyNet: scale_gradient with λ = -1 (the value is x's memory, the gradient is negated).
+Expression flip_gradient(const Expression& x) { return scale_gradient(x, -1.f); }
+
+}  // namespace dynet
