@@ -1,6 +1,7 @@
 // Tensor: a view of column-major float storage with a Dim (batch elements are contiguous blocks).
 #pragma once
 
+#include <cstddef>
 #include <iosfwd>
 #include <vector>
 
@@ -34,5 +35,55 @@ float as_scalar(const Tensor& t);
 std::vector<float> as_vector(const Tensor& t);
 std::vector<float> as_scale_vector(const Tensor& t, float scale);
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Integer indices laid out like a Tensor (column-major, batch last), e.g. TensorTools::argmax results.
+// Unlike DyNet's, which points into a device pool, it owns its storage: a result never dangles.
+struct IndexTensor {
+  Dim d;
+  std::vector<std::ptrdiff_t> v;  // DyNet: Eigen::DenseIndex, which is std::ptrdiff_t
+  Device* device = nullptr;
+  DeviceMempool mem_pool = DeviceMempool::NONE;
+};
+std::vector<std::ptrdiff_t> as_vector(const IndexTensor& v);
+
+// In-place tools on CPU tensors (DyNet's TensorTools). Bad sizes and indices throw std::invalid_argument
+// naming the function. Random values come from the calling thread's engine (random_engine()).
+struct TensorTools {
+  static void clip(Tensor& d, float left, float right);  // each value into [left, right]
+  static void scale(Tensor& x, float left, float right);  // x ← left + x (right - left): [0, 1) onto [left, right)
+  static void uniform_to_bernoulli(Tensor& x, float p);  // x ← x < p ? 1 : 0 (x uniform in [0, 1))
+  static void constant(Tensor& d, float c);
+  static void zero(Tensor& d);
+  static void identity(Tensor& val);  // a square matrix {n,n} (each batch element) ← I
+  static void randomize_bernoulli(Tensor& val, float p, float scale = 1.0f);  // scale with probability p, else 0
+  static void randomize_normal(Tensor& val, float mean = 0.0f, float stddev = 1.0f);
+  static void randomize_uniform(Tensor& val, float left = 0.0f, float right = 1.0f);  // DyNet's defaults
+  // A square matrix ← scale · Q, Q uniformly random orthonormal (QR of a Gaussian matrix, signs fixed by R).
+  static void randomize_orthonormal(Tensor& val, float scale = 1.0f);
+  static float access_element(const Tensor& v, int index);  // v.v[index], bounds-checked
+  // Element at coordinates index.d[k] along dim k (missing trailing coordinates are 0), batch element 0.
+  static float access_element(const Tensor& v, const Dim& index);
+  static void set_element(const Tensor& v, int index, float value);
+  static void copy_element(const Tensor& l, int lindex, Tensor& r, int rindex);  // r[rindex] ← l[lindex]
+  static void set_elements(const Tensor& v, const std::vector<float>& vec);       // sizes must be equal
+  static void copy_elements(Tensor& v, const Tensor& v_src);                      // sizes must be equal
+  static void accumulate(Tensor& v, const Tensor& v_src);                         // v += v_src, sizes equal
+  // z ← log Σ exp(x) along dim d, per fiber (z has x's size over x.d[d]); m ← the fibers' maxima
+  // (caller-provided scratch of z's size). As DyNet: the caller owns both outputs.
+  static void logsumexp(const Tensor& x, Tensor& m, Tensor& z, unsigned d = 0);
+  // Indices of the `num` largest values along `dim` in descending order (earlier index first on ties);
+  // the result has v's dims with dim `dim` of size num. (DyNet implemented num = 1 only.)
+  static IndexTensor argmax(const Tensor& v, unsigned dim = 0, unsigned num = 1);
+  static IndexTensor topk(const Tensor& v, unsigned dim = 0, unsigned num = 1);  // = argmax(v, dim, num)
+  // Same, and their values into `values` (caller-provided, of the result's size).
+  static IndexTensor topk(const Tensor& v, Tensor& values, unsigned dim = 0, unsigned num = 1);
+  // `num` independent draws per fiber along `dim` from the categorical distribution with (possibly
+  // unnormalized) log-probabilities v, by the Gumbel-max trick; laid out as argmax's result.
+  static IndexTensor categorical_sample_log_prob(const Tensor& v, unsigned dim = 0, unsigned num = 1);
+};
+
+float rand01();          // uniform in [0, 1)
+int rand0n(int n);       // uniform in {0, ..., n-1}; n must be positive
+float rand_normal();     // standard normal
 
 }  // namespace dynet
