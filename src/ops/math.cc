@@ -83,9 +83,10 @@ const OpId k_max_list = register_op({.name = "max_list",
 
 // ---------------------------------------------------------------------------------------------
 // circ_conv(u, v)[k] = Σ_i u[i] v[(k - i) mod n] and circ_corr(u, v)[k] = Σ_i u[i] v[(i + k) mod n]
-// for column vectors of equal length n. Direct O(n²) sums: for the vector sizes these are used with
-// (holographic embeddings, n in the hundreds) that beats an FFT round trip. DyNet runs them on
-// unbatched inputs only; here either side may be batched (per batch element, unbatched broadcasts).
+// for column vectors of equal length n. Direct O(n²) sums, not an FFT as DyNet (same values up to
+// rounding): no FFT dependency, and cheap at the sizes these are used with (holographic embeddings,
+// n in the hundreds). DyNet runs them on unbatched inputs only; here either side may be batched (per
+// batch element, an unbatched side broadcasts).
 template <const char* kName>
 Dim circular_shape(const ArgDims& xs, AttrView) {
   const Dim &u = xs[0], &v = xs[1];
@@ -95,27 +96,36 @@ Dim circular_shape(const ArgDims& xs, AttrView) {
   return Dim({u.rows()}, ops::broadcast_bd(kName, u, v));
 }
 
-// Index of v paired with u[i] for output k: conv (k - i) mod n, corr (i + k) mod n.
-template <bool kCorrelation>
-inline unsigned partner(unsigned i, unsigned k, unsigned n) {
-  return kCorrelation ? (i + k) % n : (k + n - i) % n;
+// out[k] += Σ_i a[i] b[(k - i) mod n], each sum split where the index wraps so both runs are contiguous.
+void add_circ_conv(const float* a, const float* b, float* out, unsigned n) {
+  for (unsigned k = 0; k < n; ++k) {
+    float s = 0.f;
+    for (unsigned i = 0; i <= k; ++i) s += a[i] * b[k - i];
+    for (unsigned i = k + 1; i < n; ++i) s += a[i] * b[n + k - i];
+    out[k] += s;
+  }
+}
+// out[k] += Σ_i a[i] b[(i + k) mod n]
+void add_circ_corr(const float* a, const float* b, float* out, unsigned n) {
+  for (unsigned k = 0; k < n; ++k) {
+    float s = 0.f;
+    for (unsigned i = 0; i < n - k; ++i) s += a[i] * b[i + k];
+    for (unsigned i = n - k; i < n; ++i) s += a[i] * b[i + k - n];
+    out[k] += s;
+  }
 }
 
 template <bool kCorrelation>
 void circular_fwd(const ForwardArgs& a) {
   const unsigned B = a.fx.d.bd, n = a.fx.d.rows();
+  cpu::arr(a.fx).setZero();
   for (unsigned b = 0; b < B; ++b) {
     const float* u = a.xs[0].v + size_t(arg_batch(a.xs[0].d, b, B)) * n;
     const float* v = a.xs[1].v + size_t(arg_batch(a.xs[1].d, b, B)) * n;
-    float* y = a.fx.batch_ptr(b);
-    for (unsigned k = 0; k < n; ++k) {
-      float s = 0.f;
-      for (unsigned i = 0; i < n; ++i) s += u[i] * v[partner<kCorrelation>(i, k, n)];
-      y[k] = s;
-    }
+    (kCorrelation ? add_circ_corr : add_circ_conv)(u, v, a.fx.batch_ptr(b), n);
   }
 }
-// dE/du[i] = Σ_k g[k] v[partner(i, k)], dE/dv[partner(i, k)] += g[k] u[i].
+// conv: dE/du = corr(v, g), dE/dv = corr(u, g); corr: dE/du = corr(g, v), dE/dv = conv(g, u).
 template <bool kCorrelation>
 void circular_bwd(const BackwardArgs& a) {
   const unsigned B = a.fx.d.bd, n = a.fx.d.rows();
@@ -124,14 +134,12 @@ void circular_bwd(const BackwardArgs& a) {
     const float* v = a.xs[1].v + size_t(arg_batch(a.xs[1].d, b, B)) * n;
     const float* g = a.dEdf.batch_ptr(b);
     float* d = a.dEdxi.v + size_t(arg_batch(a.xs[a.i].d, b, B)) * n;
-    for (unsigned i = 0; i < n; ++i)
-      for (unsigned k = 0; k < n; ++k) {
-        const unsigned j = partner<kCorrelation>(i, k, n);
-        if (a.i == 0)
-          d[i] += g[k] * v[j];
-        else
-          d[j] += g[k] * u[i];
-      }
+    if (!kCorrelation)
+      add_circ_corr(a.i == 0 ? v : u, g, d, n);
+    else if (a.i == 0)
+      add_circ_corr(g, v, d, n);
+    else
+      add_circ_conv(g, u, d, n);
   }
 }
 std::vector<OpSample> circular_samples(Expression (*f)(const Expression&, const Expression&)) {
