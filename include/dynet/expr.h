@@ -144,6 +144,36 @@ Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>* p
 Expression squared_norm(const Expression& x);                        // Σ x² per batch element
 Expression squared_distance(const Expression& x, const Expression& y);  // Σ (x - y)² per batch element
 Expression dot_product(const Expression& x, const Expression& y);       // Σ x ⊙ y per batch element
+// log_softmax over the listed rows of each column; the other rows are -inf (log of probability 0)
+Expression log_softmax(const Expression& x, const std::vector<unsigned>& restriction);
+Expression sparsemax(const Expression& x);  // max(x - τ, 0), τ such that each column sums to 1
+// ½ Σ_{x_j>τ} (x_j² - τ²) + ½ ‖q‖² - qᵀx, q uniform over target_support (x a column vector)
+Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& target_support);
+Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>* ptarget_support);
+// the distribution nearest softmax(x) (in KL) with each p_k ≤ y_k (needs y ≥ 0, Σ y ≥ 1)
+Expression constrained_softmax(const Expression& x, const Expression& y);
+// Σ_{i≠index} max(0, m - x[index] + x[i]) per batch element (m ≥ 0)
+Expression hinge(const Expression& x, unsigned index, float m = 1.0f);
+Expression hinge(const Expression& x, const unsigned* pindex, float m = 1.0f);
+Expression hinge(const Expression& x, const std::vector<unsigned>& indices, float m = 1.0f);  // one per batch elem
+Expression hinge(const Expression& x, const std::vector<unsigned>* pindices, float m = 1.0f);
+// hinge along dim d of a matrix: one correct index per column (d = 0) or row (d = 1)
+Expression hinge_dim(const Expression& x, const std::vector<unsigned>& indices, unsigned d = 0, float m = 1.0f);
+Expression hinge_dim(const Expression& x, const std::vector<unsigned>* pindices, unsigned d = 0, float m = 1.0f);
+Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>& indices, unsigned d = 0,
+                     float m = 1.0f);  // one index vector per batch element
+Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>* pindices, unsigned d = 0,
+                     float m = 1.0f);
+Expression l2_norm(const Expression& x);                          // sqrt(Σ x²) per batch element
+Expression l1_distance(const Expression& x, const Expression& y);  // Σ |x - y| per batch element
+// Σ h(x - y) per batch element, h(a) = |a| < c ? a² : c (2|a| - c) (DyNet's scale: twice the usual Huber)
+Expression huber_distance(const Expression& x, const Expression& y, float c = 1.345f);
+// -Σ [y ln x + (1 - y) ln(1 - x)] per batch element (x probabilities, y targets in [0, 1])
+Expression binary_log_loss(const Expression& x, const Expression& y);
+Expression pairwise_rank_loss(const Expression& x, const Expression& y, real m = 1.0f);  // max(0, m - x + y)
+// -ln Poisson(y; λ = e^x) = e^x - y x + ln y! (x one value per batch element)
+Expression poisson_loss(const Expression& x, unsigned y);
+Expression poisson_loss(const Expression& x, const unsigned* py);
 
 // ---- selection and shape ----
 Expression pick(const Expression& x, unsigned v, unsigned d = 0);  // x[v] along dim d (dim removed)

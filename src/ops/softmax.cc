@@ -1,6 +1,10 @@
-// Softmax family and the log-softmax loss: softmax along any dim, log_softmax of columns,
-// elementwise logsumexp over a list, pickneglogsoftmax (one index, or one per batch element).
+// Softmax family and the losses built on it: softmax along any dim, log_softmax of columns (also
+// restricted to a set of rows), elementwise logsumexp over a list, pickneglogsoftmax (one index,
+// or one per batch element), sparsemax and its loss, constrained_softmax.
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 
 #include "core/mem.h"
 #include "ops/common.h"
@@ -106,6 +110,7 @@ std::vector<OpSample> softmax_samples() {
           {"bad_dim", {Dim({3})}, along(DYNET_MAX_TENSOR_DIM), -1, 1, true}};
 }
 const OpId k_softmax = register_op({.name = "softmax",
+                                    .doc = "y = exp(x) / Σ exp(x) along dim d",
                                     .shape = softmax_shape,
                                     .forward = softmax_fwd,
                                     .backward = softmax_bwd,
@@ -141,6 +146,7 @@ std::vector<OpSample> log_softmax_samples() {
           {"batched", {Dim({4}, 3)}, build, -2, 2}};
 }
 const OpId k_log_softmax = register_op({.name = "log_softmax",
+                                        .doc = "y = x - log Σ exp(x) (each column)",
                                         .shape = ops::same_shape,
                                         .forward = log_softmax_fwd,
                                         .backward = log_softmax_bwd,
@@ -196,6 +202,7 @@ std::vector<OpSample> logsumexp_samples() {
           {"bad_batch", {Dim({3}, 2), Dim({3}, 3)}, build, -1, 1, true}};
 }
 const OpId k_logsumexp = register_op({.name = "logsumexp",
+                                      .doc = "y = log Σᵢ exp(xᵢ) (elementwise over the list)",
                                       .shape = logsumexp_shape,
                                       .forward = logsumexp_fwd,
                                       .backward = logsumexp_bwd,
@@ -311,6 +318,7 @@ std::vector<OpSample> pnls_samples() {
           {"pointer_vector_out_of_range", {Dim({4}, 2)}, vptr(&bad_indices), -1, 1, true}};
 }
 const OpId k_pnls = register_op({.name = "pickneglogsoftmax",
+                                 .doc = "y = log Σ exp(x) - x[v] (per batch element, v one index or one per element)",
                                  .shape = pnls_shape,
                                  .forward = pnls_fwd,
                                  .backward = pnls_bwd,
@@ -324,12 +332,409 @@ Expression pnls_node(const Expression& x, PickAttr p, const unsigned* ids) {
   return make_node_n(k_pnls, {x}, blob.data(), blob.size() * sizeof(uint64_t));
 }
 
+// ---------------------------------------------------------------------------------------------
+// log_softmax(x, R): x - log Σ_{j∈R} exp(x_j) on the rows listed in R, for each column. The other
+// rows are -inf, the log of their zero probability, exactly as DyNet's RestrictedLogSoftmax; every
+// value DyNet gives as finite is finite here too. Their incoming gradient is ignored.
+struct RestrictAttr {
+  uint32_t n = 0;  // number of restricted rows (they follow in the tail)
+  uint32_t unused = 0;
+};
+
+// Throws unless ids[0..n) are distinct rows below `rows` and n > 0.
+void check_index_set(const char* op, const char* what, const unsigned* ids, size_t n, unsigned rows,
+                     const Dim& x) {
+  if (n == 0) op_error(op, std::string("empty ") + what);
+  std::vector<bool> seen(rows, false);
+  for (size_t k = 0; k < n; ++k) {
+    if (ids[k] >= rows)
+      op_error(op, std::string(what) + " index " + std::to_string(ids[k]) + " out of range for input " + x.str() +
+                       " (" + std::to_string(rows) + " rows)");
+    if (seen[ids[k]]) op_error(op, std::string(what) + " lists row " + std::to_string(ids[k]) + " twice");
+    seen[ids[k]] = true;
+  }
+}
+
+Dim restricted_log_softmax_shape(const ArgDims& xs, AttrView a) {
+  check_index_set("restricted_log_softmax", "restriction", a.tail<unsigned, RestrictAttr>(),
+                  a.as<RestrictAttr>().n, xs[0].rows(), xs[0]);
+  return xs[0];
+}
+void restricted_log_softmax_fwd(const ForwardArgs& a) {
+  const unsigned n = a.attr.as<RestrictAttr>().n;
+  const unsigned* ids = a.attr.tail<unsigned, RestrictAttr>();
+  const Fibers f = fibers(a.fx.d, 0);
+  for (unsigned o = 0; o < f.outer; ++o) {
+    const float* x = a.xs[0].v + size_t(o) * f.n;
+    float* y = a.fx.v + size_t(o) * f.n;
+    float m = x[ids[0]];
+    for (unsigned k = 1; k < n; ++k) m = std::max(m, x[ids[k]]);
+    float z = 0.f;
+    for (unsigned k = 0; k < n; ++k) z += std::exp(x[ids[k]] - m);
+    const float logz = m + std::log(z);
+    ArrayMap(y, f.n).setConstant(-std::numeric_limits<float>::infinity());
+    for (unsigned k = 0; k < n; ++k) y[ids[k]] = x[ids[k]] - logz;
+  }
+}
+// dx_r += g_r - softmax_R(x)_r Σ_{j∈R} g_j for r ∈ R
+void restricted_log_softmax_bwd(const BackwardArgs& a) {
+  const unsigned n = a.attr.as<RestrictAttr>().n;
+  const unsigned* ids = a.attr.tail<unsigned, RestrictAttr>();
+  const Fibers f = fibers(a.fx.d, 0);
+  for (unsigned o = 0; o < f.outer; ++o) {
+    const size_t off = size_t(o) * f.n;
+    const float *y = a.fx.v + off, *g = a.dEdf.v + off;
+    float* dx = a.dEdxi.v + off;
+    float gsum = 0.f;
+    for (unsigned k = 0; k < n; ++k) gsum += g[ids[k]];
+    for (unsigned k = 0; k < n; ++k) dx[ids[k]] += g[ids[k]] - std::exp(y[ids[k]]) * gsum;
+  }
+}
+std::vector<OpSample> restricted_log_softmax_samples() {
+  auto build = [](std::vector<unsigned> r) {
+    return [r](ComputationGraph&, Xs x) { return log_softmax(x[0], r); };
+  };
+  // The rows outside the restriction are -inf; the harness needs finite values, so these samples
+  // read back the restricted rows (test_losses.cc checks the -inf rows).
+  auto restricted_rows = [](std::vector<unsigned> r) {
+    return [r](ComputationGraph&, Xs x) { return select_rows(log_softmax(x[0], r), r); };
+  };
+  return {{"all_rows_permuted", {Dim({4})}, build({2, 0, 3, 1}), -2, 2},
+          {"subset", {Dim({5})}, restricted_rows({3, 0, 1}), -2, 2},
+          {"single_row", {Dim({5})}, restricted_rows({2}), -2, 2},
+          {"matrix_columns", {Dim({4, 3})}, restricted_rows({1, 3}), -2, 2},
+          {"batched", {Dim({5}, 3)}, restricted_rows({4, 2, 0}), -2, 2},
+          {"empty", {Dim({4})}, build({}), -1, 1, true},
+          {"out_of_range", {Dim({4})}, build({1, 4}), -1, 1, true},
+          {"repeated_row", {Dim({4})}, build({1, 2, 1}), -1, 1, true}};
+}
+const OpId k_restricted_log_softmax =
+    register_op({.name = "restricted_log_softmax",
+                 .doc = "y_r = x_r - log Σ_{j∈R} exp(x_j) for r ∈ R, y_r = -inf otherwise (each column)",
+                 .shape = restricted_log_softmax_shape,
+                 .forward = restricted_log_softmax_fwd,
+                 .backward = restricted_log_softmax_bwd,
+                 .batch = {.batchable = true},
+                 .samples = restricted_log_softmax_samples});
+
+// ---------------------------------------------------------------------------------------------
+// sparsemax(x) (Martins & Astudillo 2016): the Euclidean projection of each column onto the
+// probability simplex, max(x - τ, 0) with τ chosen so the column sums to 1.
+
+// The threshold τ of one column z[0..n): with z sorted descending, the support is the longest
+// prefix k with 1 + k z_(k) > Σ_{j≤k} z_(j) (it is always a prefix), and τ = (Σ_{j≤k} z_(j) - 1) / k.
+// `sorted` is n floats of scratch.
+float sparsemax_threshold(const float* z, unsigned n, float* sorted) {
+  std::copy(z, z + n, sorted);
+  std::sort(sorted, sorted + n, std::greater<float>());
+  double prefix = 0, support_sum = 0;
+  unsigned k = 0;
+  for (; k < n; ++k) {
+    prefix += sorted[k];
+    if (1.0 + double(k + 1) * sorted[k] <= prefix) break;
+    support_sum = prefix;
+  }
+  return static_cast<float>((support_sum - 1.0) / k);
+}
+
+void sparsemax_fwd(const ForwardArgs& a) {
+  const Fibers f = fibers(a.fx.d, 0);
+  float* sorted = a.scratch.allocate_floats(f.n);
+  for (unsigned o = 0; o < f.outer; ++o) {
+    const size_t off = size_t(o) * f.n;
+    const float tau = sparsemax_threshold(a.xs[0].v + off, f.n, sorted);
+    ArrayMap(a.fx.v + off, f.n) = (CArrayMap(a.xs[0].v + off, f.n) - tau).max(0.f);
+  }
+}
+// On the support S = {y > 0}: dx_i += g_i - mean_{j∈S} g_j; zero elsewhere.
+void sparsemax_bwd(const BackwardArgs& a) {
+  const Fibers f = fibers(a.fx.d, 0);
+  for (unsigned o = 0; o < f.outer; ++o) {
+    const size_t off = size_t(o) * f.n;
+    const float *y = a.fx.v + off, *g = a.dEdf.v + off;
+    float* dx = a.dEdxi.v + off;
+    float gsum = 0.f;
+    unsigned support = 0;
+    for (unsigned k = 0; k < f.n; ++k)
+      if (y[k] > 0.f) gsum += g[k], ++support;
+    const float gmean = gsum / static_cast<float>(support);
+    for (unsigned k = 0; k < f.n; ++k)
+      if (y[k] > 0.f) dx[k] += g[k] - gmean;
+  }
+}
+
+// Samples of ops with kinks add fixed, well separated offsets to small random inputs (not scaled
+// down, which would shrink the gradients below the harness's tolerance), so every
+// finite-difference probe stays on one side of each kink.
+Expression offset_rows(const Expression& x, const std::vector<float>& offsets) {
+  ComputationGraph& g = *x.pg;
+  return x + input(g, Dim({static_cast<unsigned>(offsets.size())}), offsets);
+}
+std::vector<OpSample> sparsemax_samples() {
+  // support {0, 2} (τ = 0.4) and {0, 1, 2} (τ ≈ -0.12); the inputs add at most ±0.05
+  static const std::vector<float> two = {1.f, -0.5f, 0.8f, -1.f, 0.1f};
+  static const std::vector<float> three = {0.3f, 0.1f, 0.25f, -2.f};
+  auto build = [](const std::vector<float>* off) {
+    return [off](ComputationGraph&, Xs x) { return sparsemax(offset_rows(x[0], *off)); };
+  };
+  auto matrix = [](ComputationGraph& g, Xs x) {
+    // columns: `three` and a shuffled copy of `two` (an offset per column, added as a matrix)
+    std::vector<float> off = three;
+    off.insert(off.end(), {-1.f, 1.f, 0.1f, 0.8f});
+    return sparsemax(x[0] + input(g, Dim({4, 2}), off));
+  };
+  return {{"support_two", {Dim({5})}, build(&two), -0.05f, 0.05f},
+          {"support_three", {Dim({4})}, build(&three), -0.05f, 0.05f},
+          {"matrix_columns", {Dim({4, 2})}, matrix, -0.05f, 0.05f},
+          {"batched", {Dim({5}, 3)}, build(&two), -0.05f, 0.05f},
+          {"plain_input", {Dim({3})}, [](ComputationGraph&, Xs x) { return sparsemax(x[0]); }, -0.2f, 0.2f}};
+}
+const OpId k_sparsemax = register_op({.name = "sparsemax",
+                                      .doc = "y = max(x - τ, 0) with τ such that Σ y = 1 (each column)",
+                                      .shape = ops::same_shape,
+                                      .forward = sparsemax_fwd,
+                                      .backward = sparsemax_bwd,
+                                      .batch = {.batchable = true},
+                                      .samples = sparsemax_samples});
+
+// ---------------------------------------------------------------------------------------------
+// sparsemax_loss(x, Q): the sparsemax loss (Martins & Astudillo 2016) of a column vector x for
+// the target distribution q uniform over the rows Q: ½ Σ_{j∈S(x)} (x_j² - τ²) + ½ ‖q‖² - qᵀx,
+// clamped at 0 against rounding, per batch element (one Q for all of them). Its gradient is
+// sparsemax(x) - q.
+struct SupportAttr {
+  const std::vector<unsigned>* pvec = nullptr;  // read at forward time
+  uint32_t n = 0;                               // number of inline rows (they follow in the tail)
+  uint32_t unused = 0;
+};
+
+Dim sparsemax_loss_shape(const ArgDims& xs, AttrView a) {
+  const Dim& x = xs[0];
+  if (x.batch_size() != x.rows() || x.rows() == 0)
+    op_error("sparsemax_loss", "input must be a column vector, got " + x.str());
+  const SupportAttr& s = a.as<SupportAttr>();
+  if (!s.pvec) check_index_set("sparsemax_loss", "target support", a.tail<unsigned, SupportAttr>(), s.n, x.rows(), x);
+  return Dim({1}, x.bd);
+}
+// aux: sparsemax(x), kept for the gradient
+size_t sparsemax_loss_aux(const Dim&, const ArgDims& xs, AttrView) { return xs[0].size(); }
+void sparsemax_loss_fwd(const ForwardArgs& a) {
+  const SupportAttr& s = a.attr.as<SupportAttr>();
+  const Tensor& x = a.xs[0];
+  const unsigned n = x.d.rows(), B = a.fx.d.bd;
+  const unsigned* q = s.pvec ? s.pvec->data() : a.attr.tail<unsigned, SupportAttr>();
+  const size_t nq = s.pvec ? s.pvec->size() : s.n;
+  if (s.pvec) check_index_set("sparsemax_loss", "target support", q, nq, n, x.d);
+  const float qprob = 1.f / static_cast<float>(nq);
+  float* sorted = a.scratch.allocate_floats(n);
+  for (unsigned b = 0; b < B; ++b) {
+    const float* z = x.v + size_t(arg_batch(x.d, b, B)) * n;
+    float* sm = a.aux + size_t(b) * n;
+    const float tau = sparsemax_threshold(z, n, sorted);
+    double loss = 0.5 * qprob;  // ½ ‖q‖² = ½ · nq · (1/nq)²
+    for (unsigned k = 0; k < n; ++k) {
+      sm[k] = std::max(z[k] - tau, 0.f);
+      if (sm[k] > 0.f) loss += 0.5 * (double(z[k]) - tau) * (double(z[k]) + tau);
+    }
+    for (size_t k = 0; k < nq; ++k) loss -= double(qprob) * z[q[k]];
+    a.fx.v[b] = static_cast<float>(std::max(loss, 0.0));
+  }
+}
+// dx += g (sparsemax(x) - q)
+void sparsemax_loss_bwd(const BackwardArgs& a) {
+  const SupportAttr& s = a.attr.as<SupportAttr>();
+  const Tensor& x = a.xs[0];
+  const unsigned n = x.d.rows(), B = a.fx.d.bd;
+  const unsigned* q = s.pvec ? s.pvec->data() : a.attr.tail<unsigned, SupportAttr>();
+  const size_t nq = s.pvec ? s.pvec->size() : s.n;
+  const float qprob = 1.f / static_cast<float>(nq);
+  for (unsigned b = 0; b < B; ++b) {
+    const float g = a.dEdf.v[b];
+    float* dx = a.dEdxi.v + size_t(arg_batch(x.d, b, B)) * n;
+    ArrayMap(dx, n) += g * CArrayMap(a.aux + size_t(b) * n, n);
+    for (size_t k = 0; k < nq; ++k) dx[q[k]] -= g * qprob;
+  }
+}
+std::vector<OpSample> sparsemax_loss_samples() {
+  static const std::vector<float> two = {1.f, -0.5f, 0.8f, -1.f, 0.1f};  // sparsemax support {0, 2}
+  static const std::vector<unsigned> target = {2, 3};
+  static const std::vector<unsigned> bad_target = {0, 5};
+  auto build = [](std::vector<unsigned> q) {
+    return [q](ComputationGraph&, Xs x) { return sparsemax_loss(offset_rows(x[0], two), q); };
+  };
+  auto ptr = [](const std::vector<unsigned>* q) {
+    return [q](ComputationGraph&, Xs x) { return sparsemax_loss(offset_rows(x[0], two), q); };
+  };
+  auto plain = [](std::vector<unsigned> q) {
+    return [q](ComputationGraph&, Xs x) { return sparsemax_loss(x[0], q); };
+  };
+  return {{"one_target", {Dim({5})}, build({1}), -0.05f, 0.05f},
+          {"target_in_support", {Dim({5})}, build({0, 2}), -0.05f, 0.05f},
+          {"pointer", {Dim({5})}, ptr(&target), -0.05f, 0.05f},
+          {"batched", {Dim({5}, 3)}, build({4, 0}), -0.05f, 0.05f},
+          {"empty_target", {Dim({4})}, plain({}), -1, 1, true},
+          {"out_of_range", {Dim({4})}, plain({1, 4}), -1, 1, true},
+          {"repeated_target", {Dim({4})}, plain({1, 1}), -1, 1, true},
+          {"matrix", {Dim({4, 2})}, plain({1}), -1, 1, true},
+          {"pointer_out_of_range", {Dim({5})}, [](ComputationGraph&, Xs x) {
+             return sparsemax_loss(x[0], &bad_target); }, -1, 1, true}};
+}
+const OpId k_sparsemax_loss =
+    register_op({.name = "sparsemax_loss",
+                 .doc = "y = ½ Σ_{j: x_j>τ} (x_j² - τ²) + ½ ‖q‖² - qᵀx, q uniform over the target rows (per batch element)",
+                 .shape = sparsemax_loss_shape,
+                 .forward = sparsemax_loss_fwd,
+                 .backward = sparsemax_loss_bwd,
+                 .aux_floats = sparsemax_loss_aux,
+                 .batch = {.batchable = true},
+                 .samples = sparsemax_loss_samples});
+
+Expression sparsemax_loss_node(const Expression& x, SupportAttr s, const unsigned* ids) {
+  const std::vector<uint64_t> blob = attr_with_tail(s, ids, s.n);
+  return make_node_n(k_sparsemax_loss, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+}
+
+// ---------------------------------------------------------------------------------------------
+// constrained_softmax(x, u) (Martins & Kreutzer 2017): the distribution p closest to softmax(x) in
+// KL divergence with p ≤ u. Rows whose bound binds (the saturated set A) get p = u; the others
+// share the remaining mass 1 - Σ_A u in proportion to exp(x). x and u are column vectors of the
+// same size; either may be unbatched. Needs u ≥ 0 and Σ u ≥ 1.
+Dim constrained_softmax_shape(const ArgDims& xs, AttrView) {
+  const Dim &x = xs[0], &u = xs[1];
+  if (x.batch_size() != x.rows() || u.batch_size() != u.rows() || x.rows() != u.rows() || x.rows() == 0)
+    op_error("constrained_softmax",
+             "x and the upper bounds u must be column vectors of the same size, got " + x.str() + " and " + u.str());
+  Dim out = x;
+  out.bd = ops::broadcast_bd("constrained_softmax", x, u);
+  return out;
+}
+// aux per batch element: n flags (1 = saturated) and the saturated mass Σ_A u
+size_t constrained_softmax_aux(const Dim& fx, const ArgDims&, AttrView) { return size_t(fx.bd) * (fx.rows() + 1); }
+void constrained_softmax_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &u = a.xs[1];
+  const unsigned n = a.fx.d.rows(), B = a.fx.d.bd;
+  float* q = a.scratch.allocate_floats(n);
+  for (unsigned b = 0; b < B; ++b) {
+    const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * n;
+    const float* ub = u.v + size_t(arg_batch(u.d, b, B)) * n;
+    float* p = a.fx.v + size_t(b) * n;
+    float* saturated = a.aux + size_t(b) * (n + 1);
+    double bound_sum = 0;
+    for (unsigned k = 0; k < n; ++k) {
+      if (!(ub[k] >= 0.f))
+        op_error("constrained_softmax", "upper bound u[" + std::to_string(k) + "] = " + std::to_string(ub[k]) +
+                                            " is negative (batch element " + std::to_string(b) + ")");
+      bound_sum += ub[k];
+    }
+    if (bound_sum < 1.0 - 1e-5)
+      op_error("constrained_softmax", "the upper bounds sum to " + std::to_string(bound_sum) +
+                                          " < 1, so no distribution satisfies them (batch element " +
+                                          std::to_string(b) + ")");
+    const float m = CArrayMap(xb, n).maxCoeff();
+    for (unsigned k = 0; k < n; ++k) q[k] = std::exp(xb[k] - m), saturated[k] = 0.f;
+    // Saturating the rows that exceed their bound only raises the others' share, so a row once
+    // saturated stays saturated: repeat until no free row exceeds its bound (at most n rounds).
+    double mass = 0;  // Σ_A u
+    for (bool changed = true; changed;) {
+      changed = false;
+      double free_sum = 0;
+      for (unsigned k = 0; k < n; ++k)
+        if (saturated[k] == 0.f) free_sum += q[k];
+      if (free_sum <= 0) break;
+      const double scale = (1.0 - mass) / free_sum;
+      double new_mass = mass;
+      for (unsigned k = 0; k < n; ++k) {
+        if (saturated[k] != 0.f) continue;
+        p[k] = static_cast<float>(q[k] * scale);
+        if (p[k] > ub[k]) p[k] = ub[k], saturated[k] = 1.f, new_mass += ub[k], changed = true;
+      }
+      mass = new_mass;
+    }
+    saturated[n] = static_cast<float>(mass);
+  }
+}
+// With s = 1 - Σ_A u and ḡ = Σ_{k∉A} p_k g_k / s:
+// dx_k += p_k (g_k - ḡ) for free rows, du_k += g_k - ḡ for saturated rows.
+void constrained_softmax_bwd(const BackwardArgs& a) {
+  const unsigned n = a.fx.d.rows(), B = a.fx.d.bd;
+  const Tensor& arg = a.xs[a.i];
+  for (unsigned b = 0; b < B; ++b) {
+    const float* p = a.fx.v + size_t(b) * n;
+    const float* g = a.dEdf.v + size_t(b) * n;
+    const float* saturated = a.aux + size_t(b) * (n + 1);
+    const double free_mass = 1.0 - saturated[n];
+    double weighted = 0;
+    for (unsigned k = 0; k < n; ++k)
+      if (saturated[k] == 0.f) weighted += double(p[k]) * g[k];
+    const float gbar = free_mass > 0 ? static_cast<float>(weighted / free_mass) : 0.f;
+    float* d = a.dEdxi.v + size_t(arg_batch(arg.d, b, B)) * n;
+    for (unsigned k = 0; k < n; ++k) {
+      const bool is_saturated = saturated[k] != 0.f;
+      if (a.i == 0 && !is_saturated) d[k] += p[k] * (g[k] - gbar);
+      if (a.i == 1 && is_saturated) d[k] += g[k] - gbar;
+    }
+  }
+}
+std::vector<OpSample> constrained_softmax_samples() {
+  // logits 3 + ε, 0.5 + ε, ε, ε and bounds 0.3 + ε', 1 + ε', ... (|ε| ≤ 0.05): row 0 (softmax
+  // ≈ 0.85) saturates at ≈ 0.3, the others stay well below their bounds.
+  static const std::vector<float> logits = {3.f, 0.5f, 0.f, 0.f};
+  static const std::vector<float> bounds = {0.3f, 1.f, 1.f, 1.f};
+  static const std::vector<float> loose = {1.f, 1.f, 1.f, 1.f};
+  auto build = [](const std::vector<float>* u) {
+    return [u](ComputationGraph&, Xs x) {
+      return constrained_softmax(offset_rows(x[0], logits), offset_rows(x[1], *u));
+    };
+  };
+  auto plain = [](ComputationGraph&, Xs x) { return constrained_softmax(x[0], x[1]); };
+  return {{"one_saturated", {Dim({4}), Dim({4})}, build(&bounds), -0.05f, 0.05f},
+          {"none_saturated", {Dim({4}), Dim({4})}, build(&loose), -0.05f, 0.05f},
+          {"batched", {Dim({4}, 2), Dim({4}, 2)}, build(&bounds), -0.05f, 0.05f},
+          {"unbatched_bounds", {Dim({4}, 3), Dim({4})}, build(&bounds), -0.05f, 0.05f},
+          {"unbatched_logits", {Dim({4}), Dim({4}, 2)}, build(&bounds), -0.05f, 0.05f},
+          {"size_mismatch", {Dim({4}), Dim({3})}, plain, 0.5f, 1.f, true},
+          {"matrix", {Dim({2, 2}), Dim({2, 2})}, plain, 0.5f, 1.f, true},
+          {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, plain, 0.5f, 1.f, true},
+          {"bounds_below_one", {Dim({4}), Dim({4})}, plain, 0.f, 0.2f, true},
+          {"negative_bound", {Dim({2}), Dim({2})}, plain, -2.f, -1.f, true}};
+}
+const OpId k_constrained_softmax =
+    register_op({.name = "constrained_softmax",
+                 .doc = "y = argmin_{p ∈ simplex, p ≤ u} KL(p ‖ softmax(x)), i.e. y_k = min(u_k, c exp(x_k)) with c such that Σ y = 1",
+                 .shape = constrained_softmax_shape,
+                 .forward = constrained_softmax_fwd,
+                 .backward = constrained_softmax_bwd,
+                 .aux_floats = constrained_softmax_aux,
+                 .batch = {.batchable = true},
+                 .samples = constrained_softmax_samples});
+
 }  // namespace
 
 Expression softmax(const Expression& x, unsigned d) { return make_node(k_softmax, x, d); }
 Expression log_softmax(const Expression& x) { return make_node(k_log_softmax, x); }
 Expression logsumexp(const std::initializer_list<Expression>& xs) { return make_node_n(k_logsumexp, xs); }
 Expression logsumexp(const std::vector<Expression>& xs) { return make_node_n(k_logsumexp, xs); }
+
+Expression log_softmax(const Expression& x, const std::vector<unsigned>& restriction) {
+  const RestrictAttr r{static_cast<uint32_t>(restriction.size()), 0};
+  const std::vector<uint64_t> blob = attr_with_tail(r, restriction.data(), restriction.size());
+  return make_node_n(k_restricted_log_softmax, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+}
+Expression sparsemax(const Expression& x) { return make_node(k_sparsemax, x); }
+Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& target_support) {
+  return sparsemax_loss_node(x, SupportAttr{nullptr, static_cast<uint32_t>(target_support.size()), 0},
+                             target_support.data());
+}
+Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>* ptarget_support) {
+  if (!ptarget_support)
+    throw std::invalid_argument(
+        "sparsemax_loss: null target support pointer (a braced {0} selects this overload; write "
+        "std::vector<unsigned>{0})");
+  return sparsemax_loss_node(x, SupportAttr{ptarget_support, 0, 0}, nullptr);
+}
+Expression constrained_softmax(const Expression& x, const Expression& y) {
+  return make_node(k_constrained_softmax, x, y);
+}
 
 Expression pickneglogsoftmax(const Expression& x, unsigned v) {
   return pnls_node(x, PickAttr{nullptr, nullptr, 1, 0}, &v);

@@ -1,0 +1,687 @@
+// Losses and distances: hinge (one correct index per vector) and hinge_dim (one per column or
+// row), l2_norm, l1_distance, huber_distance, binary_log_loss, pairwise_rank_loss, poisson_loss.
+// Everything works per batch element; an unbatched argument broadcasts against a batched one.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+#include "ops/common.h"
+
+namespace dynet {
+namespace {
+
+using Xs = const std::vector<Expression>&;
+using ArrayMap = Eigen::Map<Eigen::ArrayXf, Eigen::Unaligned>;
+using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
+
+// Batch element of argument x that output batch element b reads, for an output with B batch
+// elements: an unbatched argument is shared; when several same-signature nodes run as one, an
+// argument with fewer batch elements than the output is repeated in equal blocks.
+inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
+
+std::string num(unsigned v) { return std::to_string(v); }
+
+// Test helper: x + offsets (offsets shaped like one batch element of x). Samples of ops with kinks
+// add well separated offsets to small random inputs, so every finite-difference probe stays on
+// one side of each kink.
+Expression plus_offsets(const Expression& x, const std::vector<float>& offsets) {
+  return x + input(*x.pg, x.dim().single_batch(), offsets);
+}
+
+// Offsets for a rows x cols matrix whose fibers along `axis` are each a rotation of `base`.
+std::vector<float> rotated_offsets(const std::vector<float>& base, unsigned rows, unsigned cols, unsigned axis) {
+  std::vector<float> off(size_t(rows) * cols);
+  for (unsigned c = 0; c < cols; ++c)
+    for (unsigned r = 0; r < rows; ++r) {
+      const unsigned along = axis == 0 ? r : c, across = axis == 0 ? c : r;
+      off[r + size_t(c) * rows] = base[(along + 2 * across) % base.size()];
+    }
+  return off;
+}
+
+// Offsets for hinge samples: with margin 1 every pairwise term 1 + o_i - o_j is at least 0.4 away
+// from the kink at 0, and each index has both active and inactive terms.
+const std::vector<float> kHingeOffsets = {0.4f, -1.5f, 2.2f, 0.f, 3.6f};
+
+// Σ_{i≠c} max(0, m - z_c + z_i) over the fiber z[0], z[stride], ... (n elements).
+float hinge_of_fiber(const float* z, size_t stride, unsigned n, unsigned c, float m) {
+  const float threshold = m - z[c * stride];
+  float loss = 0.f;
+  for (unsigned i = 0; i < n; ++i)
+    if (i != c) loss += std::max(0.f, threshold + z[i * stride]);
+  return loss;
+}
+// Its gradient times g: +g on each active i, -g · (number of active terms) on c.
+void hinge_fiber_backward(const float* z, float* dz, size_t stride, unsigned n, unsigned c, float m, float g) {
+  const float threshold = m - z[c * stride];
+  unsigned active = 0;
+  for (unsigned i = 0; i < n; ++i)
+    if (i != c && threshold + z[i * stride] > 0.f) dz[i * stride] += g, ++active;
+  dz[c * stride] -= g * static_cast<float>(active);
+}
+
+void check_margin(const char* op, float m) {
+  if (!(m >= 0.f)) op_error(op, "the margin must be non-negative, got " + std::to_string(m));
+}
+
+// ---------------------------------------------------------------------------------------------
+// hinge(x, c, m): Σ_{i≠c} max(0, m - x[c] + x[i]) for a column vector x, per batch element; one
+// index for every batch element, or (vector forms) one index per batch element.
+struct HingeAttr {
+  const unsigned* pv = nullptr;                 // single index read at forward time
+  const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
+  uint32_t n = 0;                               // number of indices (inline ones follow in the tail)
+  uint32_t per_batch = 0;                       // 1: the vector forms
+  float margin = 1.f;
+  uint32_t unused = 0;  // keeps the struct free of padding (attributes are hashed bytewise)
+};
+
+Dim hinge_shape(const ArgDims& xs, AttrView a) {
+  const Dim& x = xs[0];
+  const HingeAttr& h = a.as<HingeAttr>();
+  if (x.batch_size() != x.rows() || x.rows() == 0) op_error("hinge", "input must be a column vector, got " + x.str());
+  check_margin("hinge", h.margin);
+  if (h.per_batch && h.n != x.bd)
+    op_error("hinge", num(h.n) + " indices given for input " + x.str() + " with " + num(x.bd) + " batch elements");
+  if (!h.pv && !h.pvec) {
+    const unsigned* ids = a.tail<unsigned, HingeAttr>();
+    for (unsigned k = 0; k < h.n; ++k)
+      if (ids[k] >= x.rows())
+        op_error("hinge", "index " + num(ids[k]) + " out of range for input " + x.str());
+  }
+  return Dim({1}, x.bd);
+}
+// aux: the index used for each batch element (read from the pointers at forward time)
+size_t hinge_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
+void hinge_fwd(const ForwardArgs& a) {
+  const HingeAttr& h = a.attr.as<HingeAttr>();
+  const Tensor& x = a.xs[0];
+  const unsigned B = a.fx.d.bd, n = x.d.rows();
+  const unsigned* src = h.pv ? h.pv : h.pvec ? h.pvec->data() : a.attr.tail<unsigned, HingeAttr>();
+  const size_t count = h.pv ? 1 : h.pvec ? h.pvec->size() : h.n;
+  if (h.pvec && count != h.n)
+    op_error("hinge", "the index vector changed size after the node was created (" + num(h.n) + " -> " +
+                          num(static_cast<unsigned>(count)) + ")");
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  for (unsigned b = 0; b < B; ++b) {
+    const unsigned c = src[b % count];
+    if (c >= n) op_error("hinge", "index " + num(c) + " out of range for input " + x.d.str());
+    ids[b] = c;
+    a.fx.v[b] = hinge_of_fiber(x.v + size_t(arg_batch(x.d, b, B)) * n, 1, n, c, h.margin);
+  }
+}
+void hinge_bwd(const BackwardArgs& a) {
+  const HingeAttr& h = a.attr.as<HingeAttr>();
+  const Tensor& x = a.xs[0];
+  const unsigned B = a.fx.d.bd, n = x.d.rows();
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+  for (unsigned b = 0; b < B; ++b) {
+    const size_t off = size_t(arg_batch(x.d, b, B)) * n;
+    hinge_fiber_backward(x.v + off, a.dEdxi.v + off, 1, n, ids[b], h.margin, a.dEdf.v[b]);
+  }
+}
+std::vector<OpSample> hinge_samples() {
+  static const unsigned index = 2;
+  static const std::vector<unsigned> indices = {4, 1, 0};
+  static const unsigned bad_index = 5;
+  static const std::vector<unsigned> bad_indices = {0, 7};
+  // x = u + offsets with |u| ≤ 0.1: every term stays clear of its kink
+  auto one = [](unsigned c, float m) {
+    return [c, m](ComputationGraph&, Xs x) { return hinge(plus_offsets(x[0], kHingeOffsets), c, m); };
+  };
+  auto many = [](std::vector<unsigned> c) {
+    return [c](ComputationGraph&, Xs x) { return hinge(plus_offsets(x[0], kHingeOffsets), c); };
+  };
+  auto ptr = [](const unsigned* p) {
+    return [p](ComputationGraph&, Xs x) { return hinge(plus_offsets(x[0], kHingeOffsets), p); };
+  };
+  auto vptr = [](const std::vector<unsigned>* p) {
+    return [p](ComputationGraph&, Xs x) { return hinge(plus_offsets(x[0], kHingeOffsets), p); };
+  };
+  auto plain = [](unsigned c, float m) { return [c, m](ComputationGraph&, Xs x) { return hinge(x[0], c, m); }; };
+  auto plain_many = [](std::vector<unsigned> c) { return [c](ComputationGraph&, Xs x) { return hinge(x[0], c); }; };
+  return {{"index", {Dim({5})}, one(0, 1.f), -0.1f, 0.1f},
+          {"wide_margin", {Dim({5})}, one(3, 10.f), -0.1f, 0.1f},
+          {"batched_one_index", {Dim({5}, 2)}, one(2, 1.f), -0.1f, 0.1f},
+          {"batched_indices", {Dim({5}, 3)}, many({4, 1, 0}), -0.1f, 0.1f},
+          {"pointer", {Dim({5})}, ptr(&index), -0.1f, 0.1f},
+          {"pointer_vector", {Dim({5}, 3)}, vptr(&indices), -0.1f, 0.1f},
+          {"column_matrix", {Dim({5, 1})}, one(1, 1.f), -0.1f, 0.1f},
+          {"out_of_range", {Dim({5})}, plain(5, 1.f), -1, 1, true},
+          {"matrix", {Dim({3, 2})}, plain(0, 1.f), -1, 1, true},
+          {"negative_margin", {Dim({3})}, plain(0, -1.f), -1, 1, true},
+          {"wrong_count", {Dim({3}, 3)}, plain_many({0, 1}), -1, 1, true},
+          {"vector_out_of_range", {Dim({3}, 2)}, plain_many({0, 3}), -1, 1, true},
+          {"pointer_out_of_range", {Dim({5})}, [](ComputationGraph&, Xs x) { return hinge(x[0], &bad_index); }, -1, 1,
+           true},
+          {"pointer_vector_out_of_range", {Dim({5}, 2)},
+           [](ComputationGraph&, Xs x) { return hinge(x[0], &bad_indices); }, -1, 1, true}};
+}
+const OpId k_hinge = register_op({.name = "hinge",
+                                  .doc = "y = Σ_{i≠c} max(0, m - x[c] + x[i]), c the correct index (per batch element)",
+                                  .shape = hinge_shape,
+                                  .forward = hinge_fwd,
+                                  .backward = hinge_bwd,
+                                  .aux_floats = hinge_aux,
+                                  .batch = {.batchable = true},
+                                  .samples = hinge_samples});
+
+Expression hinge_node(const Expression& x, HingeAttr h, const unsigned* ids) {
+  if (!ids) return make_node(k_hinge, x, h);
+  const std::vector<uint64_t> blob = attr_with_tail(h, ids, h.n);
+  return make_node_n(k_hinge, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+}
+
+// ---------------------------------------------------------------------------------------------
+// hinge_dim(x, c, d, m): the hinge loss along dim d of a matrix x, one correct index per fiber:
+// y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) for d = 0 (columns), transposed for d = 1 (rows).
+// One index vector for every batch element, or one per batch element.
+struct HingeDimAttr {
+  const std::vector<unsigned>* pvec = nullptr;                // shared index vector, read at forward time
+  const std::vector<std::vector<unsigned>>* pvecs = nullptr;  // one per batch element, read at forward time
+  uint32_t count = 0;                                         // number of index vectors
+  uint32_t len = 0;         // indices per vector (inline ones follow in the tail, vector after vector)
+  uint32_t per_batch = 0;   // 1: one index vector per batch element
+  uint32_t axis = 0;
+  float margin = 1.f;
+  uint32_t unused = 0;
+};
+
+// {rows, cols} of x and the number of fibers (the size of the other dim).
+struct HingeDimGeometry {
+  unsigned rows, cols, fibers, fiber_len;
+  size_t fiber_start(unsigned j, unsigned axis) const { return axis == 0 ? size_t(j) * rows : j; }
+  size_t stride(unsigned axis) const { return axis == 0 ? 1 : rows; }
+};
+HingeDimGeometry hinge_dim_geometry(const Dim& x, unsigned axis) {
+  HingeDimGeometry g{x.rows(), x.cols(), 0, 0};
+  g.fibers = axis == 0 ? g.cols : g.rows;
+  g.fiber_len = axis == 0 ? g.rows : g.cols;
+  return g;
+}
+
+Dim hinge_dim_shape(const ArgDims& xs, AttrView a) {
+  const Dim& x = xs[0];
+  const HingeDimAttr& h = a.as<HingeDimAttr>();
+  if (x.nd > 2 || x.size() == 0) op_error("hinge_dim", "input must be a matrix, got " + x.str());
+  if (h.axis > 1) op_error("hinge_dim", "dim " + num(h.axis) + " out of range for matrix input " + x.str());
+  check_margin("hinge_dim", h.margin);
+  const HingeDimGeometry g = hinge_dim_geometry(x, h.axis);
+  const char* fiber = h.axis == 0 ? "column" : "row";
+  if (h.len != g.fibers)
+    op_error("hinge_dim", num(h.len) + " indices given but input " + x.str() + " has " + num(g.fibers) + " " + fiber +
+                              "s");
+  if (h.per_batch && h.count != x.bd)
+    op_error("hinge_dim", num(h.count) + " index vectors given for input " + x.str() + " with " + num(x.bd) +
+                              " batch elements");
+  if (!h.pvec && !h.pvecs) {
+    const unsigned* ids = a.tail<unsigned, HingeDimAttr>();
+    for (size_t k = 0; k < size_t(h.count) * h.len; ++k)
+      if (ids[k] >= g.fiber_len)
+        op_error("hinge_dim", "index " + num(ids[k]) + " for " + fiber + " " + num(static_cast<unsigned>(k % h.len)) +
+                                  " out of range for input " + x.str());
+  }
+  return Dim({g.fibers}, x.bd);
+}
+// aux: the indices used for each batch element (read from the pointers at forward time)
+size_t hinge_dim_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
+void hinge_dim_fwd(const ForwardArgs& a) {
+  const HingeDimAttr& h = a.attr.as<HingeDimAttr>();
+  const Tensor& x = a.xs[0];
+  const HingeDimGeometry g = hinge_dim_geometry(x.d, h.axis);
+  const unsigned B = a.fx.d.bd, bs = x.d.batch_size();
+  const unsigned count = h.pvecs ? static_cast<unsigned>(h.pvecs->size()) : h.count;
+  if (h.pvecs && count != h.count)
+    op_error("hinge_dim", "the list of index vectors changed size after the node was created (" + num(h.count) +
+                              " -> " + num(count) + ")");
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  for (unsigned b = 0; b < B; ++b) {
+    const unsigned v = b % count;
+    const unsigned* src;
+    size_t len;
+    if (h.pvec) {
+      src = h.pvec->data(), len = h.pvec->size();
+    } else if (h.pvecs) {
+      src = (*h.pvecs)[v].data(), len = (*h.pvecs)[v].size();
+    } else {
+      src = a.attr.tail<unsigned, HingeDimAttr>() + size_t(v) * h.len, len = h.len;
+    }
+    if (len != g.fibers)
+      op_error("hinge_dim", "index vector " + num(v) + " has " + num(static_cast<unsigned>(len)) +
+                                " indices but input " + x.d.str() + " has " + num(g.fibers) +
+                                (h.axis == 0 ? " columns" : " rows"));
+    const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * bs;
+    for (unsigned j = 0; j < g.fibers; ++j) {
+      const unsigned c = src[j];
+      if (c >= g.fiber_len)
+        op_error("hinge_dim", "index " + num(c) + " out of range along dim " + num(h.axis) + " of input " + x.d.str());
+      ids[size_t(b) * g.fibers + j] = c;
+      a.fx.v[size_t(b) * g.fibers + j] =
+          hinge_of_fiber(xb + g.fiber_start(j, h.axis), g.stride(h.axis), g.fiber_len, c, h.margin);
+    }
+  }
+}
+void hinge_dim_bwd(const BackwardArgs& a) {
+  const HingeDimAttr& h = a.attr.as<HingeDimAttr>();
+  const Tensor& x = a.xs[0];
+  const HingeDimGeometry g = hinge_dim_geometry(x.d, h.axis);
+  const unsigned B = a.fx.d.bd, bs = x.d.batch_size();
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+  for (unsigned b = 0; b < B; ++b) {
+    const size_t off = size_t(arg_batch(x.d, b, B)) * bs;
+    for (unsigned j = 0; j < g.fibers; ++j) {
+      const size_t start = off + g.fiber_start(j, h.axis);
+      const size_t k = size_t(b) * g.fibers + j;
+      hinge_fiber_backward(x.v + start, a.dEdxi.v + start, g.stride(h.axis), g.fiber_len, ids[k], h.margin,
+                           a.dEdf.v[k]);
+    }
+  }
+}
+std::vector<OpSample> hinge_dim_samples() {
+  using VV = std::vector<std::vector<unsigned>>;
+  static const std::vector<unsigned> shared = {1, 4};
+  static const VV per_batch = {{0, 3}, {2, 2}};
+  static const std::vector<unsigned> wrong_size = {1, 2, 3};
+  // x = u + offsets (|u| ≤ 0.1) whose fibers along the hinge dim are rotations of kHingeOffsets
+  auto shifted = [](const Expression& x, unsigned axis) {
+    const Dim d = x.dim();
+    return x + input(*x.pg, Dim({d.rows(), d.cols()}), rotated_offsets(kHingeOffsets, d.rows(), d.cols(), axis));
+  };
+  auto vec = [shifted](std::vector<unsigned> c, unsigned d) {
+    return [c, d, shifted](ComputationGraph&, Xs x) { return hinge_dim(shifted(x[0], d), c, d); };
+  };
+  auto vecs = [shifted](VV c, unsigned d) {
+    return [c, d, shifted](ComputationGraph&, Xs x) { return hinge_dim(shifted(x[0], d), c, d); };
+  };
+  auto plain = [](std::vector<unsigned> c, unsigned d, float m) {
+    return [c, d, m](ComputationGraph&, Xs x) { return hinge_dim(x[0], c, d, m); };
+  };
+  auto plain_vecs = [](VV c, unsigned d) { return [c, d](ComputationGraph&, Xs x) { return hinge_dim(x[0], c, d); }; };
+  return {{"columns", {Dim({5, 3})}, vec({0, 4, 2}, 0), -0.1f, 0.1f},
+          {"rows", {Dim({2, 5})}, vec({3, 1}, 1), -0.1f, 0.1f},
+          {"batched_shared", {Dim({5, 2}, 2)}, vec({1, 3}, 0), -0.1f, 0.1f},
+          {"per_batch", {Dim({5, 2}, 3)}, vecs({{0, 1}, {2, 3}, {4, 4}}, 0), -0.1f, 0.1f},
+          {"per_batch_rows", {Dim({2, 5}, 2)}, vecs({{4, 0}, {2, 1}}, 1), -0.1f, 0.1f},
+          {"pointer", {Dim({5, 2}, 2)},
+           [shifted](ComputationGraph&, Xs x) { return hinge_dim(shifted(x[0], 0), &shared, 0); }, -0.1f, 0.1f},
+          {"pointer_per_batch", {Dim({2, 5}, 2)},
+           [shifted](ComputationGraph&, Xs x) { return hinge_dim(shifted(x[0], 1), &per_batch, 1); }, -0.1f, 0.1f},
+          {"bad_dim", {Dim({3, 2})}, plain({0, 1}, 2, 1.f), -1, 1, true},
+          {"wrong_count", {Dim({3, 2})}, plain({0, 1, 2}, 0, 1.f), -1, 1, true},
+          {"out_of_range", {Dim({3, 2})}, plain({0, 3}, 0, 1.f), -1, 1, true},
+          {"row_out_of_range", {Dim({3, 2})}, plain({0, 1, 2}, 1, 1.f), -1, 1, true},
+          {"negative_margin", {Dim({3, 2})}, plain({0, 1}, 0, -0.5f), -1, 1, true},
+          {"tensor", {Dim({3, 2, 2})}, plain({0, 1}, 0, 1.f), -1, 1, true},
+          {"per_batch_wrong_count", {Dim({3, 2}, 3)}, plain_vecs({{0, 1}, {1, 0}}, 0), -1, 1, true},
+          {"ragged", {Dim({3, 2}, 2)}, plain_vecs({{0, 1}, {1}}, 0), -1, 1, true},
+          {"pointer_wrong_size", {Dim({3, 2})},
+           [](ComputationGraph&, Xs x) { return hinge_dim(x[0], &wrong_size, 0); }, -1, 1, true}};
+}
+const OpId k_hinge_dim =
+    register_op({.name = "hinge_dim",
+                 .doc = "y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) along dim d (d = 0 shown; per batch element)",
+                 .shape = hinge_dim_shape,
+                 .forward = hinge_dim_fwd,
+                 .backward = hinge_dim_bwd,
+                 .aux_floats = hinge_dim_aux,
+                 .batch = {.batchable = true},
+                 .samples = hinge_dim_samples});
+
+Expression hinge_dim_node(const Expression& x, HingeDimAttr h, const unsigned* ids) {
+  if (!ids) return make_node(k_hinge_dim, x, h);
+  const std::vector<uint64_t> blob = attr_with_tail(h, ids, size_t(h.count) * h.len);
+  return make_node_n(k_hinge_dim, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+}
+
+// ---------------------------------------------------------------------------------------------
+// l2_norm(x): sqrt(Σ x²) per batch element.
+Dim per_batch_scalar_shape(const ArgDims& xs, AttrView) { return Dim({1}, xs[0].bd); }
+void l2_norm_fwd(const ForwardArgs& a) {
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) a.fx.v[b] = std::sqrt(cpu::cbarr(a.xs[0], b).square().sum());
+}
+// dx += g x / ‖x‖ (0 at x = 0, where the norm has no derivative)
+void l2_norm_bwd(const BackwardArgs& a) {
+  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+    if (a.fx.v[b] > 0.f) cpu::barr(a.dEdxi, b) += (a.dEdf.v[b] / a.fx.v[b]) * cpu::cbarr(a.xs[0], b);
+}
+std::vector<OpSample> l2_norm_samples() {
+  auto build = [](ComputationGraph&, Xs x) { return l2_norm(x[0]); };
+  return {{"vector", {Dim({5})}, build, 0.2f, 1.f},
+          {"matrix", {Dim({3, 2})}, build, -1.f, -0.2f},
+          {"batched", {Dim({4}, 3)}, build, 0.2f, 1.f}};
+}
+const OpId k_l2_norm = register_op({.name = "l2_norm",
+                                    .doc = "y = sqrt(Σ x²) (per batch element)",
+                                    .shape = per_batch_scalar_shape,
+                                    .forward = l2_norm_fwd,
+                                    .backward = l2_norm_bwd,
+                                    .batch = {.batchable = true},
+                                    .samples = l2_norm_samples});
+
+// ---------------------------------------------------------------------------------------------
+// Binary losses over two same-shape arguments (an unbatched one broadcasts), reduced to one value
+// per batch element: l1_distance, huber_distance, binary_log_loss.
+template <const char* kName>
+Dim pair_loss_shape(const ArgDims& xs, AttrView) {
+  if (xs[0].single_batch() != xs[1].single_batch())
+    op_error(kName, "dims differ: " + xs[0].str() + " vs " + xs[1].str());
+  return Dim({1}, ops::broadcast_bd(kName, xs[0], xs[1]));
+}
+
+// Calls f(x, y, b, xoff, yoff, n) with the offsets of the arguments' batch elements that output
+// batch element b reads.
+template <class F>
+void for_each_batch_pair(const Tensor& x, const Tensor& y, unsigned B, F f) {
+  const unsigned n = x.d.batch_size();
+  for (unsigned b = 0; b < B; ++b)
+    f(b, size_t(arg_batch(x.d, b, B)) * n, size_t(arg_batch(y.d, b, B)) * n, n);
+}
+
+// Samples for a pair loss: the inputs live in [lo, hi]; `build` gets both expressions.
+std::vector<OpSample> pair_loss_samples(const OpSample::Build& build, float lo, float hi) {
+  return {{"vector", {Dim({4}), Dim({4})}, build, lo, hi},
+          {"matrix_batched", {Dim({2, 3}, 2), Dim({2, 3}, 2)}, build, lo, hi},
+          {"unbatched_left", {Dim({3}), Dim({3}, 3)}, build, lo, hi},
+          {"unbatched_right", {Dim({3}, 2), Dim({3})}, build, lo, hi},
+          {"mismatch", {Dim({3}), Dim({4})}, build, lo, hi, true},
+          {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, build, lo, hi, true}};
+}
+// ±1 offsets for the first argument (shaped like one of its batch elements), keeping x - y away
+// from the kink at 0 when both inputs are in [-0.3, 0.3].
+Expression alternate_offsets(const Expression& x) {
+  std::vector<float> off(x.dim().batch_size());
+  for (size_t k = 0; k < off.size(); ++k) off[k] = k % 2 ? -1.f : 1.f;
+  return plus_offsets(x, off);
+}
+
+// l1_distance(x, y): Σ |x - y|
+constexpr char kL1[] = "l1_distance";
+void l1_distance_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
+    a.fx.v[b] = (CArrayMap(x.v + xo, n) - CArrayMap(y.v + yo, n)).abs().sum();
+  });
+}
+// dx += g sign(x - y), dy -= g sign(x - y)
+void l1_distance_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  const float sign = a.i == 0 ? 1.f : -1.f;
+  for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
+    ArrayMap d(a.dEdxi.v + (a.i == 0 ? xo : yo), n);
+    d += (sign * a.dEdf.v[b]) * (CArrayMap(x.v + xo, n) - CArrayMap(y.v + yo, n)).sign();
+  });
+}
+const OpId k_l1_distance = register_op(
+    {.name = kL1,
+     .doc = "y = Σ abs(x₁ - x₂) (per batch element)",
+     .shape = pair_loss_shape<kL1>,
+     .forward = l1_distance_fwd,
+     .backward = l1_distance_bwd,
+     .batch = {.batchable = true},
+     .samples = [] {
+       return pair_loss_samples([](ComputationGraph&, Xs x) { return l1_distance(alternate_offsets(x[0]), x[1]); },
+                                -0.3f, 0.3f);
+     }});
+
+// huber_distance(x, y, c): Σ h(x - y), h(a) = a² for |a| < c, c (2|a| - c) beyond: DyNet's
+// implementation, twice the textbook Huber function (its doc comment shows the halved form).
+constexpr char kHuber[] = "huber_distance";
+Dim huber_shape(const ArgDims& xs, AttrView a) {
+  const float c = a.as<float>();
+  if (!(c > 0.f) || !std::isfinite(c)) op_error(kHuber, "c must be positive and finite, got " + std::to_string(c));
+  return pair_loss_shape<kHuber>(xs, a);
+}
+void huber_distance_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  const float c = a.attr.as<float>();
+  for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
+    const auto d = CArrayMap(x.v + xo, n) - CArrayMap(y.v + yo, n);
+    a.fx.v[b] = (d.abs() < c).select(d.square(), c * (2.f * d.abs() - c)).sum();
+  });
+}
+// dx += 2 g clip(x - y, -c, c), dy -= the same
+void huber_distance_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  const float c = a.attr.as<float>();
+  const float sign = a.i == 0 ? 2.f : -2.f;
+  for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
+    ArrayMap d(a.dEdxi.v + (a.i == 0 ? xo : yo), n);
+    d += (sign * a.dEdf.v[b]) * (CArrayMap(x.v + xo, n) - CArrayMap(y.v + yo, n)).max(-c).min(c);
+  });
+}
+std::vector<OpSample> huber_samples() {
+  std::vector<OpSample> s =
+      pair_loss_samples([](ComputationGraph&, Xs x) { return huber_distance(x[0], x[1]); }, -1.5f, 1.5f);
+  s.push_back({"small_c", {Dim({6}), Dim({6})},
+               [](ComputationGraph&, Xs x) { return huber_distance(x[0], x[1], 0.3f); }});
+  s.push_back({"zero_c", {Dim({3}), Dim({3})},
+               [](ComputationGraph&, Xs x) { return huber_distance(x[0], x[1], 0.f); }, -1, 1, true});
+  return s;
+}
+const OpId k_huber_distance = register_op(
+    {.name = kHuber,
+     .doc = "y = Σ h(x₁ - x₂), h(a) = a² if abs(a) < c else c (2 abs(a) - c) (per batch element; DyNet's scale)",
+     .shape = huber_shape,
+     .forward = huber_distance_fwd,
+     .backward = huber_distance_bwd,
+     .batch = {.batchable = true},
+     .samples = huber_samples});
+
+// binary_log_loss(x, y): -Σ [y ln x + (1 - y) ln(1 - x)]. As in DyNet, a probability of exactly 0
+// (or 1) where the target wants the other side costs -ln(FLT_MIN) ≈ 87.3 instead of infinity;
+// arguments outside [0, 1] are clamped the same way rather than producing NaN.
+constexpr char kBinaryLogLoss[] = "binary_log_loss";
+// ln max(v, FLT_MIN)
+inline float safe_log(float v) { return std::log(std::max(v, FLT_MIN)); }
+inline float binary_log_loss_term(float x, float y) {
+  float loss = 0.f;
+  if (y != 0.f) loss -= y * safe_log(x);
+  if (y != 1.f) loss -= (1.f - y) * (x < 1.f ? std::log1p(-std::max(x, 0.f)) : safe_log(0.f));
+  return loss;
+}
+void binary_log_loss_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
+    double s = 0;
+    for (unsigned k = 0; k < n; ++k) s += binary_log_loss_term(x.v[xo + k], y.v[yo + k]);
+    a.fx.v[b] = static_cast<float>(s);
+  });
+}
+// dx += g (-y / x + (1 - y) / (1 - x)) (x kept inside (0, 1); 0 where x = y exactly, as in DyNet),
+// dy += g (ln(1 - x) - ln x)
+void binary_log_loss_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  constexpr float kBelowOne = 1.f - FLT_EPSILON / 2;  // the largest float below 1
+  for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
+    const float g = a.dEdf.v[b];
+    float* d = a.dEdxi.v + (a.i == 0 ? xo : yo);
+    for (unsigned k = 0; k < n; ++k) {
+      const float xv = x.v[xo + k], yv = y.v[yo + k];
+      if (a.i == 0) {
+        if (xv == yv) continue;
+        const float xc = std::min(std::max(xv, FLT_MIN), kBelowOne);
+        d[k] += g * (-yv / xc + (1.f - yv) / (1.f - xc));
+      } else {
+        d[k] += g * ((xv < 1.f ? std::log1p(-std::max(xv, 0.f)) : safe_log(0.f)) - safe_log(xv));
+      }
+    }
+  });
+}
+const OpId k_binary_log_loss = register_op(
+    {.name = kBinaryLogLoss,
+     .doc = "y = -Σ [x₂ ln x₁ + (1 - x₂) ln(1 - x₁)] (per batch element; ln clamped at ln FLT_MIN)",
+     .shape = pair_loss_shape<kBinaryLogLoss>,
+     .forward = binary_log_loss_fwd,
+     .backward = binary_log_loss_bwd,
+     .batch = {.batchable = true},
+     .samples = [] {
+       return pair_loss_samples([](ComputationGraph&, Xs x) { return binary_log_loss(x[0], x[1]); }, 0.05f, 0.95f);
+     }});
+
+// ---------------------------------------------------------------------------------------------
+// pairwise_rank_loss(x, y, m): max(0, m - x + y) elementwise (x should beat y by the margin m).
+// DyNet accepted only {1} or {1, n} arguments; any equal shapes work here.
+constexpr char kRank[] = "pairwise_rank_loss";
+Dim pairwise_rank_loss_shape(const ArgDims& xs, AttrView) {
+  if (xs[0].single_batch() != xs[1].single_batch())
+    op_error(kRank, "dims differ: " + xs[0].str() + " vs " + xs[1].str());
+  Dim out = xs[0];
+  out.bd = ops::broadcast_bd(kRank, xs[0], xs[1]);
+  return out;
+}
+void pairwise_rank_loss_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  const float m = a.attr.as<float>();
+  for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
+    cpu::barr(a.fx, b) = (m - CArrayMap(x.v + xo, n) + CArrayMap(y.v + yo, n)).max(0.f);
+  });
+}
+// where the loss is positive: dx -= g, dy += g
+void pairwise_rank_loss_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  const float sign = a.i == 0 ? -1.f : 1.f;
+  for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
+    ArrayMap d(a.dEdxi.v + (a.i == 0 ? xo : yo), n);
+    d += sign * (cpu::cbarr(a.fx, b) > 0.f).select(cpu::cbarr(a.dEdf, b), 0.f);
+  });
+}
+std::vector<OpSample> pairwise_rank_loss_samples() {
+  // x offsets keep m - x + y at least 0.4 away from 0 (inputs in [-0.3, 0.3]); some terms active
+  auto shifted = [](const Expression& x) {
+    std::vector<float> off(x.dim().batch_size());
+    static const float pattern[] = {2.5f, -1.f, 0.f, 3.f, -0.5f};
+    for (size_t k = 0; k < off.size(); ++k) off[k] = pattern[k % 5];
+    return plus_offsets(x, off);
+  };
+  std::vector<OpSample> s = pair_loss_samples(
+      [shifted](ComputationGraph&, Xs x) { return pairwise_rank_loss(shifted(x[0]), x[1]); }, -0.3f, 0.3f);
+  s.push_back({"scalar", {Dim({1}), Dim({1})},
+               [](ComputationGraph&, Xs x) { return pairwise_rank_loss(x[0], x[1], 2.f); }, -0.3f, 0.3f});
+  s.push_back({"row_margin_half", {Dim({1, 5}), Dim({1, 5})},
+               [shifted](ComputationGraph&, Xs x) { return pairwise_rank_loss(shifted(x[0]), x[1], 0.5f); }, -0.2f,
+               0.2f});
+  return s;
+}
+const OpId k_pairwise_rank_loss = register_op({.name = kRank,
+                                               .doc = "y = max(0, m - x₁ + x₂) (elementwise)",
+                                               .shape = pairwise_rank_loss_shape,
+                                               .forward = pairwise_rank_loss_fwd,
+                                               .backward = pairwise_rank_loss_bwd,
+                                               .batch = {.batchable = true},
+                                               .samples = pairwise_rank_loss_samples});
+
+// ---------------------------------------------------------------------------------------------
+// poisson_loss(x, y): -ln Poisson(y; λ = e^x) = e^x - y x + ln y! for a single value x per batch
+// element (every batch element has the same target y).
+struct PoissonAttr {
+  const unsigned* py = nullptr;  // read at forward time
+  uint32_t y = 0;
+  uint32_t unused = 0;
+};
+Dim poisson_loss_shape(const ArgDims& xs, AttrView) {
+  if (xs[0].batch_size() != 1) op_error("poisson_loss", "input must be a single value, got " + xs[0].str());
+  return xs[0];
+}
+inline float poisson_target(AttrView a) {
+  const PoissonAttr& p = a.as<PoissonAttr>();
+  return static_cast<float>(p.py ? *p.py : p.y);
+}
+void poisson_loss_fwd(const ForwardArgs& a) {
+  const float y = poisson_target(a.attr);
+  const float log_y_factorial = std::lgamma(y + 1.f);
+  cpu::arr(a.fx) = cpu::carr(a.xs[0]).exp() - y * cpu::carr(a.xs[0]) + log_y_factorial;
+}
+// dx += g (e^x - y)
+void poisson_loss_bwd(const BackwardArgs& a) {
+  const float y = poisson_target(a.attr);
+  cpu::arr(a.dEdxi) += cpu::carr(a.dEdf) * (cpu::carr(a.xs[0]).exp() - y);
+}
+std::vector<OpSample> poisson_loss_samples() {
+  static const unsigned target = 4;
+  auto build = [](unsigned y) { return [y](ComputationGraph&, Xs x) { return poisson_loss(x[0], y); }; };
+  return {{"scalar", {Dim({1})}, build(3)},
+          {"zero_count", {Dim({1})}, build(0)},
+          {"batched", {Dim({1}, 3)}, build(2)},
+          {"pointer", {Dim({1, 1}, 2)}, [](ComputationGraph&, Xs x) { return poisson_loss(x[0], &target); }},
+          {"vector", {Dim({3})}, build(1), -1, 1, true}};
+}
+const OpId k_poisson_loss = register_op({.name = "poisson_loss",
+                                         .doc = "y = e^x - t x + ln t! (t the target count)",
+                                         .shape = poisson_loss_shape,
+                                         .forward = poisson_loss_fwd,
+                                         .backward = poisson_loss_bwd,
+                                         .batch = {.batchable = true},
+                                         .samples = poisson_loss_samples});
+
+}  // namespace
+
+// ---- expr.h ----
+Expression hinge(const Expression& x, unsigned index, float m) {
+  return hinge_node(x, HingeAttr{nullptr, nullptr, 1, 0, m, 0}, &index);
+}
+Expression hinge(const Expression& x, const unsigned* pindex, float m) {
+  if (!pindex) throw std::invalid_argument("hinge: null index pointer");
+  return hinge_node(x, HingeAttr{pindex, nullptr, 1, 0, m, 0}, nullptr);
+}
+Expression hinge(const Expression& x, const std::vector<unsigned>& indices, float m) {
+  if (indices.empty()) throw std::invalid_argument("hinge: empty index vector");
+  return hinge_node(x, HingeAttr{nullptr, nullptr, static_cast<uint32_t>(indices.size()), 1, m, 0}, indices.data());
+}
+Expression hinge(const Expression& x, const std::vector<unsigned>* pindices, float m) {
+  if (!pindices) throw std::invalid_argument("hinge: null index pointer");
+  if (pindices->empty()) throw std::invalid_argument("hinge: empty index vector");
+  return hinge_node(x, HingeAttr{nullptr, pindices, static_cast<uint32_t>(pindices->size()), 1, m, 0}, nullptr);
+}
+
+Expression hinge_dim(const Expression& x, const std::vector<unsigned>& indices, unsigned d, float m) {
+  return hinge_dim_node(x, HingeDimAttr{nullptr, nullptr, 1, static_cast<uint32_t>(indices.size()), 0, d, m, 0},
+                        indices.data());
+}
+Expression hinge_dim(const Expression& x, const std::vector<unsigned>* pindices, unsigned d, float m) {
+  if (!pindices)
+    throw std::invalid_argument(
+        "hinge_dim: null index pointer (a braced {0} selects this overload; write std::vector<unsigned>{0})");
+  return hinge_dim_node(x, HingeDimAttr{pindices, nullptr, 1, static_cast<uint32_t>(pindices->size()), 0, d, m, 0},
+                        nullptr);
+}
+Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>& indices, unsigned d, float m) {
+  if (indices.empty()) throw std::invalid_argument("hinge_dim: empty list of index vectors");
+  const size_t len = indices[0].size();
+  std::vector<unsigned> flat;
+  flat.reserve(len * indices.size());
+  for (size_t v = 0; v < indices.size(); ++v) {
+    if (indices[v].size() != len)
+      throw std::invalid_argument("hinge_dim: index vector " + std::to_string(v) + " has " +
+                                  std::to_string(indices[v].size()) + " indices, vector 0 has " + std::to_string(len));
+    flat.insert(flat.end(), indices[v].begin(), indices[v].end());
+  }
+  return hinge_dim_node(
+      x, HingeDimAttr{nullptr, nullptr, static_cast<uint32_t>(indices.size()), static_cast<uint32_t>(len), 1, d, m, 0},
+      flat.data());
+}
+Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>* pindices, unsigned d, float m) {
+  if (!pindices) throw std::invalid_argument("hinge_dim: null index pointer");
+  if (pindices->empty()) throw std::invalid_argument("hinge_dim: empty list of index vectors");
+  // The shape rule checks the first vector's length; forward checks every vector as it reads them.
+  return hinge_dim_node(x,
+                        HingeDimAttr{nullptr, pindices, static_cast<uint32_t>(pindices->size()),
+                                     static_cast<uint32_t>((*pindices)[0].size()), 1, d, m, 0},
+                        nullptr);
+}
+
+Expression l2_norm(const Expression& x) { return make_node(k_l2_norm, x); }
+Expression l1_distance(const Expression& x, const Expression& y) { return make_node(k_l1_distance, x, y); }
+Expression huber_distance(const Expression& x, const Expression& y, float c) {
+  return make_node(k_huber_distance, {&x, &y}, &c);
+}
+Expression binary_log_loss(const Expression& x, const Expression& y) { return make_node(k_binary_log_loss, x, y); }
+Expression pairwise_rank_loss(const Expression& x, const Expression& y, real m) {
+  return make_node(k_pairwise_rank_loss, {&x, &y}, &m);
+}
+Expression poisson_loss(const Expression& x, unsigned y) { return make_node(k_poisson_loss, x, PoissonAttr{nullptr, y, 0}); }
+Expression poisson_loss(const Expression& x, const unsigned* py) {
+  if (!py) throw std::invalid_argument("poisson_loss: null target pointer");
+  return make_node(k_poisson_loss, x, PoissonAttr{py, 0, 0});
+}
+
+}  // namespace dynet
