@@ -18,6 +18,31 @@ struct Device;
 class ParameterCollection;
 struct ParameterCollectionStorage;
 
+// Lazy L2 weight decay of one collection (DyNet's L2WeightDecay). Parameter nodes output
+// values × current_weight_decay(); instead of shrinking every value after each update, a trainer
+// multiplies the scale by (1 - lambda), and rules divide their steps by it. When the scale falls
+// below 0.25 the trainer folds it into the values and resets it to 1.
+// A collection made without its own lambda (add_subcollection(name) or lambda < 0) follows its
+// parent's lambda, including later set_weight_decay_lambda calls on the parent; its scale is its own.
+class L2WeightDecay {
+ public:
+  explicit L2WeightDecay(float lambda, std::shared_ptr<const L2WeightDecay> parent = nullptr);
+  // lambda in [0, 1); a negative lambda follows the parent's (0 without a parent).
+  void set_lambda(float lambda);
+  float get_lambda() const;
+  // scale *= (1 - lambda) (num_updates times).
+  void update_weight_decay(unsigned num_updates = 1);
+  float current_weight_decay() const { return scale_; }
+  bool parameters_need_rescaled() const { return scale_ < 0.25f; }
+  // Called once the scale has been folded into the values (prints DyNet's RESCALE message).
+  void reset_weight_decay();
+
+ private:
+  float own_lambda_;  // < 0: follow parent_
+  float scale_ = 1.f;
+  std::shared_ptr<const L2WeightDecay> parent_;
+};
+
 struct ParameterStorageBase {
   virtual ~ParameterStorageBase() = default;
   virtual void scale_parameters(float a) = 0;
@@ -32,6 +57,9 @@ struct ParameterStorageBase {
   bool nonzero_grad = false;
   std::mutex grad_mutex;  // several graphs may accumulate into one parameter at once
   std::shared_ptr<float> memory;  // values then gradients, 64-byte aligned
+  // The decay of the collection that created the parameter: its effective value is values × scale.
+  std::shared_ptr<L2WeightDecay> weight_decay;
+  float current_weight_decay() const { return weight_decay ? weight_decay->current_weight_decay() : 1.f; }
 };
 
 struct ParameterStorage : ParameterStorageBase {
@@ -119,8 +147,9 @@ struct ParameterCollectionStorage {
   std::vector<std::shared_ptr<ParameterStorageBase>> all_params;
   std::vector<std::shared_ptr<ParameterStorage>> params;
   std::vector<std::shared_ptr<LookupParameterStorage>> lookup_params;
-  float weight_decay_lambda = 0.f;
-  float weight_decay_scale = 1.f;  // lazy L2 decay factor folded into parameter values
+  // This collection's decay, then those of its subcollections (a trainer steps each once per update).
+  std::shared_ptr<L2WeightDecay> weight_decay;
+  std::vector<std::shared_ptr<L2WeightDecay>> weight_decays;
 };
 
 class ParameterCollection {
@@ -154,14 +183,16 @@ class ParameterCollection {
   float gradient_l2_norm() const;
   void reset_gradient();
   void project_weights(float radius = 1.0f);
+  // lambda in [0, 1): this collection and the subcollections that follow its lambda.
   void set_weight_decay_lambda(float lambda);
   float get_weight_decay_lambda() const;
+  L2WeightDecay& get_weight_decay();
   std::string get_fullname() const { return name_; }
   size_t size() const { return parameter_count(); }
 
  private:
   ParameterCollection(const std::string& name, std::vector<std::shared_ptr<ParameterCollectionStorage>> ancestors,
-                      float weight_decay_lambda);
+                      float weight_decay_lambda, std::shared_ptr<const L2WeightDecay> parent_decay);
   std::string unique_name(const std::string& name);
   void register_storage(const std::shared_ptr<ParameterStorageBase>& p);
 

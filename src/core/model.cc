@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <new>
 #include <stdexcept>
 
@@ -26,11 +27,42 @@ float sqnorm(const float* v, size_t n) {
   return static_cast<float>(s);
 }
 
+void check_lambda(const char* where, float lambda) {
+  if (!(lambda < 1) || std::isnan(lambda))
+    throw std::invalid_argument(std::string(where) + ": the weight decay lambda must be in [0, 1), got " +
+                                std::to_string(lambda));
+}
+
 void check_name(const std::string& name, const char* what) {
   if (name.find('/') != std::string::npos || name.find('_') != std::string::npos)
     throw std::invalid_argument(std::string(what) + ": name '" + name + "' may not contain '/' or '_'");
 }
 }  // namespace
+
+// ---- L2WeightDecay ----
+L2WeightDecay::L2WeightDecay(float lambda, std::shared_ptr<const L2WeightDecay> parent) : parent_(std::move(parent)) {
+  set_lambda(lambda);
+}
+void L2WeightDecay::set_lambda(float lambda) {
+  check_lambda("L2WeightDecay::set_lambda", lambda);
+  own_lambda_ = lambda < 0 ? -1.f : lambda;
+}
+float L2WeightDecay::get_lambda() const {
+  if (own_lambda_ >= 0) return own_lambda_;
+  return parent_ ? parent_->get_lambda() : 0.f;
+}
+void L2WeightDecay::update_weight_decay(unsigned num_updates) {
+  const float lambda = get_lambda();
+  if (num_updates == 0 || lambda == 0) return;
+  if (num_updates == 1)
+    scale_ -= scale_ * lambda;
+  else
+    scale_ *= std::pow(1.f - lambda, static_cast<float>(num_updates));
+}
+void L2WeightDecay::reset_weight_decay() {
+  std::cerr << "RESCALE WEIGHT DECAY FROM " << scale_ << " to 1.0\n";
+  scale_ = 1.f;
+}
 
 // ---- ParameterStorage ----
 void ParameterStorage::scale_parameters(float a) {
@@ -151,7 +183,7 @@ void Parameter::zero() { get_storage().zero(); }
 Dim Parameter::dim() const { return get_storage().dim; }
 Tensor* Parameter::values() { return &get_storage().values; }
 Tensor* Parameter::gradients() { return &get_storage().g; }
-float Parameter::current_weight_decay() const { return 1.f; }
+float Parameter::current_weight_decay() const { return get_storage().current_weight_decay(); }
 void Parameter::set_updated(bool b) { get_storage().updated = b; }
 bool Parameter::is_updated() { return get_storage().updated; }
 void Parameter::scale(float s) { get_storage().scale_parameters(s); }
@@ -167,23 +199,27 @@ void LookupParameter::zero() { get_storage().zero(); }
 std::string LookupParameter::get_fullname() const { return get_storage().name; }
 Dim LookupParameter::dim() const { return get_storage().dim; }
 std::vector<Tensor>* LookupParameter::values() { return &get_storage().values; }
-float LookupParameter::current_weight_decay() const { return 1.f; }
+float LookupParameter::current_weight_decay() const { return get_storage().current_weight_decay(); }
 void LookupParameter::set_updated(bool b) { get_storage().updated = b; }
 bool LookupParameter::is_updated() { return get_storage().updated; }
 void LookupParameter::scale(float s) { get_storage().scale_parameters(s); }
 void LookupParameter::scale_gradient(float s) { get_storage().scale_gradient(s); }
 
 // ---- ParameterCollection ----
-ParameterCollection::ParameterCollection() : ParameterCollection("/", {}, default_weight_decay_lambda) {}
-ParameterCollection::ParameterCollection(float weight_decay_lambda) : ParameterCollection("/", {}, weight_decay_lambda) {}
+ParameterCollection::ParameterCollection() : ParameterCollection("/", {}, default_weight_decay_lambda, nullptr) {}
+ParameterCollection::ParameterCollection(float weight_decay_lambda)
+    : ParameterCollection("/", {}, weight_decay_lambda, nullptr) {}
 ParameterCollection::ParameterCollection(const std::string& name,
                                          std::vector<std::shared_ptr<ParameterCollectionStorage>> ancestors,
-                                         float weight_decay_lambda)
+                                         float weight_decay_lambda, std::shared_ptr<const L2WeightDecay> parent_decay)
     : name_(name),
       storage_(std::make_shared<ParameterCollectionStorage>()),
       ancestors_(std::move(ancestors)),
       name_counts_(std::make_shared<std::unordered_map<std::string, int>>()) {
-  storage_->weight_decay_lambda = weight_decay_lambda;
+  check_lambda("ParameterCollection", weight_decay_lambda);
+  storage_->weight_decay = std::make_shared<L2WeightDecay>(weight_decay_lambda, std::move(parent_decay));
+  storage_->weight_decays.push_back(storage_->weight_decay);
+  for (auto& a : ancestors_) a->weight_decays.push_back(storage_->weight_decay);
 }
 ParameterCollection::~ParameterCollection() = default;
 
@@ -199,6 +235,7 @@ std::string ParameterCollection::unique_name(const std::string& name) {
 }
 
 void ParameterCollection::register_storage(const std::shared_ptr<ParameterStorageBase>& p) {
+  p->weight_decay = storage_->weight_decay;
   auto add = [&](ParameterCollectionStorage& s) {
     s.all_params.push_back(p);
     if (auto lp = std::dynamic_pointer_cast<LookupParameterStorage>(p))
@@ -273,8 +310,8 @@ ParameterCollection ParameterCollection::add_subcollection(const std::string& na
   check_name(name, "add_subcollection");
   std::vector<std::shared_ptr<ParameterCollectionStorage>> anc = ancestors_;
   anc.push_back(storage_);
-  const float wd = weight_decay_lambda < 0 ? storage_->weight_decay_lambda : weight_decay_lambda;
-  return ParameterCollection(name_ + unique_name(name) + "/", std::move(anc), wd);
+  return ParameterCollection(name_ + unique_name(name) + "/", std::move(anc), weight_decay_lambda,
+                             storage_->weight_decay);
 }
 
 std::vector<std::shared_ptr<ParameterStorage>> ParameterCollection::parameters_list() const { return storage_->params; }
@@ -322,9 +359,10 @@ void ParameterCollection::project_weights(float radius) {
   }
 }
 void ParameterCollection::set_weight_decay_lambda(float lambda) {
-  if (lambda < 0 || lambda >= 1)
+  if (lambda < 0 || !(lambda < 1))
     throw std::invalid_argument("set_weight_decay_lambda: lambda must be in [0, 1), got " + std::to_string(lambda));
-  storage_->weight_decay_lambda = lambda;
+  storage_->weight_decay->set_lambda(lambda);
 }
-float ParameterCollection::get_weight_decay_lambda() const { return storage_->weight_decay_lambda; }
+float ParameterCollection::get_weight_decay_lambda() const { return storage_->weight_decay->get_lambda(); }
+L2WeightDecay& ParameterCollection::get_weight_decay() { return *storage_->weight_decay; }
 }  // namespace dynet

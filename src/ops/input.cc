@@ -167,22 +167,44 @@ const OpId k_one_hot = register_op({.name = "one_hot",
                                     .batch = {.batchable = true},
                                     .samples = one_hot_samples});
 
-// ---- parameters: the node's value is the parameter's storage (no copy) ----
-void param_fwd(const ForwardArgs& a) { a.fx.v = a.attr.as<ParameterStorage*>()->values.v; }
+// ---- parameters: the node's value is the parameter's storage (no copy) unless weight decay is
+// pending (scale != 1): then it is values × scale, written into the node's aux memory. Both are
+// decided at forward time, so a graph built before an update still sees the new scale.
+template <class Storage>
+size_t scaled_copy_floats(const Dim& d, const ArgDims&, AttrView a) {
+  return a.as<Storage*>()->current_weight_decay() == 1.f ? 0 : d.size();
+}
+void alias_or_scale(const ForwardArgs& a, float* values, float scale) {
+  if (scale == 1.f) {
+    a.fx.v = values;
+    return;
+  }
+  a.fx.v = a.aux;
+  cpu::arr(a.fx) = Eigen::Map<const Eigen::ArrayXf>(values, a.fx.d.size()) * scale;
+}
+void param_fwd(const ForwardArgs& a) {
+  const ParameterStorage* p = a.attr.as<ParameterStorage*>();
+  alias_or_scale(a, p->values.v, p->current_weight_decay());
+}
 void param_grad(AttrView a, const Tensor& g) { a.as<ParameterStorage*>()->accumulate_grad(g); }
 Dim param_shape(const ArgDims&, AttrView a) { return a.as<ParameterStorage*>()->dim; }
 const OpId k_parameter = register_op({.name = "parameter",
-                                      .doc = "y = p (the parameter itself; dE/dy accumulates into its gradient)",
+                                      .doc = "y = p · s (s: the weight-decay scale, 1 without decay; dE/dy accumulates into p's gradient)",
                                       .shape = param_shape, .forward = param_fwd,
+                                      .aux_floats = scaled_copy_floats<ParameterStorage>,
                                       .param_grad = param_grad, .samples = [] { return param_samples(false); },
                                       .flags = kAliasOutput | kParameterNode});
 const OpId k_const_parameter = register_op({.name = "const_parameter",
-                                            .doc = "y = p (no gradient to p)",
+                                            .doc = "y = p · s (s: the weight-decay scale; no gradient to p)",
                                             .shape = param_shape, .forward = param_fwd,
+                                            .aux_floats = scaled_copy_floats<ParameterStorage>,
                                             .samples = [] { return param_samples(true); }, .flags = kAliasOutput});
 
 // A whole lookup table as one {d..., n} tensor.
-void lookup_table_fwd(const ForwardArgs& a) { a.fx.v = a.attr.as<LookupParameterStorage*>()->all_values.v; }
+void lookup_table_fwd(const ForwardArgs& a) {
+  const LookupParameterStorage* p = a.attr.as<LookupParameterStorage*>();
+  alias_or_scale(a, p->all_values.v, p->current_weight_decay());
+}
 Dim lookup_table_shape(const ArgDims&, AttrView a) { return a.as<LookupParameterStorage*>()->all_dim; }
 void lookup_table_grad(AttrView a, const Tensor& g) {
   LookupParameterStorage* p = a.as<LookupParameterStorage*>();
@@ -190,14 +212,18 @@ void lookup_table_grad(AttrView a, const Tensor& g) {
   for (unsigned r = 0; r < p->values.size(); ++r) p->accumulate_grad(r, g.v + size_t(r) * rs);
 }
 const OpId k_lookup_table = register_op({.name = "lookup_parameter",
-                                         .doc = "y = E, the whole table as one {d..., n} tensor",
+                                         .doc = "y = E · s, the whole table as one {d..., n} tensor (s: the weight-decay scale)",
                                          .shape = lookup_table_shape,
-                                         .forward = lookup_table_fwd, .param_grad = lookup_table_grad,
+                                         .forward = lookup_table_fwd,
+                                         .aux_floats = scaled_copy_floats<LookupParameterStorage>,
+                                         .param_grad = lookup_table_grad,
                                          .samples = [] { return lookup_table_samples(false); }, .flags = kAliasOutput | kParameterNode});
 const OpId k_const_lookup_table = register_op({.name = "const_lookup_parameter",
-                                               .doc = "y = E, the whole table (no gradient to E)",
+                                               .doc = "y = E · s, the whole table (no gradient to E)",
                                                .shape = lookup_table_shape,
-                                               .forward = lookup_table_fwd, .samples = [] { return lookup_table_samples(true); },
+                                               .forward = lookup_table_fwd,
+                                               .aux_floats = scaled_copy_floats<LookupParameterStorage>,
+                                               .samples = [] { return lookup_table_samples(true); },
                                                .flags = kAliasOutput});
 
 // ---- lookup: rows gathered into a batch; indices stored inline or read through a pointer ----
@@ -243,6 +269,8 @@ void lookup_fwd(const ForwardArgs& a) {
                              std::to_string(l.p->values.size()) + " rows");
     std::memcpy(a.fx.v + k * rs, l.p->values[ix.ids[k]].v, rs * sizeof(float));
   }
+  const float scale = l.p->current_weight_decay();
+  if (scale != 1.f) cpu::arr(a.fx) *= scale;
 }
 void lookup_grad(AttrView a, const Tensor& g) {
   const LookupAttr& l = a.as<LookupAttr>();
@@ -251,12 +279,12 @@ void lookup_grad(AttrView a, const Tensor& g) {
   for (size_t k = 0; k < ix.n; ++k) l.p->accumulate_grad(ix.ids[k], g.v + k * rs);
 }
 const OpId k_lookup = register_op({.name = "lookup",
-                                   .doc = "y[b] = E[ids[b]] (one row per batch element)",
+                                   .doc = "y[b] = E[ids[b]] · s (one row per batch element; s: the weight-decay scale)",
                                    .shape = lookup_shape<false>, .forward = lookup_fwd,
                                    .param_grad = lookup_grad, .batch = {.batchable = true},
                                    .samples = [] { return lookup_samples(false); }, .flags = kParameterNode});
 const OpId k_const_lookup = register_op({.name = "const_lookup",
-                                         .doc = "y[b] = E[ids[b]] (no gradient to E)",
+                                         .doc = "y[b] = E[ids[b]] · s (no gradient to E)",
                                          .shape = lookup_shape<true>, .forward = lookup_fwd,
                                          .batch = {.batchable = true}, .samples = [] { return lookup_samples(true); }});
 
