@@ -1,10 +1,17 @@
-// Trainers: each update rule against a hand-computed step, clipping, sparse updates, subsets.
+// Trainers: each update rule against a hand-computed step, clipping, sparse updates, subsets,
+// weight decay, moving averages and the trainer text format.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <limits>
+#include <memory>
+#include <sstream>
 #include <vector>
 
+#include "dynet/expr.h"
+#include "dynet/globals.h"
 #include "dynet/model.h"
 #include "dynet/param-init.h"
 #include "dynet/training.h"
@@ -333,6 +340,601 @@ TEST(Trainer, StatusPrintsAndResetsCounters) {
   EXPECT_NE(warning.find("deprecated"), std::string::npos);
   EXPECT_EQ(warning.find("deprecated"), warning.rfind("deprecated"));  // once
   EXPECT_FLOAT_EQ(sgd.learning_rate, 0.1f);
+}
+
+// ---------------- every rule against a double-precision reference ----------------
+
+using Vec = std::vector<double>;
+// One step of a rule on one tensor of stored values p (the weight-decay scale wd divides the step),
+// with shadow arrays st, the gradient already multiplied by the clipping factor, and t the 1-based
+// update count. Written from the formulas in training.h / DyNet's documentation.
+using RefStep = std::function<void(Vec& p, std::vector<Vec>& st, const Vec& g, int t, double wd)>;
+
+struct RuleCase {
+  const char* name;
+  std::function<std::unique_ptr<Trainer>(ParameterCollection&)> make;
+  int arrays;
+  RefStep step;
+  bool whole_tensor = false;  // the step couples a tensor's elements (EG): dense lookup = one tensor
+};
+
+double cyclical_reference_lr(int t) {  // lr_min 0.01, lr_max 0.1, step_size 2, gamma 0.5
+  if (t == 1) return 0.01;
+  const int it = t - 2;
+  const double cycle = std::floor(1 + it / 4.0), x = std::abs(it / 2.0 - 2 * cycle + 1);
+  return 0.01 + std::max(0.0, 1 - x) * 0.09 * std::pow(0.5, it);
+}
+
+std::vector<RuleCase> rule_cases() {
+  auto adam_like = [](bool ams) {
+    return [ams](Vec& p, std::vector<Vec>& st, const Vec& g, int t, double wd) {
+      const double lr = 0.01, b1 = 0.8, b2 = 0.99, eps = 1e-6;
+      const double lr_t = lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t)) / wd;
+      for (size_t k = 0; k < p.size(); ++k) {
+        st[0][k] = b1 * st[0][k] + (1 - b1) * g[k];
+        st[1][k] = b2 * st[1][k] + (1 - b2) * g[k] * g[k];
+        double v = st[1][k];
+        if (ams) v = st[2][k] = std::max(st[2][k], st[1][k]);
+        p[k] -= lr_t * st[0][k] / (std::sqrt(v) + eps);
+      }
+    };
+  };
+  return {
+      {"SimpleSGD", [](ParameterCollection& m) { return std::make_unique<SimpleSGDTrainer>(m, 0.2f); }, 0,
+       [](Vec& p, std::vector<Vec>&, const Vec& g, int, double wd) {
+         for (size_t k = 0; k < p.size(); ++k) p[k] -= 0.2 * g[k] / wd;
+       }},
+      {"CyclicalSGD",
+       [](ParameterCollection& m) { return std::make_unique<CyclicalSGDTrainer>(m, 0.01f, 0.1f, 2.f, 0.5f); }, 0,
+       [](Vec& p, std::vector<Vec>&, const Vec& g, int t, double wd) {
+         for (size_t k = 0; k < p.size(); ++k) p[k] -= cyclical_reference_lr(t) * g[k] / wd;
+       }},
+      {"MomentumSGD", [](ParameterCollection& m) { return std::make_unique<MomentumSGDTrainer>(m, 0.1f, 0.8f); }, 1,
+       [](Vec& p, std::vector<Vec>& st, const Vec& g, int, double wd) {
+         for (size_t k = 0; k < p.size(); ++k) {
+           st[0][k] = 0.8 * st[0][k] - 0.1 * g[k];
+           p[k] += st[0][k] / wd;
+         }
+       }},
+      {"Adagrad", [](ParameterCollection& m) { return std::make_unique<AdagradTrainer>(m, 0.1f, 1e-3f); }, 1,
+       [](Vec& p, std::vector<Vec>& st, const Vec& g, int, double wd) {
+         for (size_t k = 0; k < p.size(); ++k) {
+           st[0][k] += g[k] * g[k];
+           p[k] -= 0.1 * g[k] / std::sqrt(st[0][k] + 1e-3) / wd;
+         }
+       }},
+      {"Adadelta", [](ParameterCollection& m) { return std::make_unique<AdadeltaTrainer>(m, 1e-4f, 0.9f); }, 2,
+       [](Vec& p, std::vector<Vec>& st, const Vec& g, int, double wd) {
+         for (size_t k = 0; k < p.size(); ++k) {
+           st[0][k] = 0.9 * st[0][k] + 0.1 * g[k] * g[k];
+           const double d = -g[k] * std::sqrt(st[1][k] + 1e-4) / std::sqrt(st[0][k] + 1e-4);
+           st[1][k] = 0.9 * st[1][k] + 0.1 * d * d;
+           p[k] += d / wd;
+         }
+       }},
+      {"RMSProp", [](ParameterCollection& m) { return std::make_unique<RMSPropTrainer>(m, 0.05f, 1e-6f, 0.9f); }, 1,
+       [](Vec& p, std::vector<Vec>& st, const Vec& g, int, double wd) {
+         for (size_t k = 0; k < p.size(); ++k) {
+           st[0][k] = 0.9 * st[0][k] + 0.1 * g[k] * g[k];
+           p[k] -= 0.05 * g[k] / std::sqrt(st[0][k] + 1e-6) / wd;
+         }
+       }},
+      {"Adam", [](ParameterCollection& m) { return std::make_unique<AdamTrainer>(m, 0.01f, 0.8f, 0.99f, 1e-6f); }, 2,
+       adam_like(false)},
+      {"Amsgrad",
+       [](ParameterCollection& m) { return std::make_unique<AmsgradTrainer>(m, 0.01f, 0.8f, 0.99f, 1e-6f); }, 3,
+       adam_like(true)},
+      {"EG", [](ParameterCollection& m) { return std::make_unique<EGTrainer>(m, 0.5f, 0.5f); }, 1,
+       [](Vec& p, std::vector<Vec>& st, const Vec& g, int, double wd) {
+         double z = 0;
+         for (size_t k = 0; k < p.size(); ++k) {
+           st[0][k] = 0.5 * st[0][k] - 0.5 * g[k];
+           p[k] = std::log(p[k]) + st[0][k] / wd;
+           z += std::exp(p[k]);
+         }
+         for (double& x : p) x = std::exp(x) / z;
+       },
+       true},
+  };
+}
+
+// A parameter and a 3-row lookup table stepped three times: the parameter gets no gradient in the
+// second update (rules with state still move it, as in DyNet), the third update is clipped, lookup
+// rows get gradients in turn. Checked against the reference for sparse and dense lookup updates,
+// with and without weight decay (stored values and the decay scale, as DyNet keeps them).
+TEST(TrainerRules, MatchTheReferenceStepByStep) {
+  const std::vector<Vec> param_grads = {{0.5, -1, 2}, {}, {3, 4, -2}};
+  const std::vector<std::vector<std::pair<unsigned, Vec>>> row_grads = {
+      {{1, {1, -0.5}}}, {{2, {0.25, 2}}, {0, {0.5, 0.5}}}, {{1, {-1, 1}}}};
+  for (const RuleCase& rule : rule_cases()) {
+    for (bool sparse : {true, false}) {
+      for (double lambda : {0.0, 0.2}) {
+        SCOPED_TRACE(std::string(rule.name) + (sparse ? " sparse" : " dense") + " lambda=" + std::to_string(lambda));
+        ParameterCollection m(static_cast<float>(lambda));
+        Parameter p = m.add_parameters({3});
+        p.set_value({0.2f, 0.3f, 0.5f});
+        LookupParameter lp = m.add_lookup_parameters(3, {2});
+        const std::vector<Vec> row_init = {{0.25, 0.75}, {0.4, 0.6}, {0.9, 0.1}};
+        for (unsigned r = 0; r < 3; ++r) lp.initialize(r, std::vector<float>(row_init[r].begin(), row_init[r].end()));
+        std::unique_ptr<Trainer> trainer = rule.make(m);
+        trainer->set_sparse_updates(sparse);
+
+        Vec ref_p = {0.2, 0.3, 0.5};
+        std::vector<Vec> ref_p_state(rule.arrays, Vec(3, 0));
+        Vec ref_table = {0.25, 0.75, 0.4, 0.6, 0.9, 0.1};
+        std::vector<Vec> ref_table_state(rule.arrays, Vec(6, 0));
+        double wd = 1;
+        for (int t = 1; t <= 3; ++t) {
+          const Vec& pg = param_grads[t - 1];
+          double sq = 0;
+          if (!pg.empty()) {
+            give_grad(p, std::vector<float>(pg.begin(), pg.end()));
+            for (double x : pg) sq += x * x;
+          }
+          Vec table_grad(6, 0);
+          for (const auto& [r, g] : row_grads[t - 1]) {
+            give_row_grad(lp, r, std::vector<float>(g.begin(), g.end()));
+            for (size_t k = 0; k < 2; ++k) {
+              table_grad[2 * r + k] = g[k];
+              sq += g[k] * g[k];
+            }
+          }
+          const double gscale = std::sqrt(sq) > 5 ? 5 / std::sqrt(sq) : 1;
+          trainer->update();
+
+          Vec g = pg.empty() ? Vec(3, 0) : pg;
+          for (double& x : g) x *= gscale;
+          rule.step(ref_p, ref_p_state, g, t, wd);
+          for (double& x : table_grad) x *= gscale;
+          if (sparse) {
+            for (const auto& [r, unused] : row_grads[t - 1]) {
+              Vec row(ref_table.begin() + 2 * r, ref_table.begin() + 2 * r + 2);
+              Vec row_g(table_grad.begin() + 2 * r, table_grad.begin() + 2 * r + 2);
+              std::vector<Vec> row_state;
+              for (const Vec& a : ref_table_state) row_state.emplace_back(a.begin() + 2 * r, a.begin() + 2 * r + 2);
+              rule.step(row, row_state, row_g, t, wd);
+              std::copy(row.begin(), row.end(), ref_table.begin() + 2 * r);
+              for (int a = 0; a < rule.arrays; ++a)
+                std::copy(row_state[a].begin(), row_state[a].end(), ref_table_state[a].begin() + 2 * r);
+            }
+          } else {
+            rule.step(ref_table, ref_table_state, table_grad, t, wd);
+          }
+          wd *= 1 - lambda;
+
+          SCOPED_TRACE("update " + std::to_string(t));
+          expect_near_all(values_of(p), ref_p, 2e-5);
+          for (unsigned r = 0; r < 3; ++r)
+            expect_near_all(row_of(lp, r), Vec(ref_table.begin() + 2 * r, ref_table.begin() + 2 * r + 2), 2e-5);
+          EXPECT_NEAR(p.current_weight_decay(), wd, 1e-6);
+          EXPECT_NEAR(lp.current_weight_decay(), wd, 1e-6);
+          expect_grad_cleared(p);
+          EXPECT_FALSE(lp.get_storage().nonzero_grad);
+        }
+        EXPECT_EQ(trainer->updates, 3);
+        EXPECT_EQ(trainer->clips, 1);
+      }
+    }
+  }
+}
+
+TEST(TrainerRules, HandComputedSteps) {
+  {  // momentum 0.9, lr 0.1: v = -0.05, then -0.9·0.05 - 0.05 = -0.095
+    ParameterCollection m;
+    Parameter p = m.add_parameters({1}, ParameterInitConst(1.f));
+    MomentumSGDTrainer t(m, 0.1f, 0.9f);
+    give_grad(p, {0.5f});
+    t.update();
+    expect_near_all(values_of(p), {0.95});
+    give_grad(p, {0.5f});
+    t.update();
+    expect_near_all(values_of(p), {0.855});
+    t.update();  // no gradient: the momentum alone, -0.0855
+    expect_near_all(values_of(p), {0.7695});
+  }
+  {  // Adagrad lr 0.1, eps 0: first step lr·sign(g); then G = 9 + 16 = 25, step 0.1·4/5
+    ParameterCollection m;
+    Parameter p = m.add_parameters({1}, ParameterInitConst(1.f));
+    AdagradTrainer t(m, 0.1f, 0.f);
+    give_grad(p, {3.f});
+    t.update();
+    expect_near_all(values_of(p), {0.9});
+    give_grad(p, {4.f});
+    t.update();
+    expect_near_all(values_of(p), {0.82});
+  }
+  {  // RMSProp lr 0.1, rho 0.5, eps 0: h = 0.5·4 = 2, step 0.1·2/√2
+    ParameterCollection m;
+    Parameter p = m.add_parameters({1}, ParameterInitConst(0.f));
+    RMSPropTrainer t(m, 0.1f, 0.f, 0.5f);
+    give_grad(p, {2.f});
+    t.update();
+    expect_near_all(values_of(p), {-0.1 * std::sqrt(2.0)});
+  }
+  {  // Adadelta rho 0.5, eps 0.01: hg = 2, d = -2·√0.01/√2.01
+    ParameterCollection m;
+    Parameter p = m.add_parameters({1}, ParameterInitConst(0.f));
+    AdadeltaTrainer t(m, 0.01f, 0.5f);
+    give_grad(p, {2.f});
+    t.update();
+    expect_near_all(values_of(p), {-0.2 / std::sqrt(2.01)});
+  }
+  {  // EG lr 1, no momentum, p = (0.5, 0.5), g = (ln 3, 0): p ∝ (0.5/3, 0.5) = (0.25, 0.75)
+    ParameterCollection m;
+    Parameter p = m.add_parameters({2}, ParameterInitConst(0.5f));
+    EGTrainer t(m, 1.f, 0.f);
+    give_grad(p, {static_cast<float>(std::log(3.0)), 0.f});
+    t.update();
+    expect_near_all(values_of(p), {0.25, 0.75});
+  }
+}
+
+TEST(TrainerRules, DefaultsAndValidation) {
+  ParameterCollection m;
+  CyclicalSGDTrainer cyc(m);
+  EXPECT_FLOAT_EQ(cyc.learning_rate, 0.01f);
+  EXPECT_FLOAT_EQ(cyc.e_min, 0.01f);
+  EXPECT_FLOAT_EQ(cyc.e_max, 0.1f);
+  EXPECT_FLOAT_EQ(cyc.step_size, 2000.f);
+  EXPECT_FLOAT_EQ(cyc.gamma, 1.f);
+  MomentumSGDTrainer mom(m);
+  EXPECT_FLOAT_EQ(mom.learning_rate, 0.01f);
+  EXPECT_FLOAT_EQ(mom.momentum, 0.9f);
+  AdagradTrainer ada(m);
+  EXPECT_FLOAT_EQ(ada.learning_rate, 0.1f);
+  EXPECT_FLOAT_EQ(ada.epsilon, 1e-20f);
+  AdadeltaTrainer delta(m);
+  EXPECT_FLOAT_EQ(delta.epsilon, 1e-6f);
+  EXPECT_FLOAT_EQ(delta.rho, 0.95f);
+  RMSPropTrainer rms(m);
+  EXPECT_FLOAT_EQ(rms.learning_rate, 0.1f);
+  EXPECT_FLOAT_EQ(rms.epsilon, 1e-20f);
+  EXPECT_FLOAT_EQ(rms.rho, 0.95f);
+  AmsgradTrainer ams(m);
+  EXPECT_FLOAT_EQ(ams.learning_rate, 0.001f);
+  EXPECT_FLOAT_EQ(ams.beta_1, 0.9f);
+  EXPECT_FLOAT_EQ(ams.beta_2, 0.999f);
+  EXPECT_FLOAT_EQ(ams.epsilon, 1e-8f);
+  EGTrainer eg(m);
+  EXPECT_FLOAT_EQ(eg.learning_rate, 0.1f);
+  EXPECT_FLOAT_EQ(eg.momentum, 0.9f);
+  EXPECT_FALSE(eg.isCyclical);
+  EXPECT_EQ(eg.moving_average(), MovingAverage::None);
+
+  EXPECT_THROW(CyclicalSGDTrainer(m, 0.01f, 0.1f, 0.f), std::invalid_argument);
+  EXPECT_THROW(MomentumSGDTrainer(m, 0.1f, -1.f), std::invalid_argument);
+  EXPECT_THROW(AdagradTrainer(m, 0.1f, -1.f), std::invalid_argument);
+  EXPECT_THROW(AdadeltaTrainer(m, 1e-6f, 1.5f), std::invalid_argument);
+  EXPECT_THROW(RMSPropTrainer(m, 0.1f, 1e-8f, -0.1f), std::invalid_argument);
+  EXPECT_THROW(AmsgradTrainer(m, 0.001f, 0.9f, 1.f), std::invalid_argument);
+  EXPECT_THROW(EGTrainer(m, std::nanf("")), std::invalid_argument);
+}
+
+TEST(TrainerRules, CyclicalScheduleAndRestart) {
+  ParameterCollection m;
+  Parameter p = m.add_parameters({1}, ParameterInitConst(0.f));
+  CyclicalSGDTrainer t(m, 0.01f, 0.1f, 2.f, 0.5f);
+  const std::vector<double> want = {0.01, 0.0325, 0.0325, 0.015625, 0.01, 0.01 + 0.5 * 0.09 * std::pow(0.5, 5)};
+  for (size_t k = 0; k < want.size(); ++k) {
+    t.update();
+    EXPECT_NEAR(t.learning_rate, want[k], 1e-7) << "after update " << k + 1;
+    EXPECT_NEAR(t.learning_rate, cyclical_reference_lr(static_cast<int>(k) + 2), 1e-7);
+  }
+  t.restart();  // keeps the schedule's position (as DyNet)
+  EXPECT_EQ(t.it, want.size());
+}
+
+TEST(TrainerRules, EGCyclicalAndBadValues) {
+  ParameterCollection m;
+  Parameter p = m.add_parameters({2}, ParameterInitConst(0.5f));
+  EGTrainer eg(m, 0.3f);
+  eg.enableCyclicalLR(0.01f, 0.1f, 2.f, 0.5f);
+  eg.update();
+  EXPECT_NEAR(eg.learning_rate, 0.01, 1e-7);
+  eg.update();
+  EXPECT_NEAR(eg.learning_rate, 0.0325, 1e-7);
+  p.set_value({0.5f, -0.5f});
+  give_grad(p, {1.f, 1.f});
+  EXPECT_THROW(eg.update(), std::runtime_error);
+  expect_near_all(values_of(p), {0.5, -0.5});
+}
+
+// ---------------- weight decay ----------------
+
+TEST(WeightDecay, ScaleStepsAndParameterNodesOutputScaledValues) {
+  ParameterCollection m(0.5f);
+  EXPECT_FLOAT_EQ(m.get_weight_decay_lambda(), 0.5f);
+  Parameter p = m.add_parameters({2});
+  p.set_value({1.f, 2.f});
+  LookupParameter lp = m.add_lookup_parameters(3, {2}, ParameterInitConst(1.f));
+  SimpleSGDTrainer sgd(m, 0.1f);
+  ComputationGraph cg;
+  Expression e = parameter(cg, p), c = const_parameter(cg, p), l = lookup(cg, lp, {1u, 2u}), table = parameter(cg, lp);
+  Expression total = sum_elems(e) + sum_elems(c) + sum_batches(sum_elems(l)) + sum_elems(table);
+  cg.forward(total);
+  EXPECT_EQ(e.value().v, p.get_storage().values.v);  // no decay pending: the node aliases the storage
+  EXPECT_EQ(as_vector(e.value()), (std::vector<float>{1.f, 2.f}));
+
+  sgd.update();  // no gradients: SGD leaves the values, the scale steps
+  EXPECT_FLOAT_EQ(p.current_weight_decay(), 0.5f);
+  EXPECT_FLOAT_EQ(lp.current_weight_decay(), 0.5f);
+  EXPECT_FLOAT_EQ(m.get_weight_decay().current_weight_decay(), 0.5f);
+  cg.forward(total);  // the same graph, recomputed: the new scale applies
+  EXPECT_NE(e.value().v, p.get_storage().values.v);
+  EXPECT_EQ(as_vector(e.value()), (std::vector<float>{0.5f, 1.f}));
+  EXPECT_EQ(as_vector(c.value()), (std::vector<float>{0.5f, 1.f}));
+  EXPECT_EQ(as_vector(l.value()), (std::vector<float>(4, 0.5f)));
+  EXPECT_EQ(as_vector(table.value()), (std::vector<float>(6, 0.5f)));
+  EXPECT_EQ(values_of(p), (std::vector<float>{1.f, 2.f}));  // storage untouched
+
+  // Gradients are with respect to the effective (scaled) values: d Σ(x²)/dx = 2x = (1, 2).
+  ComputationGraph g2;
+  Expression loss = squared_norm(parameter(g2, p));
+  EXPECT_FLOAT_EQ(as_scalar(g2.forward(loss)), 0.25f + 1.f);
+  g2.backward(loss);
+  expect_near_all(as_vector(p.get_storage().g), {1, 2});
+  // SGD on stored values: x_eff ← (x_eff - lr·g)·(1-λ) = ((0.5, 1) - 0.1·(1, 2))·0.5
+  sgd.update();
+  EXPECT_FLOAT_EQ(p.current_weight_decay(), 0.25f);
+  expect_near_all(values_of(p), {0.4 / 0.5, 0.8 / 0.5});
+}
+
+TEST(WeightDecay, RescalesBelowAQuarterAndKeepsEffectiveValues) {
+  ParameterCollection m(0.5f);
+  Parameter p = m.add_parameters({2});
+  p.set_value({1.f, -2.f});
+  Parameter frozen = m.add_parameters({1}, ParameterInitConst(4.f));
+  frozen.set_updated(false);
+  LookupParameter lp = m.add_lookup_parameters(2, {1}, ParameterInitConst(8.f));
+  MomentumSGDTrainer t(m, 0.1f, 0.f);
+  t.update();
+  t.update();
+  EXPECT_FLOAT_EQ(p.current_weight_decay(), 0.25f);  // not below 0.25 yet
+  testing::internal::CaptureStderr();
+  t.update();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("RESCALE WEIGHT DECAY FROM 0.125 to 1.0"), std::string::npos) << log;
+  EXPECT_FLOAT_EQ(p.current_weight_decay(), 1.f);
+  expect_near_all(values_of(p), {0.125, -0.25});
+  expect_near_all(values_of(frozen), {0.5});  // frozen parameters keep their effective value too
+  expect_near_all(row_of(lp, 1), {1.0});
+}
+
+TEST(WeightDecay, DefaultFromFlagAndSubcollections) {
+  const float saved = default_weight_decay_lambda;
+  default_weight_decay_lambda = 0.1f;  // what --dynet-weight-decay 0.1 sets
+  ParameterCollection m;
+  default_weight_decay_lambda = saved;
+  EXPECT_FLOAT_EQ(m.get_weight_decay_lambda(), 0.1f);
+  ParameterCollection follows = m.add_subcollection("a");
+  ParameterCollection own = m.add_subcollection("b", 0.5f);
+  EXPECT_FLOAT_EQ(follows.get_weight_decay_lambda(), 0.1f);
+  EXPECT_FLOAT_EQ(own.get_weight_decay_lambda(), 0.5f);
+  m.set_weight_decay_lambda(0.2f);
+  EXPECT_FLOAT_EQ(follows.get_weight_decay_lambda(), 0.2f);
+  EXPECT_FLOAT_EQ(own.get_weight_decay_lambda(), 0.5f);
+  Parameter pm = m.add_parameters({1}), pa = follows.add_parameters({1}), pb = own.add_parameters({1});
+  SimpleSGDTrainer sgd(m);
+  sgd.update();
+  EXPECT_FLOAT_EQ(pm.current_weight_decay(), 0.8f);
+  EXPECT_FLOAT_EQ(pa.current_weight_decay(), 0.8f);
+  EXPECT_FLOAT_EQ(pb.current_weight_decay(), 0.5f);
+  SimpleSGDTrainer sub_only(own);  // a trainer on a subcollection steps only its decay
+  sub_only.update();
+  EXPECT_FLOAT_EQ(pm.current_weight_decay(), 0.8f);
+  EXPECT_FLOAT_EQ(pb.current_weight_decay(), 0.25f);
+  EXPECT_THROW(m.set_weight_decay_lambda(1.f), std::invalid_argument);
+  EXPECT_THROW(m.set_weight_decay_lambda(-0.1f), std::invalid_argument);
+  EXPECT_THROW(ParameterCollection(1.5f), std::invalid_argument);
+  // Without decay the scale stays exactly 1.
+  ParameterCollection plain(0.f);
+  Parameter q = plain.add_parameters({1});
+  SimpleSGDTrainer t(plain);
+  for (int k = 0; k < 3; ++k) t.update();
+  EXPECT_EQ(q.current_weight_decay(), 1.f);
+}
+
+TEST(WeightDecay, ExplicitRescaleFoldsTheScale) {
+  ParameterCollection m(0.1f);
+  Parameter p = m.add_parameters({1}, ParameterInitConst(2.f));
+  SimpleSGDTrainer t(m);
+  t.update();
+  testing::internal::CaptureStderr();
+  t.rescale_and_reset_weight_decay();
+  testing::internal::GetCapturedStderr();
+  EXPECT_FLOAT_EQ(p.current_weight_decay(), 1.f);
+  expect_near_all(values_of(p), {1.8});
+}
+
+// ---------------- moving averages ----------------
+
+TEST(MovingAverages, ExponentialAndCumulativeAverages) {
+  for (MovingAverage mode : {MovingAverage::Exponential, MovingAverage::Cumulative}) {
+    ParameterCollection m;
+    Parameter p = m.add_parameters({2}, ParameterInitConst(0.f));
+    LookupParameter lp = m.add_lookup_parameters(2, {1}, ParameterInitConst(0.f));
+    SimpleSGDTrainer t(m, 1.f);
+    t.clipping_enabled = false;
+    if (mode == MovingAverage::Exponential)
+      t.exponential_moving_average(0.5f);
+    else
+      t.cumulative_moving_average();
+    EXPECT_EQ(t.moving_average(), mode);
+    EXPECT_THROW(t.swap_params_to_moving_average(), std::runtime_error);  // nothing averaged yet
+    // Weights after each update: 1, 3, 6 (and -1, -3, -6 for the lookup row 1).
+    for (float g : {1.f, 2.f, 3.f}) {
+      give_grad(p, {-g, -g});
+      give_row_grad(lp, 1, {g});
+      t.update();
+    }
+    const double ema = ((0.5 * 1) * 0.5 + 0.5 * 3) * 0.5 + 0.5 * 6;  // from 0: 0.5, 1.75, 3.875
+    const double want = mode == MovingAverage::Exponential ? ema : (1 + 3 + 6) / 3.0;
+    t.swap_params_to_moving_average();
+    expect_near_all(values_of(p), {want, want});
+    expect_near_all(row_of(lp, 1), {-want});
+    t.swap_params_to_moving_average();  // already swapped: no-op
+    expect_near_all(values_of(p), {want, want});
+    t.swap_params_to_weights();
+    EXPECT_EQ(values_of(p), (std::vector<float>{6.f, 6.f}));
+    EXPECT_EQ(row_of(lp, 1), (std::vector<float>{-6.f}));
+    if (mode == MovingAverage::Exponential) {
+      t.swap_params_to_moving_average(true, true);
+      const double corrected = ema / (1 - std::pow(0.5, 3));
+      expect_near_all(values_of(p), {corrected, corrected});
+      t.swap_params_to_weights();
+    }
+    t.swap_params_to_weights();  // not swapped: no-op
+    EXPECT_EQ(values_of(p), (std::vector<float>{6.f, 6.f}));
+  }
+}
+
+TEST(MovingAverages, UpdateFrequencyErrorsAndTrainingWhileSwapped) {
+  ParameterCollection m;
+  Parameter p = m.add_parameters({1}, ParameterInitConst(0.f));
+  SimpleSGDTrainer t(m, 1.f);
+  EXPECT_THROW(t.swap_params_to_moving_average(), std::runtime_error);  // not enabled
+  EXPECT_THROW(t.cumulative_moving_average(0), std::invalid_argument);
+  EXPECT_THROW(t.exponential_moving_average(1.5f), std::invalid_argument);
+  t.cumulative_moving_average(2);  // takes in the weights after updates 1, 3, 5, ...
+  for (float g : {1.f, 1.f, 1.f}) {  // weights 1, 2, 3
+    give_grad(p, {-g});
+    t.update();
+  }
+  EXPECT_THROW(t.exponential_moving_average(0.9f), std::runtime_error);  // after the first update
+  t.swap_params_to_moving_average();
+  expect_near_all(values_of(p), {2.0});  // mean of 1 and 3
+  // An update while swapped continues from the saved weights.
+  give_grad(p, {-1.f});
+  t.update();
+  expect_near_all(values_of(p), {4.0});
+  // Swapped without saving: the weights are gone, the average becomes the weights.
+  t.swap_params_to_moving_average(false);
+  EXPECT_THROW(t.swap_params_to_weights(), std::runtime_error);
+  give_grad(p, {-1.f});
+  t.update();
+  expect_near_all(values_of(p), {3.0});  // mean(1, 3) = 2, plus one step
+}
+
+TEST(MovingAverages, AverageTheEffectiveWeightsUnderWeightDecay) {
+  ParameterCollection m(0.5f);
+  Parameter p = m.add_parameters({1}, ParameterInitConst(4.f));
+  SimpleSGDTrainer t(m, 1.f);
+  t.cumulative_moving_average();
+  t.update();  // effective 2 (stored 4, scale 0.5)
+  t.update();  // effective 1 (stored 4, scale 0.25)
+  t.swap_params_to_moving_average();
+  ComputationGraph cg;
+  EXPECT_FLOAT_EQ(as_scalar(cg.forward(parameter(cg, p))), 1.5f);
+  t.swap_params_to_weights();
+  EXPECT_EQ(values_of(p), (std::vector<float>{4.f}));
+}
+
+// ---------------- save / populate ----------------
+
+// Floats as the trainer text format writes them, formatted independently (printf).
+std::string values_line(const std::vector<float>& v) {
+  std::string line;
+  char buf[32];
+  for (float x : v) {
+    std::snprintf(buf, sizeof buf, "%+.8e ", x);
+    line += buf;
+  }
+  return line;
+}
+
+std::string saved(Trainer& t) {
+  std::ostringstream os;
+  t.save(os);
+  return os.str();
+}
+
+// A model with two parameters and a lookup table, trained a few steps with every rule.
+struct TrainedModel {
+  ParameterCollection m;
+  Parameter a, b;
+  LookupParameter lp;
+  TrainedModel() {
+    a = m.add_parameters({2, 2}, ParameterInitConst(0.5f));
+    b = m.add_parameters({3}, ParameterInitConst(0.25f));
+    lp = m.add_lookup_parameters(4, {2}, ParameterInitConst(0.5f));
+  }
+  void step(Trainer& t, int k) {
+    give_grad(a, {0.1f * k, -0.2f, 0.3f, 0.05f * k});
+    give_grad(b, {1.f, -0.5f * k, 0.25f});
+    give_row_grad(lp, static_cast<unsigned>(k % 4), {0.5f, -0.25f * k});
+    t.update();
+  }
+};
+
+TEST(TrainerText, SavePopulateSaveIsIdenticalAndTrainingContinuesTheSame) {
+  for (const RuleCase& rule : rule_cases()) {
+    for (MovingAverage mode : {MovingAverage::None, MovingAverage::Exponential, MovingAverage::Cumulative}) {
+      SCOPED_TRACE(rule.name);
+      TrainedModel one, two;
+      std::unique_ptr<Trainer> first = rule.make(one.m), second = rule.make(two.m);
+      if (mode == MovingAverage::Exponential) first->exponential_moving_average(0.75f, 2);
+      if (mode == MovingAverage::Cumulative) first->cumulative_moving_average();
+      for (int k = 1; k <= 3; ++k) one.step(*first, k);
+      const std::string text = saved(*first);
+      // The second model gets the first one's values (as a model file would carry them).
+      for (auto [from, to] : {std::pair{one.a, two.a}, std::pair{one.b, two.b}}) to.set_value(values_of(from));
+      two.lp.get_storage().copy(one.lp.get_storage());
+      std::istringstream in(text);
+      second->populate(in);
+      EXPECT_EQ(saved(*second), text);
+      EXPECT_EQ(second->updates, 3);
+      EXPECT_EQ(second->moving_average(), mode);
+      // Same state: the next steps agree exactly.
+      for (int k = 4; k <= 5; ++k) {
+        one.step(*first, k);
+        two.step(*second, k);
+      }
+      EXPECT_EQ(values_of(one.a), values_of(two.a));
+      EXPECT_EQ(values_of(one.b), values_of(two.b));
+      for (unsigned r = 0; r < 4; ++r) EXPECT_EQ(row_of(one.lp, r), row_of(two.lp, r));
+      EXPECT_EQ(saved(*first), saved(*second));
+      if (mode != MovingAverage::None) {
+        first->swap_params_to_moving_average();
+        second->swap_params_to_moving_average();
+        EXPECT_EQ(values_of(one.a), values_of(two.a));
+        EXPECT_THROW(saved(*first), std::runtime_error);  // swapped with saved weights
+        first->swap_params_to_weights();
+        second->swap_params_to_weights();
+      }
+    }
+  }
+}
+
+TEST(TrainerText, TheFormatIsDynets) {
+  ParameterCollection m;
+  Parameter p = m.add_parameters({2}, ParameterInitConst(1.f));
+  AdamTrainer adam(m, 0.5f);
+  give_grad(p, {1.f, -1.f});
+  adam.update();
+  std::ostringstream os;
+  os << 3.5;  // the stream's own format is restored after save
+  adam.save(os);
+  os << ' ' << 3.5;
+  const float m0 = 1.f - 0.9f, v0 = 1.f - 0.999f;  // first moments after one step with g = ±1
+  const std::string m1 = values_line({m0, -m0}), v1 = values_line({v0, v0});
+  EXPECT_EQ(os.str(),
+            "3.5#Trainer# 1 0\n"
+            "+5.00000000e-01 +1 +5.00000000e+00 +1.00000000e+00 +0.00000000e+00 None +0 +0 1 0\n"
+            "[MA:FALSE]\n"
+            "#AdamTrainer# 1 0\n"
+            "#Parameter# 2 " + m1 + "\n"
+            "#Parameter# 2 " + v1 + "\n"
+            "+8.99999976e-01 +9.99000013e-01 +9.99999994e-09\n"
+            " 3.5");
+  SimpleSGDTrainer sgd(m);
+  sgd.cumulative_moving_average(3);
+  sgd.update();
+  EXPECT_EQ(saved(sgd),
+            "#Trainer# 1 0\n"
+            "+1.00000001e-01 +1 +5.00000000e+00 +1.00000000e+00 +0.00000000e+00 Cumulative +0 +0 3 1\n"
+            "[MA:TRUE]\n"
+            "#MA# 1 0\n"
+            "#Parameter# 2 " + values_line(values_of(p)) + "\n");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Trainers: update a ParameterCollection's values from the gradients accumulated by backward().
 #pragma once
 
+#include <functional>
+#include <iosfwd>
 #include <vector>
 
 #include "dynet/model.h"
@@ -9,31 +11,69 @@ namespace dynet {
 
 typedef float real;
 
+// Which average of the weights a trainer keeps alongside them (see Trainer::exponential_moving_average).
+enum class MovingAverage { None, Cumulative, Exponential };
+// Written and read as None / Cumulative / Exponential (the trainer text format).
+std::ostream& operator<<(std::ostream& os, MovingAverage m);
+std::istream& operator>>(std::istream& is, MovingAverage& m);
+
 // The common update loop: gradient clipping, dense updates of parameters, sparse updates of lookup
-// parameters (only the rows that received gradients), and lazily allocated per-parameter shadow
-// state (e.g. Adam's moments). A concrete trainer supplies an elementwise rule.
+// parameters (only the rows that received gradients), lazily allocated per-parameter shadow state
+// (e.g. Adam's moments), lazy L2 weight decay, moving averages of the weights, and the trainer's
+// state as text (save / populate). A concrete trainer supplies an elementwise rule.
 class Trainer {
  public:
   Trainer(ParameterCollection& m, real learning_rate);
   virtual ~Trainer();
 
-  // Updates every parameter with `updated` set that received a gradient, then clears all gradients
-  // (frozen parameters' too).
+  // Applies the rule to every parameter with `updated` set (a parameter without a gradient too: a
+  // rule with momentum keeps moving it, as in DyNet), then clears all gradients (frozen parameters'
+  // too). Lookup parameters: only the rows that received gradients when sparse_updates_enabled,
+  // else the whole table. Then the moving average, the update counter and the weight-decay step.
   virtual void update();
   // Updates only the given parameters (indices into m.parameters_list() / m.lookup_parameters_list())
   // and clears only their gradients; the clipping norm still covers every gradient.
   void update(const std::vector<unsigned>& updated_params, const std::vector<unsigned>& updated_lookup_params);
   // Deprecated no-op (prints a warning once): change `learning_rate` directly instead.
   void update_epoch(real r = 1);
-  // Forgets the shadow state (momenta); the learning rate and counters are kept.
+  // Forgets the shadow state (momenta); the learning rate, counters and moving averages are kept.
   virtual void restart();
   void restart(real lr);
 
   // The factor gradients are multiplied by in this update: clip_threshold / ||g|| when the global L2
   // norm of all gradients exceeds clip_threshold, else 1. Throws std::runtime_error on NaN/Inf.
   float clip_gradients();
+  // Folds every pending weight-decay scale of the collection into the parameter values and resets
+  // the scales to 1 (done automatically once a scale falls below 0.25).
+  void rescale_and_reset_weight_decay();
   // Prints "[lr=.. clips=.. updates=..] " to std::cerr and resets the *_since_status counters.
   void status();
+  void set_sparse_updates(bool enabled) { sparse_updates_enabled = enabled; }
+
+  // ---- moving averages of the weights (of their effective values, weight decay included) ----
+  // Both must be called before the first update; update_freq > 0: the average takes in the weights
+  // after every update_freq-th update (the first one included).
+  // Exponential: ma = beta·ma + (1-beta)·w, starting from ma = 0.
+  void exponential_moving_average(float beta, unsigned update_freq = 1);
+  // Cumulative: the plain mean of the weights taken in so far.
+  void cumulative_moving_average(unsigned update_freq = 1);
+  MovingAverage moving_average() const { return ma_mode_; }
+  // Replaces the weights by their average (divided by 1-beta^n with bias_correction, exponential
+  // only); with save_weights the weights are kept to be put back by swap_params_to_weights().
+  // Parameters added after the last averaging step keep their values. No-op when already swapped.
+  void swap_params_to_moving_average(bool save_weights = true, bool bias_correction = false);
+  // Puts back the weights saved by swap_params_to_moving_average (no-op when not swapped).
+  void swap_params_to_weights();
+
+  // ---- the trainer's state as text (DyNet's format) ----
+  // Counters, settings, moving averages and shadow state. Throws std::runtime_error while the
+  // parameters are swapped to their average with the weights saved (swap back first).
+  virtual void save(std::ostream& os);
+  // Reads what save() wrote (for a collection with at least as many parameters, of the same sizes;
+  // later parameters get fresh state). Throws std::runtime_error naming what does not match and
+  // leaves the trainer unchanged.
+  void populate(std::istream& is);
+  void populate(std::istream& is, real lr);
 
   real learning_rate;
   bool clipping_enabled = true;
@@ -46,13 +86,27 @@ class Trainer {
   ParameterCollection* model;
 
  protected:
+  // The trainer's section in the text format ("#AdamTrainer#"), or nullptr when it has none.
+  virtual const char* section_name() const = 0;
+  // A section that older files may lack (read when present).
+  virtual bool section_optional() const { return false; }
+  // The settings line closing the section; parse_settings reads it and returns what applies it
+  // (called only once the whole input has been read, so that a failed populate changes nothing).
+  virtual void write_settings(std::ostream&) const {}
+  virtual std::function<void()> parse_settings(std::istream&) { return [] {}; }
   // How many shadow floats the rule keeps per parameter value (Adam: 2, plain SGD: 0).
   virtual unsigned shadow_count() const = 0;
+  // True when a zero gradient leaves the values and shadow state unchanged (parameters without a
+  // gradient are then skipped).
+  virtual bool zero_gradient_is_noop() const { return false; }
   // Called once per update, before any rule runs (e.g. Adam's bias-corrected step size).
   virtual void begin_update() {}
+  // Called once per update after the counters advanced (e.g. a learning-rate schedule).
+  virtual void end_update() {}
   // Applies the rule to n consecutive values: p[k] and its gradient g[k] (to be multiplied by
   // gscale), with shadow[s][k] the k-th value of shadow array s. `weight_decay` is the lazy L2
-  // weight-decay scale folded into the values: rules divide their step by it.
+  // weight-decay scale of the parameter's collection: values are stored divided by it, so rules
+  // divide their step by it.
   virtual void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
                            size_t n) = 0;
 
@@ -61,31 +115,132 @@ class Trainer {
   void update_lookup_parameter(size_t index, float gscale);
   // The start of parameter `index`'s shadow arrays (shadow_count() arrays of `size` floats each).
   float* shadow_of(std::vector<std::vector<float>>& shadows, size_t index, size_t size);
-  // Hook for weight decay: the scale every rule divides by, and the step after each update.
-  // Weight decay is not implemented yet, so the scale stays 1.
-  float current_weight_decay() const { return 1.f; }
-  void after_update_weight_decay() {}
+  void finish_update();
+  void update_moving_average();
+  void step_weight_decay();
+  void fold_weight_decay(L2WeightDecay& decay);
+  void unswap_before_update();
 
   // Shadow arrays per parameter, indexed like the collection's lists; allocated on first update,
   // so parameters added after the trainer was made get theirs too.
   std::vector<std::vector<float>> param_shadow_, lookup_shadow_;
+  // Moving averages (effective values) and the weights saved while swapped, per parameter.
+  MovingAverage ma_mode_ = MovingAverage::None;
+  float ema_beta_ = 0;
+  unsigned ma_update_freq_ = 1;
+  unsigned ma_updates_ = 0;
+  bool ma_params_swapped_ = false;
+  bool ma_params_saved_ = false;
+  std::vector<std::vector<float>> ma_params_, ma_lookup_, saved_params_, saved_lookup_;
   bool warned_update_epoch_ = false;
 };
 
-// p -= learning_rate · g
+// p -= lr · g / wd
 class SimpleSGDTrainer : public Trainer {
  public:
   explicit SimpleSGDTrainer(ParameterCollection& m, real learning_rate = 0.1);
 
  protected:
+  const char* section_name() const override { return nullptr; }
   unsigned shadow_count() const override { return 0; }
+  bool zero_gradient_is_noop() const override { return true; }
+  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                   size_t n) override;
+};
+
+// SGD with a cyclical (triangular) learning rate (Smith 2015). The first update uses
+// learning_rate_min; after the k-th update (it = k-1 = 0, 1, ...) the rate becomes
+//   cycle = floor(1 + it / (2·step_size)),  x = |it / step_size - 2·cycle + 1|,
+//   lr = lr_min + max(0, 1-x) · (lr_max - lr_min) · gamma^it.
+// `edecay` is accepted for DyNet compatibility and unused (as in DyNet); restart() keeps the schedule.
+class CyclicalSGDTrainer : public Trainer {
+ public:
+  explicit CyclicalSGDTrainer(ParameterCollection& m, float learning_rate_min = 0.01, float learning_rate_max = 0.1,
+                              float step_size = 2000, float gamma = 1.0, float edecay = 0);
+
+  float e_min, e_max, step_size, gamma;
+  unsigned it = 0;  // updates taken so far, the schedule's position
+
+ protected:
+  const char* section_name() const override { return "#CyclicalSGDTrainer#"; }
+  bool section_optional() const override { return true; }  // DyNet does not save the schedule
+  void write_settings(std::ostream& os) const override;
+  std::function<void()> parse_settings(std::istream& is) override;
+  unsigned shadow_count() const override { return 0; }
+  bool zero_gradient_is_noop() const override { return true; }
+  void end_update() override;
+  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                   size_t n) override;
+};
+
+// v = mom·v - lr·g;  p += v / wd
+class MomentumSGDTrainer : public Trainer {
+ public:
+  explicit MomentumSGDTrainer(ParameterCollection& m, real learning_rate = 0.01, real mom = 0.9);
+
+  real momentum;
+
+ protected:
+  const char* section_name() const override { return "#MomentumSGDTrainer#"; }
+  void write_settings(std::ostream& os) const override;
+  std::function<void()> parse_settings(std::istream& is) override;
+  unsigned shadow_count() const override { return 1; }
+  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                   size_t n) override;
+};
+
+// G += g²;  p -= lr · g / √(G + eps) / wd
+class AdagradTrainer : public Trainer {
+ public:
+  explicit AdagradTrainer(ParameterCollection& m, real learning_rate = 0.1, real eps = 1e-20);
+
+  real epsilon;
+
+ protected:
+  const char* section_name() const override { return "#AdagradTrainer#"; }
+  void write_settings(std::ostream& os) const override;
+  std::function<void()> parse_settings(std::istream& is) override;
+  unsigned shadow_count() const override { return 1; }
+  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                   size_t n) override;
+};
+
+// hg = ρ·hg + (1-ρ)·g²;  d = -g · √(hd + eps) / √(hg + eps);  hd = ρ·hd + (1-ρ)·d²;  p += d / wd
+// (no learning rate: `learning_rate` is 1 and unused).
+class AdadeltaTrainer : public Trainer {
+ public:
+  explicit AdadeltaTrainer(ParameterCollection& m, real eps = 1e-6, real rho = 0.95);
+
+  real epsilon, rho;
+
+ protected:
+  const char* section_name() const override { return "#AdadeltaTrainer#"; }
+  void write_settings(std::ostream& os) const override;
+  std::function<void()> parse_settings(std::istream& is) override;
+  unsigned shadow_count() const override { return 2; }
+  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                   size_t n) override;
+};
+
+// h = ρ·h + (1-ρ)·g²;  p -= lr · g / √(h + eps) / wd   (C++ defaults; Python's differ)
+class RMSPropTrainer : public Trainer {
+ public:
+  explicit RMSPropTrainer(ParameterCollection& m, real learning_rate = 0.1, real eps = 1e-20, real rho = 0.95);
+
+  real epsilon, rho;
+
+ protected:
+  const char* section_name() const override { return "#RMSPropTrainer#"; }
+  void write_settings(std::ostream& os) const override;
+  std::function<void()> parse_settings(std::istream& is) override;
+  unsigned shadow_count() const override { return 1; }
   void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
                    size_t n) override;
 };
 
 // Adam (Kingma & Ba 2014): m = β1·m + (1-β1)·g, v = β2·v + (1-β2)·g²,
-// p -= lr·√(1-β2^t)/(1-β1^t) · m / (√v + eps) with t the 1-based update count.
-// Lookup parameters update only the rows that received gradients (and only their m, v).
+// p -= lr·√(1-β2^t)/(1-β1^t) · m / (√v + eps) / wd with t the 1-based update count (every update
+// counts, also for lookup rows updated sparsely).
 class AdamTrainer : public Trainer {
  public:
   explicit AdamTrainer(ParameterCollection& m, float learning_rate = 0.001, float beta_1 = 0.9,
@@ -94,13 +249,59 @@ class AdamTrainer : public Trainer {
   float beta_1, beta_2, epsilon;
 
  protected:
+  const char* section_name() const override { return "#AdamTrainer#"; }
+  void write_settings(std::ostream& os) const override;
+  std::function<void()> parse_settings(std::istream& is) override;
   unsigned shadow_count() const override { return 2; }
   void begin_update() override;
   void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
                    size_t n) override;
 
- private:
   float step_size_ = 0;  // bias-corrected learning rate of the current update
+};
+
+// AMSGrad (Reddi et al. 2018): Adam with v̂ = max(v̂, v) in place of v in the step.
+class AmsgradTrainer : public AdamTrainer {
+ public:
+  explicit AmsgradTrainer(ParameterCollection& m, float learning_rate = 0.001, float beta_1 = 0.9,
+                          float beta_2 = 0.999, float eps = 1e-8);
+
+ protected:
+  const char* section_name() const override { return "#AmsgradTrainer#"; }
+  unsigned shadow_count() const override { return 3; }
+  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                   size_t n) override;
+};
+
+// Exponentiated gradient with momentum, for parameters whose values are a positive distribution.
+// Per parameter tensor (per row of a lookup parameter updated sparsely, the whole table when
+// dense):  v = mom·v - lr·g;  y = log(p) + v / wd;  p = exp(y - logsumexp(y))  (p stays positive
+// and sums to 1). Values must be >= 0 with one > 0: otherwise update() throws std::runtime_error
+// before that tensor changes. `ne` is accepted for DyNet compatibility and unused.
+// enableCyclicalLR switches on CyclicalSGDTrainer's learning-rate schedule.
+class EGTrainer : public Trainer {
+ public:
+  explicit EGTrainer(ParameterCollection& m, real learning_rate = 0.1, real mom = 0.9, real ne = 0);
+  void enableCyclicalLR(float learning_rate_min = 0.01, float learning_rate_max = 0.1, float step_size = 2000,
+                        float gamma = 1.0);
+
+  real momentum;
+  float e_min = 0, e_max = 0, step_size = 0, gamma = 0;
+  unsigned it = 0;
+  bool isCyclical = false;
+
+ protected:
+  const char* section_name() const override { return "#EGTrainer#"; }
+  void write_settings(std::ostream& os) const override;
+  std::function<void()> parse_settings(std::istream& is) override;
+  unsigned shadow_count() const override { return 1; }
+  void end_update() override;
+  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                   size_t n) override;
+
+ private:
+  // The last tensor's max and log-normaliser, kept only because DyNet's text format stores them.
+  float last_max_ = 0, last_log_z_ = 0;
 };
 
 }  // namespace dynet

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -14,6 +15,8 @@ namespace dynet {
 namespace {
 
 constexpr unsigned kMaxShadowArrays = 4;
+using Arr = Eigen::Map<Eigen::ArrayXf>;
+using CArr = Eigen::Map<const Eigen::ArrayXf>;
 
 // Σ v² with float lanes the compiler can vectorize, folded into a double every chunk so that large
 // tables keep their precision.
@@ -32,13 +35,197 @@ double sum_of_squares(const float* v, size_t n) {
   return total;
 }
 
+std::string str(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
 void check_learning_rate(const char* where, real lr) {
   if (!(lr >= 0) || std::isinf(lr))
-    throw std::invalid_argument(std::string(where) + ": the learning rate must be finite and >= 0, got " +
-                                std::to_string(lr));
+    throw std::invalid_argument(std::string(where) + ": the learning rate must be finite and >= 0, got " + str(lr));
+}
+void check_range(const char* where, const char* name, float x, float lo, float hi, bool hi_open) {
+  if (!(x >= lo && (hi_open ? x < hi : x <= hi)))
+    throw std::invalid_argument(std::string(where) + ": " + name + " must be in [" + str(lo) + ", " + str(hi) +
+                                (hi_open ? ")" : "]") + ", got " + str(x));
+}
+void check_non_negative(const char* where, const char* name, float x) {
+  if (!(x >= 0) || std::isinf(x))
+    throw std::invalid_argument(std::string(where) + ": " + name + " must be finite and >= 0, got " + str(x));
+}
+
+// Position on the triangular cyclical schedule after `it` earlier steps (CyclicalSGDTrainer).
+float cyclical_rate(float e_min, float e_max, float step_size, float gamma, unsigned it) {
+  const float t = static_cast<float>(it);
+  const float cycle = std::floor(1 + t / (2 * step_size));
+  const float x = std::abs(t / step_size - 2 * cycle + 1);
+  return e_min + (1 - x > 0 ? (e_max - e_min) * (1 - x) * static_cast<float>(std::pow(gamma, it)) : 0.f);
+}
+
+// ---- the trainer text format ----
+
+[[noreturn]] void format_error(const std::string& msg) { throw std::runtime_error("Trainer::populate: " + msg); }
+
+// Floats as DyNet writes them (scientific, sign, 8 decimals); restores the stream's format after.
+class TextFormat {
+ public:
+  explicit TextFormat(std::ostream& os) : os_(os), flags_(os.flags()), precision_(os.precision()) {
+    os.precision(8);
+    os << std::scientific << std::showpos;
+  }
+  ~TextFormat() {
+    os_.flags(flags_);
+    os_.precision(precision_);
+  }
+
+ private:
+  std::ostream& os_;
+  std::ios::fmtflags flags_;
+  std::streamsize precision_;
+};
+
+void write_record(std::ostream& os, const char* tag, const float* v, size_t n) {
+  os << tag << ' ' << n << ' ';
+  for (size_t k = 0; k < n; ++k) os << v[k] << ' ';
+  os << '\n';
+}
+
+std::string next_line(std::istream& is, const std::string& what) {
+  std::string line;
+  if (!std::getline(is, line)) format_error("the input ends before " + what);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
+// Whitespace-separated tokens of one line, parsed strictly.
+class Tokens {
+ public:
+  Tokens(std::string line, std::string what) : in_(std::move(line)), what_(std::move(what)) {}
+  std::string word(const char* name) {
+    std::string w;
+    if (!(in_ >> w)) format_error(what_ + ": missing " + name);
+    return w;
+  }
+  void expect(const std::string& tag) {
+    const std::string w = word(tag.c_str());
+    if (w != tag) format_error("expected " + tag + " in " + what_ + ", found '" + w + "'");
+  }
+  double number(const char* name) {
+    const std::string w = word(name);
+    char* end = nullptr;
+    const double x = std::strtod(w.c_str(), &end);
+    if (end == w.c_str() || *end != '\0') format_error(what_ + ": " + name + " is not a number: '" + w + "'");
+    return x;
+  }
+  float real_number(const char* name) {
+    const std::string w = word(name);
+    char* end = nullptr;
+    const float x = std::strtof(w.c_str(), &end);
+    if (end == w.c_str() || *end != '\0') format_error(what_ + ": " + name + " is not a number: '" + w + "'");
+    return x;
+  }
+  unsigned long count(const char* name) {
+    const std::string w = word(name);
+    char* end = nullptr;
+    const long long x = std::strtoll(w.c_str(), &end, 10);
+    if (end == w.c_str() || *end != '\0' || x < 0)
+      format_error(what_ + ": " + name + " is not a non-negative integer: '" + w + "'");
+    return static_cast<unsigned long>(x);
+  }
+  bool flag(const char* name) {
+    const unsigned long x = count(name);
+    if (x > 1) format_error(what_ + ": " + name + " must be 0 or 1, got " + std::to_string(x));
+    return x == 1;
+  }
+  void end() {
+    std::string extra;
+    if (in_ >> extra) format_error(what_ + ": unexpected '" + extra + "' at the end of the line");
+  }
+
+ private:
+  std::istringstream in_;
+  std::string what_;
+};
+
+// "<tag> <n> v1 ... vn" into out[0..n).
+void read_record(std::istream& is, const char* tag, size_t expected, const std::string& what, float* out) {
+  Tokens t(next_line(is, what), what);
+  t.expect(tag);
+  const unsigned long n = t.count("the value count");
+  if (n != expected)
+    format_error(what + " has " + std::to_string(n) + " values, but the parameter has " + std::to_string(expected));
+  for (size_t k = 0; k < n; ++k) out[k] = t.real_number("a value");
+  t.end();
+}
+
+std::string param_what(const char* kind, size_t i, const std::string& name) {
+  return std::string(kind) + " " + std::to_string(i) + " (" + name + ")";
+}
+
+// Parses "<tag> np nlp" and checks both fit the collection.
+std::pair<size_t, size_t> parse_header(const std::string& line, const std::string& tag,
+                                       const ParameterCollectionStorage& s) {
+  Tokens t(line, "the " + tag + " header");
+  t.expect(tag);
+  const unsigned long np = t.count("the parameter count"), nlp = t.count("the lookup parameter count");
+  t.end();
+  if (np > s.params.size())
+    format_error(tag + " covers " + std::to_string(np) + " parameters, but the collection has " +
+                 std::to_string(s.params.size()));
+  if (nlp > s.lookup_params.size())
+    format_error(tag + " covers " + std::to_string(nlp) + " lookup parameters, but the collection has " +
+                 std::to_string(s.lookup_params.size()));
+  return {np, nlp};
+}
+std::pair<size_t, size_t> read_header(std::istream& is, const std::string& tag, const ParameterCollectionStorage& s) {
+  return parse_header(next_line(is, "the " + tag + " header"), tag, s);
+}
+
+// A number of a trainer's settings line.
+double setting(std::istream& is, const std::string& trainer, const char* name) {
+  std::string w;
+  if (!(is >> w)) format_error(trainer + " settings: missing " + name);
+  char* end = nullptr;
+  const double x = std::strtod(w.c_str(), &end);
+  if (end == w.c_str() || *end != '\0')
+    format_error(trainer + " settings: " + name + " is not a number: '" + w + "'");
+  return x;
+}
+void settings_end(std::istream& is, const std::string& trainer) {
+  std::string extra;
+  if (is >> extra) format_error(trainer + " settings: unexpected '" + extra + "'");
+}
+unsigned setting_count(std::istream& is, const std::string& trainer, const char* name) {
+  const double x = setting(is, trainer, name);
+  if (!(x >= 0 && x <= 4294967295.0) || x != std::floor(x))
+    format_error(trainer + " settings: " + name + " must be a non-negative integer, got " + str(x));
+  return static_cast<unsigned>(x);
 }
 
 }  // namespace
+
+std::ostream& operator<<(std::ostream& os, MovingAverage m) {
+  switch (m) {
+    case MovingAverage::None: return os << "None";
+    case MovingAverage::Cumulative: return os << "Cumulative";
+    case MovingAverage::Exponential: return os << "Exponential";
+  }
+  return os;
+}
+std::istream& operator>>(std::istream& is, MovingAverage& m) {
+  std::string w;
+  if (!(is >> w)) return is;
+  if (w == "None")
+    m = MovingAverage::None;
+  else if (w == "Cumulative")
+    m = MovingAverage::Cumulative;
+  else if (w == "Exponential")
+    m = MovingAverage::Exponential;
+  else
+    is.setstate(std::ios::failbit);
+  return is;
+}
 
 // ---------------- Trainer ----------------
 
@@ -87,30 +274,34 @@ float* Trainer::shadow_of(std::vector<std::vector<float>>& shadows, size_t index
 
 void Trainer::update_parameter(size_t index, float gscale) {
   ParameterStorage& p = *model->get_storage().params[index];
-  if (!p.nonzero_grad) return;
+  if (!p.nonzero_grad && zero_gradient_is_noop()) return;
   const size_t n = p.dim.size();
   float* shadow = shadow_of(param_shadow_, index, n);
   float* arrays[kMaxShadowArrays];
   for (unsigned s = 0; s < shadow_count(); ++s) arrays[s] = shadow + s * n;
-  update_rule(gscale, current_weight_decay(), p.values.v, p.g.v, arrays, n);
+  // Without a gradient g is the (all-zero) cleared gradient memory.
+  update_rule(gscale, p.current_weight_decay(), p.values.v, p.g.v, arrays, n);
   p.clear_grad();
 }
 
 void Trainer::update_lookup_parameter(size_t index, float gscale) {
   LookupParameterStorage& p = *model->get_storage().lookup_params[index];
-  if (!p.nonzero_grad) return;
   const size_t total = p.all_dim.size();
   const size_t row = p.dim.size();
-  float* shadow = shadow_of(lookup_shadow_, index, total);
-  float* arrays[kMaxShadowArrays];
   const unsigned count = shadow_count();
+  const float wd = p.current_weight_decay();
+  float* arrays[kMaxShadowArrays];
   if (!sparse_updates_enabled || p.all_updated) {
+    if (!p.nonzero_grad && zero_gradient_is_noop()) return;
+    float* shadow = shadow_of(lookup_shadow_, index, total);
     for (unsigned s = 0; s < count; ++s) arrays[s] = shadow + s * total;
-    update_rule(gscale, current_weight_decay(), p.all_values.v, p.all_grads.v, arrays, total);
+    update_rule(gscale, wd, p.all_values.v, p.all_grads.v, arrays, total);
   } else {
+    if (!p.nonzero_grad) return;
+    float* shadow = shadow_of(lookup_shadow_, index, total);
     for (unsigned r : p.non_zero_grads) {
       for (unsigned s = 0; s < count; ++s) arrays[s] = shadow + s * total + size_t(r) * row;
-      update_rule(gscale, current_weight_decay(), p.values[r].v, p.grads[r].v, arrays, row);
+      update_rule(gscale, wd, p.values[r].v, p.grads[r].v, arrays, row);
     }
   }
   p.clear_grad();
@@ -120,6 +311,7 @@ void Trainer::update() {
   if (shadow_count() > kMaxShadowArrays)
     throw std::logic_error("Trainer: a rule may keep at most 4 shadow arrays");
   const float gscale = clip_gradients();
+  unswap_before_update();
   begin_update();
   const ParameterCollectionStorage& s = model->get_storage();
   // Frozen parameters' gradients are dropped too, so they do not pile up across updates (and
@@ -136,9 +328,7 @@ void Trainer::update() {
     else
       s.lookup_params[i]->clear_grad();
   }
-  ++updates;
-  ++updates_since_status;
-  after_update_weight_decay();
+  finish_update();
 }
 
 void Trainer::update(const std::vector<unsigned>& updated_params, const std::vector<unsigned>& updated_lookup_params) {
@@ -154,13 +344,167 @@ void Trainer::update(const std::vector<unsigned>& updated_params, const std::vec
                                   " out of range (the collection has " + std::to_string(s.lookup_params.size()) +
                                   " lookup parameters)");
   const float gscale = clip_gradients();
+  unswap_before_update();
   begin_update();
   for (unsigned i : updated_params) update_parameter(i, gscale);
   for (unsigned i : updated_lookup_params) update_lookup_parameter(i, gscale);
+  finish_update();
+}
+
+void Trainer::finish_update() {
+  // The average takes in the weights as the next forward sees them, i.e. after this update's
+  // weight-decay step (DyNet averaged the stored values before it; the same without weight decay).
+  const bool average_now =
+      ma_mode_ != MovingAverage::None && static_cast<unsigned long long>(updates) % ma_update_freq_ == 0;
   ++updates;
   ++updates_since_status;
-  after_update_weight_decay();
+  step_weight_decay();
+  if (average_now) update_moving_average();
+  end_update();
 }
+
+// ---- weight decay ----
+
+void Trainer::step_weight_decay() {
+  for (const auto& decay : model->get_storage().weight_decays) {
+    decay->update_weight_decay();
+    if (decay->parameters_need_rescaled()) fold_weight_decay(*decay);
+  }
+}
+
+void Trainer::fold_weight_decay(L2WeightDecay& decay) {
+  const float scale = decay.current_weight_decay();
+  const ParameterCollectionStorage& s = model->get_storage();
+  // Frozen parameters too (DyNet skipped them, which changed their effective values).
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    if (s.params[i]->weight_decay.get() != &decay) continue;
+    s.params[i]->scale_parameters(scale);
+    if (ma_params_swapped_ && i < saved_params_.size())
+      for (float& x : saved_params_[i]) x *= scale;
+  }
+  for (size_t i = 0; i < s.lookup_params.size(); ++i) {
+    if (s.lookup_params[i]->weight_decay.get() != &decay) continue;
+    s.lookup_params[i]->scale_parameters(scale);
+    if (ma_params_swapped_ && i < saved_lookup_.size())
+      for (float& x : saved_lookup_[i]) x *= scale;
+  }
+  decay.reset_weight_decay();
+}
+
+void Trainer::rescale_and_reset_weight_decay() {
+  for (const auto& decay : model->get_storage().weight_decays)
+    if (decay->current_weight_decay() != 1.f) fold_weight_decay(*decay);
+}
+
+// ---- moving averages ----
+
+void Trainer::exponential_moving_average(float beta, unsigned update_freq) {
+  if (updates > 0)
+    throw std::runtime_error("Trainer::exponential_moving_average must be called before the first update");
+  check_range("Trainer::exponential_moving_average", "beta", beta, 0, 1, true);
+  if (update_freq == 0)
+    throw std::invalid_argument("Trainer::exponential_moving_average: update_freq must be > 0");
+  ema_beta_ = beta;
+  ma_update_freq_ = update_freq;
+  ma_mode_ = MovingAverage::Exponential;
+}
+
+void Trainer::cumulative_moving_average(unsigned update_freq) {
+  if (updates > 0)
+    throw std::runtime_error("Trainer::cumulative_moving_average must be called before the first update");
+  if (update_freq == 0) throw std::invalid_argument("Trainer::cumulative_moving_average: update_freq must be > 0");
+  ma_update_freq_ = update_freq;
+  ma_mode_ = MovingAverage::Cumulative;
+}
+
+namespace {
+// ma ← the average with w = values × scale taken in (n weights averaged so far).
+void average_in(MovingAverage mode, float beta, float n, std::vector<float>& ma, const float* values, size_t size,
+                float scale) {
+  if (ma.size() != size) ma.assign(size, 0.f);  // a parameter added since the last step starts at 0 (as DyNet)
+  Arr avg(ma.data(), static_cast<Eigen::Index>(size));
+  CArr w(values, static_cast<Eigen::Index>(size));
+  if (mode == MovingAverage::Cumulative)
+    avg = (avg * n + w * scale) / (n + 1);
+  else
+    avg = avg * beta + w * ((1 - beta) * scale);
+}
+}  // namespace
+
+void Trainer::update_moving_average() {
+  const ParameterCollectionStorage& s = model->get_storage();
+  const float n = static_cast<float>(ma_updates_);
+  ma_params_.resize(s.params.size());
+  ma_lookup_.resize(s.lookup_params.size());
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    const ParameterStorage& p = *s.params[i];
+    average_in(ma_mode_, ema_beta_, n, ma_params_[i], p.values.v, p.dim.size(), p.current_weight_decay());
+  }
+  for (size_t i = 0; i < s.lookup_params.size(); ++i) {
+    const LookupParameterStorage& p = *s.lookup_params[i];
+    average_in(ma_mode_, ema_beta_, n, ma_lookup_[i], p.all_values.v, p.all_dim.size(), p.current_weight_decay());
+  }
+  ++ma_updates_;
+}
+
+void Trainer::swap_params_to_moving_average(bool save_weights, bool bias_correction) {
+  if (ma_mode_ == MovingAverage::None)
+    throw std::runtime_error(
+        "Trainer::swap_params_to_moving_average: no moving average is kept (call exponential_moving_average or "
+        "cumulative_moving_average before training)");
+  if (ma_updates_ == 0)
+    throw std::runtime_error("Trainer::swap_params_to_moving_average: the moving average has no weights yet (no update)");
+  if (ma_params_swapped_) return;
+  const float correction = (ma_mode_ == MovingAverage::Exponential && bias_correction)
+                               ? 1.f / (1.f - std::pow(ema_beta_, static_cast<float>(ma_updates_)))
+                               : 1.f;
+  const ParameterCollectionStorage& s = model->get_storage();
+  auto swap_in = [&](const std::vector<float>& ma, std::vector<float>* saved, float* values, float scale) {
+    if (saved) saved->assign(values, values + ma.size());
+    Arr(values, static_cast<Eigen::Index>(ma.size())) = CArr(ma.data(), static_cast<Eigen::Index>(ma.size())) * (correction / scale);
+  };
+  saved_params_.assign(save_weights ? ma_params_.size() : 0, {});
+  saved_lookup_.assign(save_weights ? ma_lookup_.size() : 0, {});
+  for (size_t i = 0; i < ma_params_.size(); ++i)
+    swap_in(ma_params_[i], save_weights ? &saved_params_[i] : nullptr, s.params[i]->values.v,
+            s.params[i]->current_weight_decay());
+  for (size_t i = 0; i < ma_lookup_.size(); ++i)
+    swap_in(ma_lookup_[i], save_weights ? &saved_lookup_[i] : nullptr, s.lookup_params[i]->all_values.v,
+            s.lookup_params[i]->current_weight_decay());
+  ma_params_swapped_ = true;
+  ma_params_saved_ = save_weights;
+}
+
+void Trainer::swap_params_to_weights() {
+  if (!ma_params_swapped_) return;
+  if (!ma_params_saved_)
+    throw std::runtime_error(
+        "Trainer::swap_params_to_weights: the weights were not saved (swap_params_to_moving_average was called "
+        "with save_weights=false)");
+  const ParameterCollectionStorage& s = model->get_storage();
+  for (size_t i = 0; i < saved_params_.size(); ++i)
+    std::copy(saved_params_[i].begin(), saved_params_[i].end(), s.params[i]->values.v);
+  for (size_t i = 0; i < saved_lookup_.size(); ++i)
+    std::copy(saved_lookup_[i].begin(), saved_lookup_[i].end(), s.lookup_params[i]->all_values.v);
+  saved_params_.clear();
+  saved_lookup_.clear();
+  ma_params_swapped_ = false;
+  ma_params_saved_ = false;
+}
+
+// Training continues from the weights: put them back when saved; without saved weights the
+// averages become the weights. (DyNet stepped the averaged values and then, on an averaging
+// update, overwrote that step with the saved weights.)
+void Trainer::unswap_before_update() {
+  if (!ma_params_swapped_) return;
+  if (ma_params_saved_) {
+    swap_params_to_weights();
+  } else {
+    ma_params_swapped_ = false;
+  }
+}
+
+// ---- misc ----
 
 void Trainer::update_epoch(real) {
   if (warned_update_epoch_) return;
@@ -187,6 +531,175 @@ void Trainer::status() {
   updates_since_status = 0;
 }
 
+// ---- save / populate ----
+
+void Trainer::save(std::ostream& os) {
+  if (ma_params_swapped_ && ma_params_saved_)
+    throw std::runtime_error(
+        "Trainer::save: the parameters are swapped to their moving average; call swap_params_to_weights() first");
+  const ParameterCollectionStorage& s = model->get_storage();
+  const size_t np = s.params.size(), nlp = s.lookup_params.size();
+  TextFormat format(os);
+  os << "#Trainer# " << np << ' ' << nlp << '\n';
+  // Swapped without saved weights counts as not swapped: the averages are the weights now.
+  os << learning_rate << ' ' << clipping_enabled << ' ' << clip_threshold << ' ' << updates << ' ' << ema_beta_ << ' '
+     << ma_mode_ << ' ' << false << ' ' << false << ' ' << ma_update_freq_ << ' ' << ma_updates_ << '\n';
+  if (ma_mode_ != MovingAverage::None) {
+    os << "[MA:TRUE]\n";
+    os << "#MA# " << ma_params_.size() << ' ' << ma_lookup_.size() << '\n';
+    for (const auto& ma : ma_params_) write_record(os, "#Parameter#", ma.data(), ma.size());
+    for (const auto& ma : ma_lookup_) write_record(os, "#LookupParameter#", ma.data(), ma.size());
+  } else {
+    os << "[MA:FALSE]\n";
+  }
+  const char* section = section_name();
+  if (!section) return;
+  os << section << ' ' << np << ' ' << nlp << '\n';
+  const unsigned count = shadow_count();
+  for (unsigned a = 0; a < count; ++a)
+    for (size_t i = 0; i < np; ++i) {
+      const size_t n = s.params[i]->dim.size();
+      write_record(os, "#Parameter#", shadow_of(param_shadow_, i, n) + a * n, n);
+    }
+  for (unsigned a = 0; a < count; ++a)
+    for (size_t i = 0; i < nlp; ++i) {
+      const size_t n = s.lookup_params[i]->all_dim.size();
+      write_record(os, "#LookupParameter#", shadow_of(lookup_shadow_, i, n) + a * n, n);
+    }
+  write_settings(os);
+}
+
+void Trainer::populate(std::istream& is, real lr) {
+  check_learning_rate("Trainer::populate", lr);
+  populate(is);
+  learning_rate = lr;
+}
+
+void Trainer::populate(std::istream& is) {
+  const ParameterCollectionStorage& s = model->get_storage();
+  // Everything is read into these first, so that a bad input changes nothing.
+  read_header(is, "#Trainer#", s);  // the counts only need to fit: the sections carry their own
+  Tokens t(next_line(is, "the trainer's counters"), "the trainer's counters");
+  const float lr = t.real_number("learning_rate");
+  const bool clipping = t.flag("clipping_enabled");
+  const float threshold = t.real_number("clip_threshold");
+  const double n_updates = t.number("updates");
+  const float beta = t.real_number("ema_beta");
+  MovingAverage mode;
+  {
+    const std::string w = t.word("the moving average mode");
+    std::istringstream ws(w);
+    if (!(ws >> mode)) format_error("unknown moving average mode '" + w + "' (None, Cumulative or Exponential)");
+  }
+  const bool swapped = t.flag("ma_params_swapped");
+  (void)t.flag("ma_params_saved");
+  const unsigned long freq = t.count("ma_update_freq");
+  const unsigned long n_ma = t.count("ma_updates");
+  t.end();
+  check_learning_rate("Trainer::populate", lr);
+  if (!(n_updates >= 0)) format_error("negative update count " + str(n_updates));
+  if (freq == 0) format_error("ma_update_freq must be > 0");
+  if (mode == MovingAverage::Exponential && !(beta >= 0 && beta < 1))
+    format_error("ema_beta must be in [0, 1), got " + str(beta));
+
+  std::vector<std::vector<float>> ma_params, ma_lookup;
+  const std::string ma_status = next_line(is, "the moving average status");
+  if (ma_status == "[MA:TRUE]") {
+    if (mode == MovingAverage::None) format_error("moving average values saved without a moving average mode");
+    const auto [ma_np, ma_nlp] = read_header(is, "#MA#", s);
+    ma_params.resize(ma_np);
+    ma_lookup.resize(ma_nlp);
+    for (size_t i = 0; i < ma_np; ++i) {
+      ma_params[i].resize(s.params[i]->dim.size());
+      read_record(is, "#Parameter#", ma_params[i].size(),
+                  "the moving average of " + param_what("parameter", i, s.params[i]->name), ma_params[i].data());
+    }
+    for (size_t i = 0; i < ma_nlp; ++i) {
+      ma_lookup[i].resize(s.lookup_params[i]->all_dim.size());
+      read_record(is, "#LookupParameter#", ma_lookup[i].size(),
+                  "the moving average of " + param_what("lookup parameter", i, s.lookup_params[i]->name),
+                  ma_lookup[i].data());
+    }
+  } else if (ma_status == "[MA:FALSE]") {
+    if (mode != MovingAverage::None || swapped)
+      format_error(
+          "the trainer was saved while its parameters were swapped to their moving average, so the file lacks the "
+          "averages");
+  } else {
+    format_error("expected [MA:TRUE] or [MA:FALSE], found '" + ma_status + "'");
+  }
+
+  std::vector<std::vector<float>> param_shadow, lookup_shadow;
+  std::function<void()> apply_settings = [] {};
+  if (const char* section = section_name()) {
+    std::string header;
+    bool present = true;
+    if (section_optional()) {
+      // Older files (DyNet's) end here; a line of something else saved after us is left unread.
+      present = false;
+      if (is.peek() == '#') {
+        const std::streampos pos = is.tellg();
+        std::getline(is, header);
+        present = header.compare(0, std::string(section).size(), section) == 0;
+        if (!present) {
+          if (pos == std::streampos(-1))
+            format_error("expected " + std::string(section) + " or the end of the input, found '" + header + "'");
+          is.clear();
+          is.seekg(pos);
+        }
+      }
+    } else {
+      header = next_line(is, std::string("the ") + section + " header");
+    }
+    if (present) {
+      const auto [sec_np, sec_nlp] = parse_header(header, section, s);
+      const unsigned count = shadow_count();
+      param_shadow.resize(sec_np);
+      lookup_shadow.resize(sec_nlp);
+      for (size_t i = 0; i < sec_np; ++i) param_shadow[i].assign(count * s.params[i]->dim.size(), 0.f);
+      for (size_t i = 0; i < sec_nlp; ++i) lookup_shadow[i].assign(count * s.lookup_params[i]->all_dim.size(), 0.f);
+      for (unsigned a = 0; a < count; ++a)
+        for (size_t i = 0; i < sec_np; ++i) {
+          const size_t n = s.params[i]->dim.size();
+          read_record(is, "#Parameter#", n,
+                      "shadow array " + std::to_string(a) + " of " + param_what("parameter", i, s.params[i]->name),
+                      param_shadow[i].data() + a * n);
+        }
+      for (unsigned a = 0; a < count; ++a)
+        for (size_t i = 0; i < sec_nlp; ++i) {
+          const size_t n = s.lookup_params[i]->all_dim.size();
+          read_record(is, "#LookupParameter#", n,
+                      "shadow array " + std::to_string(a) + " of " +
+                          param_what("lookup parameter", i, s.lookup_params[i]->name),
+                      lookup_shadow[i].data() + a * n);
+        }
+      std::istringstream settings(next_line(is, std::string("the ") + section + " settings"));
+      apply_settings = parse_settings(settings);
+    }
+  }
+
+  // Commit.
+  learning_rate = lr;
+  clipping_enabled = clipping;
+  clip_threshold = threshold;
+  updates = n_updates;
+  ema_beta_ = beta;
+  ma_mode_ = mode;
+  ma_update_freq_ = static_cast<unsigned>(freq);
+  ma_updates_ = static_cast<unsigned>(n_ma);
+  ma_params_swapped_ = ma_params_saved_ = false;
+  saved_params_.clear();
+  saved_lookup_.clear();
+  ma_params_ = std::move(ma_params);
+  ma_lookup_ = std::move(ma_lookup);
+  // Parameters the file does not cover start with fresh (zero) state, allocated on their first update.
+  if (section_name()) {
+    param_shadow_ = std::move(param_shadow);
+    lookup_shadow_ = std::move(lookup_shadow);
+  }
+  apply_settings();
+}
+
 // ---------------- SimpleSGDTrainer ----------------
 
 SimpleSGDTrainer::SimpleSGDTrainer(ParameterCollection& m, real lr) : Trainer(m, lr) {}
@@ -197,14 +710,153 @@ void SimpleSGDTrainer::update_rule(float gscale, float weight_decay, float* p, c
   for (size_t k = 0; k < n; ++k) p[k] -= step * g[k];
 }
 
+// ---------------- CyclicalSGDTrainer ----------------
+
+CyclicalSGDTrainer::CyclicalSGDTrainer(ParameterCollection& m, float lr_min, float lr_max, float step, float g, float)
+    : Trainer(m, lr_min), e_min(lr_min), e_max(lr_max), step_size(step), gamma(g) {
+  check_learning_rate("CyclicalSGDTrainer", lr_max);
+  if (!(step > 0) || std::isinf(step))
+    throw std::invalid_argument("CyclicalSGDTrainer: step_size must be finite and > 0, got " + str(step));
+  check_non_negative("CyclicalSGDTrainer", "gamma", g);
+}
+
+void CyclicalSGDTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const*,
+                                     size_t n) {
+  const float step = learning_rate * gscale / weight_decay;
+  for (size_t k = 0; k < n; ++k) p[k] -= step * g[k];
+}
+
+void CyclicalSGDTrainer::end_update() { learning_rate = cyclical_rate(e_min, e_max, step_size, gamma, it++); }
+
+void CyclicalSGDTrainer::write_settings(std::ostream& os) const {
+  os << e_min << ' ' << e_max << ' ' << step_size << ' ' << gamma << ' ' << it << '\n';
+}
+std::function<void()> CyclicalSGDTrainer::parse_settings(std::istream& is) {
+  const std::string who = "CyclicalSGDTrainer";
+  const float lo = setting(is, who, "learning_rate_min"), hi = setting(is, who, "learning_rate_max");
+  const float step = setting(is, who, "step_size"), g = setting(is, who, "gamma");
+  const unsigned position = setting_count(is, who, "it");
+  settings_end(is, who);
+  if (!(step > 0)) format_error("CyclicalSGDTrainer settings: step_size must be > 0, got " + str(step));
+  return [=, this] {
+    e_min = lo;
+    e_max = hi;
+    step_size = step;
+    gamma = g;
+    it = position;
+  };
+}
+
+// ---------------- MomentumSGDTrainer ----------------
+
+MomentumSGDTrainer::MomentumSGDTrainer(ParameterCollection& m, real lr, real mom) : Trainer(m, lr), momentum(mom) {
+  check_non_negative("MomentumSGDTrainer", "mom", mom);
+}
+
+void MomentumSGDTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g,
+                                     float* const* shadow, size_t n) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  Arr x(p, len), v(shadow[0], len);
+  CArr grad(g, len);
+  v = v * momentum - grad * (learning_rate * gscale);
+  x += v / weight_decay;
+}
+
+void MomentumSGDTrainer::write_settings(std::ostream& os) const { os << momentum << '\n'; }
+std::function<void()> MomentumSGDTrainer::parse_settings(std::istream& is) {
+  const float mom = setting(is, "MomentumSGDTrainer", "momentum");
+  settings_end(is, "MomentumSGDTrainer");
+  return [=, this] { momentum = mom; };
+}
+
+// ---------------- AdagradTrainer ----------------
+
+AdagradTrainer::AdagradTrainer(ParameterCollection& m, real lr, real eps) : Trainer(m, lr), epsilon(eps) {
+  check_non_negative("AdagradTrainer", "eps", eps);
+}
+
+void AdagradTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                                 size_t n) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  Arr x(p, len), sum_sq(shadow[0], len);
+  CArr grad(g, len);
+  sum_sq += (grad * gscale).square();
+  x -= (grad * gscale) / (sum_sq + epsilon).sqrt() * (learning_rate / weight_decay);
+}
+
+void AdagradTrainer::write_settings(std::ostream& os) const { os << epsilon << '\n'; }
+std::function<void()> AdagradTrainer::parse_settings(std::istream& is) {
+  const float eps = setting(is, "AdagradTrainer", "epsilon");
+  settings_end(is, "AdagradTrainer");
+  return [=, this] { epsilon = eps; };
+}
+
+// ---------------- AdadeltaTrainer ----------------
+
+AdadeltaTrainer::AdadeltaTrainer(ParameterCollection& m, real eps, real r) : Trainer(m, 1.0), epsilon(eps), rho(r) {
+  check_non_negative("AdadeltaTrainer", "eps", eps);
+  check_range("AdadeltaTrainer", "rho", r, 0, 1, false);
+}
+
+void AdadeltaTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                                  size_t n) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  Arr x(p, len), hist_g(shadow[0], len), hist_d(shadow[1], len);
+  CArr grad(g, len);
+  for (Eigen::Index k = 0; k < len; ++k) {
+    const float gk = grad[k] * gscale;
+    hist_g[k] = hist_g[k] * rho + gk * gk * (1.f - rho);
+    const float delta = -gk * std::sqrt(hist_d[k] + epsilon) / std::sqrt(hist_g[k] + epsilon);
+    hist_d[k] = hist_d[k] * rho + delta * delta * (1.f - rho);
+    x[k] += delta / weight_decay;
+  }
+}
+
+void AdadeltaTrainer::write_settings(std::ostream& os) const { os << epsilon << ' ' << rho << '\n'; }
+std::function<void()> AdadeltaTrainer::parse_settings(std::istream& is) {
+  const float eps = setting(is, "AdadeltaTrainer", "epsilon"), r = setting(is, "AdadeltaTrainer", "rho");
+  settings_end(is, "AdadeltaTrainer");
+  return [=, this] {
+    epsilon = eps;
+    rho = r;
+  };
+}
+
+// ---------------- RMSPropTrainer ----------------
+
+RMSPropTrainer::RMSPropTrainer(ParameterCollection& m, real lr, real eps, real r)
+    : Trainer(m, lr), epsilon(eps), rho(r) {
+  check_non_negative("RMSPropTrainer", "eps", eps);
+  check_range("RMSPropTrainer", "rho", r, 0, 1, false);
+}
+
+void RMSPropTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                                 size_t n) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  Arr x(p, len), mean_sq(shadow[0], len);
+  CArr grad(g, len);
+  mean_sq = mean_sq * rho + (grad * gscale).square() * (1.f - rho);
+  x -= (grad * gscale) / (mean_sq + epsilon).sqrt() * (learning_rate / weight_decay);
+}
+
+void RMSPropTrainer::write_settings(std::ostream& os) const { os << epsilon << ' ' << rho << '\n'; }
+std::function<void()> RMSPropTrainer::parse_settings(std::istream& is) {
+  const float eps = setting(is, "RMSPropTrainer", "epsilon"), r = setting(is, "RMSPropTrainer", "rho");
+  settings_end(is, "RMSPropTrainer");
+  return [=, this] {
+    epsilon = eps;
+    rho = r;
+  };
+}
+
 // ---------------- AdamTrainer ----------------
 
 AdamTrainer::AdamTrainer(ParameterCollection& m, float lr, float b1, float b2, float eps)
     : Trainer(m, lr), beta_1(b1), beta_2(b2), epsilon(eps) {
   if (!(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1))
-    throw std::invalid_argument("AdamTrainer: beta_1 and beta_2 must be in [0, 1), got " + std::to_string(b1) +
-                                " and " + std::to_string(b2));
-  if (!(eps >= 0)) throw std::invalid_argument("AdamTrainer: eps must be >= 0, got " + std::to_string(eps));
+    throw std::invalid_argument("AdamTrainer: beta_1 and beta_2 must be in [0, 1), got " + str(b1) + " and " +
+                                str(b2));
+  check_non_negative("AdamTrainer", "eps", eps);
 }
 
 void AdamTrainer::begin_update() {
@@ -215,14 +867,113 @@ void AdamTrainer::begin_update() {
 
 void AdamTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
                               size_t n) {
-  using Arr = Eigen::Map<Eigen::ArrayXf>;
-  using CArr = Eigen::Map<const Eigen::ArrayXf>;
   const Eigen::Index len = static_cast<Eigen::Index>(n);
   Arr x(p, len), m(shadow[0], len), v(shadow[1], len);
   CArr grad(g, len);
   m = m * beta_1 + grad * ((1.f - beta_1) * gscale);
   v = v * beta_2 + grad.square() * ((1.f - beta_2) * gscale * gscale);
   x -= m / (v.sqrt() + epsilon) * (step_size_ / weight_decay);
+}
+
+void AdamTrainer::write_settings(std::ostream& os) const {
+  os << beta_1 << ' ' << beta_2 << ' ' << epsilon << '\n';
+}
+std::function<void()> AdamTrainer::parse_settings(std::istream& is) {
+  std::string who = section_name();
+  who = who.substr(1, who.size() - 2);  // "#AdamTrainer#" -> "AdamTrainer"
+  const float b1 = setting(is, who, "beta_1"), b2 = setting(is, who, "beta_2"), eps = setting(is, who, "epsilon");
+  settings_end(is, who);
+  if (!(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1))
+    format_error(who + " settings: beta_1 and beta_2 must be in [0, 1), got " + str(b1) + " and " +
+                 str(b2));
+  return [=, this] {
+    beta_1 = b1;
+    beta_2 = b2;
+    epsilon = eps;
+  };
+}
+
+// ---------------- AmsgradTrainer ----------------
+
+AmsgradTrainer::AmsgradTrainer(ParameterCollection& m, float lr, float b1, float b2, float eps)
+    : AdamTrainer(m, lr, b1, b2, eps) {}
+
+void AmsgradTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                                 size_t n) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  Arr x(p, len), m(shadow[0], len), v(shadow[1], len), v_max(shadow[2], len);
+  CArr grad(g, len);
+  m = m * beta_1 + grad * ((1.f - beta_1) * gscale);
+  v = v * beta_2 + grad.square() * ((1.f - beta_2) * gscale * gscale);
+  v_max = v_max.max(v);
+  x -= m / (v_max.sqrt() + epsilon) * (step_size_ / weight_decay);
+}
+
+// ---------------- EGTrainer ----------------
+
+EGTrainer::EGTrainer(ParameterCollection& m, real lr, real mom, real) : Trainer(m, lr), momentum(mom) {
+  check_non_negative("EGTrainer", "mom", mom);
+}
+
+void EGTrainer::enableCyclicalLR(float lr_min, float lr_max, float step, float g) {
+  check_learning_rate("EGTrainer::enableCyclicalLR", lr_min);
+  check_learning_rate("EGTrainer::enableCyclicalLR", lr_max);
+  if (!(step > 0) || std::isinf(step))
+    throw std::invalid_argument("EGTrainer::enableCyclicalLR: step_size must be finite and > 0, got " + str(step));
+  check_non_negative("EGTrainer::enableCyclicalLR", "gamma", g);
+  isCyclical = true;
+  e_min = lr_min;
+  e_max = lr_max;
+  step_size = step;
+  gamma = g;
+  it = 0;
+}
+
+void EGTrainer::end_update() {
+  if (isCyclical) learning_rate = cyclical_rate(e_min, e_max, step_size, gamma, it++);
+}
+
+void EGTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
+                            size_t n) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  Arr x(p, len), v(shadow[0], len);
+  CArr grad(g, len);
+  // log(0) = -inf stays 0 after the step; a negative value (or NaN) or no positive one would give NaN.
+  if (!(x >= 0).all() || !(x.maxCoeff() > 0))
+    throw std::runtime_error("EGTrainer: exponentiated gradient needs non-negative parameter values with at least "
+                             "one positive, but a tensor of " + std::to_string(n) + " values has not");
+  v = v * momentum - grad * (learning_rate * gscale);
+  x = x.log() + v / weight_decay;
+  const float max = x.maxCoeff();
+  const float log_z = max + static_cast<float>(std::log((x - max).exp().cast<double>().sum()));
+  x = (x - log_z).exp();
+  last_max_ = max;
+  last_log_z_ = log_z;
+}
+
+void EGTrainer::write_settings(std::ostream& os) const {
+  os << last_log_z_ << ' ' << last_max_ << ' ' << momentum << ' ' << e_min << ' ' << e_max << ' ' << step_size << ' '
+     << gamma << ' ' << it << ' ' << isCyclical << '\n';
+}
+std::function<void()> EGTrainer::parse_settings(std::istream& is) {
+  const std::string who = "EGTrainer";
+  const float log_z = setting(is, who, "zeg"), max = setting(is, who, "meg"), mom = setting(is, who, "momentum");
+  const float lo = setting(is, who, "e_min"), hi = setting(is, who, "e_max"), step = setting(is, who, "step_size");
+  const float g = setting(is, who, "gamma");
+  const unsigned position = setting_count(is, who, "it"), cyclical = setting_count(is, who, "isCyclical");
+  settings_end(is, who);
+  if (cyclical > 1) format_error("EGTrainer settings: isCyclical must be 0 or 1, got " + std::to_string(cyclical));
+  return [=, this] {
+    last_log_z_ = log_z;
+    last_max_ = max;
+    momentum = mom;
+    e_min = lo;
+    e_max = hi;
+    step_size = step;
+    gamma = g;
+    it = position;
+    isCyclical = cyclical == 1;
+  };
 }
 
 }  // namespace dynet
