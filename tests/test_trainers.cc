@@ -679,6 +679,45 @@ TEST(WeightDecay, ScaleStepsAndParameterNodesOutputScaledValues) {
   expect_near_all(values_of(p), {0.4 / 0.5, 0.8 / 0.5});
 }
 
+// End to end through graphs: SGD with weight decay on ½‖W·x - y‖² is gradient descent followed by
+// shrinking the weights by (1-λ), across the rescale after the 9th update (0.85^9 < 0.25).
+TEST(WeightDecay, TrainingThroughGraphsIsSgdWithShrinkage) {
+  const double lambda = 0.15, lr = 0.1;
+  ParameterCollection m(static_cast<float>(lambda));
+  Parameter W = m.add_parameters({2, 3});
+  W.set_value({0.5f, -0.25f, 1.f, 0.75f, -1.f, 0.25f});
+  LookupParameter E = m.add_lookup_parameters(2, {3});
+  E.initialize(1, {0.2f, 0.4f, -0.6f});
+  SimpleSGDTrainer sgd(m, static_cast<float>(lr));
+  sgd.clipping_enabled = false;
+  std::vector<double> w = {0.5, -0.25, 1, 0.75, -1, 0.25}, e = {0.2, 0.4, -0.6};
+  const std::vector<double> y = {1, -1};
+  testing::internal::CaptureStderr();
+  for (int t = 0; t < 12; ++t) {
+    ComputationGraph cg;
+    Expression x = lookup(cg, E, 1u);
+    Expression loss = squared_distance(parameter(cg, W) * x, input(cg, Dim({2}), {1.f, -1.f})) * 0.5f;
+    cg.forward(loss);
+    cg.backward(loss);
+    sgd.update();
+    // Reference on the effective values (column-major W).
+    std::vector<double> r(2), gw(6), ge(3, 0);
+    for (int i = 0; i < 2; ++i) r[i] = w[i] * e[0] + w[2 + i] * e[1] + w[4 + i] * e[2] - y[i];
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 2; ++i) {
+        gw[2 * j + i] = r[i] * e[j];
+        ge[j] += w[2 * j + i] * r[i];
+      }
+    for (int k = 0; k < 6; ++k) w[k] = (w[k] - lr * gw[k]) * (1 - lambda);
+    for (int j = 0; j < 3; ++j) e[j] = (e[j] - lr * ge[j]) * (1 - lambda);
+  }
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("RESCALE WEIGHT DECAY"), std::string::npos);
+  ComputationGraph cg;
+  expect_near_all(as_vector(cg.forward(parameter(cg, W))), w, 1e-5);
+  expect_near_all(as_vector(cg.forward(lookup(cg, E, 1u))), e, 1e-5);
+}
+
 TEST(WeightDecay, RescalesBelowAQuarterAndKeepsEffectiveValues) {
   ParameterCollection m(0.5f);
   Parameter p = m.add_parameters({2});
@@ -935,6 +974,113 @@ TEST(TrainerText, TheFormatIsDynets) {
             "[MA:TRUE]\n"
             "#MA# 1 0\n"
             "#Parameter# 2 " + values_line(values_of(p)) + "\n");
+}
+
+void expect_populate_error(Trainer& t, const std::string& text, const std::string& message) {
+  const std::string before = saved(t);
+  const float lr = t.learning_rate;
+  std::istringstream in(text);
+  try {
+    t.populate(in, 0.5f);
+    ADD_FAILURE() << "expected std::runtime_error containing '" << message << "'";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(saved(t), before);  // unchanged
+  EXPECT_EQ(t.learning_rate, lr);
+}
+
+TEST(TrainerText, BadInputThrowsAndLeavesTheTrainerUnchanged) {
+  TrainedModel source;
+  MomentumSGDTrainer trained(source.m, 0.1f);
+  trained.cumulative_moving_average();
+  for (int k = 1; k <= 2; ++k) source.step(trained, k);
+  const std::string text = saved(trained);
+
+  TrainedModel target;
+  MomentumSGDTrainer t(target.m, 0.3f);
+  target.step(t, 1);
+  // Fewer parameters than the file covers.
+  {
+    ParameterCollection small;
+    small.add_parameters({2, 2});
+    MomentumSGDTrainer s(small);
+    expect_populate_error(s, text, "covers 2 parameters, but the collection has 1");
+  }
+  // Same counts, a parameter of another size.
+  {
+    ParameterCollection other;
+    other.add_parameters({2, 2});
+    other.add_parameters({4});
+    other.add_lookup_parameters(4, {2});
+    MomentumSGDTrainer s(other);
+    expect_populate_error(s, text, "has 3 values, but the parameter has 4");
+  }
+  // Another trainer's state.
+  {
+    std::ostringstream adam_text;
+    AdamTrainer adam(source.m);
+    adam.save(adam_text);
+    expect_populate_error(t, adam_text.str(), "expected #MomentumSGDTrainer#");
+  }
+  // Truncated, garbled and inconsistent inputs.
+  expect_populate_error(t, text.substr(0, text.size() / 2), "Trainer::populate");
+  expect_populate_error(t, "", "the input ends before");
+  std::string garbled = text;
+  garbled.replace(garbled.find("Cumulative"), 10, "Sometimes");
+  expect_populate_error(t, garbled, "unknown moving average mode 'Sometimes'");
+  std::string bad_number = text;
+  bad_number.replace(bad_number.find("#Parameter# 4 ") + 14, 1, "x");
+  expect_populate_error(t, bad_number, "is not a number");
+  std::string no_average = text;
+  no_average.replace(no_average.find("[MA:TRUE]"), 9, "[MA:FALSE]");
+  expect_populate_error(t, no_average, "swapped");
+
+  // The good input still loads afterwards, and populate(is, lr) sets the rate.
+  std::istringstream in(text);
+  t.populate(in, 0.05f);
+  EXPECT_FLOAT_EQ(t.learning_rate, 0.05f);
+  EXPECT_EQ(t.updates, 2);
+  EXPECT_THROW(t.populate(in, -1.f), std::invalid_argument);
+}
+
+TEST(TrainerText, LaterParametersStartFreshAndOlderFilesLoad) {
+  // A collection that grew after the save: the new parameter gets zero state.
+  ParameterCollection m;
+  Parameter a = m.add_parameters({1}, ParameterInitConst(0.f));
+  MomentumSGDTrainer t(m, 1.f, 0.5f);
+  give_grad(a, {1.f});
+  t.update();  // velocity -1
+  const std::string text = saved(t);
+  Parameter b = m.add_parameters({1}, ParameterInitConst(0.f));
+  MomentumSGDTrainer fresh(m, 1.f, 0.5f);
+  std::istringstream in(text);
+  fresh.populate(in);
+  fresh.update();  // no gradients: a moves on its velocity, b has none
+  expect_near_all(values_of(a), {-1.5});
+  expect_near_all(values_of(b), {0});
+
+  // DyNet does not save CyclicalSGDTrainer's schedule: its files end after the base section.
+  ParameterCollection c;
+  c.add_parameters({1});
+  CyclicalSGDTrainer cyc(c, 0.01f, 0.1f, 2.f);
+  cyc.update();
+  cyc.update();
+  const std::string full = saved(cyc);
+  const std::string dynet_file = full.substr(0, full.find("#CyclicalSGDTrainer#"));
+  CyclicalSGDTrainer other(c, 0.02f, 0.2f, 4.f);
+  std::istringstream old_in(dynet_file + "#Parameter# /next-record\n");
+  other.populate(old_in);
+  EXPECT_EQ(other.it, 0u);  // schedule kept
+  EXPECT_FLOAT_EQ(other.e_max, 0.2f);
+  std::string next;
+  std::getline(old_in, next);
+  EXPECT_EQ(next, "#Parameter# /next-record");  // what follows is left unread
+  std::istringstream full_in(full);
+  other.populate(full_in);
+  EXPECT_EQ(other.it, 2u);
+  EXPECT_FLOAT_EQ(other.e_max, 0.1f);
+  EXPECT_EQ(saved(other), full);
 }
 
 }  // namespace
