@@ -241,4 +241,47 @@ Expression flip_gradient(const Expression& x);                       // x; gradi
 // One-hot of the maximum of each column (first on ties); gradient zero or, straight-through, passed unchanged.
 Expression argmax(const Expression& x, GradientMode gradient_mode);
 
+// ---- convolution (images are column-major {H, W, C}, filters {KH, KW, C_in, C_out}) ----
+Expression filter1d_narrow(const Expression& x, const Expression& f);  // y[i,j] = Σ_{r,c} x[r,j+c] f[r,c,i]
+Expression kmh_ngram(const Expression& x, unsigned n);                 // y[:,j] = Σ_{k<n} x[:,j+k]
+// 2-d cross-correlation; stride {rows, cols}; is_valid false: TensorFlow's 'SAME' padding
+Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride, bool is_valid = true);
+Expression conv2d(const Expression& x, const Expression& f, const Expression& b, const std::vector<unsigned>& stride,
+                  bool is_valid = true);  // + b[c_out]
+Expression maxpooling2d(const Expression& x, const std::vector<unsigned>& ksize, const std::vector<unsigned>& stride,
+                        bool is_valid = true);  // max over each ksize window
+
+// ---- tensor (3-d) contractions ----
+Expression contract3d_1d(const Expression& x, const Expression& y);  // z[i,j] = Σ_k x[i,j,k] y[k]
+Expression contract3d_1d(const Expression& x, const Expression& y, const Expression& b);  // + b[i,j]
+Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z);  // Σ_{j,k} x[i,j,k] y[k] z[j]
+Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z,
+                            const Expression& b);  // + b[i]
+
+// ---- linear algebra (per batch element) ----
+Expression inverse(const Expression& x);                             // x⁻¹
+Expression logdet(const Expression& x);                              // log |det x|
+Expression trace_of_product(const Expression& x, const Expression& y);  // tr(x yᵀ)
+
+// ---- normalization ----
+Expression layer_norm(const Expression& x, const Expression& g, const Expression& b);  // g ⊙ (x - μ) / (σ + 1e-8) + b
+Expression weight_norm(const Expression& w, const Expression& g);                      // g w / ‖w‖
+
+// ---- fused LSTM nodes (gates stacked i, f, o, g; forget bias +1 inside) ----
+// [σ(a_i); σ(a_f + 1); σ(a_o); tanh(a_g)] with a = Wx x_t + Wh h_tm1 + b (weights + N(0, weightnoise_std²))
+Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
+                              const Expression& Wh, const Expression& b, real weightnoise_std = 0.f);
+Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
+                                     const Expression& Wh, const Expression& b, real weightnoise_std = 0.f);
+// the same with x_t ⊙ dropout_mask_x and h_tm1 ⊙ dropout_mask_h
+Expression vanilla_lstm_gates_dropout(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
+                                      const Expression& Wh, const Expression& b, const Expression& dropout_mask_x,
+                                      const Expression& dropout_mask_h, real weightnoise_std = 0.f);
+Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
+                                             const Expression& Wx, const Expression& Wh, const Expression& b,
+                                             const Expression& dropout_mask_x, const Expression& dropout_mask_h,
+                                             real weightnoise_std = 0.f);
+Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t);  // i ⊙ g + f ⊙ c_tm1
+Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t);    // o ⊙ tanh(c_t)
+
 }  // namespace dynet

@@ -1,0 +1,442 @@
+// Convolution: filter1d_narrow, kmh_ngram, conv2d (with or without bias) and maxpooling2d.
+//
+// Layout is DyNet's: an image is column-major H x W x C (H fastest), a filter KH x KW x C_in x C_out,
+// batch slowest. conv2d is a cross-correlation (the filter is not flipped), like DyNet's Eigen/cuDNN
+// kernels and TensorFlow; 'same' padding puts the odd pixel after (pad_before = total / 2).
+//
+// conv2d runs as im2col + GEMM (cpu::gemm, i.e. oneDNN sgemm for real sizes): per batch element the
+// patches form P {OH*OW, KH*KW*C_in} whose column order matches the filter's memory order, so the filter
+// is used in place as F {KH*KW*C_in, C_out} and Y = P·F lands directly in DyNet's H x W x C output
+// layout. Backward: dF += Pᵀ·dY, dX += col2im(dY·Fᵀ).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "core/mem.h"
+#include "kernels/cpu/gemm.h"
+#include "ops/common.h"
+
+namespace dynet {
+namespace {
+
+using Xs = const std::vector<Expression>&;
+
+std::string join(const ArgDims& xs) {
+  std::string s;
+  for (unsigned i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + xs[i].str();
+  return s;
+}
+
+// Batch count of several arguments that are each unbatched or of one common count.
+unsigned common_bd(const char* op, const ArgDims& xs) {
+  unsigned bd = 1;
+  for (unsigned i = 0; i < xs.size(); ++i) {
+    if (xs[i].bd == 1 || xs[i].bd == bd) continue;
+    if (bd != 1) op_error(op, "batch sizes differ: " + join(xs));
+    bd = xs[i].bd;
+  }
+  return bd;
+}
+
+// ---------------------------------------------------------------------------------------------
+// filter1d_narrow(x, f): x {d, n}, f {d, k} or {d, k, m}; y {m, n-k+1} with
+// y[i, j] = Σ_{r, c} x[r, j+c] · f[r, c, i]. Window j of x is the contiguous block of d·k floats at
+// column j, so each output column is one product Fᵀ · window with F {d·k, m}.
+Dim filter1d_shape(const ArgDims& xs, AttrView) {
+  constexpr const char* op = "filter1d_narrow";
+  const Dim &x = xs[0], &f = xs[1];
+  if (x.nd > 2 || f.nd < 2 || f.nd > 3 || x.rows() != f.rows())
+    op_error(op, "needs x {d,n} and f {d,k} or {d,k,filters} with the same d: x " + x.str() + ", f " + f.str());
+  if (f.cols() > x.cols()) op_error(op, "filter " + f.str() + " is wider than x " + x.str());
+  return Dim({f[2], x.cols() - f.cols() + 1}, common_bd(op, xs));
+}
+void filter1d_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const unsigned d = x.d.rows(), k = f.d.cols(), m = f.d[2], out_cols = a.fx.d.cols();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+    cpu::CMatMap F(f.batch_ptr(b), d * k, m);
+    cpu::MatMap Y(a.fx.batch_ptr(b), m, out_cols);
+    const float* xb = x.batch_ptr(b);
+    for (unsigned j = 0; j < out_cols; ++j)
+      Y.col(j).noalias() = F.transpose() * Eigen::Map<const Eigen::VectorXf>(xb + size_t(j) * d, d * k);
+  }
+}
+void filter1d_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const unsigned d = x.d.rows(), k = f.d.cols(), m = f.d[2], out_cols = a.fx.d.cols();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+    cpu::CMatMap G(a.dEdf.batch_ptr(b), m, out_cols);
+    if (a.i == 0) {
+      cpu::CMatMap F(f.batch_ptr(b), d * k, m);
+      float* dx = a.dEdxi.batch_ptr(b);
+      for (unsigned j = 0; j < out_cols; ++j)
+        Eigen::Map<Eigen::VectorXf>(dx + size_t(j) * d, d * k) += F * G.col(j);
+    } else {
+      cpu::MatMap dF(a.dEdxi.batch_ptr(b), d * k, m);
+      const float* xb = x.batch_ptr(b);
+      for (unsigned j = 0; j < out_cols; ++j)
+        dF.noalias() += Eigen::Map<const Eigen::VectorXf>(xb + size_t(j) * d, d * k) * G.col(j).transpose();
+    }
+  }
+}
+std::vector<OpSample> filter1d_samples() {
+  auto b = [](ComputationGraph&, Xs x) { return filter1d_narrow(x[0], x[1]); };
+  return {{"one_filter", {Dim({3, 6}), Dim({3, 2})}, b},
+          {"three_filters", {Dim({2, 5}), Dim({2, 3, 3})}, b},
+          {"full_width", {Dim({2, 3}), Dim({2, 3, 2})}, b},
+          {"batched_x", {Dim({2, 5}, 2), Dim({2, 2, 3})}, b},
+          {"batched_both", {Dim({2, 4}, 2), Dim({2, 2, 2}, 2)}, b},
+          {"rows_differ", {Dim({3, 5}), Dim({2, 2})}, b, -1, 1, true},
+          {"too_wide", {Dim({2, 2}), Dim({2, 3})}, b, -1, 1, true},
+          {"x_not_matrix", {Dim({2, 3, 2}), Dim({2, 2})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({2, 4}, 2), Dim({2, 2}, 3)}, b, -1, 1, true}};
+}
+const OpId k_filter1d = register_op({.name = "filter1d_narrow",
+                                     .doc = "y[i,j] = Σ_{r,c} x[r,j+c] · f[r,c,i]",
+                                     .shape = filter1d_shape,
+                                     .forward = filter1d_fwd,
+                                     .backward = filter1d_bwd,
+                                     .batch = {.batchable = true, .shared = 2},
+                                     .samples = filter1d_samples});
+
+// ---------------------------------------------------------------------------------------------
+// kmh_ngram(x, n): x {d, cols}; y {d, cols-n+1} with y[:, j] = Σ_{k<n} x[:, j+k].
+Dim kmh_shape(const ArgDims& xs, AttrView a) {
+  const unsigned n = a.as<unsigned>();
+  const Dim& x = xs[0];
+  if (x.nd > 2) op_error("kmh_ngram", "needs a matrix {d,cols}, got " + x.str());
+  if (n == 0 || n > x.cols())
+    op_error("kmh_ngram", "n = " + std::to_string(n) + " must be in [1, cols] for x " + x.str());
+  return Dim({x.rows(), x.cols() - n + 1}, x.bd);
+}
+void kmh_fwd(const ForwardArgs& a) {
+  const unsigned n = a.attr.as<unsigned>();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+    cpu::MatMap Y = cpu::mat(a.fx, b);
+    cpu::CMatMap X = cpu::cmat(a.xs[0], b);
+    for (Eigen::Index j = 0; j < Y.cols(); ++j) Y.col(j) = X.middleCols(j, n).rowwise().sum();
+  }
+}
+void kmh_bwd(const BackwardArgs& a) {
+  const unsigned n = a.attr.as<unsigned>();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+    cpu::CMatMap G = cpu::cmat(a.dEdf, b);
+    cpu::MatMap dX = cpu::mat(a.dEdxi, b);
+    for (Eigen::Index j = 0; j < G.cols(); ++j)
+      for (unsigned k = 0; k < n; ++k) dX.col(j + k) += G.col(j);
+  }
+}
+std::vector<OpSample> kmh_samples() {
+  auto with = [](unsigned n) { return [n](ComputationGraph&, Xs x) { return kmh_ngram(x[0], n); }; };
+  return {{"bigram", {Dim({3, 5})}, with(2)},
+          {"unigram", {Dim({2, 3})}, with(1)},
+          {"full", {Dim({2, 4})}, with(4)},
+          {"batched", {Dim({2, 4}, 3)}, with(3)},
+          {"n_too_big", {Dim({2, 3})}, with(4), -1, 1, true},
+          {"n_zero", {Dim({2, 3})}, with(0), -1, 1, true},
+          {"three_dims", {Dim({2, 3, 2})}, with(2), -1, 1, true}};
+}
+const OpId k_kmh = register_op({.name = "kmh_ngram",
+                                .doc = "y[:,j] = Σ_{k<n} x[:,j+k]",
+                                .shape = kmh_shape,
+                                .forward = kmh_fwd,
+                                .backward = kmh_bwd,
+                                .batch = {.batchable = true},
+                                .samples = kmh_samples});
+
+// ---------------------------------------------------------------------------------------------
+// Window geometry shared by conv2d and maxpooling2d (DyNet's / TensorFlow's rules):
+//   valid: out = ceil((in - k + 1) / s), no padding;
+//   same:  out = ceil(in / s), total padding max((out-1)·s + k - in, 0), half of it (rounded down) before.
+struct Axis {
+  unsigned in, k, s, out, pad;
+};
+Axis make_axis(unsigned in, unsigned k, unsigned s, bool valid) {
+  if (valid) return {in, k, s, (in - k) / s + 1, 0};
+  const unsigned out = (in + s - 1) / s;
+  const long total = std::max(long(out - 1) * s + long(k) - long(in), 0L);
+  return {in, k, s, out, static_cast<unsigned>(total / 2)};
+}
+// Output positions o whose input index o·s + koff - pad lies in [0, in): [lo, hi).
+inline void valid_range(const Axis& a, unsigned koff, unsigned& lo, unsigned& hi) {
+  const long shift = long(koff) - long(a.pad);  // input index = o·s + shift
+  const long first = shift >= 0 ? 0 : (-shift + a.s - 1) / a.s;
+  const long last = (long(a.in) - 1 - shift) < 0 ? -1 : (long(a.in) - 1 - shift) / a.s;  // inclusive
+  lo = static_cast<unsigned>(std::min<long>(first, a.out));
+  hi = static_cast<unsigned>(std::clamp<long>(last + 1, lo, a.out));
+}
+
+struct WindowAttr {
+  uint32_t kh, kw, sh, sw, is_valid;
+};
+
+// Image dims {H, W, C} of an argument that is {H, W} or {H, W, C}.
+bool is_image(const Dim& d) { return d.nd == 2 || d.nd == 3; }
+
+// ---------------------------------------------------------------------------------------------
+// conv2d(x, f[, b], stride, is_valid): x {H,W,Ci}, f {KH,KW,Ci,Co}, b {Co}; y {OH,OW,Co} with
+// y[i,j,o] = b[o] + Σ_{p,q,c} x[i·sh + p - pad_t, j·sw + q - pad_l, c] · f[p,q,c,o] (zero outside x).
+struct ConvGeom {
+  Axis h, w;
+  unsigned c_in, c_out;
+  size_t out_pixels() const { return size_t(h.out) * w.out; }
+  size_t patch() const { return size_t(h.k) * w.k * c_in; }
+};
+ConvGeom conv_geom(const Dim& x, const Dim& f, const WindowAttr& at) {
+  return {make_axis(x[0], f[0], at.sh, at.is_valid), make_axis(x[1], f[1], at.sw, at.is_valid), x[2], f[3]};
+}
+
+Dim conv2d_shape(const ArgDims& xs, AttrView a) {
+  constexpr const char* op = "conv2d";
+  const WindowAttr& at = a.as<WindowAttr>();
+  const Dim &x = xs[0], &f = xs[1];
+  if (!is_image(x) || f.nd != 4 || f[2] != x[2])
+    op_error(op, "needs x {H,W,Ci} and filters {KH,KW,Ci,Co} with the same Ci: " + join(xs));
+  if (f[0] == 0 || f[1] == 0) op_error(op, "empty filter " + f.str());
+  if (at.is_valid && (x[0] < f[0] || x[1] < f[1]))
+    op_error(op, "in VALID convolution the filter " + f.str() + " must not be larger than the image " + x.str());
+  if (xs.size() == 3 && (xs[2].nd != 1 || xs[2][0] != f[3]))
+    op_error(op, "bias " + xs[2].str() + " must be a vector of the filters' Co = " + std::to_string(f[3]));
+  const ConvGeom g = conv_geom(x, f, at);
+  return Dim({g.h.out, g.w.out, g.c_out}, common_bd(op, xs));
+}
+
+// P {OH·OW, KH·KW·Ci} (column-major) from one image; zeros where a window hangs over the border.
+void im2col(const float* x, const ConvGeom& g, float* P) {
+  const size_t rows = g.out_pixels();
+  const unsigned H = g.h.in, W = g.w.in, OH = g.h.out;
+  for (unsigned c = 0; c < g.c_in; ++c)
+    for (unsigned q = 0; q < g.w.k; ++q)
+      for (unsigned p = 0; p < g.h.k; ++p) {
+        float* col = P + rows * (p + size_t(g.h.k) * (q + size_t(g.w.k) * c));
+        unsigned i_lo, i_hi, j_lo, j_hi;
+        valid_range(g.h, p, i_lo, i_hi);
+        valid_range(g.w, q, j_lo, j_hi);
+        for (unsigned j = 0; j < g.w.out; ++j) {
+          float* dst = col + size_t(j) * OH;
+          if (j < j_lo || j >= j_hi) {
+            std::fill(dst, dst + OH, 0.f);
+            continue;
+          }
+          // x[i·sh + p - pad_h, j·sw + q - pad_w, c] = x[base + i·sh]
+          const long base = long(H) * (long(j) * g.w.s + q - long(g.w.pad) + long(W) * c) + p - long(g.h.pad);
+          std::fill(dst, dst + i_lo, 0.f);
+          if (g.h.s == 1)
+            std::memcpy(dst + i_lo, x + base + i_lo, sizeof(float) * (i_hi - i_lo));
+          else
+            for (unsigned i = i_lo; i < i_hi; ++i) dst[i] = x[base + long(i) * g.h.s];
+          std::fill(dst + i_hi, dst + OH, 0.f);
+        }
+      }
+}
+// dx += col2im(dP): the adjoint of im2col.
+void col2im_add(const float* dP, const ConvGeom& g, float* dx) {
+  const size_t rows = g.out_pixels();
+  const unsigned H = g.h.in, W = g.w.in, OH = g.h.out;
+  for (unsigned c = 0; c < g.c_in; ++c)
+    for (unsigned q = 0; q < g.w.k; ++q)
+      for (unsigned p = 0; p < g.h.k; ++p) {
+        const float* col = dP + rows * (p + size_t(g.h.k) * (q + size_t(g.w.k) * c));
+        unsigned i_lo, i_hi, j_lo, j_hi;
+        valid_range(g.h, p, i_lo, i_hi);
+        valid_range(g.w, q, j_lo, j_hi);
+        for (unsigned j = j_lo; j < j_hi; ++j) {
+          const float* s = col + size_t(j) * OH;
+          const long base = long(H) * (long(j) * g.w.s + q - long(g.w.pad) + long(W) * c) + p - long(g.h.pad);
+          for (unsigned i = i_lo; i < i_hi; ++i) dx[base + long(i) * g.h.s] += s[i];
+        }
+      }
+}
+
+// Patches of x's batch element b, built into `buf` unless x is unbatched and they are already there.
+const float* patches(const Tensor& x, unsigned b, const ConvGeom& g, float* buf) {
+  if (x.d.bd > 1 || b == 0) im2col(x.batch_ptr(b), g, buf);
+  return buf;
+}
+
+void conv2d_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const ConvGeom g = conv_geom(x.d, f.d, a.attr.as<WindowAttr>());
+  const int M = static_cast<int>(g.out_pixels()), K = static_cast<int>(g.patch()), N = static_cast<int>(g.c_out);
+  float* P = a.scratch.allocate_floats(size_t(M) * K);
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+    patches(x, b, g, P);
+    float* y = a.fx.batch_ptr(b);
+    cpu::gemm(false, false, M, N, K, 1.f, P, M, f.batch_ptr(b), K, 0.f, y, M);
+    if (a.n == 3) {
+      const float* bias = a.xs[2].batch_ptr(b);
+      for (int o = 0; o < N; ++o) Eigen::Map<Eigen::ArrayXf>(y + size_t(o) * M, M) += bias[o];
+    }
+  }
+}
+void conv2d_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const ConvGeom g = conv_geom(x.d, f.d, a.attr.as<WindowAttr>());
+  const int M = static_cast<int>(g.out_pixels()), K = static_cast<int>(g.patch()), N = static_cast<int>(g.c_out);
+  const unsigned bd = a.fx.d.bd;
+  if (a.i == 2) {  // db[o] += Σ over pixels and batch of dY[:, o]
+    for (unsigned b = 0; b < bd; ++b) {
+      cpu::CMatMap G(a.dEdf.batch_ptr(b), M, N);
+      Eigen::Map<Eigen::VectorXf>(a.dEdxi.batch_ptr(b), N) += G.colwise().sum().transpose();
+    }
+    return;
+  }
+  float* P = a.scratch.allocate_floats(size_t(M) * K);
+  for (unsigned b = 0; b < bd; ++b) {
+    const float* dy = a.dEdf.batch_ptr(b);
+    if (a.i == 1) {  // dF += Pᵀ · dY
+      patches(x, b, g, P);
+      cpu::gemm(true, false, K, N, M, 1.f, P, M, dy, M, 1.f, a.dEdxi.batch_ptr(b), K);
+    } else {  // dX += col2im(dY · Fᵀ)
+      cpu::gemm(false, true, M, K, N, 1.f, dy, M, f.batch_ptr(b), K, 0.f, P, M);
+      col2im_add(P, g, a.dEdxi.batch_ptr(b));
+    }
+  }
+}
+std::vector<OpSample> conv2d_samples() {
+  auto nb = [](std::vector<unsigned> s, bool valid) {
+    return [s, valid](ComputationGraph&, Xs x) { return conv2d(x[0], x[1], s, valid); };
+  };
+  auto wb = [](std::vector<unsigned> s, bool valid) {
+    return [s, valid](ComputationGraph&, Xs x) { return conv2d(x[0], x[1], x[2], s, valid); };
+  };
+  return {{"valid", {Dim({5, 4, 2}), Dim({3, 2, 2, 3})}, nb({1, 1}, true)},
+          {"same", {Dim({5, 4, 2}), Dim({3, 2, 2, 3})}, nb({1, 1}, false)},
+          {"valid_strided", {Dim({7, 6, 2}), Dim({3, 2, 2, 2})}, nb({2, 3}, true)},
+          {"same_strided", {Dim({6, 5, 1}), Dim({3, 4, 1, 2})}, nb({2, 2}, false)},
+          {"two_dim_image", {Dim({4, 5}), Dim({2, 3, 1, 2})}, nb({1, 2}, true)},
+          {"bias", {Dim({4, 4, 2}), Dim({2, 2, 2, 3}), Dim({3})}, wb({1, 1}, true)},
+          {"bias_same_batched", {Dim({4, 3, 2}, 2), Dim({3, 3, 2, 2}), Dim({2})}, wb({2, 1}, false)},
+          {"batched", {Dim({4, 4, 1}, 3), Dim({2, 2, 1, 2})}, nb({1, 1}, true)},
+          {"batched_filter", {Dim({4, 4, 1}), Dim({2, 2, 1, 2}, 2)}, nb({1, 1}, false)},
+          {"channels_differ", {Dim({4, 4, 2}), Dim({2, 2, 3, 1})}, nb({1, 1}, true), -1, 1, true},
+          {"filter_too_big", {Dim({2, 4, 1}), Dim({3, 2, 1, 1})}, nb({1, 1}, true), -1, 1, true},
+          {"filter_not_4d", {Dim({4, 4, 1}), Dim({2, 2, 1})}, nb({1, 1}, true), -1, 1, true},
+          {"bias_size", {Dim({4, 4, 1}), Dim({2, 2, 1, 2}), Dim({3})}, wb({1, 1}, true), -1, 1, true},
+          {"zero_stride", {Dim({4, 4, 1}), Dim({2, 2, 1, 1})}, nb({0, 1}, true), -1, 1, true},
+          {"one_stride", {Dim({4, 4, 1}), Dim({2, 2, 1, 1})}, nb({1}, true), -1, 1, true},
+          {"batch_mismatch", {Dim({4, 4, 1}, 2), Dim({2, 2, 1, 1}, 3)}, nb({1, 1}, true), -1, 1, true}};
+}
+const OpId k_conv2d = register_op({.name = "conv2d",
+                                   .doc = "y[i,j,o] = b[o] + Σ_{p,q,c} x[i·sh+p-pad_h, j·sw+q-pad_w, c] · f[p,q,c,o]",
+                                   .shape = conv2d_shape,
+                                   .forward = conv2d_fwd,
+                                   .backward = conv2d_bwd,
+                                   .batch = {.batchable = true, .shared = 2 | 4},
+                                   .samples = conv2d_samples});
+
+// ---------------------------------------------------------------------------------------------
+// maxpooling2d(x, ksize, stride, is_valid): x {H,W,C}; y {OH,OW,C}, each value the maximum of its window
+// (positions outside x are ignored). The gradient goes to the first maximum; its index is kept in aux.
+Dim maxpool_shape(const ArgDims& xs, AttrView a) {
+  const WindowAttr& at = a.as<WindowAttr>();
+  const Dim& x = xs[0];
+  if (!is_image(x)) op_error("maxpooling2d", "needs x {H,W,C} or {H,W}, got " + x.str());
+  if (at.is_valid && (x[0] < at.kh || x[1] < at.kw))
+    op_error("maxpooling2d", "in VALID pooling the window {" + std::to_string(at.kh) + "," + std::to_string(at.kw) +
+                                 "} must not be larger than the image " + x.str());
+  const Axis h = make_axis(x[0], at.kh, at.sh, at.is_valid), w = make_axis(x[1], at.kw, at.sw, at.is_valid);
+  return Dim({h.out, w.out, x[2]}, x.bd);
+}
+size_t maxpool_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
+void maxpool_fwd(const ForwardArgs& a) {
+  const WindowAttr& at = a.attr.as<WindowAttr>();
+  const Tensor& x = a.xs[0];
+  const unsigned H = x.d[0], W = x.d[1], C = x.d[2];
+  const Axis h = make_axis(H, at.kh, at.sh, at.is_valid), w = make_axis(W, at.kw, at.sw, at.is_valid);
+  uint32_t* argmax = reinterpret_cast<uint32_t*>(a.aux);
+  float* y = a.fx.v;
+  for (unsigned b = 0; b < x.d.bd; ++b) {
+    const float* xb = x.batch_ptr(b);
+    for (unsigned c = 0; c < C; ++c)
+      for (unsigned j = 0; j < w.out; ++j) {
+        const long q0 = long(j) * w.s - w.pad;
+        const unsigned q_lo = unsigned(std::max(q0, 0L)), q_hi = unsigned(std::min(q0 + long(w.k), long(W)));
+        for (unsigned i = 0; i < h.out; ++i, ++y, ++argmax) {
+          const long p0 = long(i) * h.s - h.pad;
+          const unsigned p_lo = unsigned(std::max(p0, 0L)), p_hi = unsigned(std::min(p0 + long(h.k), long(H)));
+          float best = -std::numeric_limits<float>::infinity();
+          uint32_t where = p_lo + H * (q_lo + W * c);
+          for (unsigned q = q_lo; q < q_hi; ++q)
+            for (unsigned p = p_lo; p < p_hi; ++p) {
+              const uint32_t k = p + H * (q + W * c);
+              if (xb[k] > best) {
+                best = xb[k];
+                where = k;
+              }
+            }
+          *y = xb[where];
+          *argmax = where;
+        }
+      }
+  }
+}
+void maxpool_bwd(const BackwardArgs& a) {
+  const uint32_t* argmax = reinterpret_cast<const uint32_t*>(a.aux);
+  const unsigned per = a.fx.d.batch_size();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+    float* dx = a.dEdxi.batch_ptr(b);
+    const float* g = a.dEdf.batch_ptr(b);
+    for (unsigned k = 0; k < per; ++k) dx[argmax[size_t(b) * per + k]] += g[k];
+  }
+}
+std::vector<OpSample> maxpool_samples() {
+  auto with = [](std::vector<unsigned> k, std::vector<unsigned> s, bool valid) {
+    return [k, s, valid](ComputationGraph&, Xs x) { return maxpooling2d(x[0], k, s, valid); };
+  };
+  return {{"valid", {Dim({4, 4, 2})}, with({2, 2}, {2, 2}, true)},
+          {"valid_overlapping", {Dim({5, 4, 1})}, with({3, 2}, {1, 1}, true)},
+          {"same", {Dim({5, 3, 2})}, with({2, 2}, {2, 2}, false)},
+          {"same_stride_one", {Dim({3, 4})}, with({3, 3}, {1, 1}, false)},
+          {"batched", {Dim({4, 3, 1}, 3)}, with({2, 3}, {2, 1}, true)},
+          {"window_too_big", {Dim({2, 4, 1})}, with({3, 2}, {1, 1}, true), -1, 1, true},
+          {"zero_window", {Dim({4, 4, 1})}, with({0, 2}, {1, 1}, true), -1, 1, true},
+          {"zero_stride", {Dim({4, 4, 1})}, with({2, 2}, {1, 0}, true), -1, 1, true},
+          {"bad_ksize_length", {Dim({4, 4, 1})}, with({2, 2, 2}, {1, 1}, true), -1, 1, true},
+          {"not_image", {Dim({4})}, with({2, 2}, {1, 1}, false), -1, 1, true}};
+}
+const OpId k_maxpool = register_op({.name = "maxpooling2d",
+                                    .doc = "y[i,j,c] = max over the window at (i·sh-pad_h, j·sw-pad_w) of x[·,·,c]",
+                                    .shape = maxpool_shape,
+                                    .forward = maxpool_fwd,
+                                    .backward = maxpool_bwd,
+                                    .aux_floats = maxpool_aux,
+                                    .batch = {.batchable = true},
+                                    .samples = maxpool_samples});
+
+// Checks a {rows, cols} pair argument (strides, window sizes): two entries, none zero.
+void check_pair(const char* op, const char* what, const std::vector<unsigned>& v) {
+  if (v.size() != 2 || v[0] == 0 || v[1] == 0) {
+    std::string s = "{";
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (k) s += ',';
+      s += std::to_string(v[k]);
+    }
+    op_error(op, std::string(what) + " must be two positive numbers {rows, cols}, got " + s + "}");
+  }
+}
+
+}  // namespace
+
+Expression filter1d_narrow(const Expression& x, const Expression& f) { return make_node(k_filter1d, x, f); }
+Expression kmh_ngram(const Expression& x, unsigned n) { return make_node(k_kmh, x, n); }
+Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride, bool is_valid) {
+  check_pair("conv2d", "stride", stride);
+  const WindowAttr at{0, 0, stride[0], stride[1], is_valid};
+  return make_node(k_conv2d, {&x, &f}, &at);
+}
+Expression conv2d(const Expression& x, const Expression& f, const Expression& b, const std::vector<unsigned>& stride,
+                  bool is_valid) {
+  check_pair("conv2d", "stride", stride);
+  const WindowAttr at{0, 0, stride[0], stride[1], is_valid};
+  return make_node(k_conv2d, {&x, &f, &b}, &at);
+}
+Expression maxpooling2d(const Expression& x, const std::vector<unsigned>& ksize, const std::vector<unsigned>& stride,
+                        bool is_valid) {
+  check_pair("maxpooling2d", "ksize", ksize);
+  check_pair("maxpooling2d", "stride", stride);
+  const WindowAttr at{ksize[0], ksize[1], stride[0], stride[1], is_valid};
+  return make_node(k_maxpool, x, at);
+}
+
+}  // namespace dynet

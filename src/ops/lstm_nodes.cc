@@ -1,0 +1,428 @@
+// Fused LSTM nodes (DyNet's CompactVanillaLSTMBuilder building blocks):
+//   vanilla_lstm_gates[_dropout][_concat](x_t, h_tm1, Wx, Wh, b[, mask_x, mask_h], weightnoise_std)
+//     pre = Wx·(x ⊙ mask_x) + Wh·(h ⊙ mask_h) + b, gates = [σ(pre_i); σ(pre_f + 1); σ(pre_o); tanh(pre_g)]
+//   vanilla_lstm_c(c_tm1, gates) = i ⊙ g + f ⊙ c_tm1
+//   vanilla_lstm_h(c_t, gates)   = o ⊙ tanh(c_t)
+// Gate blocks are stacked i, f, o, g (each H rows); the +1 on the forget gate is DyNet's fixed forget
+// bias inside this node. With weightnoise_std > 0, Gaussian noise is added to Wx, Wh and b for this
+// step; only the seed is kept (in aux), and backward regenerates the same noise.
+//
+// The gates node keeps its pre-activation gradient in aux (written by each backward call), so the
+// weight gradients of a single-column step can be deferred into the executor's rank-1 batching.
+#include <cstring>
+#include <random>
+
+#include "core/mem.h"
+#include "dynet/globals.h"
+#include "kernels/cpu/gemm.h"
+#include "ops/common.h"
+
+namespace dynet {
+namespace {
+
+using Xs = const std::vector<Expression>&;
+constexpr const char* kGates = "vanilla_lstm_gates";
+
+// Argument order of the gates node: the shared weights first (so the batch rule is a fixed mask), then
+// h_tm1, the optional masks, and the pieces of x_t.
+enum GateArg : unsigned { kWx = 0, kWh = 1, kBias = 2, kH = 3, kMaskX = 4, kMaskH = 5 };
+struct GatesAttr {
+  uint32_t num_x;
+  uint32_t dropout;
+  float weightnoise_std;
+  unsigned first_x() const { return dropout ? 6 : 4; }
+};
+
+bool is_vector(const Dim& d) { return d.batch_size() == d.rows(); }
+int to_int(size_t v) { return static_cast<int>(v); }
+
+// Sizes of one gates node, from its argument dims.
+struct GatesGeom {
+  unsigned H, I, B;
+  bool gather_x, gather_h;  // x_t (h_tm1) must be copied: concatenated, masked or broadcast over the batch
+  size_t dpre_at() const { return 1; }  // aux[0] holds the noise seed
+  size_t x_at() const { return dpre_at() + size_t(4) * H * B; }
+  size_t h_at() const { return x_at() + (gather_x ? size_t(I) * B : 0); }
+  size_t aux_size() const { return h_at() + (gather_h ? size_t(H) * B : 0); }
+};
+// dim_of(k): the Dim of argument k (from the graph in shape rules, from the tensors in kernels).
+template <class DimOf>
+GatesGeom gates_geom(DimOf dim_of, const GatesAttr& at, unsigned B) {
+  GatesGeom g{dim_of(kH).rows(), dim_of(kWx).cols(), B, false, false};
+  g.gather_x = at.num_x > 1 || at.dropout || dim_of(at.first_x()).bd != B;
+  g.gather_h = at.dropout || dim_of(kH).bd != B;
+  return g;
+}
+GatesGeom gates_geom(const Tensor* xs, const GatesAttr& at, unsigned B) {
+  return gates_geom([xs](unsigned k) -> const Dim& { return xs[k].d; }, at, B);
+}
+
+Dim gates_shape(const ArgDims& xs, AttrView a) {
+  const GatesAttr& at = a.as<GatesAttr>();
+  const unsigned first_x = at.first_x();
+  auto dims = [&] {
+    std::string s = "x_t {";
+    for (unsigned k = 0; k < at.num_x; ++k) s += (k ? ", " : "") + xs[first_x + k].str();
+    s += "}, h_tm1 " + xs[kH].str() + ", Wx " + xs[kWx].str() + ", Wh " + xs[kWh].str() + ", b " + xs[kBias].str();
+    if (at.dropout) s += ", mask_x " + xs[kMaskX].str() + ", mask_h " + xs[kMaskH].str();
+    return s;
+  };
+  const Dim &h = xs[kH], &Wx = xs[kWx], &Wh = xs[kWh], &b = xs[kBias];
+  if (!is_vector(h)) op_error(kGates, "h_tm1 must be a vector: " + dims());
+  const unsigned H = h.rows();
+  unsigned I = 0, bd = h.bd;
+  auto batch = [&](const Dim& d, const char* what) {
+    if (d.bd == 1 || d.bd == bd) return;
+    if (bd != 1) op_error(kGates, std::string(what) + " has another batch size: " + dims());
+    bd = d.bd;
+  };
+  for (unsigned k = 0; k < at.num_x; ++k) {
+    const Dim& x = xs[first_x + k];
+    if (!is_vector(x)) op_error(kGates, "each x_t must be a vector: " + dims());
+    I += x.rows();
+    batch(x, "x_t");
+  }
+  if (Wx.nd != 2 || Wx.rows() != 4 * H || Wx.cols() != I)
+    op_error(kGates, "Wx must be {4·H, I} = {" + std::to_string(4 * H) + "," + std::to_string(I) + "}: " + dims());
+  if (Wh.nd != 2 || Wh.rows() != 4 * H || Wh.cols() != H)
+    op_error(kGates, "Wh must be {4·H, H} = {" + std::to_string(4 * H) + "," + std::to_string(H) + "}: " + dims());
+  if (!is_vector(b) || b.rows() != 4 * H)
+    op_error(kGates, "b must be a vector of 4·H = " + std::to_string(4 * H) + ": " + dims());
+  if (Wx.bd != 1 || Wh.bd != 1 || b.bd != 1) op_error(kGates, "Wx, Wh and b must not be batched: " + dims());
+  if (at.dropout) {
+    if (!is_vector(xs[kMaskX]) || xs[kMaskX].rows() != I)
+      op_error(kGates, "mask_x must be a vector of I = " + std::to_string(I) + ": " + dims());
+    if (!is_vector(xs[kMaskH]) || xs[kMaskH].rows() != H)
+      op_error(kGates, "mask_h must be a vector of H = " + std::to_string(H) + ": " + dims());
+    batch(xs[kMaskX], "mask_x");
+    batch(xs[kMaskH], "mask_h");
+  }
+  return Dim({4 * H}, bd);
+}
+size_t gates_aux(const Dim& fx, const ArgDims& xs, AttrView a) {
+  return gates_geom([&xs](unsigned k) -> const Dim& { return xs[k]; }, a.as<GatesAttr>(), fx.bd).aux_size();
+}
+
+// x_t (concatenated, masked) for every batch element into dst {I, B}; `use_mask` false leaves it unmasked.
+void gather_x(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, bool use_mask, float* dst) {
+  for (unsigned b = 0; b < g.B; ++b) {
+    float* col = dst + size_t(b) * g.I;
+    unsigned off = 0;
+    for (unsigned k = 0; k < at.num_x; ++k) {
+      const Tensor& x = xs[at.first_x() + k];
+      std::memcpy(col + off, x.batch_ptr(b), sizeof(float) * x.d.rows());
+      off += x.d.rows();
+    }
+    if (use_mask && at.dropout)
+      Eigen::Map<Eigen::ArrayXf>(col, g.I) *= Eigen::Map<const Eigen::ArrayXf>(xs[kMaskX].batch_ptr(b), g.I);
+  }
+}
+void gather_h(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, bool use_mask, float* dst) {
+  for (unsigned b = 0; b < g.B; ++b) {
+    Eigen::Map<Eigen::ArrayXf> col(dst + size_t(b) * g.H, g.H);
+    col = Eigen::Map<const Eigen::ArrayXf>(xs[kH].batch_ptr(b), g.H);
+    if (use_mask && at.dropout) col *= Eigen::Map<const Eigen::ArrayXf>(xs[kMaskH].batch_ptr(b), g.H);
+  }
+}
+// The (masked) inputs as the products see them.
+const float* x_in(const Tensor* xs, const float* aux, const GatesAttr& at, const GatesGeom& g) {
+  return g.gather_x ? aux + g.x_at() : xs[at.first_x()].v;
+}
+const float* h_in(const Tensor* xs, const float* aux, const GatesGeom& g) {
+  return g.gather_h ? aux + g.h_at() : xs[kH].v;
+}
+
+// Wx, Wh, b as used by this step: the parameters, or noisy copies in scratch memory.
+struct Weights {
+  const float *Wx, *Wh, *b;
+};
+Weights weights(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, uint32_t seed, MemPool& scratch) {
+  if (!(at.weightnoise_std > 0.f)) return {xs[kWx].v, xs[kWh].v, xs[kBias].v};
+  float* noisy[3];
+  for (unsigned k = 0; k < 3; ++k) {
+    const Tensor& w = xs[k];
+    const size_t n = w.d.size();
+    noisy[k] = scratch.allocate_floats(n);
+    std::mt19937 gen(seed + k);
+    std::normal_distribution<float> gauss(0.f, at.weightnoise_std);
+    for (size_t j = 0; j < n; ++j) noisy[k][j] = w.v[j] + gauss(gen);
+  }
+  return {noisy[0], noisy[1], noisy[2]};
+}
+uint32_t stored_seed(const float* aux) {
+  uint32_t s;
+  std::memcpy(&s, aux, sizeof s);
+  return s;
+}
+
+void gates_fwd(const ForwardArgs& a) {
+  const GatesAttr& at = a.attr.as<GatesAttr>();
+  const GatesGeom g = gates_geom(a.xs, at, a.fx.d.bd);
+  const unsigned B = g.B, H4 = 4 * g.H;
+
+  uint32_t seed = 0;
+  if (at.weightnoise_std > 0.f) seed = static_cast<uint32_t>(random_engine()());
+  std::memcpy(a.aux, &seed, sizeof seed);
+  if (g.gather_x) gather_x(a.xs, at, g, true, a.aux + g.x_at());
+  if (g.gather_h) gather_h(a.xs, at, g, true, a.aux + g.h_at());
+  const float* xin = x_in(a.xs, a.aux, at, g);
+  const float* hin = h_in(a.xs, a.aux, g);
+  const Weights w = weights(a.xs, at, g, seed, a.scratch);
+
+  cpu::MatMap pre(a.fx.v, H4, B);
+  pre.colwise() = Eigen::Map<const Eigen::VectorXf>(w.b, H4);
+  pre.middleRows(g.H, g.H).array() += 1.f;  // forget bias
+  cpu::gemm(false, false, H4, to_int(B), to_int(g.I), 1.f, w.Wx, H4, xin, to_int(g.I), 1.f, a.fx.v, H4);
+  cpu::gemm(false, false, H4, to_int(B), to_int(g.H), 1.f, w.Wh, H4, hin, to_int(g.H), 1.f, a.fx.v, H4);
+  pre.topRows(3 * g.H) = pre.topRows(3 * g.H).array().logistic().matrix();
+  pre.bottomRows(g.H) = pre.bottomRows(g.H).array().tanh().matrix();
+}
+
+void gates_bwd(const BackwardArgs& a) {
+  const GatesAttr& at = a.attr.as<GatesAttr>();
+  const GatesGeom g = gates_geom(a.xs, at, a.fx.d.bd);
+  const unsigned B = g.B, H = g.H, H4 = 4 * H;
+
+  // dpre = dgates ⊙ σ'(pre) (i, f, o) or tanh'(pre) (g), from the gate values.
+  float* dpre = a.aux + g.dpre_at();
+  {
+    cpu::CMatMap y(a.fx.v, H4, B), dy(a.dEdf.v, H4, B);
+    cpu::MatMap d(dpre, H4, B);
+    const auto ys = y.topRows(3 * H).array();
+    d.topRows(3 * H) = (dy.topRows(3 * H).array() * ys * (1.f - ys)).matrix();
+    const auto yt = y.bottomRows(H).array();
+    d.bottomRows(H) = (dy.bottomRows(H).array() * (1.f - yt.square())).matrix();
+  }
+  const Tensor& dx = a.dEdxi;
+  const unsigned i = a.i;
+  if (i == kBias) {
+    Eigen::Map<Eigen::VectorXf>(dx.v, H4) += cpu::CMatMap(dpre, H4, B).rowwise().sum();
+    return;
+  }
+  if (i == kWx || i == kWh) {
+    const unsigned k = i == kWx ? g.I : H;
+    const float* in = i == kWx ? x_in(a.xs, a.aux, at, g) : h_in(a.xs, a.aux, g);
+    if (B == 1 && a.rank1)
+      a.rank1->add(dpre, in, to_int(H4), to_int(k));
+    else
+      cpu::gemm(false, true, H4, to_int(k), to_int(B), 1.f, dpre, H4, in, to_int(k), 1.f, dx.v, H4);
+    return;
+  }
+  // Without dropout, argument slots kMaskX and kMaskH hold pieces of x_t.
+  const bool mask_x = at.dropout && i == kMaskX, mask_h = at.dropout && i == kMaskH;
+  const Weights w = weights(a.xs, at, g, stored_seed(a.aux), a.scratch);
+  if (i == kH || mask_h) {
+    // t = Whᵀ · dpre {H, B}; dh = t ⊙ mask_h, dmask_h = t ⊙ h.
+    if (i == kH && !at.dropout && dx.d.bd == B) {
+      cpu::gemm(true, false, to_int(H), to_int(B), H4, 1.f, w.Wh, H4, dpre, H4, 1.f, dx.v, to_int(H));
+      return;
+    }
+    float* t = a.scratch.allocate_floats(size_t(H) * B);
+    cpu::gemm(true, false, to_int(H), to_int(B), H4, 1.f, w.Wh, H4, dpre, H4, 0.f, t, to_int(H));
+    const Tensor& other = i == kH ? a.xs[kMaskH] : a.xs[kH];
+    for (unsigned b = 0; b < B; ++b) {
+      auto tb = Eigen::Map<const Eigen::ArrayXf>(t + size_t(b) * H, H);
+      auto d = Eigen::Map<Eigen::ArrayXf>(dx.batch_ptr(b), H);
+      if (i == kH && !at.dropout)
+        d += tb;
+      else
+        d += tb * Eigen::Map<const Eigen::ArrayXf>(other.batch_ptr(b), H);
+    }
+    return;
+  }
+  // x_t pieces and mask_x: t = Wxᵀ · dpre {I, B} (restricted to the piece's columns of Wx).
+  unsigned off = 0, rows = g.I;
+  if (!mask_x) {
+    for (unsigned k = at.first_x(); k < i; ++k) off += a.xs[k].d.rows();
+    rows = a.xs[i].d.rows();
+  }
+  float* t = a.scratch.allocate_floats(size_t(rows) * B);
+  cpu::gemm(true, false, to_int(rows), to_int(B), H4, 1.f, w.Wx + size_t(off) * H4, H4, dpre, H4, 0.f, t, to_int(rows));
+  if (mask_x) {  // dmask_x = t ⊙ x_t (unmasked)
+    float* xcat = a.scratch.allocate_floats(size_t(g.I) * B);
+    gather_x(a.xs, at, g, false, xcat);
+    for (unsigned b = 0; b < B; ++b)
+      Eigen::Map<Eigen::ArrayXf>(dx.batch_ptr(b), rows) +=
+          Eigen::Map<const Eigen::ArrayXf>(t + size_t(b) * rows, rows) *
+          Eigen::Map<const Eigen::ArrayXf>(xcat + size_t(b) * rows, rows);
+    return;
+  }
+  for (unsigned b = 0; b < B; ++b) {
+    auto tb = Eigen::Map<const Eigen::ArrayXf>(t + size_t(b) * rows, rows);
+    auto d = Eigen::Map<Eigen::ArrayXf>(dx.batch_ptr(b), rows);
+    if (at.dropout)
+      d += tb * Eigen::Map<const Eigen::ArrayXf>(a.xs[kMaskX].batch_ptr(b) + off, rows);
+    else
+      d += tb;
+  }
+}
+
+Expression gates_node(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
+                      const Expression& Wh, const Expression& b, const Expression* mask_x, const Expression* mask_h,
+                      real weightnoise_std);
+std::vector<OpSample> gates_samples();
+const OpId k_gates = register_op({.name = kGates,
+                                  .doc = "[σ(a_i); σ(a_f + 1); σ(a_o); tanh(a_g)], a = Wx·(x⊙m_x) + Wh·(h⊙m_h) + b",
+                                  .shape = gates_shape,
+                                  .forward = gates_fwd,
+                                  .backward = gates_bwd,
+                                  .aux_floats = gates_aux,
+                                  .batch = {.batchable = true, .shared = 1 | 2 | 4},
+                                  .samples = gates_samples,
+                                  .flags = kRandom});
+
+Expression gates_node(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
+                      const Expression& Wh, const Expression& b, const Expression* mask_x, const Expression* mask_h,
+                      real weightnoise_std) {
+  if (x_t.empty()) op_error(kGates, "x_t is an empty list");
+  if (!(weightnoise_std >= 0.f))
+    op_error(kGates, "weightnoise_std must be >= 0, got " + std::to_string(weightnoise_std));
+  const GatesAttr at{static_cast<uint32_t>(x_t.size()), mask_x != nullptr, weightnoise_std};
+  std::vector<Expression> args = {Wx, Wh, b, h_tm1};
+  if (mask_x) {
+    args.push_back(*mask_x);
+    args.push_back(*mask_h);
+  }
+  args.insert(args.end(), x_t.begin(), x_t.end());
+  return make_node_n(k_gates, args, &at, sizeof at);
+}
+
+// Sample inputs: x (or x pieces), h, Wx, Wh, b[, mask_x, mask_h].
+std::vector<OpSample> gates_samples() {
+  auto plain = [](ComputationGraph&, Xs x) { return vanilla_lstm_gates(x[0], x[1], x[2], x[3], x[4]); };
+  auto noisy = [](ComputationGraph&, Xs x) { return vanilla_lstm_gates(x[0], x[1], x[2], x[3], x[4], 0.2f); };
+  auto concat = [](ComputationGraph&, Xs x) {
+    return vanilla_lstm_gates_concat({x[0], x[1]}, x[2], x[3], x[4], x[5]);
+  };
+  auto drop = [](ComputationGraph&, Xs x) {
+    return vanilla_lstm_gates_dropout(x[0], x[1], x[2], x[3], x[4], x[5], x[6]);
+  };
+  auto drop_concat = [](ComputationGraph&, Xs x) {
+    return vanilla_lstm_gates_dropout_concat({x[0], x[1]}, x[2], x[3], x[4], x[5], x[6], x[7], 0.1f);
+  };
+  const unsigned H = 2, I = 3;
+  const Dim Wx({4 * H, I}), Wh({4 * H, H}), b({4 * H});
+  return {{"plain", {Dim({I}), Dim({H}), Wx, Wh, b}, plain},
+          {"batched", {Dim({I}, 3), Dim({H}, 3), Wx, Wh, b}, plain},
+          {"unbatched_h", {Dim({I}, 2), Dim({H}), Wx, Wh, b}, plain},
+          {"unbatched_x", {Dim({I}), Dim({H}, 2), Wx, Wh, b}, plain},
+          {"weight_noise", {Dim({I}, 2), Dim({H}, 2), Wx, Wh, b}, noisy},
+          {"concat", {Dim({1}), Dim({2}, 2), Dim({H}, 2), Wx, Wh, b}, concat},
+          {"dropout", {Dim({I}), Dim({H}), Wx, Wh, b, Dim({I}), Dim({H})}, drop},
+          {"dropout_batched_masks", {Dim({I}, 2), Dim({H}, 2), Wx, Wh, b, Dim({I}, 2), Dim({H})}, drop},
+          {"dropout_concat_noise", {Dim({2}, 2), Dim({1}), Dim({H}), Wx, Wh, b, Dim({I}), Dim({H}, 2)}, drop_concat},
+          {"x_size", {Dim({I + 1}), Dim({H}), Wx, Wh, b}, plain, -1, 1, true},
+          {"Wh_shape", {Dim({I}), Dim({H}), Wx, Dim({4 * H, H + 1}), b}, plain, -1, 1, true},
+          {"bias_size", {Dim({I}), Dim({H}), Wx, Wh, Dim({H})}, plain, -1, 1, true},
+          {"batched_weight", {Dim({I}), Dim({H}), Dim({4 * H, I}, 2), Wh, b}, plain, -1, 1, true},
+          {"batch_mismatch", {Dim({I}, 2), Dim({H}, 3), Wx, Wh, b}, plain, -1, 1, true},
+          {"mask_size", {Dim({I}), Dim({H}), Wx, Wh, b, Dim({H}), Dim({H})}, drop, -1, 1, true},
+          {"x_not_vector", {Dim({I, 2}), Dim({H}), Dim({4 * H, 2 * I}), Wh, b}, plain, -1, 1, true}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// vanilla_lstm_c(c_tm1, gates) = i ⊙ g + f ⊙ c_tm1 and vanilla_lstm_h(c_t, gates) = o ⊙ tanh(c_t).
+template <bool kCell>
+Dim cell_shape(const ArgDims& xs, AttrView) {
+  const char* op = kCell ? "vanilla_lstm_c" : "vanilla_lstm_h";
+  const Dim &c = xs[0], &gates = xs[1];
+  if (!is_vector(c) || !is_vector(gates) || gates.rows() != 4 * c.rows())
+    op_error(op, std::string(kCell ? "c_tm1 " : "c_t ") + c.str() + " and gates " + gates.str() +
+                     " must be vectors of H and 4·H");
+  return Dim({c.rows()}, ops::broadcast_bd(op, c, gates));
+}
+using CVec = Eigen::Map<const Eigen::ArrayXf>;
+using Vec = Eigen::Map<Eigen::ArrayXf>;
+
+void lstm_c_fwd(const ForwardArgs& a) {
+  const unsigned H = a.fx.d.rows();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+    const float* gt = a.xs[1].batch_ptr(b);
+    Vec(a.fx.batch_ptr(b), H) = CVec(gt, H) * CVec(gt + 3 * H, H) + CVec(gt + H, H) * CVec(a.xs[0].batch_ptr(b), H);
+  }
+}
+void lstm_c_bwd(const BackwardArgs& a) {
+  const unsigned H = a.fx.d.rows();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+    const float* gt = a.xs[1].batch_ptr(b);
+    const CVec dc(a.dEdf.batch_ptr(b), H);
+    float* d = a.dEdxi.batch_ptr(b);
+    if (a.i == 0) {
+      Vec(d, H) += dc * CVec(gt + H, H);
+    } else {
+      Vec(d, H) += dc * CVec(gt + 3 * H, H);
+      Vec(d + H, H) += dc * CVec(a.xs[0].batch_ptr(b), H);
+      Vec(d + 3 * H, H) += dc * CVec(gt, H);
+    }
+  }
+}
+void lstm_h_fwd(const ForwardArgs& a) {
+  const unsigned H = a.fx.d.rows();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+    Vec(a.fx.batch_ptr(b), H) = CVec(a.xs[1].batch_ptr(b) + 2 * H, H) * CVec(a.xs[0].batch_ptr(b), H).tanh();
+}
+void lstm_h_bwd(const BackwardArgs& a) {
+  const unsigned H = a.fx.d.rows();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+    const Eigen::ArrayXf t = CVec(a.xs[0].batch_ptr(b), H).tanh();
+    const CVec dh(a.dEdf.batch_ptr(b), H);
+    if (a.i == 0)
+      Vec(a.dEdxi.batch_ptr(b), H) += dh * CVec(a.xs[1].batch_ptr(b) + 2 * H, H) * (1.f - t.square());
+    else
+      Vec(a.dEdxi.batch_ptr(b) + 2 * H, H) += dh * t;
+  }
+}
+template <bool kCell>
+std::vector<OpSample> cell_samples() {
+  auto b = [](ComputationGraph&, Xs x) { return kCell ? vanilla_lstm_c(x[0], x[1]) : vanilla_lstm_h(x[0], x[1]); };
+  return {{"plain", {Dim({3}), Dim({12})}, b},
+          {"batched", {Dim({2}, 3), Dim({8}, 3)}, b},
+          {"unbatched_state", {Dim({2}), Dim({8}, 2)}, b},
+          {"unbatched_gates", {Dim({2}, 2), Dim({8})}, b},
+          {"gates_size", {Dim({3}), Dim({9})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({2}, 2), Dim({8}, 3)}, b, -1, 1, true}};
+}
+const OpId k_lstm_c = register_op({.name = "vanilla_lstm_c",
+                                   .doc = "c = i ⊙ g + f ⊙ c_tm1 (i, f, g: blocks of gates)",
+                                   .shape = cell_shape<true>,
+                                   .forward = lstm_c_fwd,
+                                   .backward = lstm_c_bwd,
+                                   .batch = {.batchable = true},
+                                   .samples = cell_samples<true>});
+const OpId k_lstm_h = register_op({.name = "vanilla_lstm_h",
+                                   .doc = "h = o ⊙ tanh(c_t) (o: block of gates)",
+                                   .shape = cell_shape<false>,
+                                   .forward = lstm_h_fwd,
+                                   .backward = lstm_h_bwd,
+                                   .batch = {.batchable = true},
+                                   .samples = cell_samples<false>});
+
+}  // namespace
+
+Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
+                              const Expression& Wh, const Expression& b, real weightnoise_std) {
+  return gates_node({x_t}, h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
+}
+Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
+                                     const Expression& Wh, const Expression& b, real weightnoise_std) {
+  return gates_node(x_t, h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
+}
+Expression vanilla_lstm_gates_dropout(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
+                                      const Expression& Wh, const Expression& b, const Expression& dropout_mask_x,
+                                      const Expression& dropout_mask_h, real weightnoise_std) {
+  return gates_node({x_t}, h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
+}
+Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
+                                             const Expression& Wx, const Expression& Wh, const Expression& b,
+                                             const Expression& dropout_mask_x, const Expression& dropout_mask_h,
+                                             real weightnoise_std) {
+  return gates_node(x_t, h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
+}
+Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t) {
+  return make_node(k_lstm_c, c_tm1, gates_t);
+}
+Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t) {
+  return make_node(k_lstm_h, c_t, gates_t);
+}
+
+}  // namespace dynet
