@@ -89,7 +89,7 @@ std::vector<OpSample> logdet_samples() {
           {"not_square", {Dim({3, 2})}, raw, -1, 1, true}};
 }
 const OpId k_logdet = register_op({.name = "logdet",
-                                   .doc = "y = log |det x|",
+                                   .doc = "y = log abs(det x)",
                                    .shape = logdet_shape,
                                    .forward = logdet_fwd,
                                    .backward = logdet_bwd,
