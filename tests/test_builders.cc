@@ -1225,5 +1225,182 @@ TEST(Builders, SaveAndLoadThroughTheTextFormat) {
   }
 }
 
+// ======================= Layer-normalised and compact vanilla LSTMs =======================
+
+// A reference vanilla LSTM step in doubles (weights column-major, as stored).
+struct RefLSTM {
+  unsigned in, hid;
+  std::vector<double> wx, wh, b, ln[6];  // ln: g_h, b_h, g_x, b_x, g_c, b_c
+  bool layer_norm;
+  static std::vector<double> norm(const std::vector<double>& v, const std::vector<double>& g,
+                                  const std::vector<double>& b) {
+    double mean = 0, var = 0;
+    for (double x : v) mean += x / v.size();
+    for (double x : v) var += (x - mean) * (x - mean) / v.size();
+    std::vector<double> out(v.size());
+    for (size_t k = 0; k < v.size(); ++k) out[k] = g[k] * (v[k] - mean) / (std::sqrt(var) + 1e-8) + b[k];
+    return out;
+  }
+  std::vector<double> matvec(const std::vector<double>& w, const std::vector<double>& x) const {
+    std::vector<double> y(4 * hid, 0.0);
+    for (size_t j = 0; j < x.size(); ++j)
+      for (unsigned r = 0; r < 4 * hid; ++r) y[r] += w[j * 4 * hid + r] * x[j];
+    return y;
+  }
+  // One step from (h, c) (empty: the zero state without recurrent terms).
+  void step(const std::vector<double>& x, std::vector<double>& h, std::vector<double>& c, double forget_bias) const {
+    std::vector<double> a = matvec(wx, x);
+    if (layer_norm) a = norm(a, ln[2], ln[3]);
+    if (!h.empty()) {
+      std::vector<double> r = matvec(wh, h);
+      if (layer_norm) r = norm(r, ln[0], ln[1]);
+      for (unsigned k = 0; k < 4 * hid; ++k) a[k] += r[k];
+    }
+    for (unsigned k = 0; k < 4 * hid; ++k) a[k] += b[k];
+    std::vector<double> c_new(hid), h_new(hid);
+    for (unsigned k = 0; k < hid; ++k) {
+      const double i = sigmoid(a[k]), f = sigmoid(a[hid + k] + forget_bias), g = std::tanh(a[3 * hid + k]);
+      c_new[k] = (c.empty() ? 0.0 : f * c[k]) + i * g;
+    }
+    const std::vector<double> c_seen = layer_norm ? norm(c_new, ln[4], ln[5]) : c_new;
+    for (unsigned k = 0; k < hid; ++k) h_new[k] = sigmoid(a[2 * hid + k]) * std::tanh(c_seen[k]);
+    h = h_new;
+    c = c_new;
+  }
+};
+
+std::vector<double> as_doubles(const ParameterStorage& p) { return std::vector<double>(p.values.v, p.values.v + p.dim.size()); }
+
+TEST(VanillaLSTM, LayerNormLayoutAndValues) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(2, 3, 2, m, true, 0.5f);
+  std::vector<ExpectedParam> expected;
+  for (unsigned l = 0; l < 2; ++l) {
+    const unsigned in = l == 0 ? 3 : 2;
+    expected.push_back({layer_name("vanilla-lstm-builder", 3 * l), Dim({8, in})});
+    expected.push_back({layer_name("vanilla-lstm-builder", 3 * l + 1), Dim({8, 2})});
+    expected.push_back({layer_name("vanilla-lstm-builder", 3 * l + 2), Dim({8})});
+    for (unsigned k = 0; k < 6; ++k) expected.push_back({"/_" + std::to_string(6 * l + k), Dim({k < 4 ? 8u : 2u})});
+  }
+  expect_parameters(m, expected);
+  const auto ps = m.parameters_list();
+  for (unsigned k = 0; k < 6; ++k) EXPECT_EQ(ps[3 + k]->values.v[0], k % 2 == 0 ? 1.f : 0.f);  // gains 1, biases 0
+  ASSERT_EQ(lstm.ln_params.size(), 2u);
+  EXPECT_EQ(lstm.ln_params[1][4].get_fullname(), "/_10");
+  perturb(m, 0.2f);
+  // One layer of the reference against layer 1, fed the same inputs.
+  RefLSTM ref{3, 2, as_doubles(*ps[0]), as_doubles(*ps[1]), as_doubles(*ps[2]), {}, true};
+  for (unsigned k = 0; k < 6; ++k) ref.ln[k] = as_doubles(*ps[3 + k]);
+  std::vector<double> h, c;
+  ComputationGraph g;
+  lstm.new_graph(g);
+  lstm.start_new_sequence();
+  for (unsigned t = 0; t < 3; ++t) {
+    const std::vector<float> x = random_values(3, 30 + t);
+    ref.step(std::vector<double>(x.begin(), x.end()), h, c, 0.5);
+    lstm.add_input(input(g, Dim({3}), x));
+    const std::vector<float> h1 = value_of(lstm.final_h()[0]), c1 = value_of(lstm.final_s()[0]);
+    for (unsigned k = 0; k < 2; ++k) {
+      EXPECT_NEAR(h1[k], h[k], 1e-5) << "step " << t;
+      EXPECT_NEAR(c1[k], c[k], 1e-5) << "step " << t;
+    }
+  }
+}
+
+TEST(VanillaLSTM, LayerNormGradients) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(2, 3, 2, m, true);
+  perturb(m, 0.2f);
+  sequence_gradient_check(m, lstm, 3, false, false);
+  sequence_gradient_check(m, lstm, 3, true, true);
+}
+
+TEST(SparseLSTM, LayerNormGradients) {
+  ParameterCollection m;
+  SparseLSTMBuilder lstm(1, 3, 2, m, true);
+  perturb(m, 0.2f);
+  lstm.set_sparsity(0.2f);
+  std::set<const ParameterStorageBase*> masks = {&lstm.params[0][3].get_storage(), &lstm.params[0][4].get_storage()};
+  sequence_gradient_check(m, lstm, 3, true, false, masks);
+  EXPECT_EQ(m.parameters_list()[5]->name, "/_0");  // the ln parameters follow in the parent collection
+}
+
+TEST(CompactVanillaLSTM, LayoutAndValuesMatchVanilla) {
+  ParameterCollection m;
+  CompactVanillaLSTMBuilder compact(2, 3, 4, m);
+  std::vector<ExpectedParam> expected;
+  for (unsigned l = 0; l < 2; ++l) {
+    expected.push_back({layer_name("compact-vanilla-lstm-builder", 3 * l), Dim({16, l == 0 ? 3u : 4u})});
+    expected.push_back({layer_name("compact-vanilla-lstm-builder", 3 * l + 1), Dim({16, 4})});
+    expected.push_back({layer_name("compact-vanilla-lstm-builder", 3 * l + 2), Dim({16})});
+  }
+  expect_parameters(m, expected);
+  perturb(m);
+  ParameterCollection m2;
+  VanillaLSTMBuilder vanilla(2, 3, 4, m2);
+  for (size_t k = 0; k < 6; ++k) m2.parameters_list()[k]->copy(*m.parameters_list()[k]);
+  for (bool batched : {false, true}) {
+    const unsigned bd = batched ? 2 : 1;
+    ComputationGraph g;
+    compact.new_graph(g);
+    vanilla.new_graph(g);
+    std::vector<Expression> h0;
+    if (batched)  // an unbatched initial state against batched inputs
+      for (unsigned k = 0; k < 4; ++k) h0.push_back(input(g, Dim({4}), random_values(4, 90 + k)));
+    compact.start_new_sequence(h0);
+    vanilla.start_new_sequence(h0);
+    for (unsigned t = 0; t < 3; ++t) {
+      Expression x = input(g, Dim({3}, bd), random_values(3 * bd, 60 + t));
+      expect_close(value_of(compact.add_input(x)), value_of(vanilla.add_input(x)), 1e-5);
+    }
+    expect_close(value_of(compact.final_s()[1]), value_of(vanilla.final_s()[1]), 1e-5);
+  }
+}
+
+TEST(CompactVanillaLSTM, Gradients) {
+  ParameterCollection m;
+  CompactVanillaLSTMBuilder lstm(2, 3, 3, m);
+  perturb(m);
+  sequence_gradient_check(m, lstm, 3, false, false);
+  sequence_gradient_check(m, lstm, 3, true, true);
+}
+
+TEST(CompactVanillaLSTM, DropoutAndWeightNoise) {
+  reset_rng(21);
+  ParameterCollection m;
+  CompactVanillaLSTMBuilder lstm(1, 8, 6, m);
+  perturb(m);
+  auto run = [&] {
+    ComputationGraph g;
+    lstm.new_graph(g);
+    lstm.start_new_sequence();
+    std::vector<float> out;
+    for (unsigned t = 0; t < 3; ++t) out = value_of(lstm.add_input(input(g, Dim({8}), random_values(8, t))));
+    return out;
+  };
+  const std::vector<float> plain = run();
+  lstm.set_weightnoise(0.5f);
+  const std::vector<float> noisy = run();
+  bool differs = false;
+  for (size_t k = 0; k < plain.size(); ++k) differs |= std::abs(plain[k] - noisy[k]) > 1e-4;
+  EXPECT_TRUE(differs);
+  lstm.set_weightnoise(0.f);
+  expect_close(run(), plain);
+  EXPECT_THROW(lstm.set_weightnoise(-1.f), std::invalid_argument);
+  lstm.set_dropout(0.5f, 0.5f);
+  ComputationGraph g;
+  lstm.new_graph(g);
+  lstm.start_new_sequence();
+  lstm.add_input(input(g, Dim({8}), random_values(8, 0)));
+  ASSERT_EQ(lstm.masks.size(), 1u);
+  const VariableIndex mask = lstm.masks[0][0].i;
+  lstm.add_input(input(g, Dim({8}), random_values(8, 1)));
+  EXPECT_EQ(lstm.masks[0][0].i, mask);  // one mask per sequence
+  for (float v : value_of(lstm.masks[0][0])) EXPECT_TRUE(v == 0.f || v == 2.f);
+  CompactVanillaLSTMBuilder other(1, 8, 6, m);
+  other.copy(lstm);
+  EXPECT_EQ(other.params[0][0].get_fullname(), lstm.params[0][0].get_fullname());
+}
+
 }  // namespace
 }  // namespace dynet

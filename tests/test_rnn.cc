@@ -202,7 +202,6 @@ TEST(VanillaLSTM, ParameterLayoutAndNames) {
   EXPECT_EQ(second.get_parameters()[0][0].get_fullname(), "/vanilla-lstm-builder_1/_0");
   LSTMBuilder alias(1, 2, 2, m);  // DyNet's typedef
   EXPECT_EQ(alias.get_parameters()[0][2].get_fullname(), "/vanilla-lstm-builder_2/_2");
-  EXPECT_THROW(VanillaLSTMBuilder(1, 2, 2, m, true), std::invalid_argument);
   EXPECT_THROW(VanillaLSTMBuilder(0, 2, 2, m), std::invalid_argument);
 }
 

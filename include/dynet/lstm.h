@@ -1,6 +1,7 @@
 // LSTM builders: VanillaLSTMBuilder (DyNet's default `LSTMBuilder`), CoupledLSTMBuilder (coupled
-// input/forget gates with peepholes), SparseLSTMBuilder (vanilla with magnitude-pruning masks) and
-// the shared state bookkeeping of every builder whose state is a memory cell plus an output.
+// input/forget gates with peepholes), CompactVanillaLSTMBuilder (vanilla, fused nodes),
+// SparseLSTMBuilder (vanilla with magnitude-pruning masks) and the shared state bookkeeping of every
+// builder whose state is a memory cell plus an output.
 #pragma once
 
 #include <vector>
@@ -74,25 +75,46 @@ class LSTMStateBuilder : public RNNBuilder {
   ComputationGraph* cg_ = nullptr;
 };
 
-// Per layer, with a = b + W_x·x_t + W_h·h_{t-1} split into four blocks of hid rows:
+// The vanilla LSTM cell with optional layer normalisation, shared by VanillaLSTMBuilder and
+// SparseLSTMBuilder. Per layer, with a = b + W_x·x_t + W_h·h_{t-1} split into four blocks of hid
+// rows:
 //   i = σ(a_i), f = σ(a_f + forget_bias), o = σ(a_o), g = tanh(a_g)
 //   c_t = f ⊙ c_{t-1} + i ⊙ g,  h_t = o ⊙ tanh(c_t)
+// With ln_lstm: a = b + LN(W_x·x_t; g_x, b_x) + LN(W_h·h_{t-1}; g_h, b_h) and
+// h_t = o ⊙ tanh(LN(c_t; g_c, b_c)), LN(v; g, b) = g ⊙ (v - mean(v)) / (std(v) + 1e-8) + b.
+class VanillaLSTMCellBuilder : public LSTMStateBuilder {
+ public:
+  bool ln_lstm = false;
+  float forget_bias = 1.f;
+  // per layer: g_h, b_h, g_x, b_x {4hid}, g_c, b_c {hid} (gains start at 1, biases at 0)
+  std::vector<std::vector<Parameter>> ln_params;
+  std::vector<std::vector<Expression>> ln_param_vars;
+
+ protected:
+  VanillaLSTMCellBuilder() = default;
+  VanillaLSTMCellBuilder(const char* builder_name, unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                         ParameterCollection& model, bool ln_lstm, float forget_bias);
+  // Adds one layer's layer-normalisation parameters to `model` (DyNet puts them in the builder's
+  // parent collection, after the layer's own parameters).
+  void add_layer_norm_parameters(ParameterCollection& model);
+  // param_vars[layer] must be x2i, h2i, bi (the effective weights).
+  void new_graph_impl(ComputationGraph& cg, bool update) override;
+  void add_layer_norm_vars(ComputationGraph& cg, bool update);
+  Expression add_input_impl(int prev, const Expression& x) override;
+  void share_cell_parameters(const VanillaLSTMCellBuilder& other);
+};
+
+// The standard LSTM (no peepholes), DyNet's default `LSTMBuilder`; the cell is described above.
 // Parameters per layer (subcollection "vanilla-lstm-builder"): x2i {4hid, in}, h2i {4hid, hid},
-// bi {4hid} (bias initialised to 0).
-class VanillaLSTMBuilder : public LSTMStateBuilder {
+// bi {4hid} (bias initialised to 0); with ln_lstm also the six layer-normalisation parameters in
+// `model` itself.
+class VanillaLSTMBuilder : public VanillaLSTMCellBuilder {
  public:
   VanillaLSTMBuilder() = default;
-  // ln_lstm (layer normalisation) is not available yet and throws std::invalid_argument.
   explicit VanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim, ParameterCollection& model,
                               bool ln_lstm = false, float forget_bias = 1.f);
 
   void copy(const RNNBuilder& params) override;
-
-  bool ln_lstm = false;
-  float forget_bias = 1.f;
-
- protected:
-  Expression add_input_impl(int prev, const Expression& x) override;
 };
 
 typedef VanillaLSTMBuilder LSTMBuilder;
@@ -128,16 +150,35 @@ class CoupledLSTMBuilder : public LSTMStateBuilder {
   }
 };
 
+// The vanilla LSTM with forget bias 1 computed by the fused nodes vanilla_lstm_gates, vanilla_lstm_c
+// and vanilla_lstm_h (three nodes per layer and step instead of about fifteen).
+// Parameters per layer (subcollection "compact-vanilla-lstm-builder"): Wx {4hid, in},
+// Wh {4hid, hid}, b {4hid} (initialised to 0). set_dropout(d, d_r) applies tied masks to x_t and
+// h_{t-1} inside the gates node; set_weightnoise(std) adds N(0, std²) noise to the weights in every
+// gates computation (a training regulariser; 0 turns it off).
+class CompactVanillaLSTMBuilder : public LSTMStateBuilder {
+ public:
+  CompactVanillaLSTMBuilder() = default;
+  explicit CompactVanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                     ParameterCollection& model);
+
+  void copy(const RNNBuilder& params) override;
+  void set_weightnoise(float std);
+
+ protected:
+  Expression add_input_impl(int prev, const Expression& x) override;
+};
+
 // VanillaLSTMBuilder whose weight matrices are multiplied by fixed 0/1 masks; set_sparsity(p)
 // zeroes the mask entries of the fraction p of x2i/h2i weights (all layers together) with the
 // smallest magnitude (Narang et al. 2017).
 // Parameters per layer (subcollection "vanilla-lstm-builder"), created in the order x2i {4hid, in},
 // h2i {4hid, hid}, x2i mask, h2i mask (initialised to 1), bi {4hid}; `params[layer]` lists them as
-// x2i, h2i, bi, x2i mask, h2i mask. The masks enter graphs as constants.
-class SparseLSTMBuilder : public LSTMStateBuilder {
+// x2i, h2i, bi, x2i mask, h2i mask. The masks enter graphs as constants. With ln_lstm, the
+// layer-normalisation parameters follow each layer in `model` itself, as for VanillaLSTMBuilder.
+class SparseLSTMBuilder : public VanillaLSTMCellBuilder {
  public:
   SparseLSTMBuilder() = default;
-  // ln_lstm (layer normalisation) is not available yet and throws std::invalid_argument.
   explicit SparseLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim, ParameterCollection& model,
                              bool ln_lstm = false, float forget_bias = 1.f);
 
@@ -146,12 +187,8 @@ class SparseLSTMBuilder : public LSTMStateBuilder {
   // so calling it with growing fractions prunes incrementally.
   void set_sparsity(float percent);
 
-  bool ln_lstm = false;
-  float forget_bias = 1.f;
-
  protected:
   void new_graph_impl(ComputationGraph& cg, bool update) override;
-  Expression add_input_impl(int prev, const Expression& x) override;
 };
 
 }  // namespace dynet

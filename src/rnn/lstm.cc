@@ -14,20 +14,30 @@ using namespace rnn_detail;
 
 namespace {
 
-// One layer of the vanilla LSTM: gates from one affine transform, split into i, f, o, g.
-// A null h_prev means the zero state, whose recurrent terms are not built.
-void vanilla_layer(const Expression& x2i, const Expression& h2i, const Expression& bi, const Expression& in,
-                   const Expression& h_prev, const Expression& c_prev, unsigned hid, float forget_bias, Expression& h_out,
-                   Expression& c_out) {
+enum { LN_GH, LN_BH, LN_GX, LN_BX, LN_GC, LN_BC };
+
+// One layer of the vanilla LSTM: gates from one affine transform (or, with layer normalisation `ln`,
+// from separately normalised input and recurrent terms), split into i, f, o, g. A null h_prev
+// means the zero state, whose recurrent terms are not built.
+void vanilla_layer(const Expression& x2i, const Expression& h2i, const Expression& bi,
+                   const std::vector<Expression>* ln, const Expression& in, const Expression& h_prev,
+                   const Expression& c_prev, unsigned hid, float forget_bias, Expression& h_out, Expression& c_out) {
   const bool has_prev = h_prev.pg != nullptr;
-  Expression gates = has_prev ? affine_transform({bi, x2i, in, h2i, h_prev}) : affine_transform({bi, x2i, in});
+  Expression gates;
+  if (ln) {
+    const std::vector<Expression>& v = *ln;
+    gates = bi + layer_norm(x2i * in, v[LN_GX], v[LN_BX]);
+    if (has_prev) gates = gates + layer_norm(h2i * h_prev, v[LN_GH], v[LN_BH]);
+  } else {
+    gates = has_prev ? affine_transform({bi, x2i, in, h2i, h_prev}) : affine_transform({bi, x2i, in});
+  }
   Expression in_gate = logistic(pick_range(gates, 0, hid));
   Expression forget_in = pick_range(gates, hid, 2 * hid);
   Expression forget_gate = logistic(forget_bias != 0.f ? forget_in + forget_bias : forget_in);
   Expression out_gate = logistic(pick_range(gates, 2 * hid, 3 * hid));
   Expression candidate = tanh(pick_range(gates, 3 * hid, 4 * hid));
   c_out = has_prev ? cmult(forget_gate, c_prev) + cmult(in_gate, candidate) : cmult(in_gate, candidate);
-  h_out = cmult(out_gate, tanh(c_out));
+  h_out = cmult(out_gate, tanh(ln ? layer_norm(c_out, (*ln)[LN_GC], (*ln)[LN_BC]) : c_out));
 }
 
 }  // namespace
@@ -208,29 +218,43 @@ void LSTMStateBuilder::share_parameters(const LSTMStateBuilder& other) {
   params = other.params;
 }
 
-// ---------------- VanillaLSTMBuilder ----------------
+// ---------------- VanillaLSTMCellBuilder ----------------
 
 namespace {
 enum { X2I = 0, H2I = 1, BI = 2, X2I_MASK = 3, H2I_MASK = 4 };
 }  // namespace
 
-VanillaLSTMBuilder::VanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
-                                       ParameterCollection& model, bool ln_lstm, float forget_bias)
-    : LSTMStateBuilder("VanillaLSTMBuilder", "vanilla-lstm-builder", layers, input_dim, hidden_dim, model),
+VanillaLSTMCellBuilder::VanillaLSTMCellBuilder(const char* builder_name, unsigned layers, unsigned input_dim,
+                                               unsigned hidden_dim, ParameterCollection& model, bool ln_lstm,
+                                               float forget_bias)
+    : LSTMStateBuilder(builder_name, "vanilla-lstm-builder", layers, input_dim, hidden_dim, model),
       ln_lstm(ln_lstm),
-      forget_bias(forget_bias) {
-  if (ln_lstm)
-    throw std::invalid_argument("VanillaLSTMBuilder: ln_lstm requires layer_norm (not available yet)");
-  unsigned layer_input_dim = input_dim;
-  for (unsigned i = 0; i < layers; ++i) {
-    params.push_back({local_model.add_parameters({hidden_dim * 4, layer_input_dim}),
-                      local_model.add_parameters({hidden_dim * 4, hidden_dim}),
-                      local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f))});
-    layer_input_dim = hidden_dim;
+      forget_bias(forget_bias) {}
+
+void VanillaLSTMCellBuilder::add_layer_norm_parameters(ParameterCollection& model) {
+  ln_params.push_back({model.add_parameters({hid * 4}, ParameterInitConst(1.f)),
+                       model.add_parameters({hid * 4}, ParameterInitConst(0.f)),
+                       model.add_parameters({hid * 4}, ParameterInitConst(1.f)),
+                       model.add_parameters({hid * 4}, ParameterInitConst(0.f)),
+                       model.add_parameters({hid}, ParameterInitConst(1.f)),
+                       model.add_parameters({hid}, ParameterInitConst(0.f))});
+}
+
+void VanillaLSTMCellBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
+  LSTMStateBuilder::new_graph_impl(cg, update);
+  add_layer_norm_vars(cg, update);
+}
+
+void VanillaLSTMCellBuilder::add_layer_norm_vars(ComputationGraph& cg, bool update) {
+  ln_param_vars.clear();
+  for (const auto& layer : ln_params) {
+    std::vector<Expression> vars;
+    for (const Parameter& p : layer) vars.push_back(param_expr(cg, p, update));
+    ln_param_vars.push_back(std::move(vars));
   }
 }
 
-Expression VanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
+Expression VanillaLSTMCellBuilder::add_input_impl(int prev, const Expression& x) {
   check_input(x);
   const bool dropout_on = prepare_dropout(x);
   std::vector<Expression> ht(layers), ct(layers);
@@ -243,7 +267,8 @@ Expression VanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
       if (dropout_rate > 0.f) in = cmult(in, masks[i][0]);
       if (h_prev.pg && dropout_rate_h > 0.f) h_prev = cmult(h_prev, masks[i][1]);
     }
-    vanilla_layer(vars[X2I], vars[H2I], vars[BI], in, h_prev, c_prev, hid, forget_bias, ht[i], ct[i]);
+    vanilla_layer(vars[X2I], vars[H2I], vars[BI], ln_lstm ? &ln_param_vars[i] : nullptr, in, h_prev, c_prev, hid,
+                  forget_bias, ht[i], ct[i]);
     in = ht[i];
   }
   h.push_back(std::move(ht));
@@ -251,18 +276,37 @@ Expression VanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
   return h.back().back();
 }
 
+void VanillaLSTMCellBuilder::share_cell_parameters(const VanillaLSTMCellBuilder& other) {
+  if (other.ln_lstm != ln_lstm)
+    throw std::invalid_argument(std::string(builder_name_) + "::copy: one builder uses ln_lstm and the other does not");
+  share_parameters(other);
+  ln_params = other.ln_params;
+}
+
+// ---------------- VanillaLSTMBuilder ----------------
+
+VanillaLSTMBuilder::VanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                       ParameterCollection& model, bool ln_lstm, float forget_bias)
+    : VanillaLSTMCellBuilder("VanillaLSTMBuilder", layers, input_dim, hidden_dim, model, ln_lstm, forget_bias) {
+  unsigned layer_input_dim = input_dim;
+  for (unsigned i = 0; i < layers; ++i) {
+    params.push_back({local_model.add_parameters({hidden_dim * 4, layer_input_dim}),
+                      local_model.add_parameters({hidden_dim * 4, hidden_dim}),
+                      local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f))});
+    if (ln_lstm) add_layer_norm_parameters(model);
+    layer_input_dim = hidden_dim;
+  }
+}
+
 void VanillaLSTMBuilder::copy(const RNNBuilder& other) {
-  share_parameters(same_kind<VanillaLSTMBuilder>(other, "VanillaLSTMBuilder"));
+  share_cell_parameters(same_kind<VanillaLSTMBuilder>(other, "VanillaLSTMBuilder"));
 }
 
 // ---------------- SparseLSTMBuilder ----------------
 
 SparseLSTMBuilder::SparseLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
                                      ParameterCollection& model, bool ln_lstm, float forget_bias)
-    : LSTMStateBuilder("SparseLSTMBuilder", "vanilla-lstm-builder", layers, input_dim, hidden_dim, model),
-      ln_lstm(ln_lstm),
-      forget_bias(forget_bias) {
-  if (ln_lstm) throw std::invalid_argument("SparseLSTMBuilder: ln_lstm requires layer_norm (not available yet)");
+    : VanillaLSTMCellBuilder("SparseLSTMBuilder", layers, input_dim, hidden_dim, model, ln_lstm, forget_bias) {
   unsigned layer_input_dim = input_dim;
   for (unsigned i = 0; i < layers; ++i) {
     Parameter x2i = local_model.add_parameters({hidden_dim * 4, layer_input_dim});
@@ -271,16 +315,19 @@ SparseLSTMBuilder::SparseLSTMBuilder(unsigned layers, unsigned input_dim, unsign
     Parameter h2i_mask = local_model.add_parameters({hidden_dim * 4, hidden_dim}, ParameterInitConst(1.f));
     Parameter bi = local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f));
     params.push_back({x2i, h2i, bi, x2i_mask, h2i_mask});
+    if (ln_lstm) add_layer_norm_parameters(model);
     layer_input_dim = hidden_dim;
   }
 }
 
 void SparseLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
+  // The effective weights are weight ⊙ mask; the masks are constants.
   param_vars.clear();
   for (const auto& p : params)
     param_vars.push_back({cmult(param_expr(cg, p[X2I], update), const_parameter(cg, p[X2I_MASK])),
                           cmult(param_expr(cg, p[H2I], update), const_parameter(cg, p[H2I_MASK])),
                           param_expr(cg, p[BI], update)});
+  add_layer_norm_vars(cg, update);
   cg_ = &cg;
   dropout_masks_valid = false;
 }
@@ -314,29 +361,57 @@ void SparseLSTMBuilder::set_sparsity(float percent) {
     params[entries[k].layer][X2I_MASK + entries[k].which].get_storage().values.v[entries[k].index] = 0.f;
 }
 
-Expression SparseLSTMBuilder::add_input_impl(int prev, const Expression& x) {
+void SparseLSTMBuilder::copy(const RNNBuilder& other) {
+  share_cell_parameters(same_kind<SparseLSTMBuilder>(other, "SparseLSTMBuilder"));
+}
+
+// ---------------- CompactVanillaLSTMBuilder ----------------
+
+CompactVanillaLSTMBuilder::CompactVanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                                     ParameterCollection& model)
+    : LSTMStateBuilder("CompactVanillaLSTMBuilder", "compact-vanilla-lstm-builder", layers, input_dim, hidden_dim,
+                       model) {
+  unsigned layer_input_dim = input_dim;
+  for (unsigned i = 0; i < layers; ++i) {
+    params.push_back({local_model.add_parameters({hidden_dim * 4, layer_input_dim}),
+                      local_model.add_parameters({hidden_dim * 4, hidden_dim}),
+                      local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f))});
+    layer_input_dim = hidden_dim;
+  }
+}
+
+void CompactVanillaLSTMBuilder::set_weightnoise(float std) {
+  if (!(std >= 0.f))
+    throw std::invalid_argument("CompactVanillaLSTMBuilder::set_weightnoise: the standard deviation must be >= 0, got " +
+                                std::to_string(std));
+  weightnoise_std = std;
+}
+
+Expression CompactVanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
   check_input(x);
   const bool dropout_on = prepare_dropout(x);
   std::vector<Expression> ht(layers), ct(layers);
   Expression in = x;
   for (unsigned i = 0; i < layers; ++i) {
-    const std::vector<Expression>& vars = param_vars[i];
+    const std::vector<Expression>& v = param_vars[i];
     Expression h_prev, c_prev;
     previous_state(prev, i, h_prev, c_prev);
-    if (dropout_on) {
-      if (dropout_rate > 0.f) in = cmult(in, masks[i][0]);
-      if (h_prev.pg && dropout_rate_h > 0.f) h_prev = cmult(h_prev, masks[i][1]);
-    }
-    vanilla_layer(vars[X2I], vars[H2I], vars[BI], in, h_prev, c_prev, hid, forget_bias, ht[i], ct[i]);
-    in = ht[i];
+    // The fused gates node always takes h_{t-1}.
+    if (!h_prev.pg) h_prev = c_prev = zeros(*cg_, Dim({hid}, x.dim().bd));
+    Expression gates =
+        dropout_on ? vanilla_lstm_gates_dropout(in, h_prev, v[X2I], v[H2I], v[BI], masks[i][0], masks[i][1],
+                                                weightnoise_std)
+                   : vanilla_lstm_gates(in, h_prev, v[X2I], v[H2I], v[BI], weightnoise_std);
+    ct[i] = vanilla_lstm_c(c_prev, gates);
+    in = ht[i] = vanilla_lstm_h(ct[i], gates);
   }
   h.push_back(std::move(ht));
   c.push_back(std::move(ct));
   return h.back().back();
 }
 
-void SparseLSTMBuilder::copy(const RNNBuilder& other) {
-  share_parameters(same_kind<SparseLSTMBuilder>(other, "SparseLSTMBuilder"));
+void CompactVanillaLSTMBuilder::copy(const RNNBuilder& other) {
+  share_parameters(same_kind<CompactVanillaLSTMBuilder>(other, "CompactVanillaLSTMBuilder"));
 }
 
 // ---------------- CoupledLSTMBuilder ----------------
