@@ -1402,5 +1402,48 @@ TEST(CompactVanillaLSTM, DropoutAndWeightNoise) {
   EXPECT_EQ(other.params[0][0].get_fullname(), lstm.params[0][0].get_fullname());
 }
 
+// Tied input masks: each step's input comes from its own lookup row, so a dropped input unit has a
+// zero gradient in every row (FastLSTM, SparseLSTM; the other builders are covered above or in
+// test_rnn.cc).
+void check_tied_input_mask(ParameterCollection& m, LSTMStateBuilder& lstm, unsigned in_dim) {
+  const unsigned steps = 3;
+  LookupParameter inputs = m.add_lookup_parameters(steps, {in_dim});
+  perturb(m);
+  lstm.set_dropout(0.5f, 0.f);
+  ComputationGraph g;
+  lstm.new_graph(g);
+  lstm.start_new_sequence();
+  std::vector<Expression> ys;
+  for (unsigned t = 0; t < steps; ++t) ys.push_back(sum_elems(lstm.add_input(lookup(g, inputs, t))));
+  Expression loss = sum(ys);
+  loss.value();
+  g.backward(loss);
+  const auto& grads = inputs.get_storage().grads;
+  unsigned dropped = 0;
+  for (unsigned k = 0; k < in_dim; ++k) {
+    const bool zero = grads[0].v[k] == 0.f;
+    dropped += zero;
+    for (unsigned t = 1; t < steps; ++t) EXPECT_EQ(grads[t].v[k] == 0.f, zero) << "unit " << k << " step " << t;
+  }
+  EXPECT_GT(dropped, 0u);
+  EXPECT_LT(dropped, in_dim);
+  lstm.disable_dropout();
+  EXPECT_EQ(lstm.dropout_rate, 0.f);
+}
+
+TEST(FastLSTM, DropoutMasksAreTied) {
+  reset_rng(31);
+  ParameterCollection m;
+  FastLSTMBuilder lstm(1, 16, 4, m);
+  check_tied_input_mask(m, lstm, 16);
+}
+
+TEST(SparseLSTM, DropoutMasksAreTied) {
+  reset_rng(32);
+  ParameterCollection m;
+  SparseLSTMBuilder lstm(1, 16, 4, m);
+  check_tied_input_mask(m, lstm, 16);
+}
+
 }  // namespace
 }  // namespace dynet
