@@ -67,6 +67,17 @@ void write_file(const std::string& p, const std::string& bytes) {
   out << bytes;
 }
 
+uint64_t header_length(const std::string& bytes) {
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  return n;
+}
+std::vector<float> floats_at(const std::string& bytes, size_t offset, size_t n) {
+  std::vector<float> v(n);
+  std::memcpy(v.data(), bytes.data() + offset, n * 4);
+  return v;
+}
+
 std::vector<float> values_of(const ParameterStorage& p) { return {p.values.v, p.values.v + p.dim.size()}; }
 std::vector<float> values_of(const LookupParameterStorage& p) {
   return {p.all_values.v, p.all_values.v + p.all_dim.size()};
@@ -357,6 +368,34 @@ TEST_F(IoTest, DynetWrittenRecordsRoundTripByteForByte) {
   EXPECT_EQ(read_file(path("again.txt")), dynet_file);
 }
 
+// Saved values are the effective ones, values x the lazy weight-decay scale; loading writes them
+// back as plain values (the scale is not saved), as DyNet did.
+TEST_F(IoTest, SavedValuesIncludeTheWeightDecayScale) {
+  ParameterCollection m(0.5f);
+  Parameter W = m.add_parameters({2}, ParameterInitFromVector({1.f, -3.f}), "W");
+  LookupParameter E = m.add_lookup_parameters(1, {2}, ParameterInitFromVector({4.f, 8.f}), "E");
+  m.get_weight_decay().update_weight_decay(1);
+  ASSERT_EQ(W.current_weight_decay(), 0.5f);
+  ASSERT_EQ(E.current_weight_decay(), 0.5f);
+  TextFileSaver(path("wd.txt")).save(m);
+  EXPECT_EQ(read_file(path("wd.txt")),
+            "#Parameter# /W {2} 33 ZERO_GRAD\n+5.00000000e-01 -1.50000000e+00 \n"
+            "#LookupParameter# /E {2,1} 33 ZERO_GRAD\n+2.00000000e+00 +4.00000000e+00 \n");
+  EXPECT_EQ(W.values()->v[0], 1.f);  // saving does not touch the parameters
+  save_safetensors(path("wd.safetensors"), m);
+  const std::string bytes = read_file(path("wd.safetensors"));
+  EXPECT_EQ(floats_at(bytes, 8 + header_length(bytes), 4), (std::vector<float>{0.5f, -1.5f, 2.f, 4.f}));
+
+  ParameterCollection fresh;
+  Parameter W2 = fresh.add_parameters({2}, "W");
+  LookupParameter E2 = fresh.add_lookup_parameters(1, {2}, "E");
+  TextFileLoader(path("wd.txt")).populate(fresh);
+  EXPECT_EQ(W2.values()->v[1], -1.5f);
+  EXPECT_EQ(E2.values()->at(0).v[1], 4.f);
+  load_safetensors(path("wd.safetensors"), fresh);
+  EXPECT_EQ(W2.values()->v[0], 0.5f);
+}
+
 TEST_F(IoTest, OldHeadersWithoutGradientTokenHaveAGradientLine) {
   write_file(path("old.txt"),
              "#Parameter# /a {2} 66\n+1.00000000e+00 +2.00000000e+00 \n+3.00000000e+00 +4.00000000e+00 \n");
@@ -563,16 +602,6 @@ TEST_F(IoTest, SaveAndLoadDynetModelHelpers) {
 // ---------------------------------------------------------------------------------------------
 // safetensors
 
-uint64_t header_length(const std::string& bytes) {
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
-  return n;
-}
-std::vector<float> floats_at(const std::string& bytes, size_t offset, size_t n) {
-  std::vector<float> v(n);
-  std::memcpy(v.data(), bytes.data() + offset, n * 4);
-  return v;
-}
 
 TEST_F(IoTest, SafetensorsLayout) {
   Golden g;

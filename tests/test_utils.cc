@@ -135,6 +135,19 @@ TEST(GradCheck, FailsWhenAGradientIsMissing) {
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }
 
+// With weight decay the parameter nodes output values x scale and gradients refer to that.
+TEST(GradCheck, PassesUnderAWeightDecayScale) {
+  reset_rng(7);
+  ParameterCollection m(0.5f);
+  Parameter W = m.add_parameters({3, 2});
+  LookupParameter E = m.add_lookup_parameters(2, {2});
+  m.get_weight_decay().update_weight_decay(1);
+  ASSERT_EQ(W.current_weight_decay(), 0.5f);
+  ComputationGraph g;
+  Expression loss = squared_norm(tanh(parameter(g, W) * lookup(g, E, 1u)));
+  EXPECT_TRUE(check_grad(m, loss, 0));
+}
+
 TEST(GradCheck, RejectsNonScalarExpressions) {
   SmallModel s;
   ComputationGraph g;
