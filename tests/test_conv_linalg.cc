@@ -70,10 +70,20 @@ std::vector<float> naive_conv2d(const ConvCase& k, const std::vector<float>& x, 
 
 TEST(Conv2dValues, MatchesDirectLoop) {
   const std::vector<ConvCase> cases = {
-      {5, 4, 2, 3, 2, 3, 1, 1, 1, true, false},  {5, 4, 2, 3, 2, 3, 1, 1, 1, false, false},
-      {7, 6, 2, 3, 2, 2, 2, 2, 3, true, true},   {6, 5, 1, 3, 4, 2, 1, 2, 2, false, true},
-      {9, 8, 3, 4, 3, 4, 3, 3, 2, false, false}, {8, 8, 3, 1, 1, 5, 2, 1, 1, true, true},
-      {4, 3, 2, 5, 5, 2, 1, 1, 1, false, true},  {10, 7, 1, 2, 3, 1, 1, 4, 3, true, false},
+      {5, 4, 2, 3, 2, 3, 1, 1, 1, true, false},
+      {5, 4, 2, 3, 2, 3, 1, 1, 1, false, false},
+      {7, 6, 2, 3, 2, 2, 2, 2, 3, true, true},
+      {6, 5, 1, 3, 4, 2, 1, 2, 2, false, true},
+      {9, 8, 3, 4, 3, 4, 3, 3, 2, false, false},
+      {8, 8, 3, 1, 1, 5, 2, 1, 1, true, true},
+      {4, 3, 2, 5, 5, 2, 1, 1, 1, false, true},
+      {10, 7, 1, 2, 3, 1, 1, 4, 3, true, false},
+      // 4 or more input channels: oneDNN's primitives
+      {9, 8, 4, 3, 3, 4, 1, 1, 1, true, false},
+      {6, 7, 5, 3, 3, 4, 2, 2, 2, false, true},
+      {12, 10, 8, 5, 3, 6, 3, 3, 2, true, true},
+      {5, 5, 4, 5, 5, 3, 1, 1, 1, false, false},
+      {16, 16, 16, 3, 3, 32, 4, 1, 1, false, true},
   };
   std::mt19937 rng(7);
   for (const ConvCase& k : cases) {
@@ -118,7 +128,7 @@ TEST(Conv2dValues, BadArgumentsThrow) {
   EXPECT_THROW(conv2d(x, f, {1, 1}), std::invalid_argument);
   Expression f_ok = input(g, Dim({5, 2, 2, 1}), std::vector<float>(20, 1.f));
   EXPECT_THROW(conv2d(x, f_ok, {1, 1}, true), std::invalid_argument);  // filter taller than the image
-  EXPECT_NO_THROW(conv2d(x, f_ok, {1, 1}, false));                      // fine with padding
+  EXPECT_NO_THROW(conv2d(x, f_ok, {1, 1}, false));                     // fine with padding
   EXPECT_THROW(conv2d(x, f_ok, {1, 1, 1}, false), std::invalid_argument);
 }
 
@@ -335,9 +345,10 @@ struct StepResult {
 StepResult run_step(bool fused, bool dropout, unsigned B, bool h_batched) {
   const unsigned H = 3, I1 = 1, I2 = 3, I = I1 + I2;
   std::mt19937 rng(21);
-  const std::vector<Dim> dims = {Dim({I1}, B),     Dim({I2}, B),       Dim({H}, h_batched ? B : 1), Dim({H}, B),
-                                 Dim({4 * H, I}), Dim({4 * H, H}),    Dim({4 * H}),                Dim({I}, B),
-                                 Dim({H}),        Dim({H}, B),        Dim({H}, B)};
+  const std::vector<Dim> dims = {Dim({I1}, B), Dim({I2}, B),    Dim({H}, h_batched ? B : 1),
+                                 Dim({H}, B),  Dim({4 * H, I}), Dim({4 * H, H}),
+                                 Dim({4 * H}), Dim({I}, B),     Dim({H}),
+                                 Dim({H}, B),  Dim({H}, B)};
   std::vector<std::vector<float>> values;
   for (const Dim& d : dims) values.push_back(random_vector(d.size(), rng));
   ComputationGraph g;
@@ -377,7 +388,8 @@ TEST(FusedLstmValues, MatchComposedStep) {
         }
         for (size_t a = 0; a < (dropout ? 9u : 7u); ++a)
           for (size_t k = 0; k < fused.grads[a].size(); ++k)
-            EXPECT_NEAR(fused.grads[a][k], composed.grads[a][k], 1e-5f) << "gradient of " << names[a] << "[" << k << "]";
+            EXPECT_NEAR(fused.grads[a][k], composed.grads[a][k], 1e-5f)
+                << "gradient of " << names[a] << "[" << k << "]";
       }
 }
 

@@ -254,7 +254,8 @@ Expression maxpooling2d(const Expression& x, const std::vector<unsigned>& ksize,
 // ---- tensor (3-d) contractions ----
 Expression contract3d_1d(const Expression& x, const Expression& y);  // z[i,j] = Σ_k x[i,j,k] y[k]
 Expression contract3d_1d(const Expression& x, const Expression& y, const Expression& b);  // + b[i,j]
-Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z);  // Σ_{j,k} x[i,j,k] y[k] z[j]
+// t[i] = Σ_{j,k} x[i,j,k] y[k] z[j]
+Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z);
 Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z,
                             const Expression& b);  // + b[i]
 

@@ -81,8 +81,8 @@ Dim c31_shape(const ArgDims& xs, AttrView) {
   if (x.nd != 3) op_error(op, "x must be a 3-d tensor {i,j,k}, got " + x.str());
   if (!is_vector(y, x[2])) op_error(op, "y " + y.str() + " must be a vector of x's last dim: x " + x.str());
   if (xs.size() == 3 && (xs[2].nd > 2 || xs[2].rows() != x[0] || xs[2].cols() != x[1]))
-    op_error(op, "bias " + xs[2].str() + " must be {" + std::to_string(x[0]) + "," + std::to_string(x[1]) +
-                     "} for x " + x.str());
+    op_error(op, "bias " + xs[2].str() + " must be {" + std::to_string(x[0]) + "," + std::to_string(x[1]) + "} for x " +
+                     x.str());
   return Dim({x[0], x[1]}, common_bd(op, xs));
 }
 void c31_fwd(const ForwardArgs& a) {

@@ -1,8 +1,8 @@
 // Linear algebra: inverse(x), logdet(x), trace_of_product(x, y). Each works per batch element (DyNet's
 // versions take only unbatched arguments). The LU factorizations run in double: these ops are used on
 // small matrices, where the cost is negligible and the float round-off of an LU would dominate the error.
-#include <cmath>
 #include <Eigen/LU>
+#include <cmath>
 
 #include "ops/common.h"
 
@@ -104,8 +104,7 @@ Dim trace_shape(const ArgDims& xs, AttrView) {
   return Dim({1}, ops::broadcast_bd("trace_of_product", xs[0], xs[1]));
 }
 void trace_fwd(const ForwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b)
-    a.fx.v[b] = (cpu::cbarr(a.xs[0], b) * cpu::cbarr(a.xs[1], b)).sum();
+  for (unsigned b = 0; b < a.fx.d.bd; ++b) a.fx.v[b] = (cpu::cbarr(a.xs[0], b) * cpu::cbarr(a.xs[1], b)).sum();
 }
 void trace_bwd(const BackwardArgs& a) {
   const Tensor& other = a.xs[1 - a.i];

@@ -39,7 +39,7 @@ int to_int(size_t v) { return static_cast<int>(v); }
 // Sizes of one gates node, from its argument dims.
 struct GatesGeom {
   unsigned H, I, B;
-  bool gather_x, gather_h;  // x_t (h_tm1) must be copied: concatenated, masked or broadcast over the batch
+  bool gather_x, gather_h;              // x_t (h_tm1) must be copied: concatenated, masked or broadcast over the batch
   size_t dpre_at() const { return 1; }  // aux[0] holds the noise seed
   size_t x_at() const { return dpre_at() + size_t(4) * H * B; }
   size_t h_at() const { return x_at() + (gather_x ? size_t(I) * B : 0); }
@@ -291,9 +291,7 @@ Expression gates_node(const std::vector<Expression>& x_t, const Expression& h_tm
 std::vector<OpSample> gates_samples() {
   auto plain = [](ComputationGraph&, Xs x) { return vanilla_lstm_gates(x[0], x[1], x[2], x[3], x[4]); };
   auto noisy = [](ComputationGraph&, Xs x) { return vanilla_lstm_gates(x[0], x[1], x[2], x[3], x[4], 0.2f); };
-  auto concat = [](ComputationGraph&, Xs x) {
-    return vanilla_lstm_gates_concat({x[0], x[1]}, x[2], x[3], x[4], x[5]);
-  };
+  auto concat = [](ComputationGraph&, Xs x) { return vanilla_lstm_gates_concat({x[0], x[1]}, x[2], x[3], x[4], x[5]); };
   auto drop = [](ComputationGraph&, Xs x) {
     return vanilla_lstm_gates_dropout(x[0], x[1], x[2], x[3], x[4], x[5], x[6]);
   };
