@@ -166,6 +166,8 @@ TEST(MaxPooling2dValues, BatchedAndMultiChannel) {
   ComputationGraph g;
   Expression x = input(g, Dim({2, 2, 2}, 2), v);
   expect_values(maxpooling2d(x, {2, 2}, {1, 1}).value(), {3, 7, 0, -4});
+  // a 2-d image gives a 2-d result
+  EXPECT_EQ(maxpooling2d(input(g, Dim({4, 6}), std::vector<float>(24, 1.f)), {2, 2}, {2, 3}).dim(), Dim({2, 2}));
 }
 
 // ---- filter1d_narrow and kmh_ngram ----

@@ -353,8 +353,9 @@ std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N) {
   return p;
 }
 
-// The cached primitives for a geometry and batch count.
-const DnnlConv& dnnl_conv(const ConvGeom& g, unsigned N) {
+// The cached primitives for a geometry and batch count; null when oneDNN cannot make them (the
+// im2col kernels then run instead).
+const DnnlConv* dnnl_conv(const ConvGeom& g, unsigned N) {
   using Key = std::array<uint32_t, 11>;
   struct KeyHash {
     size_t operator()(const Key& k) const {
@@ -369,8 +370,15 @@ const DnnlConv& dnnl_conv(const ConvGeom& g, unsigned N) {
   const Key key = {g.h.in, g.w.in, g.c_in, g.h.k, g.w.k, g.c_out, N, g.h.s, g.w.s, g.h.pad, g.w.pad};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache->find(key);
-  if (it == cache->end()) it = cache->emplace(key, make_dnnl_conv(g, N)).first;
-  return *it->second;
+  if (it == cache->end()) {
+    std::unique_ptr<DnnlConv> p;
+    try {
+      p = make_dnnl_conv(g, N);
+    } catch (const dnnl::error&) {
+    }
+    it = cache->emplace(key, std::move(p)).first;
+  }
+  return it->second.get();
 }
 
 // Runs primitives on this thread's stream; below ~8M multiply-adds on the calling thread alone (as in
@@ -419,12 +427,13 @@ class DnnlRun {
 // oneDNN takes over from C_in = 4 with a shared (unbatched) filter and bias; below that its backward
 // kernels are slower than im2col (see the header comment).
 constexpr unsigned kDnnlMinChannels = 4;
-bool use_dnnl(const Tensor* xs, unsigned n, const Tensor& fx) {
-  return xs[0].d[2] >= kDnnlMinChannels && xs[0].d.bd == fx.d.bd && xs[1].d.bd == 1 && (n < 3 || xs[2].d.bd == 1);
+const DnnlConv* use_dnnl(const Tensor* xs, unsigned n, const Tensor& fx, const ConvGeom& g) {
+  if (xs[0].d[2] < kDnnlMinChannels || xs[0].d.bd != fx.d.bd || xs[1].d.bd != 1 || (n == 3 && xs[2].d.bd != 1))
+    return nullptr;
+  return dnnl_conv(g, fx.d.bd);
 }
 
-void conv2d_fwd_dnnl(const ForwardArgs& a, const ConvGeom& g) {
-  const DnnlConv& p = dnnl_conv(g, a.fx.d.bd);
+void conv2d_fwd_dnnl(const ForwardArgs& a, const DnnlConv& p) {
   DnnlRun run(p.macs, a.scratch);
   dnnl::memory x = run.in(p.src_in, p.src_user, p.fwd_pd.src_desc(), a.xs[0].v);
   dnnl::memory f = run.in(p.wei_in, p.wei_user, p.fwd_pd.weights_desc(), a.xs[1].v);
@@ -435,8 +444,7 @@ void conv2d_fwd_dnnl(const ForwardArgs& a, const ConvGeom& g) {
   if (!direct) p.dst_out.execute(run.stream(), y, yu);
   run.wait();
 }
-void conv2d_bwd_dnnl(const BackwardArgs& a, const ConvGeom& g) {
-  const DnnlConv& p = dnnl_conv(g, a.fx.d.bd);
+void conv2d_bwd_dnnl(const BackwardArgs& a, const DnnlConv& p) {
   DnnlRun run(p.macs, a.scratch);
   if (a.i == 0) {  // dX += conv_backward_data(dY, F)
     dnnl::memory dy = run.in(p.ddst_in_data, p.dst_user, p.bwd_data_pd.diff_dst_desc(), a.dEdf.v);
@@ -471,8 +479,8 @@ void add_conv_bias(const Tensor& bias, const Tensor& y, const ConvGeom& g) {
 void conv2d_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &f = a.xs[1];
   const ConvGeom g = conv_geom(x.d, f.d, a.attr.as<WindowAttr>());
-  if (use_dnnl(a.xs, a.n, a.fx)) {
-    conv2d_fwd_dnnl(a, g);
+  if (const DnnlConv* p = use_dnnl(a.xs, a.n, a.fx, g)) {
+    conv2d_fwd_dnnl(a, *p);
   } else {
     const int M = static_cast<int>(g.out_pixels()), K = static_cast<int>(g.patch()), N = static_cast<int>(g.c_out);
     float* P = a.scratch.allocate_floats(size_t(M) * K);
@@ -495,8 +503,8 @@ void conv2d_bwd(const BackwardArgs& a) {
     }
     return;
   }
-  if (use_dnnl(a.xs, a.n, a.fx)) {
-    conv2d_bwd_dnnl(a, g);
+  if (const DnnlConv* p = use_dnnl(a.xs, a.n, a.fx, g)) {
+    conv2d_bwd_dnnl(a, *p);
     return;
   }
   float* P = a.scratch.allocate_floats(size_t(M) * K);
@@ -560,6 +568,7 @@ Dim maxpool_shape(const ArgDims& xs, AttrView a) {
     op_error("maxpooling2d", "in VALID pooling the window {" + std::to_string(at.kh) + "," + std::to_string(at.kw) +
                                  "} must not be larger than the image " + x.str());
   const Axis h = make_axis(x[0], at.kh, at.sh, at.is_valid), w = make_axis(x[1], at.kw, at.sw, at.is_valid);
+  if (x.nd == 2) return Dim({h.out, w.out}, x.bd);  // DyNet keeps the input's rank
   return Dim({h.out, w.out, x[2]}, x.bd);
 }
 size_t maxpool_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
