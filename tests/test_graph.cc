@@ -183,3 +183,18 @@ TEST(Graph, LargeGraphsGrowMemory) {
 
 }  // namespace
 }  // namespace dynet
+
+namespace dynet {
+namespace {
+TEST(Devices, ToDeviceOnTheCpuIsTheSameExpression) {
+  ComputationGraph g;
+  Expression x = input(g, 2.f);
+  Expression y = to_device(x, cpu_device());
+  EXPECT_EQ(y.i, x.i);
+  EXPECT_EQ(get_device_manager_device("CPU"), cpu_device());
+  EXPECT_THROW(get_device_manager_device("GPU:0"), std::invalid_argument);
+  Device gpu(0, DeviceType::GPU, "GPU:0");
+  EXPECT_THROW(to_device(x, &gpu), std::invalid_argument);
+}
+}  // namespace
+}  // namespace dynet

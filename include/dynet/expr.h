@@ -237,6 +237,8 @@ Expression block_dropout(const Expression& x, real p);  // one draw for the whol
 Expression noise(const Expression& x, real stddev);  // x + N(0, stddev)
 Expression nobackprop(const Expression& x);          // x; no gradient flows back
 Expression scale_gradient(const Expression& x, float lambd = 1.0f);  // x; gradient scaled by lambd
+// x on `device`; this build has only the CPU, so it checks the device and returns x
+Expression to_device(const Expression& x, Device* device);
 Expression flip_gradient(const Expression& x);                       // x; gradient negated
 // One-hot of the maximum of each column (first on ties); gradient zero or, straight-through, passed unchanged.
 Expression argmax(const Expression& x, GradientMode gradient_mode);

@@ -265,5 +265,12 @@ Expression noise(const Expression& x, real stddev) {
 }
 Expression nobackprop(const Expression& x) { return make_node(k_nobackprop, x); }
 Expression scale_gradient(const Expression& x, float lambd) { return make_node(k_scale_gradient, x, lambd); }
+Expression to_device(const Expression& x, Device* device) {
+  detail::graph_of("to_device", {&x});
+  if (device == nullptr || device->type != DeviceType::CPU)
+    throw std::invalid_argument("to_device: " + std::string(device ? device->name : "null") +
+                                " is not available in this build (devices: CPU)");
+  return x;
+}
 
 }  // namespace dynet
