@@ -115,7 +115,7 @@ class ComputationGraph {
   void check_index(VariableIndex i, const char* where) const;
   void run_forward(VariableIndex last);
   void forward_node(VariableIndex i);
-  void flush_rank1(VariableIndex i);
+  void flush_low_rank(VariableIndex i);
 
   std::vector<NodeRec> nodes_;
   std::vector<VariableIndex> args_;
@@ -124,8 +124,8 @@ class ComputationGraph {
   std::vector<Tensor> fx_, grad_;
   std::vector<float*> aux_;
   std::vector<Tensor> arg_scratch_;
-  std::vector<struct Rank1Update> rank1_updates_;  // deferred weight-gradient updates (see op.h)
-  std::vector<int> rank1_head_;
+  std::vector<struct LowRankUpdate> low_rank_updates_;  // deferred weight-gradient updates (see op.h)
+  std::vector<int> low_rank_head_;
   std::vector<uint8_t> needs_, reached_;
   std::vector<CGCheckpoint> checkpoints_;
   std::unique_ptr<MemPool> fx_pool_, grad_pool_, scratch_pool_;

@@ -242,11 +242,11 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     Tensor& g = grad_[last];
     for (unsigned k = 0; k < g.d.size(); ++k) g.v[k] = 1.f;
   }
-  rank1_updates_.clear();
-  rank1_head_.assign(n, -1);
+  low_rank_updates_.clear();
+  low_rank_head_.assign(n, -1);
   for (size_t i = n; i-- > 0;) {
     if (!reached[i]) continue;
-    if (rank1_head_[i] >= 0) flush_rank1(static_cast<VariableIndex>(i));
+    if (low_rank_head_[i] >= 0) flush_low_rank(static_cast<VariableIndex>(i));
     const NodeRec& r = nodes_[i];
     const OpDef& def = op_def(r.op);
     const AttrView attr{attrs_.data() + r.attr_begin, r.attr_words};
@@ -261,7 +261,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     for (unsigned k = 0; k < r.nargs; ++k) {
       if (!reached[a[k]]) continue;
       const MemPool::Mark mark = scratch_pool_->mark();
-      const Rank1Sink sink{&rank1_updates_, &rank1_head_[a[k]]};
+      const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
       def.backward(BackwardArgs{arg_scratch_.data(), r.nargs, fx_[i], grad_[i], k, grad_[a[k]], attr, aux_[i],
                                 *scratch_pool_, &sink});
       scratch_pool_->revert(mark);
@@ -269,28 +269,30 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
   }
 }
 
-// Runs the deferred rank-1 updates into node i's gradient: one GEMM over the gathered vectors.
-void ComputationGraph::flush_rank1(VariableIndex i) {
-  int u = rank1_head_[i];
-  rank1_head_[i] = -1;
-  const Rank1Update& first = rank1_updates_[u];
+// Runs the deferred low-rank updates into node i's gradient: one GEMM over the gathered columns.
+void ComputationGraph::flush_low_rank(VariableIndex i) {
+  const int u = low_rank_head_[i];
+  low_rank_head_[i] = -1;
+  const LowRankUpdate& first = low_rank_updates_[u];
   const int m = first.m, k = first.k;
   float* dW = grad_[i].v;
   if (first.next < 0) {
-    cpu::gemm(false, true, m, k, 1, 1.f, first.g, m, first.x, k, 1.f, dW, m);
+    cpu::gemm(false, true, m, k, first.cols, 1.f, first.g, m, first.x, k, 1.f, dW, m);
     return;
   }
-  int count = 0;
-  for (int v = u; v >= 0; v = rank1_updates_[v].next) ++count;
+  size_t total = 0;
+  for (int v = u; v >= 0; v = low_rank_updates_[v].next) total += low_rank_updates_[v].cols;
   const MemPool::Mark mark = scratch_pool_->mark();
-  float* G = scratch_pool_->allocate_floats(size_t(m) * count);
-  float* X = scratch_pool_->allocate_floats(size_t(k) * count);
-  int c = 0;
-  for (int v = u; v >= 0; v = rank1_updates_[v].next, ++c) {
-    std::memcpy(G + size_t(c) * m, rank1_updates_[v].g, sizeof(float) * m);
-    std::memcpy(X + size_t(c) * k, rank1_updates_[v].x, sizeof(float) * k);
+  float* G = scratch_pool_->allocate_floats(size_t(m) * total);
+  float* X = scratch_pool_->allocate_floats(size_t(k) * total);
+  size_t c = 0;
+  for (int v = u; v >= 0; v = low_rank_updates_[v].next) {
+    const LowRankUpdate& up = low_rank_updates_[v];
+    std::memcpy(G + c * m, up.g, sizeof(float) * m * up.cols);
+    std::memcpy(X + c * k, up.x, sizeof(float) * k * up.cols);
+    c += up.cols;
   }
-  cpu::gemm(false, true, m, k, count, 1.f, G, m, X, k, 1.f, dW, m);
+  cpu::gemm(false, true, m, k, static_cast<int>(total), 1.f, G, m, X, k, 1.f, dW, m);
   scratch_pool_->revert(mark);
 }
 

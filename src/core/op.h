@@ -52,20 +52,21 @@ struct ForwardArgs {
   MemPool& scratch;  // temporary memory, released after the call
 };
 
-// Defers `dEdxi += g · xᵀ` (dEdxi m x k, unbatched) for the executor to run all such updates of one
-// gradient as a single GEMM once every consumer has contributed: a weight used by T matrix-vector
-// products then costs one m x k x T GEMM instead of T rank-1 updates.
-struct Rank1Update {
+// Defers `dEdxi += G · Xᵀ` (dEdxi m x k, unbatched; G m x cols and X k x cols, contiguous) for the
+// executor to run all such updates of one gradient as a single GEMM once every consumer has
+// contributed: a weight used by T matrix-vector (or matrix-minibatch) products then costs one
+// m x k x (Σ cols) GEMM instead of T skinny ones, each of which reads and writes all of dEdxi.
+struct LowRankUpdate {
   const float* g;
   const float* x;
-  int m, k;
+  int m, k, cols;
   int next;  // previous update into the same gradient, -1 at the end
 };
-struct Rank1Sink {
-  std::vector<Rank1Update>* updates;
+struct LowRankSink {
+  std::vector<LowRankUpdate>* updates;
   int* head;  // the destination node's list head
-  void add(const float* g, const float* x, int m, int k) const {
-    updates->push_back({g, x, m, k, *head});
+  void add(const float* g, const float* x, int m, int k, int cols = 1) const {
+    updates->push_back({g, x, m, k, cols, *head});
     *head = static_cast<int>(updates->size()) - 1;
   }
 };
@@ -80,7 +81,7 @@ struct BackwardArgs {
   AttrView attr;
   float* aux;
   MemPool& scratch;
-  const Rank1Sink* rank1 = nullptr;  // set when dEdxi may take deferred rank-1 updates
+  const LowRankSink* low_rank = nullptr;  // set when dEdxi may take deferred rank-1 updates
 };
 
 // How a group of same-signature nodes runs as one batched node: arguments whose bit is set in

@@ -202,8 +202,8 @@ void gates_bwd(const BackwardArgs& a) {
   if (i == kWx || i == kWh) {
     const unsigned k = i == kWx ? g.I : H;
     const float* in = i == kWx ? x_in(a.xs, a.aux, at, g) : h_in(a.xs, a.aux, g);
-    if (B == 1 && a.rank1)
-      a.rank1->add(dpre, in, to_int(H4), to_int(k));
+    if (B == 1 && a.low_rank)
+      a.low_rank->add(dpre, in, to_int(H4), to_int(k));
     else
       cpu::gemm(false, true, H4, to_int(k), to_int(B), 1.f, dpre, H4, in, to_int(k), 1.f, dx.v, H4);
     return;

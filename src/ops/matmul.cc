@@ -62,11 +62,11 @@ const float* batch_sum(const Tensor& g, MemPool& scratch) {
 }
 
 // dW += g · xᵀ for out = W · x (g {m,n}, x {k,n}, dW {m,k}), summing over the batch where W is shared.
-void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch, const Rank1Sink* rank1) {
+void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch, const LowRankSink* low_rank) {
   const int m = rows(g), n = cols(x), k = rows(x);
   const unsigned bd = g.d.bd;
-  if (rank1 && n == 1 && bd == 1 && dW.d.bd == 1) {
-    rank1->add(g.v, x.v, m, k);
+  if (low_rank && dW.d.bd == 1 && x.d.bd == bd) {  // the batch folds into the columns
+    low_rank->add(g.v, x.v, m, k, n * static_cast<int>(bd));
     return;
   }
   if (dW.d.bd == 1 && bd > 1) {
@@ -114,7 +114,7 @@ Dim matmul_shape(const ArgDims& xs, AttrView) {
 void matmul_fwd(const ForwardArgs& a) { multiply(a.xs[0], a.xs[1], a.fx, 0.f, a.scratch); }
 void matmul_bwd(const BackwardArgs& a) {
   if (a.i == 0)
-    grad_left(a.dEdf, a.xs[1], a.dEdxi, a.scratch, a.rank1);
+    grad_left(a.dEdf, a.xs[1], a.dEdxi, a.scratch, a.low_rank);
   else
     grad_right(a.xs[0], a.dEdf, a.dEdxi, a.scratch);
 }
@@ -205,7 +205,7 @@ void affine_bwd(const BackwardArgs& a) {
         Eigen::Map<Eigen::VectorXf>(d.batch_ptr(b), d.d.rows()) += cpu::cmat(g, b).rowwise().sum();
     }
   } else if (a.i % 2 == 1) {
-    grad_left(g, a.xs[a.i + 1], a.dEdxi, a.scratch, a.rank1);
+    grad_left(g, a.xs[a.i + 1], a.dEdxi, a.scratch, a.low_rank);
   } else {
     grad_right(a.xs[a.i - 1], g, a.dEdxi, a.scratch);
   }
