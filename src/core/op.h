@@ -173,6 +173,15 @@ std::vector<uint64_t> attr_with_tail(const H& h, const T* data, size_t n) {
   return w;
 }
 
+// A one-argument node whose attribute struct is followed by n indices (stored inline when `ids` is
+// given; otherwise the struct alone, e.g. when it holds a pointer read at forward time).
+template <class A>
+Expression make_node_with_ids(OpId op, const Expression& x, const A& attr, const unsigned* ids, size_t n) {
+  if (!ids) return make_node(op, x, attr);
+  const std::vector<uint64_t> blob = attr_with_tail(attr, ids, n);
+  return make_node_n(op, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+}
+
 // Error helper: "<op>: <message>" as std::invalid_argument.
 [[noreturn]] void op_error(const char* op, const std::string& msg);
 

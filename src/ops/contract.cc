@@ -10,20 +10,8 @@ namespace {
 
 using Xs = const std::vector<Expression>&;
 
-std::string join(const ArgDims& xs) {
-  std::string s;
-  for (unsigned i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + xs[i].str();
-  return s;
-}
-unsigned common_bd(const char* op, const ArgDims& xs) {
-  unsigned bd = 1;
-  for (unsigned i = 0; i < xs.size(); ++i) {
-    if (xs[i].bd == 1 || xs[i].bd == bd) continue;
-    if (bd != 1) op_error(op, "batch sizes differ: " + join(xs));
-    bd = xs[i].bd;
-  }
-  return bd;
-}
+using ops::common_bd;
+using ops::join;
 bool is_vector(const Dim& d, unsigned n) { return d.rows() == n && d.batch_size() == n; }
 int to_int(unsigned v) { return static_cast<int>(v); }
 

@@ -43,22 +43,8 @@ namespace {
 
 using Xs = const std::vector<Expression>&;
 
-std::string join(const ArgDims& xs) {
-  std::string s;
-  for (unsigned i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + xs[i].str();
-  return s;
-}
-
-// Batch count of several arguments that are each unbatched or of one common count.
-unsigned common_bd(const char* op, const ArgDims& xs) {
-  unsigned bd = 1;
-  for (unsigned i = 0; i < xs.size(); ++i) {
-    if (xs[i].bd == 1 || xs[i].bd == bd) continue;
-    if (bd != 1) op_error(op, "batch sizes differ: " + join(xs));
-    bd = xs[i].bd;
-  }
-  return bd;
-}
+using ops::common_bd;
+using ops::join;
 
 // ---------------------------------------------------------------------------------------------
 // filter1d_narrow(x, f): x {d, n}, f {d, k} or {d, k, m}; y {m, n-k+1} with

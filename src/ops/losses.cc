@@ -167,9 +167,7 @@ const OpId k_hinge = register_op({.name = "hinge",
                                   .samples = hinge_samples});
 
 Expression hinge_node(const Expression& x, HingeAttr h, const unsigned* ids) {
-  if (!ids) return make_node(k_hinge, x, h);
-  const std::vector<uint64_t> blob = attr_with_tail(h, ids, h.n);
-  return make_node_n(k_hinge, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+  return make_node_with_ids(k_hinge, x, h, ids, h.n);
 }
 
 // ---------------------------------------------------------------------------------------------

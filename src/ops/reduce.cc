@@ -18,22 +18,7 @@ std::string num(size_t v) { return std::to_string(v); }
 Dim per_batch_scalar(const ArgDims& xs, AttrView) { return Dim({1}, xs[0].bd); }
 
 // A tensor seen as [inner, n, outer] around axis `axis`; outer includes the batch.
-struct Fibers {
-  unsigned inner = 1, n = 1, outer = 1;
-};
-Fibers fibers_with_batch(const Dim& d, unsigned axis) {
-  Fibers f;
-  for (unsigned k = 0; k < d.nd; ++k) {
-    if (k < axis)
-      f.inner *= d.d[k];
-    else if (k == axis)
-      f.n = d.d[k];
-    else
-      f.outer *= d.d[k];
-  }
-  f.outer *= d.bd;
-  return f;
-}
+using ops::Fibers;
 
 // ---------------------------------------------------------------------------------------------
 // sum_elems(x) = Σ x and mean_elems(x) = Σ x / n, per batch element. kMean selects the second.
@@ -470,7 +455,7 @@ Dim extreme_dim_shape(const ArgDims& xs, AttrView a) {
 size_t output_size_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
 template <bool kMax>
 void extreme_dim_fwd(const ForwardArgs& a) {
-  const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
+  const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
   const float* x = a.xs[0].v;
   float* y = a.fx.v;
   unsigned* arg = reinterpret_cast<unsigned*>(a.aux);
@@ -493,7 +478,7 @@ void extreme_dim_fwd(const ForwardArgs& a) {
   }
 }
 void extreme_dim_bwd(const BackwardArgs& a) {
-  const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
+  const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
   const unsigned* arg = reinterpret_cast<const unsigned*>(a.aux);
   for (unsigned o = 0; o < f.outer; ++o)
     for (unsigned i = 0; i < f.inner; ++i) {
@@ -542,7 +527,7 @@ Dim logsumexp_dim_shape(const ArgDims& xs, AttrView a) {
   return out;
 }
 void logsumexp_dim_fwd(const ForwardArgs& a) {
-  const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
+  const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
   for (unsigned o = 0; o < f.outer; ++o) {
     const float* xo = a.xs[0].v + size_t(o) * f.n * f.inner;
     float* yo = a.fx.v + size_t(o) * f.inner;
@@ -561,7 +546,7 @@ void logsumexp_dim_fwd(const ForwardArgs& a) {
 }
 // ∂y/∂x_k = exp(x_k - y), the softmax along d.
 void logsumexp_dim_bwd(const BackwardArgs& a) {
-  const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
+  const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
   for (unsigned o = 0; o < f.outer; ++o) {
     const float* xo = a.xs[0].v + size_t(o) * f.n * f.inner;
     float* dxo = a.dEdxi.v + size_t(o) * f.n * f.inner;
@@ -600,7 +585,7 @@ Dim cumsum_shape(const ArgDims& xs, AttrView a) {
   return xs[0];
 }
 void cumsum_fwd(const ForwardArgs& a) {
-  const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
+  const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
   for (unsigned o = 0; o < f.outer; ++o) {
     const size_t base = size_t(o) * f.n * f.inner;
     const float* x = a.xs[0].v + base;
@@ -612,7 +597,7 @@ void cumsum_fwd(const ForwardArgs& a) {
 }
 // dx_k = Σ_{j ≥ k} g_j: a reversed cumulative sum, accumulated from the last index down.
 void cumsum_bwd(const BackwardArgs& a) {
-  const Fibers f = fibers_with_batch(a.xs[0].d, a.attr.as<unsigned>());
+  const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
   for (unsigned o = 0; o < f.outer; ++o) {
     const size_t base = size_t(o) * f.n * f.inner;
     const float* g = a.dEdf.v + base;
@@ -662,7 +647,7 @@ Dim kmax_pooling_shape(const ArgDims& xs, AttrView a) {
 }
 void kmax_pooling_fwd(const ForwardArgs& a) {
   const KMaxAttr& p = a.attr.as<KMaxAttr>();
-  const Fibers f = fibers_with_batch(a.xs[0].d, p.axis);
+  const Fibers f = ops::fibers(a.xs[0].d, p.axis);
   unsigned* order = static_cast<unsigned*>(a.scratch.allocate(f.n * sizeof(unsigned)));
   unsigned* src = reinterpret_cast<unsigned*>(a.aux);
   for (unsigned o = 0; o < f.outer; ++o)
@@ -690,7 +675,7 @@ void kmax_pooling_fwd(const ForwardArgs& a) {
 }
 void kmax_pooling_bwd(const BackwardArgs& a) {
   const KMaxAttr& p = a.attr.as<KMaxAttr>();
-  const Fibers f = fibers_with_batch(a.xs[0].d, p.axis);
+  const Fibers f = ops::fibers(a.xs[0].d, p.axis);
   const unsigned* src = reinterpret_cast<const unsigned*>(a.aux);
   for (unsigned o = 0; o < f.outer; ++o)
     for (unsigned j = 0; j < p.k; ++j)

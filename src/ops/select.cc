@@ -16,23 +16,8 @@ using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
 // argument with fewer batch elements than the output is repeated in equal blocks.
 inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
 
-// A tensor seen as [inner, n, outer] around axis `axis`; outer includes the batch when `with_batch`.
-struct Fibers {
-  unsigned inner = 1, n = 1, outer = 1;
-};
-Fibers fibers(const Dim& d, unsigned axis, bool with_batch) {
-  Fibers f;
-  for (unsigned k = 0; k < d.nd; ++k) {
-    if (k < axis)
-      f.inner *= d.d[k];
-    else if (k == axis)
-      f.n = d.d[k];
-    else
-      f.outer *= d.d[k];
-  }
-  if (with_batch) f.outer *= d.bd;
-  return f;
-}
+using ops::Fibers;
+using ops::fibers;
 
 inline void copy_floats(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
 inline void add_floats(float* dst, const float* src, size_t n) { ArrayMap(dst, n) += CArrayMap(src, n); }
@@ -150,9 +135,7 @@ const OpId k_pick = register_op({.name = "pick",
                                  .samples = pick_samples});
 
 Expression pick_node(const Expression& x, PickAttr p, const unsigned* ids) {
-  if (!ids) return make_node(k_pick, x, p);
-  const std::vector<uint64_t> blob = attr_with_tail(p, ids, p.n);
-  return make_node_n(k_pick, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+  return make_node_with_ids(k_pick, x, p, ids, p.n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -632,9 +615,7 @@ const OpId k_pick_batch = register_op({.name = kPickBatch,
 
 Expression pick_batch_node(const Expression& x, BatchPickAttr p, const unsigned* ids) {
   if (p.n == 0) op_error(kPickBatch, "empty index list");
-  if (!ids) return make_node(k_pick_batch, x, p);
-  const std::vector<uint64_t> blob = attr_with_tail(p, ids, p.n);
-  return make_node_n(k_pick_batch, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+  return make_node_with_ids(k_pick_batch, x, p, ids, p.n);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -24,22 +24,8 @@ using CArray2Map = Eigen::Map<const Eigen::ArrayXXf, Eigen::Unaligned>;
 inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
 
 // A tensor seen as [inner, n, outer] around axis `axis` (batch folded into outer).
-struct Fibers {
-  unsigned inner = 1, n = 1, outer = 1;
-};
-Fibers fibers(const Dim& d, unsigned axis) {
-  Fibers f;
-  for (unsigned k = 0; k < d.nd; ++k) {
-    if (k < axis)
-      f.inner *= d.d[k];
-    else if (k == axis)
-      f.n = d.d[k];
-    else
-      f.outer *= d.d[k];
-  }
-  f.outer *= d.bd;
-  return f;
-}
+using ops::Fibers;
+using ops::fibers;
 
 // ---------------------------------------------------------------------------------------------
 // softmax(x, d): exp(x) / Σ exp(x) along dim d.
@@ -327,9 +313,7 @@ const OpId k_pnls = register_op({.name = "pickneglogsoftmax",
                                  .samples = pnls_samples});
 
 Expression pnls_node(const Expression& x, PickAttr p, const unsigned* ids) {
-  if (!ids) return make_node(k_pnls, x, p);
-  const std::vector<uint64_t> blob = attr_with_tail(p, ids, p.n);
-  return make_node_n(k_pnls, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+  return make_node_with_ids(k_pnls, x, p, ids, p.n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -590,8 +574,7 @@ const OpId k_sparsemax_loss =
                  .samples = sparsemax_loss_samples});
 
 Expression sparsemax_loss_node(const Expression& x, SupportAttr s, const unsigned* ids) {
-  const std::vector<uint64_t> blob = attr_with_tail(s, ids, s.n);
-  return make_node_n(k_sparsemax_loss, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+  return make_node_with_ids(k_sparsemax_loss, x, s, ids, s.n);
 }
 
 // ---------------------------------------------------------------------------------------------
