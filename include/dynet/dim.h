@@ -17,8 +17,8 @@ struct Dim {
   unsigned bd = 1;  // batch count
 
   Dim() = default;
-  Dim(std::initializer_list<unsigned> x);
-  Dim(std::initializer_list<unsigned> x, unsigned b);
+  Dim(std::initializer_list<unsigned> x) { assign(x); }
+  Dim(std::initializer_list<unsigned> x, unsigned b) : bd(b) { assign(x); }
   explicit Dim(const std::vector<long>& x);
   Dim(const std::vector<long>& x, unsigned b);
   explicit Dim(const std::vector<unsigned>& x, unsigned b = 1);
@@ -57,6 +57,14 @@ struct Dim {
 
   bool operator==(const Dim& o) const;
   bool operator!=(const Dim& o) const { return !(*this == o); }
+
+ private:
+  // Inline: shape rules build Dims on the graph-construction path.
+  void assign(std::initializer_list<unsigned> x) {
+    if (x.size() > DYNET_MAX_TENSOR_DIM) too_many_dims(x.size());
+    for (unsigned v : x) d[nd++] = v;
+  }
+  [[noreturn]] static void too_many_dims(size_t n);
 };
 
 std::ostream& operator<<(std::ostream& os, const Dim& d);

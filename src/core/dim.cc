@@ -17,11 +17,10 @@ void check_rank(size_t n, const char* where) {
 }
 }  // namespace
 
-Dim::Dim(std::initializer_list<unsigned> x) {
-  check_rank(x.size(), "initializer");
-  for (unsigned v : x) d[nd++] = v;
+void Dim::too_many_dims(size_t n) {
+  check_rank(n, "initializer");
+  throw std::logic_error("unreachable");
 }
-Dim::Dim(std::initializer_list<unsigned> x, unsigned b) : Dim(x) { bd = b; }
 Dim::Dim(const std::vector<long>& x) {
   check_rank(x.size(), "vector");
   for (long v : x) {

@@ -144,14 +144,19 @@ OpId op_id(const std::string& name);
 // Builds a node from live expressions with an optional POD attribute struct.
 template <class A = std::nullptr_t>
 inline Expression make_node(OpId op, std::initializer_list<const Expression*> xs, const A* attr = nullptr) {
-  ComputationGraph& g = detail::graph_of(op_def(op).name, xs);
+  ComputationGraph* g = (*xs.begin())->pg;
   VariableIndex args[8];
   unsigned n = 0;
-  for (const Expression* x : xs) args[n++] = x->i;
+  bool live = g != nullptr;
+  for (const Expression* x : xs) {
+    live = live && x->pg == g && x->graph_id == g->get_id() && x->i < g->size();
+    args[n++] = x->i;
+  }
+  if (!live) detail::graph_of(op_def(op).name, xs);  // throws the precise error
   if constexpr (std::is_same_v<A, std::nullptr_t>)
-    return Expression(&g, g.add_node(op, args, n));
+    return Expression(g, g->add_node(op, args, n));
   else
-    return Expression(&g, g.add_node(op, args, n, attr, sizeof(A)));
+    return Expression(g, g->add_node(op, args, n, attr, sizeof(A)));
 }
 inline Expression make_node(OpId op, const Expression& x) { return make_node(op, {&x}); }
 inline Expression make_node(OpId op, const Expression& x, const Expression& y) { return make_node(op, {&x, &y}); }
