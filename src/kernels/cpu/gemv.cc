@@ -18,7 +18,20 @@ inline v8 load8(const float* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-inline float hsum(v8 v) { return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7])); }
+typedef float v4 __attribute__((vector_size(16)));
+inline v4 fold(v8 v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7); }
+inline float hsum(v8 v) {
+  const v4 a = fold(v);
+  return (a[0] + a[2]) + (a[1] + a[3]);
+}
+// {Σ s0, Σ s1, Σ s2, Σ s3} with vector shuffles: lane-by-lane sums cost more than the dot products
+// themselves for 64-long columns.
+inline v4 hsum4(v8 s0, v8 s1, v8 s2, v8 s3) {
+  const v4 a0 = fold(s0), a1 = fold(s1), a2 = fold(s2), a3 = fold(s3);
+  const v4 t01 = __builtin_shufflevector(a0, a1, 0, 4, 1, 5) + __builtin_shufflevector(a0, a1, 2, 6, 3, 7);
+  const v4 t23 = __builtin_shufflevector(a2, a3, 0, 4, 1, 5) + __builtin_shufflevector(a2, a3, 2, 6, 3, 7);
+  return __builtin_shufflevector(t01, t23, 0, 1, 4, 5) + __builtin_shufflevector(t01, t23, 2, 3, 6, 7);
+}
 
 // Contiguous copy of a strided vector (the rare case; products of DyNet tensors are contiguous).
 const float* contiguous(const float* x, int n, int inc, std::vector<float>& buf) {
@@ -63,7 +76,8 @@ static void gemv_t_contig(int K, int N, float alpha, const float* A, long lda, c
       s2 += load8(a2 + i) * xv;
       s3 += load8(a3 + i) * xv;
     }
-    float r0 = hsum(s0), r1 = hsum(s1), r2 = hsum(s2), r3 = hsum(s3);
+    const v4 r = hsum4(s0, s1, s2, s3);
+    float r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3];
     for (; i < K; ++i) {
       r0 += a0[i] * x[i];
       r1 += a1[i] * x[i];
