@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -115,6 +116,9 @@ class ComputationGraph {
   void check_index(VariableIndex i, const char* where) const;
   void run_forward(VariableIndex last);
   void forward_node(VariableIndex i);
+  // The argument values of r, in arg_scratch_.
+  const Tensor* gather_arg_values(const NodeRec& r);
+  void describe_node(std::ostream& os, VariableIndex i) const;
   void flush_low_rank(VariableIndex i);
 
   std::vector<NodeRec> nodes_;

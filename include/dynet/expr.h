@@ -28,12 +28,6 @@ struct Expression {
 
 enum GradientMode { zero_gradient, straight_through_gradient };
 
-namespace detail {
-// Throws unless every expression is live and on one graph; returns that graph.
-ComputationGraph& graph_of(const char* op, std::initializer_list<const Expression*> xs);
-ComputationGraph& graph_of(const char* op, const std::vector<Expression>& xs);
-}  // namespace detail
-
 // ---- inputs ----
 Expression input(ComputationGraph& g, real s, Device* device = nullptr);
 Expression input(ComputationGraph& g, const real* ps, Device* device = nullptr);  // read at forward time

@@ -162,12 +162,18 @@ void ComputationGraph::run_forward(VariableIndex last) {
   }
 }
 
+const Tensor* ComputationGraph::gather_arg_values(const NodeRec& r) {
+  const VariableIndex* a = args_.data() + r.arg_begin;
+  if (arg_scratch_.size() < r.nargs) arg_scratch_.resize(r.nargs);
+  for (unsigned k = 0; k < r.nargs; ++k) arg_scratch_[k] = fx_[a[k]];
+  return arg_scratch_.data();
+}
+
 void ComputationGraph::forward_node(VariableIndex i) {
   const NodeRec& n = nodes_[i];
   const OpDef& def = op_def(n.op);
   const VariableIndex* a = args_.data() + n.arg_begin;
-  if (arg_scratch_.size() < n.nargs) arg_scratch_.resize(n.nargs);
-  for (unsigned k = 0; k < n.nargs; ++k) arg_scratch_[k] = fx_[a[k]];
+  const Tensor* xs = gather_arg_values(n);
   Tensor& fx = fx_[i];
   fx.d = n.dim;
   fx.device = default_device;
@@ -178,7 +184,7 @@ void ComputationGraph::forward_node(VariableIndex i) {
   if (def.aux_floats) aux = fx_pool_->allocate_floats(def.aux_floats(n.dim, ArgDims{nodes_.data(), a, n.nargs}, attr));
   aux_[i] = aux;
   const MemPool::Mark mark = scratch_pool_->mark();
-  def.forward(ForwardArgs{arg_scratch_.data(), n.nargs, fx, attr, aux, *scratch_pool_});
+  def.forward(ForwardArgs{xs, n.nargs, fx, attr, aux, *scratch_pool_});
   scratch_pool_->revert(mark);
   if (check_validity_ && !fx.is_valid())
     throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(i) + " (" + def.name + " " +
@@ -256,13 +262,12 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     }
     if (!def.backward || (r.flags & kNoGradient)) continue;
     const VariableIndex* a = args_.data() + r.arg_begin;
-    if (arg_scratch_.size() < r.nargs) arg_scratch_.resize(r.nargs);
-    for (unsigned k = 0; k < r.nargs; ++k) arg_scratch_[k] = fx_[a[k]];
+    const Tensor* xs = gather_arg_values(r);
     for (unsigned k = 0; k < r.nargs; ++k) {
       if (!reached[a[k]]) continue;
       const MemPool::Mark mark = scratch_pool_->mark();
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
-      def.backward(BackwardArgs{arg_scratch_.data(), r.nargs, fx_[i], grad_[i], k, grad_[a[k]], attr, aux_[i],
+      def.backward(BackwardArgs{xs, r.nargs, fx_[i], grad_[i], k, grad_[a[k]], attr, aux_[i],
                                 *scratch_pool_, &sink});
       scratch_pool_->revert(mark);
     }
@@ -325,15 +330,22 @@ uint64_t ComputationGraph::batch_signature(VariableIndex i) const {
   return h | 1;  // never 0
 }
 
+// "N3 = tanh(N1, N2) {64}"
+void ComputationGraph::describe_node(std::ostream& os, VariableIndex i) const {
+  const NodeRec& r = nodes_[i];
+  os << "N" << i << " = " << op_def(r.op).name << "(";
+  const VariableIndex* a = args_.data() + r.arg_begin;
+  for (unsigned k = 0; k < r.nargs; ++k) os << (k ? ", " : "") << "N" << a[k];
+  os << ") " << r.dim;
+}
+
 void ComputationGraph::print_graphviz() const {
   std::ostream& os = std::cerr;
   os << "digraph G {\n  rankdir=LR;\n  nodesep=.05;\n";
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const NodeRec& r = nodes_[i];
-    os << "  N" << i << " [label=\"N" << i << " = " << op_def(r.op).name << "(";
-    const VariableIndex* a = args_.data() + r.arg_begin;
-    for (unsigned k = 0; k < r.nargs; ++k) os << (k ? ", " : "") << "N" << a[k];
-    os << ") " << r.dim << "\"];\n";
+  for (VariableIndex i = 0; i < nodes_.size(); ++i) {
+    os << "  N" << i << " [label=\"";
+    describe_node(os, i);
+    os << "\"];\n";
   }
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const NodeRec& r = nodes_[i];
@@ -352,20 +364,13 @@ void ComputationGraph::dump(const std::string& filename, bool show_values, bool 
     os = &file;
   }
   auto print = [&](const Tensor& t) {
-    if (nan_check_only) {
+    if (nan_check_only)
       *os << (t.is_valid() ? "ok" : "NaN/Inf");
-      return;
-    }
-    *os << '[';
-    for (unsigned k = 0; k < t.d.size(); ++k) *os << (k ? " " : "") << t.v[k];
-    *os << ']';
+    else
+      *os << t;
   };
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const NodeRec& r = nodes_[i];
-    *os << "N" << i << " = " << op_def(r.op).name << "(";
-    const VariableIndex* a = args_.data() + r.arg_begin;
-    for (unsigned k = 0; k < r.nargs; ++k) *os << (k ? ", " : "") << "N" << a[k];
-    *os << ") " << r.dim;
+  for (VariableIndex i = 0; i < nodes_.size(); ++i) {
+    describe_node(*os, i);
     if (show_values && i < evaluated_) {
       *os << " value=";
       print(fx_[i]);

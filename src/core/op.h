@@ -141,6 +141,16 @@ OpId op_id(const std::string& name);
 
 // ---- helpers for op definitions ----
 
+namespace detail {
+// x is a current node of g (not stale, not reverted away).
+inline bool is_live(const Expression& x, const ComputationGraph* g) {
+  return x.pg == g && x.graph_id == g->get_id() && x.i < g->size();
+}
+// Throws unless every expression is live and on one graph (naming the op); returns that graph.
+ComputationGraph& graph_of(const char* op, std::initializer_list<const Expression*> xs);
+ComputationGraph& graph_of(const char* op, const Expression* xs, size_t n);
+}  // namespace detail
+
 // Builds a node from live expressions with an optional POD attribute struct.
 template <class A = std::nullptr_t>
 inline Expression make_node(OpId op, std::initializer_list<const Expression*> xs, const A* attr = nullptr) {
@@ -149,7 +159,7 @@ inline Expression make_node(OpId op, std::initializer_list<const Expression*> xs
   unsigned n = 0;
   bool live = g != nullptr;
   for (const Expression* x : xs) {
-    live = live && x->pg == g && x->graph_id == g->get_id() && x->i < g->size();
+    live = live && detail::is_live(*x, g);
     args[n++] = x->i;
   }
   if (!live) detail::graph_of(op_def(op).name, xs);  // throws the precise error
@@ -164,9 +174,16 @@ template <class A>
 inline Expression make_node(OpId op, const Expression& x, const A& attr) {
   return make_node(op, {&x}, &attr);
 }
-// Variadic ops: any number of arguments plus raw attribute bytes.
-Expression make_node_n(OpId op, const std::vector<Expression>& xs, const void* attr = nullptr, size_t bytes = 0);
-Expression make_node_n(OpId op, std::initializer_list<Expression> xs, const void* attr = nullptr, size_t bytes = 0);
+// Variadic ops: any number of arguments (no heap allocation up to 16) plus raw attribute bytes.
+Expression make_node_n(OpId op, const Expression* xs, size_t n, const void* attr = nullptr, size_t bytes = 0);
+inline Expression make_node_n(OpId op, const std::vector<Expression>& xs, const void* attr = nullptr,
+                              size_t bytes = 0) {
+  return make_node_n(op, xs.data(), xs.size(), attr, bytes);
+}
+inline Expression make_node_n(OpId op, std::initializer_list<Expression> xs, const void* attr = nullptr,
+                              size_t bytes = 0) {
+  return make_node_n(op, xs.begin(), xs.size(), attr, bytes);
+}
 
 // Attribute blob = POD header followed by an array (e.g. the indices of a batched pick).
 template <class H, class T>

@@ -39,43 +39,41 @@ namespace {
     throw std::invalid_argument(std::string(op) + ": arguments come from different ComputationGraphs");
   throw std::invalid_argument(std::string(op) + ": expression index out of range (graph was reverted?)");
 }
-inline bool live(const Expression* x, const ComputationGraph* g) {
-  return x->pg == g && x->graph_id == g->get_id() && x->i < g->size();
-}
 }  // namespace
 
 ComputationGraph& graph_of(const char* op, std::initializer_list<const Expression*> xs) {
   if (xs.size() == 0) throw std::invalid_argument(std::string(op) + ": needs at least one argument");
   ComputationGraph* g = (*xs.begin())->pg;
   for (const Expression* x : xs)
-    if (!g || !live(x, g)) bad_expr(op, x, g);
+    if (!g || !is_live(*x, g)) bad_expr(op, x, g);
   return *g;
 }
 
-ComputationGraph& graph_of(const char* op, const std::vector<Expression>& xs) {
-  if (xs.empty()) throw std::invalid_argument(std::string(op) + ": needs at least one argument");
+ComputationGraph& graph_of(const char* op, const Expression* xs, size_t n) {
+  if (n == 0) throw std::invalid_argument(std::string(op) + ": needs at least one argument");
   ComputationGraph* g = xs[0].pg;
-  for (const Expression& x : xs)
-    if (!g || !live(&x, g)) bad_expr(op, &x, g);
+  for (size_t k = 0; k < n; ++k)
+    if (!g || !is_live(xs[k], g)) bad_expr(op, &xs[k], g);
   return *g;
 }
 }  // namespace detail
 
-Expression make_node_n(OpId op, const std::vector<Expression>& xs, const void* attr, size_t bytes) {
-  ComputationGraph& g = detail::graph_of(op_def(op).name, xs);
+Expression make_node_n(OpId op, const Expression* xs, size_t n, const void* attr, size_t bytes) {
+  ComputationGraph* g = n ? xs[0].pg : nullptr;
   VariableIndex small[16];
   std::vector<VariableIndex> big;
   VariableIndex* args = small;
-  if (xs.size() > 16) {
-    big.resize(xs.size());
+  if (n > 16) {
+    big.resize(n);
     args = big.data();
   }
-  for (size_t k = 0; k < xs.size(); ++k) args[k] = xs[k].i;
-  return Expression(&g, g.add_node(op, args, static_cast<unsigned>(xs.size()), attr, bytes));
-}
-
-Expression make_node_n(OpId op, std::initializer_list<Expression> xs, const void* attr, size_t bytes) {
-  return make_node_n(op, std::vector<Expression>(xs), attr, bytes);
+  bool live = g != nullptr;
+  for (size_t k = 0; k < n; ++k) {
+    live = live && detail::is_live(xs[k], g);
+    args[k] = xs[k].i;
+  }
+  if (!live) detail::graph_of(op_def(op).name, xs, n);  // throws the precise error
+  return Expression(g, g->add_node(op, args, static_cast<unsigned>(n), attr, bytes));
 }
 
 }  // namespace dynet

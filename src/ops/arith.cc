@@ -8,32 +8,6 @@
 #include "ops/common.h"
 
 namespace dynet {
-namespace ops {
-
-// Adds a node over a list of arguments; no heap allocation for up to 16 arguments (the common
-// sum/affine_transform case), unlike going through a std::vector. Used by matmul.cc too.
-Expression add_list_node(OpId op, const Expression* xs, size_t n, const void* attr = nullptr, size_t bytes = 0) {
-  const char* name = op_def(op).name;
-  if (n == 0) throw std::invalid_argument(std::string(name) + ": needs at least one argument");
-  ComputationGraph* g = xs[0].pg;
-  VariableIndex small[16];
-  std::vector<VariableIndex> big;
-  VariableIndex* args = small;
-  if (n > 16) {
-    big.resize(n);
-    args = big.data();
-  }
-  for (size_t k = 0; k < n; ++k) {
-    const Expression& x = xs[k];
-    if (!g || x.pg != g || x.graph_id != g->get_id() || x.i >= g->size())
-      detail::graph_of(name, std::vector<Expression>(xs, xs + n));  // throws the precise error
-    args[k] = x.i;
-  }
-  return Expression(g, g->add_node(op, args, static_cast<unsigned>(n), attr, bytes));
-}
-
-}  // namespace ops
-
 namespace {
 using Xs = const std::vector<Expression>&;
 
@@ -551,12 +525,12 @@ Expression operator/(const Expression& x, float y) { return make_node(k_scalar_m
 
 Expression colwise_add(const Expression& x, const Expression& bias) { return make_node(k_colwise_add, x, bias); }
 
-Expression sum(const std::initializer_list<Expression>& xs) { return ops::add_list_node(k_sum, xs.begin(), xs.size()); }
-Expression sum(const std::vector<Expression>& xs) { return ops::add_list_node(k_sum, xs.data(), xs.size()); }
+Expression sum(const std::initializer_list<Expression>& xs) { return make_node_n(k_sum, xs); }
+Expression sum(const std::vector<Expression>& xs) { return make_node_n(k_sum, xs); }
 Expression average(const std::initializer_list<Expression>& xs) {
-  return ops::add_list_node(k_average, xs.begin(), xs.size());
+  return make_node_n(k_average, xs);
 }
-Expression average(const std::vector<Expression>& xs) { return ops::add_list_node(k_average, xs.data(), xs.size()); }
+Expression average(const std::vector<Expression>& xs) { return make_node_n(k_average, xs); }
 
 Expression dot_product(const Expression& x, const Expression& y) { return make_node(k_dot_product, x, y); }
 Expression squared_norm(const Expression& x) { return make_node(k_squared_norm, x); }

@@ -6,11 +6,6 @@
 #include "ops/common.h"
 
 namespace dynet {
-namespace ops {
-// Defined in arith.cc: adds a node over a list without heap allocation for up to 16 arguments.
-Expression add_list_node(OpId op, const Expression* xs, size_t n, const void* attr = nullptr, size_t bytes = 0);
-}  // namespace ops
-
 namespace {
 using Xs = const std::vector<Expression>&;
 
@@ -243,10 +238,10 @@ const OpId k_affine = register_op({.name = "affine_transform",
 
 Expression operator*(const Expression& x, const Expression& y) { return make_node(k_matmul, x, y); }
 Expression affine_transform(const std::initializer_list<Expression>& xs) {
-  return ops::add_list_node(k_affine, xs.begin(), xs.size());
+  return make_node_n(k_affine, xs);
 }
 Expression affine_transform(const std::vector<Expression>& xs) {
-  return ops::add_list_node(k_affine, xs.data(), xs.size());
+  return make_node_n(k_affine, xs);
 }
 
 }  // namespace dynet
