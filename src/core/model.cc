@@ -13,12 +13,14 @@
 namespace dynet {
 
 namespace {
-std::shared_ptr<float> alloc_zeroed(size_t n) {
-  size_t bytes = ((std::max<size_t>(n, 1) * sizeof(float)) + 63) & ~size_t(63);
-  void* p = std::aligned_alloc(64, bytes);
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
-  return std::shared_ptr<float>(static_cast<float*>(p), [](float* q) { std::free(q); });
+// n values then n gradients (each start 64-byte aligned) in one zeroed block owned by p.
+std::pair<float*, float*> allocate_values_and_grads(ParameterStorageBase& p, size_t n) {
+  const size_t padded = (n + 15) & ~size_t(15);
+  void* block = std::aligned_alloc(64, std::max<size_t>(2 * padded, 16) * sizeof(float));
+  if (!block) throw std::bad_alloc();
+  std::memset(block, 0, 2 * padded * sizeof(float));
+  p.memory = std::shared_ptr<float>(static_cast<float*>(block), [](float* q) { std::free(q); });
+  return {p.memory.get(), p.memory.get() + padded};
 }
 
 float sqnorm(const float* v, size_t n) {
@@ -263,11 +265,9 @@ Parameter ParameterCollection::add_parameters(const Dim& d, const ParameterInit&
   auto p = std::make_shared<ParameterStorage>();
   p->name = name_ + unique_name(name);
   p->dim = d;
-  const size_t n = d.size();
-  const size_t padded = (n + 15) & ~size_t(15);
-  p->memory = alloc_zeroed(2 * padded);
-  p->values = Tensor(d, p->memory.get(), nullptr, DeviceMempool::PS);
-  p->g = Tensor(d, p->memory.get() + padded, nullptr, DeviceMempool::PS);
+  const auto [values, grads] = allocate_values_and_grads(*p, d.size());
+  p->values = Tensor(d, values, nullptr, DeviceMempool::PS);
+  p->g = Tensor(d, grads, nullptr, DeviceMempool::PS);
   init.initialize_params(p->values);
   register_storage(p);
   return Parameter(p);
@@ -289,11 +289,9 @@ LookupParameter ParameterCollection::add_lookup_parameters(unsigned n, const Dim
   p->dim = d;
   p->all_dim = d;
   p->all_dim.add_dim(n);
-  const size_t total = p->all_dim.size();
-  const size_t padded = (total + 15) & ~size_t(15);
-  p->memory = alloc_zeroed(2 * padded);
-  p->all_values = Tensor(p->all_dim, p->memory.get(), nullptr, DeviceMempool::PS);
-  p->all_grads = Tensor(p->all_dim, p->memory.get() + padded, nullptr, DeviceMempool::PS);
+  const auto [values, grads] = allocate_values_and_grads(*p, p->all_dim.size());
+  p->all_values = Tensor(p->all_dim, values, nullptr, DeviceMempool::PS);
+  p->all_grads = Tensor(p->all_dim, grads, nullptr, DeviceMempool::PS);
   const unsigned rs = d.size();
   p->values.reserve(n);
   p->grads.reserve(n);

@@ -20,8 +20,17 @@ using Map = Eigen::Map<Eigen::MatrixXf, 0, Stride>;
 // common case in dynamic nets; oneDNN's per-call overhead dominates them, so they go to our
 // kernels (64x64 GEMV: 0.15 us vs oneDNN 0.38 us, Eigen 0.38 us). Measured by bench/gemm_routing.
 constexpr long kMaxOwnKernelElems = 256 * 256;
-}  // namespace
 
+// C = beta · C
+void scale(float* C, int M, int N, int ldc, float beta) {
+  if (beta == 1.f) return;
+  Map c(C, M, N, Stride(ldc));
+  if (beta == 0.f)
+    c.setZero();  // not c *= 0: C may hold NaN from an earlier use of the memory
+  else
+    c *= beta;
+}
+}  // namespace
 
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
           int ldb, float beta, float* C, int ldc) {
@@ -45,20 +54,12 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const fl
   }
   // Rank-1 update (the weight gradient of a matrix-vector product).
   if (K == 1 && (long)M * N <= 4 * kMaxOwnKernelElems) {
-    Map c(C, M, N, Stride(ldc));
-    if (beta == 0.f)
-      c.setZero();
-    else if (beta != 1.f)
-      c *= beta;
+    scale(C, M, N, ldc, beta);
     ger(M, N, alpha, A, trans_a ? lda : 1, B, trans_b ? 1 : ldb, C, ldc);
     return;
   }
-  if (K == 0) {  // C = beta · C
-    Map c(C, M, N, Stride(ldc));
-    if (beta == 0.f)
-      c.setZero();
-    else
-      c *= beta;
+  if (K == 0) {
+    scale(C, M, N, ldc, beta);
     return;
   }
   // oneDNN's sgemm is row-major: compute Cᵀ = op(B)ᵀ · op(A)ᵀ, which in row-major memory is our C.
