@@ -54,14 +54,22 @@ std::vector<float> random_values(const Dim& d, float lo, float hi, std::mt19937&
   return v;
 }
 
+// The sample's inputs: random values in [lo, hi] behind updatable input nodes of g.
+struct SampleInputs {
+  std::vector<std::vector<float>> data;
+  std::vector<Expression> xs;
+  SampleInputs(ComputationGraph& g, const OpSample& s, std::mt19937& rng) {
+    for (const Dim& d : s.inputs) data.push_back(random_values(d, s.lo, s.hi, rng));
+    for (size_t k = 0; k < data.size(); ++k) xs.push_back(input(g, s.inputs[k], &data[k]));
+  }
+};
+
 void check_bad(const Case& c) {
   const OpDef& def = op_def(c.op);
   std::mt19937 rng(kSeed);
-  std::vector<std::vector<float>> data;
-  for (const Dim& d : c.sample.inputs) data.push_back(random_values(d, c.sample.lo, c.sample.hi, rng));
   ComputationGraph g;
-  std::vector<Expression> xs;
-  for (size_t k = 0; k < data.size(); ++k) xs.push_back(input(g, c.sample.inputs[k], &data[k]));
+  const SampleInputs in(g, c.sample, rng);
+  const std::vector<Expression>& xs = in.xs;
   try {
     Expression y = c.sample.build(g, xs);
     y.value();
@@ -83,12 +91,10 @@ void check_good(const Case& c) {
   const OpDef& def = op_def(c.op);
   const OpSample& s = c.sample;
   std::mt19937 rng(kSeed);
-  std::vector<std::vector<float>> data;
-  for (const Dim& d : s.inputs) data.push_back(random_values(d, s.lo, s.hi, rng));
-
   ComputationGraph g;
-  std::vector<Expression> xs;
-  for (size_t k = 0; k < data.size(); ++k) xs.push_back(input(g, s.inputs[k], &data[k]));
+  SampleInputs in(g, s, rng);
+  std::vector<std::vector<float>>& data = in.data;
+  const std::vector<Expression>& xs = in.xs;
   Expression y = s.build(g, xs);
   bool uses = false;
   for (VariableIndex i = 0; i <= y.i; ++i) uses |= g.node(i).op == c.op;
