@@ -185,14 +185,32 @@ inline Expression make_node_n(OpId op, std::initializer_list<Expression> xs, con
   return make_node_n(op, xs.begin(), xs.size(), attr, bytes);
 }
 
-// Attribute blob = POD header followed by an array (e.g. the indices of a batched pick).
+// Attribute blob = POD header followed by an array (e.g. the indices of a batched pick), zero-padded
+// to whole words. Blobs of up to kInlineWords words (a header and a few indices) live on the stack,
+// so creating such a node allocates nothing.
 template <class H, class T>
-std::vector<uint64_t> attr_with_tail(const H& h, const T* data, size_t n) {
-  constexpr size_t off = (sizeof(H) + 7) / 8;
-  std::vector<uint64_t> w(off + (n * sizeof(T) + 7) / 8, 0);
-  std::memcpy(w.data(), &h, sizeof(H));
-  if (n) std::memcpy(w.data() + off, data, n * sizeof(T));
-  return w;
+class AttrWithTail {
+ public:
+  static constexpr size_t kHeadWords = (sizeof(H) + 7) / 8;
+  static constexpr size_t kInlineWords = kHeadWords + 4;
+  AttrWithTail(const H& h, const T* data, size_t n) : words_(kHeadWords + (n * sizeof(T) + 7) / 8) {
+    if (words_ > kInlineWords) heap_.resize(words_, 0);
+    uint64_t* w = heap_.empty() ? small_ : heap_.data();
+    std::memcpy(w, &h, sizeof(H));
+    if (n) std::memcpy(w + kHeadWords, data, n * sizeof(T));
+  }
+  const uint64_t* data() const { return heap_.empty() ? small_ : heap_.data(); }
+  size_t size() const { return words_; }  // in words
+  size_t bytes() const { return words_ * sizeof(uint64_t); }
+
+ private:
+  size_t words_;
+  uint64_t small_[kInlineWords] = {};
+  std::vector<uint64_t> heap_;
+};
+template <class H, class T>
+AttrWithTail<H, T> attr_with_tail(const H& h, const T* data, size_t n) {
+  return AttrWithTail<H, T>(h, data, n);
 }
 
 // A one-argument node whose attribute struct is followed by n indices (stored inline when `ids` is
@@ -200,8 +218,8 @@ std::vector<uint64_t> attr_with_tail(const H& h, const T* data, size_t n) {
 template <class A>
 Expression make_node_with_ids(OpId op, const Expression& x, const A& attr, const unsigned* ids, size_t n) {
   if (!ids) return make_node(op, x, attr);
-  const std::vector<uint64_t> blob = attr_with_tail(attr, ids, n);
-  return make_node_n(op, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+  const auto blob = attr_with_tail(attr, ids, n);
+  return make_node_n(op, &x, 1, blob.data(), blob.bytes());
 }
 
 // Error helper: "<op>: <message>" as std::invalid_argument.

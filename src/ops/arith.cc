@@ -9,7 +9,7 @@
 
 namespace dynet {
 namespace {
-using Xs = const std::vector<Expression>&;
+using ops::Xs;
 
 // ---------------------------------------------------------------------------------------------
 // Broadcasting machinery. An elementwise op over operands whose dims broadcast to the output's is

@@ -2,11 +2,21 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/op.h"
 #include "kernels/cpu/eigen.h"
 
 namespace dynet::ops {
+
+using Xs = const std::vector<Expression>&;  // the inputs an OpSample's build receives
+using ArrayMap = cpu::ArrMap;
+using CArrayMap = cpu::CArrMap;
+
+// Batch element of argument x that output batch element b reads, for an output with B batch
+// elements: an unbatched argument is shared; when several same-signature nodes run as one, an
+// argument with fewer batch elements than the output is repeated in equal blocks.
+inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
 
 // Output shape = the single argument's shape.
 inline Dim same_shape(const ArgDims& xs, AttrView) { return xs[0]; }
@@ -60,6 +70,24 @@ inline std::vector<OpSample> unary_samples(Expression (*f)(const Expression&), f
   return {{"vector", {Dim({5})}, build, lo, hi},
           {"matrix", {Dim({3, 4})}, build, lo, hi},
           {"batched", {Dim({3, 2}, 3)}, build, lo, hi}};
+}
+
+// The indices of a node whose attribute struct H has `pv` (one index, read at forward time), `pvec`
+// (an index vector, read at forward time) and `n` (the number of indices, inline after H when both
+// pointers are null). Throws if *pvec changed size after the node was created.
+struct IndexList {
+  const unsigned* ids;
+  size_t n;
+};
+template <class H>
+IndexList index_list(const char* op, AttrView a) {
+  const H& h = a.as<H>();
+  if (h.pv) return {h.pv, 1};
+  if (!h.pvec) return {a.tail<unsigned, H>(), h.n};
+  if (h.pvec->size() != h.n)
+    op_error(op, "the index vector changed size after the node was created (" + std::to_string(h.n) + " -> " +
+                     std::to_string(h.pvec->size()) + ")");
+  return {h.pvec->data(), h.pvec->size()};
 }
 
 }  // namespace dynet::ops

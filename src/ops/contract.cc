@@ -8,7 +8,7 @@
 namespace dynet {
 namespace {
 
-using Xs = const std::vector<Expression>&;
+using ops::Xs;
 
 using ops::common_bd;
 using ops::join;

@@ -41,7 +41,7 @@
 namespace dynet {
 namespace {
 
-using Xs = const std::vector<Expression>&;
+using ops::Xs;
 
 using ops::common_bd;
 using ops::join;

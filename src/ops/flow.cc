@@ -7,9 +7,9 @@
 namespace dynet {
 namespace {
 
-using Xs = const std::vector<Expression>&;
-using ArrayMap = Eigen::Map<Eigen::ArrayXf, Eigen::Unaligned>;
-using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
+using ops::Xs;
+using ops::ArrayMap;
+using ops::CArrayMap;
 
 struct DropoutDimAttr {
   uint32_t axis;

@@ -8,7 +8,7 @@ namespace dynet {
 namespace {
 
 Dim attr_dim(const ArgDims&, AttrView a) { return a.as<Dim>(); }
-using Xs = const std::vector<Expression>&;
+using ops::Xs;
 
 std::vector<OpSample> input_samples() {
   return {{"batched", {}, [](ComputationGraph& g, Xs) { return input(g, Dim({2, 3}, 2), std::vector<float>(12, 0.5f)); }},
@@ -348,8 +348,9 @@ template <class A>
 VariableIndex add(ComputationGraph& g, OpId op, const A& attr) {
   return g.add_node(op, nullptr, 0, &attr, sizeof(A));
 }
-VariableIndex add_blob(ComputationGraph& g, OpId op, const std::vector<uint64_t>& w) {
-  return g.add_node(op, nullptr, 0, w.data(), w.size() * 8);
+template <class H, class T>
+VariableIndex add_blob(ComputationGraph& g, OpId op, const AttrWithTail<H, T>& w) {
+  return g.add_node(op, nullptr, 0, w.data(), w.bytes());
 }
 
 VariableIndex add_lookup_node(ComputationGraph& g, OpId op, const LookupParameter& p, const unsigned* pindex,

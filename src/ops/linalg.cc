@@ -9,7 +9,7 @@
 namespace dynet {
 namespace {
 
-using Xs = const std::vector<Expression>&;
+using ops::Xs;
 
 Dim square_matrix(const char* op, const Dim& x) {
   if (x.nd > 2 || x.rows() != x.cols()) op_error(op, "needs a square matrix, got " + x.str());

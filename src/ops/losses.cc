@@ -10,14 +10,11 @@
 namespace dynet {
 namespace {
 
-using Xs = const std::vector<Expression>&;
-using ArrayMap = Eigen::Map<Eigen::ArrayXf, Eigen::Unaligned>;
-using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
+using ops::Xs;
+using ops::ArrayMap;
+using ops::CArrayMap;
 
-// Batch element of argument x that output batch element b reads, for an output with B batch
-// elements: an unbatched argument is shared; when several same-signature nodes run as one, an
-// argument with fewer batch elements than the output is repeated in equal blocks.
-inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
+using ops::arg_batch;
 
 std::string num(unsigned v) { return std::to_string(v); }
 
@@ -97,14 +94,10 @@ void hinge_fwd(const ForwardArgs& a) {
   const HingeAttr& h = a.attr.as<HingeAttr>();
   const Tensor& x = a.xs[0];
   const unsigned B = a.fx.d.bd, n = x.d.rows();
-  const unsigned* src = h.pv ? h.pv : h.pvec ? h.pvec->data() : a.attr.tail<unsigned, HingeAttr>();
-  const size_t count = h.pv ? 1 : h.pvec ? h.pvec->size() : h.n;
-  if (h.pvec && count != h.n)
-    op_error("hinge", "the index vector changed size after the node was created (" + num(h.n) + " -> " +
-                          num(static_cast<unsigned>(count)) + ")");
+  const ops::IndexList src = ops::index_list<HingeAttr>("hinge", a.attr);
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
   for (unsigned b = 0; b < B; ++b) {
-    const unsigned c = src[b % count];
+    const unsigned c = src.ids[b % src.n];
     if (c >= n) op_error("hinge", "index " + num(c) + " out of range for input " + x.d.str());
     ids[b] = c;
     a.fx.v[b] = hinge_of_fiber(x.v + size_t(arg_batch(x.d, b, B)) * n, 1, n, c, h.margin);
@@ -326,9 +319,7 @@ const OpId k_hinge_dim =
                  .samples = hinge_dim_samples});
 
 Expression hinge_dim_node(const Expression& x, HingeDimAttr h, const unsigned* ids) {
-  if (!ids) return make_node(k_hinge_dim, x, h);
-  const std::vector<uint64_t> blob = attr_with_tail(h, ids, size_t(h.count) * h.len);
-  return make_node_n(k_hinge_dim, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+  return make_node_with_ids(k_hinge_dim, x, h, ids, size_t(h.count) * h.len);
 }
 
 // ---------------------------------------------------------------------------------------------

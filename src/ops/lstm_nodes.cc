@@ -9,6 +9,7 @@
 //
 // The gates node keeps its pre-activation gradient in aux (written by each backward call), so the
 // weight gradients of a single-column step can be deferred into the executor's rank-1 batching.
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -20,7 +21,7 @@
 namespace dynet {
 namespace {
 
-using Xs = const std::vector<Expression>&;
+using ops::Xs;
 constexpr const char* kGates = "vanilla_lstm_gates";
 
 // Argument order of the gates node: the shared weights first (so the batch rule is a fixed mask), then
@@ -257,7 +258,7 @@ void gates_bwd(const BackwardArgs& a) {
   }
 }
 
-Expression gates_node(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
+Expression gates_node(const Expression* x_t, size_t nx, const Expression& h_tm1, const Expression& Wx,
                       const Expression& Wh, const Expression& b, const Expression* mask_x, const Expression* mask_h,
                       real weightnoise_std);
 std::vector<OpSample> gates_samples();
@@ -271,20 +272,26 @@ const OpId k_gates = register_op({.name = kGates,
                                   .samples = gates_samples,
                                   .flags = kRandom});
 
-Expression gates_node(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
+// Arguments: Wx, Wh, b, h_tm1[, mask_x, mask_h], x_t pieces (on the stack for up to 16 in all).
+Expression gates_node(const Expression* x_t, size_t nx, const Expression& h_tm1, const Expression& Wx,
                       const Expression& Wh, const Expression& b, const Expression* mask_x, const Expression* mask_h,
                       real weightnoise_std) {
-  if (x_t.empty()) op_error(kGates, "x_t is an empty list");
+  if (nx == 0) op_error(kGates, "x_t is an empty list");
   if (!(weightnoise_std >= 0.f))
     op_error(kGates, "weightnoise_std must be >= 0, got " + std::to_string(weightnoise_std));
-  const GatesAttr at{static_cast<uint32_t>(x_t.size()), mask_x != nullptr, weightnoise_std};
-  std::vector<Expression> args = {Wx, Wh, b, h_tm1};
-  if (mask_x) {
-    args.push_back(*mask_x);
-    args.push_back(*mask_h);
+  const GatesAttr at{static_cast<uint32_t>(nx), mask_x != nullptr, weightnoise_std};
+  Expression small[16];
+  std::vector<Expression> big;
+  const size_t fixed = mask_x ? 6 : 4;
+  Expression* args = small;
+  if (fixed + nx > 16) {
+    big.resize(fixed + nx);
+    args = big.data();
   }
-  args.insert(args.end(), x_t.begin(), x_t.end());
-  return make_node_n(k_gates, args, &at, sizeof at);
+  args[0] = Wx, args[1] = Wh, args[2] = b, args[3] = h_tm1;
+  if (mask_x) args[4] = *mask_x, args[5] = *mask_h;
+  std::copy(x_t, x_t + nx, args + fixed);
+  return make_node_n(k_gates, args, fixed + nx, &at, sizeof at);
 }
 
 // Sample inputs: x (or x pieces), h, Wx, Wh, b[, mask_x, mask_h].
@@ -399,22 +406,22 @@ const OpId k_lstm_h = register_op({.name = "vanilla_lstm_h",
 
 Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
                               const Expression& Wh, const Expression& b, real weightnoise_std) {
-  return gates_node({x_t}, h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
+  return gates_node(&x_t, 1, h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
 }
 Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
                                      const Expression& Wh, const Expression& b, real weightnoise_std) {
-  return gates_node(x_t, h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
+  return gates_node(x_t.data(), x_t.size(), h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
 }
 Expression vanilla_lstm_gates_dropout(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
                                       const Expression& Wh, const Expression& b, const Expression& dropout_mask_x,
                                       const Expression& dropout_mask_h, real weightnoise_std) {
-  return gates_node({x_t}, h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
+  return gates_node(&x_t, 1, h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
 }
 Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
                                              const Expression& Wx, const Expression& Wh, const Expression& b,
                                              const Expression& dropout_mask_x, const Expression& dropout_mask_h,
                                              real weightnoise_std) {
-  return gates_node(x_t, h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
+  return gates_node(x_t.data(), x_t.size(), h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
 }
 Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t) {
   return make_node(k_lstm_c, c_tm1, gates_t);

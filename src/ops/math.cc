@@ -7,13 +7,11 @@
 namespace dynet {
 namespace {
 
-using Xs = const std::vector<Expression>&;
-using ArrayMap = Eigen::Map<Eigen::ArrayXf, Eigen::Unaligned>;
-using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
+using ops::Xs;
+using ops::ArrayMap;
+using ops::CArrayMap;
 
-// Batch element of argument x that output batch element b reads: an unbatched argument is shared;
-// when same-signature nodes run as one, an argument with fewer batch elements repeats in blocks.
-inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
+using ops::arg_batch;
 
 // ---------------------------------------------------------------------------------------------
 // max({x_1..x_n}): elementwise maximum; equal shapes, unbatched arguments broadcast over the batch.
@@ -267,7 +265,7 @@ Expression gradient_mode_node(OpId op, const Expression& x, GradientMode gm) {
 }  // namespace
 
 Expression max(const std::initializer_list<Expression>& xs) {
-  return make_node_n(k_max_list, std::vector<Expression>(xs));
+  return make_node_n(k_max_list, xs);
 }
 Expression max(const std::vector<Expression>& xs) { return make_node_n(k_max_list, xs); }
 Expression circ_conv(const Expression& u, const Expression& v) { return make_node(k_circ_conv, u, v); }

@@ -7,7 +7,7 @@
 
 namespace dynet {
 namespace {
-using Xs = const std::vector<Expression>&;
+using ops::Xs;
 
 bool is_matrix(const Dim& d) { return d.batch_size() == d.rows() * d.cols(); }
 int rows(const Tensor& t) { return static_cast<int>(t.d.rows()); }

@@ -11,7 +11,7 @@
 namespace dynet {
 namespace {
 
-using Xs = const std::vector<Expression>&;
+using ops::Xs;
 
 constexpr float kLayerNormEps = 1e-8f;
 

@@ -7,14 +7,11 @@
 namespace dynet {
 namespace {
 
-using Xs = const std::vector<Expression>&;
-using ArrayMap = Eigen::Map<Eigen::ArrayXf, Eigen::Unaligned>;
-using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
+using ops::Xs;
+using ops::ArrayMap;
+using ops::CArrayMap;
 
-// Batch element of argument x that output batch element b reads, for an output with B batch
-// elements: an unbatched argument is shared; when several same-signature nodes run as one, an
-// argument with fewer batch elements than the output is repeated in equal blocks.
-inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
+using ops::arg_batch;
 
 using ops::Fibers;
 using ops::fibers;
@@ -61,20 +58,9 @@ void pick_fwd(const ForwardArgs& a) {
   const Fibers f = fibers(x.d, p.axis, false);
   const unsigned B = a.fx.d.bd, bs = x.d.batch_size();
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
-  const unsigned* src;
-  size_t n;
-  if (p.pv) {
-    src = p.pv, n = 1;
-  } else if (p.pvec) {
-    src = p.pvec->data(), n = p.pvec->size();
-    if (n != p.n)
-      op_error("pick", "the index vector changed size after the node was created (" + idx_str(p.n) + " -> " +
-                           std::to_string(n) + ")");
-  } else {
-    src = a.attr.tail<unsigned, PickAttr>(), n = p.n;
-  }
+  const ops::IndexList src = ops::index_list<PickAttr>("pick", a.attr);
   for (unsigned b = 0; b < B; ++b) {
-    const unsigned v = src[b % n];
+    const unsigned v = src.ids[b % src.n];
     if (v >= f.n)
       op_error("pick", "index " + idx_str(v) + " out of range for dim " + idx_str(p.axis) + " (size " +
                            idx_str(f.n) + ") of input " + x.d.str());
@@ -536,8 +522,8 @@ const OpId k_select_cols = register_op({.name = "select_cols",
 Expression select_node(OpId op, const Expression& x, const std::vector<unsigned>* p, const std::vector<unsigned>* ids) {
   SelectAttr s{p, static_cast<uint32_t>(p ? p->size() : ids->size()), 0};
   if (!ids) return make_node(op, x, s);
-  const std::vector<uint64_t> blob = attr_with_tail(s, ids->data(), ids->size());
-  return make_node_n(op, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+  const auto blob = attr_with_tail(s, ids->data(), ids->size());
+  return make_node_n(op, &x, 1, blob.data(), blob.bytes());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -569,10 +555,7 @@ size_t pick_batch_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
 void pick_batch_fwd(const ForwardArgs& a) {
   const BatchPickAttr& p = a.attr.as<BatchPickAttr>();
   const Tensor& x = a.xs[0];
-  const unsigned* src = p.pv ? p.pv : p.pvec ? p.pvec->data() : a.attr.tail<unsigned, BatchPickAttr>();
-  if (p.pvec && p.pvec->size() != p.n)
-    op_error(kPickBatch, "the index vector changed size after the node was created (" + idx_str(p.n) + " -> " +
-                             std::to_string(p.pvec->size()) + ")");
+  const unsigned* src = ops::index_list<BatchPickAttr>(kPickBatch, a.attr).ids;
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
   const size_t bs = x.d.batch_size();
   for (unsigned b = 0; b < p.n; ++b) {

@@ -12,16 +12,13 @@
 namespace dynet {
 namespace {
 
-using Xs = const std::vector<Expression>&;
-using ArrayMap = Eigen::Map<Eigen::ArrayXf, Eigen::Unaligned>;
-using CArrayMap = Eigen::Map<const Eigen::ArrayXf, Eigen::Unaligned>;
+using ops::Xs;
+using ops::ArrayMap;
+using ops::CArrayMap;
 using Array2Map = Eigen::Map<Eigen::ArrayXXf, Eigen::Unaligned>;
 using CArray2Map = Eigen::Map<const Eigen::ArrayXXf, Eigen::Unaligned>;
 
-// Batch element of argument x that output batch element b reads, for an output with B batch
-// elements: an unbatched argument is shared; when several same-signature nodes run as one, an
-// argument with fewer batch elements than the output is repeated in equal blocks.
-inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
+using ops::arg_batch;
 
 // A tensor seen as [inner, n, outer] around axis `axis` (batch folded into outer).
 using ops::Fibers;
@@ -206,24 +203,9 @@ struct PickAttr {
 
 // Fills ids[0..B) with the index for each output batch element, validated against `rows`.
 void read_indices(const char* op, AttrView a, unsigned rows, unsigned B, unsigned* ids) {
-  const PickAttr& p = a.as<PickAttr>();
-  const unsigned* src;
-  size_t n;
-  if (p.pv) {
-    src = p.pv;
-    n = 1;
-  } else if (p.pvec) {
-    src = p.pvec->data();
-    n = p.pvec->size();
-    if (n != p.n)
-      op_error(op, "the index vector changed size after the node was created (" + std::to_string(p.n) + " -> " +
-                       std::to_string(n) + ")");
-  } else {
-    src = a.tail<unsigned, PickAttr>();
-    n = p.n;
-  }
+  const ops::IndexList src = ops::index_list<PickAttr>(op, a);
   for (unsigned b = 0; b < B; ++b) {
-    const unsigned v = src[b % n];
+    const unsigned v = src.ids[b % src.n];
     if (v >= rows)
       op_error(op, "index " + std::to_string(v) + " out of range for dim " + std::to_string(rows) + " of the input");
     ids[b] = v;
@@ -700,8 +682,8 @@ Expression logsumexp(const std::vector<Expression>& xs) { return make_node_n(k_l
 
 Expression log_softmax(const Expression& x, const std::vector<unsigned>& restriction) {
   const RestrictAttr r{static_cast<uint32_t>(restriction.size()), 0};
-  const std::vector<uint64_t> blob = attr_with_tail(r, restriction.data(), restriction.size());
-  return make_node_n(k_restricted_log_softmax, {x}, blob.data(), blob.size() * sizeof(uint64_t));
+  const auto blob = attr_with_tail(r, restriction.data(), restriction.size());
+  return make_node_n(k_restricted_log_softmax, &x, 1, blob.data(), blob.bytes());
 }
 Expression sparsemax(const Expression& x) { return make_node(k_sparsemax, x); }
 Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& target_support) {
