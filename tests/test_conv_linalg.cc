@@ -12,15 +12,13 @@
 #include "dynet/expr.h"
 #include "dynet/init.h"
 #include "dynet/lstm.h"
+#include "op_test_util.h"
 
 namespace dynet {
 namespace {
 
-void expect_values(const Tensor& t, const std::vector<float>& want, float tol = 1e-5f) {
-  const std::vector<float> got = as_vector(t);
-  ASSERT_EQ(got.size(), want.size()) << "dim " << t.d;
-  for (size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(got[k], want[k], tol) << "element " << k;
-}
+using test::expect_values;
+
 void expect_close(const Tensor& a, const Tensor& b, float tol, const std::string& what) {
   ASSERT_EQ(a.d, b.d) << what;
   const std::vector<float> va = as_vector(a), vb = as_vector(b);

@@ -9,29 +9,14 @@
 #include <vector>
 
 #include "dynet/expr.h"
+#include "op_test_util.h"
 
 namespace dynet {
 namespace {
 
+using test::expect_values;
+using test::error_of;
 using V = std::vector<float>;
-
-void expect_values(const Tensor& t, const V& want, float tol = 1e-5f) {
-  const V got = as_vector(t);
-  ASSERT_EQ(got.size(), want.size()) << "dim " << t.d;
-  for (size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(got[k], want[k], tol) << "element " << k;
-}
-
-// Runs `f`, expects std::invalid_argument, and returns its message.
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected std::invalid_argument";
-  return "";
-}
 
 // ---- restricted log_softmax ----
 TEST(RestrictedLogSoftmax, ValuesAndMinusInfinityOutside) {

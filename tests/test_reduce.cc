@@ -10,27 +10,13 @@
 
 #include "dynet/expr.h"
 #include "dynet/init.h"
+#include "op_test_util.h"
 
 namespace dynet {
 namespace {
 
-void expect_values(const Tensor& t, const std::vector<float>& want, float tol = 1e-5f) {
-  const std::vector<float> got = as_vector(t);
-  ASSERT_EQ(got.size(), want.size()) << "dim " << t.d;
-  for (size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(got[k], want[k], tol) << "element " << k;
-}
-
-// Runs `f`, expects std::invalid_argument, and returns its message.
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected std::invalid_argument";
-  return "";
-}
+using test::expect_values;
+using test::error_of;
 
 std::vector<float> iota(unsigned n, float from = 1.f) {
   std::vector<float> v(n);
