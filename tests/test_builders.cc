@@ -26,78 +26,22 @@
 #include "dynet/rnn.h"
 #include "dynet/treelstm.h"
 
+#include "builder_test_util.h"
+
 namespace dynet {
 namespace {
 
-using LossBuilder = std::function<Expression(ComputationGraph&)>;
+using namespace builder_test;
 
 std::vector<float> random_values(size_t n, unsigned seed) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-std::vector<float> value_of(const Expression& e) { return as_vector(e.value()); }
-
-void expect_close(const std::vector<float>& a, const std::vector<float>& b, double tol = 1e-6) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], tol) << "element " << k;
+  return random_vector(n, rng);
 }
 
 // <y, w> summed over the batch, with fixed random weights w (from `seed`) of y's per-element size.
 Expression weighted_sum(ComputationGraph& g, const Expression& y, unsigned seed) {
   const Dim d = y.dim();
   return sum_batches(sum_elems(cmult(y, input(g, d.single_batch(), random_values(d.batch_size(), seed)))));
-}
-
-float loss_value(const LossBuilder& build) {
-  ComputationGraph g;
-  return as_scalar(build(g).value());
-}
-
-// Compares d loss / d value for every value of every (lookup) parameter in `m` (except those in
-// `skip`, e.g. constants the builder reads through const_parameter) with central differences.
-// At least min_nonzero of the checked gradients must be non-zero (the loss reaches most values).
-void check_gradients(ParameterCollection& m, const LossBuilder& build,
-                     const std::set<const ParameterStorageBase*>& skip = {}, double min_nonzero = 0.5) {
-  m.reset_gradient();
-  {
-    ComputationGraph g;
-    Expression loss = build(g);
-    loss.value();
-    g.backward(loss);
-  }
-  struct Block {
-    std::string name;
-    float* values;
-    std::vector<float> analytic;
-  };
-  std::vector<Block> blocks;
-  for (auto& p : m.parameters_list())
-    if (!skip.count(p.get())) blocks.push_back({p->name, p->values.v, std::vector<float>(p->g.v, p->g.v + p->dim.size())});
-  for (auto& p : m.lookup_parameters_list())
-    blocks.push_back({p->name, p->all_values.v,
-                      std::vector<float>(p->all_grads.v, p->all_grads.v + p->all_dim.size())});
-  m.reset_gradient();
-  const float h = 2e-3f;
-  size_t checked = 0, nonzero = 0;
-  for (Block& b : blocks)
-    for (size_t e = 0; e < b.analytic.size(); ++e) {
-      const float old = b.values[e];
-      b.values[e] = old + h;
-      const double up = loss_value(build);
-      b.values[e] = old - h;
-      const double down = loss_value(build);
-      b.values[e] = old;
-      const double numeric = (up - down) / (2.0 * h);
-      EXPECT_NEAR(b.analytic[e], numeric, 2e-3 * (1 + std::abs(numeric))) << b.name << " element " << e;
-      ++checked;
-      nonzero += b.analytic[e] != 0.f;
-    }
-  EXPECT_GT(checked, 0u);
-  EXPECT_GT(nonzero, min_nonzero * checked) << "too few gradients are non-zero";
 }
 
 // Nudges every parameter value so no gate sits exactly at a symmetric point (biases start at 0).
@@ -1420,22 +1364,8 @@ void check_tied_input_mask(ParameterCollection& m, LSTMStateBuilder& lstm, unsig
   perturb(m);
   lstm.set_dropout(0.5f, 0.f);
   ComputationGraph g;
-  lstm.new_graph(g);
-  lstm.start_new_sequence();
-  std::vector<Expression> ys;
-  for (unsigned t = 0; t < steps; ++t) ys.push_back(sum_elems(lstm.add_input(lookup(g, inputs, t))));
-  Expression loss = sum(ys);
-  loss.value();
-  g.backward(loss);
-  const auto& grads = inputs.get_storage().grads;
-  unsigned dropped = 0;
-  for (unsigned k = 0; k < in_dim; ++k) {
-    const bool zero = grads[0].v[k] == 0.f;
-    dropped += zero;
-    for (unsigned t = 1; t < steps; ++t) EXPECT_EQ(grads[t].v[k] == 0.f, zero) << "unit " << k << " step " << t;
-  }
-  EXPECT_GT(dropped, 0u);
-  EXPECT_LT(dropped, in_dim);
+  backprop_lookup_sequence(g, lstm, inputs, steps);
+  expect_tied_input_gradients(inputs, in_dim, steps);
   lstm.disable_dropout();
   EXPECT_EQ(lstm.dropout_rate, 0.f);
 }

@@ -12,66 +12,12 @@
 #include "dynet/lstm.h"
 #include "dynet/rnn.h"
 
+#include "builder_test_util.h"
+
 namespace dynet {
 namespace {
 
-using LossBuilder = std::function<Expression(ComputationGraph&)>;
-
-std::vector<float> random_vector(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-float loss_value(const LossBuilder& build) {
-  ComputationGraph g;
-  Expression loss = build(g);
-  return as_scalar(loss.value());
-}
-
-// Compares d loss / d value for every value of every (lookup) parameter in `m` with central
-// differences of the loss.
-void check_parameter_gradients(ParameterCollection& m, const LossBuilder& build) {
-  m.reset_gradient();
-  {
-    ComputationGraph g;
-    Expression loss = build(g);
-    loss.value();
-    g.backward(loss);
-  }
-  std::vector<std::vector<float>> analytic;
-  std::vector<std::pair<float*, size_t>> values;
-  std::vector<std::string> names;
-  for (auto& p : m.parameters_list()) {
-    analytic.emplace_back(p->g.v, p->g.v + p->dim.size());
-    values.emplace_back(p->values.v, p->dim.size());
-    names.push_back(p->name);
-  }
-  for (auto& p : m.lookup_parameters_list()) {
-    analytic.emplace_back(p->all_grads.v, p->all_grads.v + p->all_dim.size());
-    values.emplace_back(p->all_values.v, p->all_dim.size());
-    names.push_back(p->name);
-  }
-  m.reset_gradient();
-  const float h = 2e-3f;
-  size_t checked = 0;
-  for (size_t k = 0; k < values.size(); ++k) {
-    float* v = values[k].first;
-    for (size_t e = 0; e < values[k].second; ++e) {
-      const float old = v[e];
-      v[e] = old + h;
-      const double up = loss_value(build);
-      v[e] = old - h;
-      const double down = loss_value(build);
-      v[e] = old;
-      const double numeric = (up - down) / (2.0 * h);
-      EXPECT_NEAR(analytic[k][e], numeric, 2e-3 * (1 + std::abs(numeric))) << names[k] << " element " << e;
-      ++checked;
-    }
-  }
-  EXPECT_GT(checked, 0u);
-}
+using namespace builder_test;
 
 // Σ_t Σ_batch <y_t, w_t> + Σ_batch <s_final, u> for fixed random w_t, u: every output and the
 // final full state (the LSTM's memory cells too) reach the loss.
@@ -133,7 +79,7 @@ void gradient_check(ParameterCollection& m, RNNBuilder& rnn, unsigned in_dim, un
     }
     return sequence_loss(g, rnn, xs, data.weights, hidden);
   };
-  check_parameter_gradients(m, build);
+  check_gradients(m, build, {}, /*min_nonzero=*/0);
 }
 
 TEST(VanillaLSTM, GradientUnbatched) {
@@ -179,7 +125,7 @@ TEST(SimpleRNN, GradientBatchedWithAuxiliaryInput) {
     Expression y = rnn.add_auxiliary_input(xe, input(g, Dim({4}), aux));
     return sum_batches(sum_elems(cmult(y, input(g, Dim({4}), w))));
   };
-  check_parameter_gradients(m, build);
+  check_gradients(m, build, {}, /*min_nonzero=*/0);
 }
 
 TEST(VanillaLSTM, ParameterLayoutAndNames) {
@@ -224,13 +170,6 @@ TEST(SimpleRNN, ParameterLayoutAndNames) {
   Expression x = input(g, Dim({3}), std::vector<float>(3, 1.f));
   EXPECT_THROW(no_lags.add_auxiliary_input(x, input(g, Dim({5}), std::vector<float>(5, 1.f))),
                std::invalid_argument);
-}
-
-std::vector<float> value_of(const Expression& e) { return as_vector(e.value()); }
-
-void expect_close(const std::vector<float>& a, const std::vector<float>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], 1e-6) << "element " << k;
 }
 
 // add_input(prev, x) continues from `prev` exactly as a fresh sequence through the same inputs would.
@@ -395,23 +334,9 @@ TEST(VanillaLSTM, DropoutMasksAreTiedAcrossTimeSteps) {
     for (unsigned k = 0; k < p->dim.size(); ++k) p->values.v[k] += 0.05f * ((k % 5) - 2.f);
   lstm.set_dropout(0.5f, 0.5f);
   ComputationGraph g;
-  lstm.new_graph(g);
-  lstm.start_new_sequence();
-  std::vector<Expression> ys;
-  for (unsigned t = 0; t < steps; ++t) ys.push_back(sum_elems(lstm.add_input(lookup(g, inputs, t))));
+  backprop_lookup_sequence(g, lstm, inputs, steps);
   ASSERT_EQ(lstm.masks.size(), 1u);
-  Expression loss = sum(ys);
-  loss.value();
-  g.backward(loss);
-  const auto& grads = inputs.get_storage().grads;
-  unsigned dropped = 0;
-  for (unsigned k = 0; k < in_dim; ++k) {
-    const bool zero = grads[0].v[k] == 0.f;
-    dropped += zero;
-    for (unsigned t = 1; t < steps; ++t) EXPECT_EQ(grads[t].v[k] == 0.f, zero) << "input unit " << k << " step " << t;
-  }
-  EXPECT_GT(dropped, 0u);
-  EXPECT_LT(dropped, in_dim);
+  expect_tied_input_gradients(inputs, in_dim, steps);
   const ParameterStorage& h2i = *m.parameters_list()[1];
   unsigned dropped_h = 0;
   for (unsigned col = 0; col < hidden; ++col) {
@@ -462,22 +387,8 @@ TEST(SimpleRNN, DropoutMasksAreTiedAcrossTimeSteps) {
   LookupParameter inputs = m.add_lookup_parameters(steps, {in_dim});
   rnn.set_dropout(0.5f, 0.f);
   ComputationGraph g;
-  rnn.new_graph(g);
-  rnn.start_new_sequence();
-  std::vector<Expression> ys;
-  for (unsigned t = 0; t < steps; ++t) ys.push_back(sum_elems(rnn.add_input(lookup(g, inputs, t))));
-  Expression loss = sum(ys);
-  loss.value();
-  g.backward(loss);
-  const auto& grads = inputs.get_storage().grads;
-  unsigned dropped = 0;
-  for (unsigned k = 0; k < in_dim; ++k) {
-    const bool zero = grads[0].v[k] == 0.f;
-    dropped += zero;
-    for (unsigned t = 1; t < steps; ++t) EXPECT_EQ(grads[t].v[k] == 0.f, zero) << "input unit " << k << " step " << t;
-  }
-  EXPECT_GT(dropped, 0u);
-  EXPECT_LT(dropped, in_dim);
+  backprop_lookup_sequence(g, rnn, inputs, steps);
+  expect_tied_input_gradients(inputs, in_dim, steps);
 }
 
 TEST(RNNBuilder, CopySharesParameters) {

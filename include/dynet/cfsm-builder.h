@@ -25,8 +25,8 @@ class SoftmaxBuilder {
   virtual Expression neg_log_softmax(const Expression& rep, const std::vector<unsigned>& classidxs) = 0;
   // Draws a class from p(· | rep) (rep unbatched); runs the forward pass up to the distribution.
   virtual unsigned sample(const Expression& rep) = 0;
-  // log p(· | rep) over all classes.
-  virtual Expression full_log_distribution(const Expression& rep) = 0;
+  // log p(· | rep) over all classes: log_softmax(full_logits(rep)).
+  virtual Expression full_log_distribution(const Expression& rep);
   // Scores whose log_softmax is full_log_distribution.
   virtual Expression full_logits(const Expression& rep) = 0;
   virtual ParameterCollection& get_parameter_collection() { return local_model; }
@@ -50,7 +50,6 @@ class StandardSoftmaxBuilder : public SoftmaxBuilder {
   Expression neg_log_softmax(const Expression& rep, unsigned classidx) override;
   Expression neg_log_softmax(const Expression& rep, const std::vector<unsigned>& classidxs) override;
   unsigned sample(const Expression& rep) override;
-  Expression full_log_distribution(const Expression& rep) override;
   Expression full_logits(const Expression& rep) override;
   ParameterCollection& get_parameter_collection() override;
 
@@ -85,7 +84,6 @@ class ClassFactoredSoftmaxBuilder : public SoftmaxBuilder {
   Expression neg_log_softmax(const Expression& rep, const std::vector<unsigned>& classidxs) override;
   unsigned sample(const Expression& rep) override;
   // Over word ids 0 .. (largest clustered id); ids in no cluster get log-probability ≈ -1e4.
-  Expression full_log_distribution(const Expression& rep) override;
   Expression full_logits(const Expression& rep) override;
 
   // log p(· | rep) and scores over the clusters.

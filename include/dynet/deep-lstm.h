@@ -23,7 +23,6 @@ class DeepLSTMBuilder : public LSTMStateBuilder {
 
   Expression back() const override;
   void copy(const RNNBuilder& params) override;
-  void set_dropout_masks(unsigned batch_size = 1) override;
 
   std::vector<Expression> o;  // per state: the concatenated output
 

@@ -30,8 +30,8 @@ class HierarchicalSoftmaxBuilder : public SoftmaxBuilder {
   Expression neg_log_softmax(const Expression& rep, unsigned classidx) override;
   Expression neg_log_softmax(const Expression& rep, const std::vector<unsigned>& classidxs) override;
   unsigned sample(const Expression& rep) override;
-  // Over word ids 0 .. (largest id in the file); ids not in the file get log-probability ≈ -1e4.
-  Expression full_log_distribution(const Expression& rep) override;
+  // Over word ids 0 .. (largest id in the file); ids not in the file get log-probability ≈ -1e4
+  // (full_log_distribution likewise).
   Expression full_logits(const Expression& rep) override;
 
   // Number of tree nodes (the root included).

@@ -29,7 +29,8 @@ class LSTMStateBuilder : public RNNBuilder {
   void set_dropout(float d) override;  // d on both
   void set_dropout(float d, float d_r);
   void disable_dropout() override;
-  // Draws new masks now (otherwise the first add_input of a sequence does, for its batch size).
+  // Draws new masks now (otherwise the first add_input of a sequence does, for its batch size);
+  // each layer's input mask has as many rows as its x2i has columns.
   virtual void set_dropout_masks(unsigned batch_size = 1);
 
   std::vector<std::vector<Parameter>> get_parameters() const { return params; }
@@ -58,16 +59,35 @@ class LSTMStateBuilder : public RNNBuilder {
   Expression set_h_impl(int prev, const std::vector<Expression>& h_new) override;
   Expression set_s_impl(int prev, const std::vector<Expression>& s_new) override;
 
+  // One add_input step: checks x, draws the dropout masks when due, then builds each layer with
+  // cell(layer, dropout_on, in, h_prev, c_prev, h_out, c_out): `in` is x for the first layer and
+  // the layer below's h_out after it; h_prev, c_prev are as previous_state gives them. Records the
+  // new state and returns the top layer's output.
+  template <class Cell>
+  Expression add_layers(int prev, const Expression& x, Cell&& cell) {
+    check_input(x);
+    const bool dropout_on = prepare_dropout(x);
+    std::vector<Expression> ht(layers), ct(layers);
+    for (unsigned i = 0; i < layers; ++i) {
+      Expression h_prev, c_prev;
+      previous_state(prev, i, h_prev, c_prev);
+      cell(i, dropout_on, i == 0 ? x : ht[i - 1], h_prev, c_prev, ht[i], ct[i]);
+    }
+    h.push_back(std::move(ht));
+    c.push_back(std::move(ct));
+    return h.back().back();
+  }
   // h_{t-1} and c_{t-1} of `layer` for a state continuing from prev; null expressions stand for
   // the zero state (no initial state was given).
   void previous_state(int prev, unsigned layer, Expression& h_prev, Expression& c_prev) const;
+  // Layer i's input mask on `in` and recurrent mask on h_prev (unless null), for the rates that
+  // are on.
+  void drop_inputs(unsigned i, Expression& in, Expression& h_prev) const;
   // Throws unless x is an input_dim vector (batched or not).
   void check_input(const Expression& x) const;
   // Draws the masks when dropout is on and the current ones are stale; true when dropout is on.
   bool prepare_dropout(const Expression& x);
   virtual bool dropout_enabled() const { return dropout_rate > 0.f || dropout_rate_h > 0.f; }
-  // Bernoulli(1 - rate) mask scaled by 1/(1 - rate).
-  Expression dropout_mask(unsigned dim, unsigned batch_size, float rate) const;
   // Makes this builder use `other`'s parameters after checking the layouts agree.
   void share_parameters(const LSTMStateBuilder& other);
 

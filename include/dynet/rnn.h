@@ -75,8 +75,8 @@ class RNNBuilder {
   virtual Expression add_input_impl(int prev, const Expression& x) = 0;
   virtual Expression set_h_impl(int prev, const std::vector<Expression>& h_new) = 0;
   virtual Expression set_s_impl(int prev, const std::vector<Expression>& s_new) = 0;
-  // Throws std::invalid_argument unless p is -1 or an existing state.
-  void check_pointer(const char* where, RNNPointer p) const;
+  // Throws std::invalid_argument (from where + method) unless p is -1 or an existing state.
+  void check_pointer(const char* where, RNNPointer p, const char* method = "") const;
   // Records a new state continuing from `prev` and makes it current (for add_input-like methods).
   void push_state(const char* where, RNNPointer prev);
   // Undoes push_state when building the new state failed, so the builder stays usable.

@@ -17,8 +17,64 @@ inline void check_rate(const std::string& where, float d) {
     throw std::invalid_argument(where + ": dropout rates must be in [0, 1), got " + std::to_string(d));
 }
 
+// Throws std::invalid_argument (naming `name`) unless the sizes are positive.
+inline void check_sizes(const char* name, unsigned layers, unsigned input_dim, unsigned hidden_dim) {
+  if (layers == 0 || input_dim == 0 || hidden_dim == 0)
+    throw std::invalid_argument(std::string(name) + ": layers, input_dim and hidden_dim must be positive, got " +
+                                std::to_string(layers) + ", " + std::to_string(input_dim) + ", " +
+                                std::to_string(hidden_dim));
+}
+
+// Throws std::invalid_argument (from name::add_input) unless x is an input_dim vector (batched or
+// not).
+inline void check_input(const char* name, const Expression& x, unsigned input_dim) {
+  const Dim& d = x.dim();
+  if (d.batch_size() != input_dim || d.rows() != input_dim)
+    throw std::invalid_argument(std::string(name) + "::add_input: input " + d.str() + " does not match input_dim " +
+                                std::to_string(input_dim));
+}
+
 inline Expression param_expr(ComputationGraph& cg, const Parameter& p, bool update) {
   return update ? parameter(cg, p) : const_parameter(cg, p);
+}
+
+// param_expr of every parameter, per layer.
+inline std::vector<std::vector<Expression>> param_exprs(ComputationGraph& cg,
+                                                        const std::vector<std::vector<Parameter>>& params,
+                                                        bool update) {
+  std::vector<std::vector<Expression>> vars;
+  vars.reserve(params.size());
+  for (const auto& layer : params) {
+    std::vector<Expression>& v = vars.emplace_back();
+    v.reserve(layer.size());
+    for (const Parameter& p : layer) v.push_back(param_expr(cg, p, update));
+  }
+  return vars;
+}
+
+// A {dim} mask (batch_size elements) of Bernoulli(1 - rate) draws scaled by 1/(1 - rate).
+inline Expression dropout_mask(ComputationGraph& cg, unsigned dim, unsigned batch_size, float rate) {
+  return random_bernoulli(cg, Dim({dim}, batch_size), 1.f - rate, 1.f / (1.f - rate));
+}
+
+// For copy(): throws std::invalid_argument (from `where`) unless `theirs` has as many layers as
+// `mine`, each with as many parameters (else `count_mismatch` is the message) of the same dims.
+// `kind` names the parameters in the message.
+template <class P>
+void check_same_layout(const std::string& where, const std::vector<std::vector<P>>& mine,
+                       const std::vector<std::vector<P>>& theirs,
+                       const char* count_mismatch = "the builders have different parameter layouts",
+                       const char* kind = "parameter") {
+  if (theirs.size() != mine.size())
+    throw std::invalid_argument(where + ": " + std::to_string(theirs.size()) + " layers vs " +
+                                std::to_string(mine.size()));
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (theirs[i].size() != mine[i].size()) throw std::invalid_argument(where + ": " + count_mismatch);
+    for (size_t j = 0; j < mine[i].size(); ++j)
+      if (theirs[i][j].dim() != mine[i][j].dim())
+        throw std::invalid_argument(where + ": " + kind + " dims differ: " + theirs[i][j].dim().str() + " vs " +
+                                    mine[i][j].dim().str());
+  }
 }
 
 // `other` as a Builder, or std::invalid_argument naming `name` (for copy()).

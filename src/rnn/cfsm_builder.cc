@@ -8,13 +8,17 @@
 
 #include "dynet/globals.h"
 #include "dynet/param-init.h"
+#include "rnn/builder_util.h"
 #include "rnn/softmax_util.h"
 
 namespace dynet {
 
 using namespace softmax_detail;
+using rnn_detail::param_expr;
 
 SoftmaxBuilder::~SoftmaxBuilder() = default;
+
+Expression SoftmaxBuilder::full_log_distribution(const Expression& rep) { return log_softmax(full_logits(rep)); }
 
 // ---------------- StandardSoftmaxBuilder ----------------
 
@@ -58,8 +62,8 @@ ParameterCollection& StandardSoftmaxBuilder::get_parameter_collection() {
 void StandardSoftmaxBuilder::new_graph(ComputationGraph& cg, bool update) {
   if (!p_w.is_valid()) throw std::runtime_error("StandardSoftmaxBuilder::new_graph: the builder has no parameters");
   pcg = &cg;
-  w = update ? parameter(cg, p_w) : const_parameter(cg, p_w);
-  if (bias) b = update ? parameter(cg, p_b) : const_parameter(cg, p_b);
+  w = param_expr(cg, p_w, update);
+  if (bias) b = param_expr(cg, p_b, update);
 }
 
 void StandardSoftmaxBuilder::check_ready(const char* where, const Expression& rep) const {
@@ -70,10 +74,6 @@ void StandardSoftmaxBuilder::check_ready(const char* where, const Expression& re
 Expression StandardSoftmaxBuilder::full_logits(const Expression& rep) {
   check_ready("StandardSoftmaxBuilder::full_logits", rep);
   return bias ? affine_transform({b, w, rep}) : w * rep;
-}
-
-Expression StandardSoftmaxBuilder::full_log_distribution(const Expression& rep) {
-  return log_softmax(full_logits(rep));
 }
 
 Expression StandardSoftmaxBuilder::neg_log_softmax(const Expression& rep, unsigned classidx) {
@@ -155,8 +155,8 @@ void ClassFactoredSoftmaxBuilder::new_graph(ComputationGraph& cg, bool update) {
     throw std::runtime_error("ClassFactoredSoftmaxBuilder::new_graph: the builder has no parameters");
   pcg = &cg;
   this->update = update;
-  r2c = update ? parameter(cg, p_r2c) : const_parameter(cg, p_r2c);
-  if (bias) cbias = update ? parameter(cg, p_cbias) : const_parameter(cg, p_cbias);
+  r2c = param_expr(cg, p_r2c, update);
+  if (bias) cbias = param_expr(cg, p_cbias, update);
   rc2ws.assign(cdict.size(), Expression());
   rc2biases.assign(cdict.size(), Expression());
 }
@@ -175,13 +175,13 @@ unsigned ClassFactoredSoftmaxBuilder::cluster_of(const char* where, unsigned wor
 
 Expression& ClassFactoredSoftmaxBuilder::get_rc2w(unsigned c) {
   Expression& e = rc2ws[c];
-  if (!e.pg) e = update ? parameter(*pcg, p_rc2ws[c]) : const_parameter(*pcg, p_rc2ws[c]);
+  if (!e.pg) e = param_expr(*pcg, p_rc2ws[c], update);
   return e;
 }
 
 Expression& ClassFactoredSoftmaxBuilder::get_rc2wbias(unsigned c) {
   Expression& e = rc2biases[c];
-  if (!e.pg) e = update ? parameter(*pcg, p_rcwbiases[c]) : const_parameter(*pcg, p_rcwbiases[c]);
+  if (!e.pg) e = param_expr(*pcg, p_rcwbiases[c], update);
   return e;
 }
 
@@ -257,10 +257,6 @@ Expression ClassFactoredSoftmaxBuilder::full_logits(const Expression& rep) {
     block_words.push_back(cidx2words[c]);
   }
   return gather_by_word(*pcg, blocks, block_words, static_cast<unsigned>(widx2cidx.size()));
-}
-
-Expression ClassFactoredSoftmaxBuilder::full_log_distribution(const Expression& rep) {
-  return log_softmax(full_logits(rep));
 }
 
 }  // namespace dynet

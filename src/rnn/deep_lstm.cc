@@ -17,53 +17,32 @@ DeepLSTMBuilder::DeepLSTMBuilder(unsigned layers, unsigned input_dim, unsigned h
   }
 }
 
-void DeepLSTMBuilder::set_dropout_masks(unsigned batch_size) {
-  if (!cg_) throw std::runtime_error("DeepLSTMBuilder::set_dropout_masks: call new_graph(cg) first");
-  masks.clear();
-  for (unsigned i = 0; i < layers; ++i) {
-    const unsigned in_dim = i == 0 ? input_dim : hid + input_dim;
-    masks.push_back({dropout_mask(in_dim, batch_size, dropout_rate), dropout_mask(hid, batch_size, dropout_rate_h)});
-  }
-  dropout_masks_valid = true;
-}
-
 void DeepLSTMBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
   LSTMStateBuilder::start_new_sequence_impl(h_0);
   o.clear();
 }
 
 Expression DeepLSTMBuilder::add_input_impl(int prev, const Expression& x) {
-  check_input(x);
-  const bool dropout_on = prepare_dropout(x);
-  std::vector<Expression> ht(layers), ct(layers);
-  Expression in = x;
-  for (unsigned i = 0; i < layers; ++i) {
-    if (i > 0) in = concatenate({ht[i - 1], x});
+  add_layers(prev, x, [&](unsigned i, bool dropout_on, Expression in, Expression h_prev, const Expression& c_prev,
+                          Expression& h_out, Expression& c_out) {
+    if (i > 0) in = concatenate({in, x});
     const std::vector<Expression>& v = param_vars[i];
-    Expression h_prev, c_prev;
-    previous_state(prev, i, h_prev, c_prev);
-    const bool has_prev = h_prev.pg != nullptr;
-    if (dropout_on) {
-      if (dropout_rate > 0.f) in = cmult(in, masks[i][0]);
-      if (has_prev && dropout_rate_h > 0.f) h_prev = cmult(h_prev, masks[i][1]);
-    }
+    if (dropout_on) drop_inputs(i, in, h_prev);
     Expression in_gate, candidate, out_gate;
-    if (has_prev) {
+    if (h_prev.pg) {
       in_gate = logistic(affine_transform({v[C_BI], v[C_X2I], in, v[C_H2I], h_prev, v[C_C2I], c_prev}));
       candidate = tanh(affine_transform({v[C_BC], v[C_X2C], in, v[C_H2C], h_prev}));
-      ct[i] = cmult(1.f - in_gate, c_prev) + cmult(in_gate, candidate);
-      out_gate = logistic(affine_transform({v[C_BO], v[C_X2O], in, v[C_H2O], h_prev, v[C_C2O], ct[i]}));
+      c_out = cmult(1.f - in_gate, c_prev) + cmult(in_gate, candidate);
+      out_gate = logistic(affine_transform({v[C_BO], v[C_X2O], in, v[C_H2O], h_prev, v[C_C2O], c_out}));
     } else {
       in_gate = logistic(affine_transform({v[C_BI], v[C_X2I], in}));
       candidate = tanh(affine_transform({v[C_BC], v[C_X2C], in}));
-      ct[i] = cmult(in_gate, candidate);
+      c_out = cmult(in_gate, candidate);
       out_gate = logistic(affine_transform({v[C_BO], v[C_X2O], in}));
     }
-    ht[i] = cmult(out_gate, tanh(ct[i]));
-  }
-  o.push_back(concatenate(ht));
-  h.push_back(std::move(ht));
-  c.push_back(std::move(ct));
+    h_out = cmult(out_gate, tanh(c_out));
+  });
+  push_output();
   return o.back();
 }
 

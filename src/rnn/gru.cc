@@ -15,10 +15,7 @@ enum { X2Z, H2Z, BZ, X2R, H2R, BR, X2H, H2H, BH };
 
 GRUBuilder::GRUBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim, ParameterCollection& model)
     : hidden_dim(hidden_dim), layers(layers), input_dim(input_dim) {
-  if (layers == 0 || input_dim == 0 || hidden_dim == 0)
-    throw std::invalid_argument("GRUBuilder: layers, input_dim and hidden_dim must be positive, got " +
-                                std::to_string(layers) + ", " + std::to_string(input_dim) + ", " +
-                                std::to_string(hidden_dim));
+  check_sizes("GRUBuilder", layers, input_dim, hidden_dim);
   local_model = model.add_subcollection("gru-builder");
   unsigned layer_input_dim = input_dim;
   for (unsigned i = 0; i < layers; ++i) {
@@ -34,27 +31,16 @@ GRUBuilder::GRUBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
 }
 
 void GRUBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
-  param_vars.clear();
-  for (const auto& layer : params) {
-    std::vector<Expression> vars;
-    for (const Parameter& p : layer) vars.push_back(param_expr(cg, p, update));
-    param_vars.push_back(std::move(vars));
-  }
+  param_vars = param_exprs(cg, params, update);
 }
 
 void GRUBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
-  if (!h_0.empty() && h_0.size() != layers)
-    throw std::invalid_argument("GRUBuilder::start_new_sequence: expected " + std::to_string(layers) +
-                                " initial states, got " + std::to_string(h_0.size()));
   h.clear();
   h0 = h_0;
 }
 
 Expression GRUBuilder::add_input_impl(int prev, const Expression& x) {
-  const Dim& xd = x.dim();
-  if (xd.batch_size() != input_dim || xd.rows() != input_dim)
-    throw std::invalid_argument("GRUBuilder::add_input: input " + xd.str() + " does not match input_dim " +
-                                std::to_string(input_dim));
+  check_input("GRUBuilder", x, input_dim);
   std::vector<Expression> ht(layers);
   Expression in = x;
   for (unsigned i = 0; i < layers; ++i) {
@@ -94,7 +80,7 @@ Expression GRUBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new
 Expression GRUBuilder::set_s_impl(int prev, const std::vector<Expression>& s_new) { return set_h_impl(prev, s_new); }
 
 Expression GRUBuilder::back() const {
-  const std::vector<Expression> hs = get_h(cur);
+  const std::vector<Expression>& hs = cur < 0 ? h0 : h[cur];
   if (hs.empty()) throw std::runtime_error("GRUBuilder::back: no state yet (and no initial state was given)");
   return hs.back();
 }
@@ -106,14 +92,7 @@ std::vector<Expression> GRUBuilder::get_h(RNNPointer i) const {
 
 void GRUBuilder::copy(const RNNBuilder& other) {
   const GRUBuilder& gru = same_kind<GRUBuilder>(other, "GRUBuilder");
-  if (gru.params.size() != params.size())
-    throw std::invalid_argument("GRUBuilder::copy: " + std::to_string(gru.params.size()) + " layers vs " +
-                                std::to_string(params.size()));
-  for (size_t i = 0; i < params.size(); ++i)
-    for (size_t j = 0; j < params[i].size(); ++j)
-      if (gru.params[i][j].dim() != params[i][j].dim())
-        throw std::invalid_argument("GRUBuilder::copy: parameter dims differ: " + gru.params[i][j].dim().str() +
-                                    " vs " + params[i][j].dim().str());
+  check_same_layout("GRUBuilder::copy", params, gru.params);
   params = gru.params;
 }
 

@@ -6,11 +6,13 @@
 #include <string>
 
 #include "dynet/param-init.h"
+#include "rnn/builder_util.h"
 #include "rnn/softmax_util.h"
 
 namespace dynet {
 
 using namespace softmax_detail;
+using rnn_detail::param_expr;
 
 HierarchicalSoftmaxBuilder::HierarchicalSoftmaxBuilder(unsigned rep_dim, const std::string& cluster_file,
                                                        Dict& word_dict, ParameterCollection& pc, bool bias)
@@ -115,8 +117,8 @@ void HierarchicalSoftmaxBuilder::check_ready(const char* where, const Expression
 Expression HierarchicalSoftmaxBuilder::node_logits(unsigned node, const Expression& rep) {
   Node& n = nodes[node];
   if (!n.w.pg) {
-    n.w = update ? parameter(*pcg, n.p_w) : const_parameter(*pcg, n.p_w);
-    if (bias) n.b = update ? parameter(*pcg, n.p_b) : const_parameter(*pcg, n.p_b);
+    n.w = param_expr(*pcg, n.p_w, update);
+    if (bias) n.b = param_expr(*pcg, n.p_b, update);
   }
   Expression scores = bias ? affine_transform({n.b, n.w, rep}) : n.w * rep;
   // Binary node: p(branch 0) = σ(s) = softmax([s, 0])[0].
@@ -178,10 +180,6 @@ Expression HierarchicalSoftmaxBuilder::full_logits(const Expression& rep) {
     }
   }
   return gather_by_word(*pcg, blocks, block_words, static_cast<unsigned>(word_path.size()));
-}
-
-Expression HierarchicalSoftmaxBuilder::full_log_distribution(const Expression& rep) {
-  return log_softmax(full_logits(rep));
 }
 
 }  // namespace dynet

@@ -47,20 +47,12 @@ void vanilla_layer(const Expression& x2i, const Expression& h2i, const Expressio
 LSTMStateBuilder::LSTMStateBuilder(const char* builder_name, const char* collection, unsigned layers,
                                    unsigned input_dim, unsigned hidden_dim, ParameterCollection& model)
     : layers(layers), input_dim(input_dim), hid(hidden_dim), builder_name_(builder_name) {
-  if (layers == 0 || input_dim == 0 || hidden_dim == 0)
-    throw std::invalid_argument(std::string(builder_name) +
-                                ": layers, input_dim and hidden_dim must be positive, got " + std::to_string(layers) +
-                                ", " + std::to_string(input_dim) + ", " + std::to_string(hidden_dim));
+  check_sizes(builder_name, layers, input_dim, hidden_dim);
   local_model = model.add_subcollection(collection);
 }
 
 void LSTMStateBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
-  param_vars.clear();
-  for (const auto& layer : params) {
-    std::vector<Expression> vars;
-    for (const Parameter& p : layer) vars.push_back(param_expr(cg, p, update));
-    param_vars.push_back(std::move(vars));
-  }
+  param_vars = param_exprs(cg, params, update);
   cg_ = &cg;
   dropout_masks_valid = false;
 }
@@ -68,11 +60,7 @@ void LSTMStateBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
 void LSTMStateBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
   h.clear();
   c.clear();
-  if (!h_0.empty()) {
-    if (h_0.size() != 2 * layers)
-      throw std::invalid_argument(std::string(builder_name_) + "::start_new_sequence: expected " +
-                                  std::to_string(2 * layers) + " initial states [c_1..c_L, h_1..h_L], got " +
-                                  std::to_string(h_0.size()));
+  if (!h_0.empty()) {  // RNNBuilder::start_new_sequence checked the size
     c0.assign(h_0.begin(), h_0.begin() + layers);
     h0.assign(h_0.begin() + layers, h_0.end());
     has_initial_state = true;
@@ -99,16 +87,13 @@ void LSTMStateBuilder::disable_dropout() {
   dropout_rate_h = 0.f;
 }
 
-Expression LSTMStateBuilder::dropout_mask(unsigned dim, unsigned batch_size, float rate) const {
-  return random_bernoulli(*cg_, Dim({dim}, batch_size), 1.f - rate, 1.f / (1.f - rate));
-}
-
 void LSTMStateBuilder::set_dropout_masks(unsigned batch_size) {
   if (!cg_) throw std::runtime_error(std::string(builder_name_) + "::set_dropout_masks: call new_graph(cg) first");
   masks.clear();
-  for (unsigned i = 0; i < layers; ++i) {
-    const unsigned in_dim = i == 0 ? input_dim : hid;
-    masks.push_back({dropout_mask(in_dim, batch_size, dropout_rate), dropout_mask(hid, batch_size, dropout_rate_h)});
+  for (const std::vector<Parameter>& layer : params) {
+    const unsigned in_dim = layer[0].dim().cols();  // every builder lists the layer's x2i first
+    masks.push_back({dropout_mask(*cg_, in_dim, batch_size, dropout_rate),
+                     dropout_mask(*cg_, hid, batch_size, dropout_rate_h)});
   }
   dropout_masks_valid = true;
 }
@@ -119,12 +104,7 @@ bool LSTMStateBuilder::prepare_dropout(const Expression& x) {
   return true;
 }
 
-void LSTMStateBuilder::check_input(const Expression& x) const {
-  const Dim& d = x.dim();
-  if (d.batch_size() != input_dim || d.rows() != input_dim)
-    throw std::invalid_argument(std::string(builder_name_) + "::add_input: input " + d.str() +
-                                " does not match input_dim " + std::to_string(input_dim));
-}
+void LSTMStateBuilder::check_input(const Expression& x) const { rnn_detail::check_input(builder_name_, x, input_dim); }
 
 void LSTMStateBuilder::previous_state(int prev, unsigned layer, Expression& h_prev, Expression& c_prev) const {
   if (prev >= 0) {
@@ -136,6 +116,11 @@ void LSTMStateBuilder::previous_state(int prev, unsigned layer, Expression& h_pr
   } else {
     h_prev = c_prev = Expression();
   }
+}
+
+void LSTMStateBuilder::drop_inputs(unsigned i, Expression& in, Expression& h_prev) const {
+  if (dropout_rate > 0.f) in = cmult(in, masks[i][0]);
+  if (h_prev.pg && dropout_rate_h > 0.f) h_prev = cmult(h_prev, masks[i][1]);
 }
 
 Expression LSTMStateBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new) {
@@ -176,7 +161,7 @@ Expression LSTMStateBuilder::set_s_impl(int prev, const std::vector<Expression>&
 }
 
 Expression LSTMStateBuilder::back() const {
-  const std::vector<Expression> hs = get_h(cur);
+  const std::vector<Expression>& hs = cur < 0 ? h0 : h[cur];
   if (hs.empty())
     throw std::runtime_error(std::string(builder_name_) + "::back: no state yet (and no initial state was given)");
   return hs.back();
@@ -191,30 +176,19 @@ std::vector<Expression> LSTMStateBuilder::final_s() const {
 }
 
 std::vector<Expression> LSTMStateBuilder::get_h(RNNPointer i) const {
-  check_pointer((std::string(builder_name_) + "::get_h").c_str(), i);
+  check_pointer(builder_name_, i, "::get_h");
   return i < 0 ? h0 : h[i];
 }
 
 std::vector<Expression> LSTMStateBuilder::get_s(RNNPointer i) const {
-  check_pointer((std::string(builder_name_) + "::get_s").c_str(), i);
+  check_pointer(builder_name_, i, "::get_s");
   std::vector<Expression> s = i < 0 ? c0 : c[i];
   for (const Expression& e : get_h(i)) s.push_back(e);
   return s;
 }
 
 void LSTMStateBuilder::share_parameters(const LSTMStateBuilder& other) {
-  const std::string where = std::string(builder_name_) + "::copy";
-  if (other.params.size() != params.size())
-    throw std::invalid_argument(where + ": " + std::to_string(other.params.size()) + " layers vs " +
-                                std::to_string(params.size()));
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (other.params[i].size() != params[i].size())
-      throw std::invalid_argument(where + ": the builders have different parameter layouts");
-    for (size_t j = 0; j < params[i].size(); ++j)
-      if (other.params[i][j].dim() != params[i][j].dim())
-        throw std::invalid_argument(where + ": parameter dims differ: " + other.params[i][j].dim().str() + " vs " +
-                                    params[i][j].dim().str());
-  }
+  check_same_layout(std::string(builder_name_) + "::copy", params, other.params);
   params = other.params;
 }
 
@@ -246,34 +220,18 @@ void VanillaLSTMCellBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
 }
 
 void VanillaLSTMCellBuilder::add_layer_norm_vars(ComputationGraph& cg, bool update) {
-  ln_param_vars.clear();
-  for (const auto& layer : ln_params) {
-    std::vector<Expression> vars;
-    for (const Parameter& p : layer) vars.push_back(param_expr(cg, p, update));
-    ln_param_vars.push_back(std::move(vars));
-  }
+  ln_param_vars = param_exprs(cg, ln_params, update);
 }
 
 Expression VanillaLSTMCellBuilder::add_input_impl(int prev, const Expression& x) {
-  check_input(x);
-  const bool dropout_on = prepare_dropout(x);
-  std::vector<Expression> ht(layers), ct(layers);
-  Expression in = x;
-  for (unsigned i = 0; i < layers; ++i) {
-    const std::vector<Expression>& vars = param_vars[i];
-    Expression h_prev, c_prev;
-    previous_state(prev, i, h_prev, c_prev);
-    if (dropout_on) {
-      if (dropout_rate > 0.f) in = cmult(in, masks[i][0]);
-      if (h_prev.pg && dropout_rate_h > 0.f) h_prev = cmult(h_prev, masks[i][1]);
-    }
-    vanilla_layer(vars[X2I], vars[H2I], vars[BI], ln_lstm ? &ln_param_vars[i] : nullptr, in, h_prev, c_prev, hid,
-                  forget_bias, ht[i], ct[i]);
-    in = ht[i];
-  }
-  h.push_back(std::move(ht));
-  c.push_back(std::move(ct));
-  return h.back().back();
+  return add_layers(prev, x,
+                    [&](unsigned i, bool dropout_on, Expression in, Expression h_prev, const Expression& c_prev,
+                        Expression& h_out, Expression& c_out) {
+                      const std::vector<Expression>& v = param_vars[i];
+                      if (dropout_on) drop_inputs(i, in, h_prev);
+                      vanilla_layer(v[X2I], v[H2I], v[BI], ln_lstm ? &ln_param_vars[i] : nullptr, in, h_prev, c_prev,
+                                    hid, forget_bias, h_out, c_out);
+                    });
 }
 
 void VanillaLSTMCellBuilder::share_cell_parameters(const VanillaLSTMCellBuilder& other) {
@@ -388,26 +346,20 @@ void CompactVanillaLSTMBuilder::set_weightnoise(float std) {
 }
 
 Expression CompactVanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
-  check_input(x);
-  const bool dropout_on = prepare_dropout(x);
-  std::vector<Expression> ht(layers), ct(layers);
-  Expression in = x;
-  for (unsigned i = 0; i < layers; ++i) {
-    const std::vector<Expression>& v = param_vars[i];
-    Expression h_prev, c_prev;
-    previous_state(prev, i, h_prev, c_prev);
-    // The fused gates node always takes h_{t-1}.
-    if (!h_prev.pg) h_prev = c_prev = zeros(*cg_, Dim({hid}, x.dim().bd));
-    Expression gates =
-        dropout_on ? vanilla_lstm_gates_dropout(in, h_prev, v[X2I], v[H2I], v[BI], masks[i][0], masks[i][1],
-                                                weightnoise_std)
-                   : vanilla_lstm_gates(in, h_prev, v[X2I], v[H2I], v[BI], weightnoise_std);
-    ct[i] = vanilla_lstm_c(c_prev, gates);
-    in = ht[i] = vanilla_lstm_h(ct[i], gates);
-  }
-  h.push_back(std::move(ht));
-  c.push_back(std::move(ct));
-  return h.back().back();
+  return add_layers(prev, x,
+                    [&](unsigned i, bool dropout_on, Expression in, Expression h_prev, Expression c_prev,
+                        Expression& h_out, Expression& c_out) {
+                      const std::vector<Expression>& v = param_vars[i];
+                      // The fused gates node always takes h_{t-1}.
+                      if (!h_prev.pg) h_prev = c_prev = zeros(*cg_, Dim({hid}, x.dim().bd));
+                      Expression gates = dropout_on ? vanilla_lstm_gates_dropout(in, h_prev, v[X2I], v[H2I], v[BI],
+                                                                                 masks[i][0], masks[i][1],
+                                                                                 weightnoise_std)
+                                                    : vanilla_lstm_gates(in, h_prev, v[X2I], v[H2I], v[BI],
+                                                                         weightnoise_std);
+                      c_out = vanilla_lstm_c(c_prev, gates);
+                      h_out = vanilla_lstm_h(c_out, gates);
+                    });
 }
 
 void CompactVanillaLSTMBuilder::copy(const RNNBuilder& other) {
@@ -442,45 +394,36 @@ void CoupledLSTMBuilder::disable_dropout() {
 
 void CoupledLSTMBuilder::set_dropout_masks(unsigned batch_size) {
   LSTMStateBuilder::set_dropout_masks(batch_size);
-  for (auto& layer_masks : masks) layer_masks.push_back(dropout_mask(hid, batch_size, dropout_rate_c));
+  for (auto& layer_masks : masks) layer_masks.push_back(dropout_mask(*cg_, hid, batch_size, dropout_rate_c));
 }
 
 Expression CoupledLSTMBuilder::add_input_impl(int prev, const Expression& x) {
-  check_input(x);
-  const bool dropout_on = prepare_dropout(x);
-  std::vector<Expression> ht(layers), ct(layers);
-  Expression in = x;
-  for (unsigned i = 0; i < layers; ++i) {
+  return add_layers(prev, x, [&](unsigned i, bool dropout_on, Expression in, Expression h_prev,
+                                 const Expression& c_prev, Expression& h_out, Expression& c_out) {
     const std::vector<Expression>& v = param_vars[i];
-    Expression h_prev, c_prev;
-    previous_state(prev, i, h_prev, c_prev);
     const bool has_prev = h_prev.pg != nullptr;
     // The peepholes see the (dropped) cell; the cell update itself uses the full c_{t-1}.
     Expression c_prev_seen = c_prev;
     if (dropout_on) {
-      if (dropout_rate > 0.f) in = cmult(in, masks[i][0]);
-      if (has_prev && dropout_rate_h > 0.f) h_prev = cmult(h_prev, masks[i][1]);
+      drop_inputs(i, in, h_prev);
       if (has_prev && dropout_rate_c > 0.f) c_prev_seen = cmult(c_prev, masks[i][2]);
     }
     Expression in_gate, candidate;
     if (has_prev) {
       in_gate = logistic(affine_transform({v[C_BI], v[C_X2I], in, v[C_H2I], h_prev, v[C_C2I], c_prev_seen}));
       candidate = tanh(affine_transform({v[C_BC], v[C_X2C], in, v[C_H2C], h_prev}));
-      ct[i] = cmult(1.f - in_gate, c_prev) + cmult(in_gate, candidate);
+      c_out = cmult(1.f - in_gate, c_prev) + cmult(in_gate, candidate);
     } else {
       in_gate = logistic(affine_transform({v[C_BI], v[C_X2I], in}));
       candidate = tanh(affine_transform({v[C_BC], v[C_X2C], in}));
-      ct[i] = cmult(in_gate, candidate);
+      c_out = cmult(in_gate, candidate);
     }
-    Expression c_seen = dropout_on && dropout_rate_c > 0.f ? cmult(ct[i], masks[i][2]) : ct[i];
+    Expression c_seen = dropout_on && dropout_rate_c > 0.f ? cmult(c_out, masks[i][2]) : c_out;
     Expression out_gate =
         has_prev ? logistic(affine_transform({v[C_BO], v[C_X2O], in, v[C_H2O], h_prev, v[C_C2O], c_seen}))
                  : logistic(affine_transform({v[C_BO], v[C_X2O], in, v[C_C2O], c_seen}));
-    in = ht[i] = cmult(out_gate, tanh(ct[i]));
-  }
-  h.push_back(std::move(ht));
-  c.push_back(std::move(ct));
-  return h.back().back();
+    h_out = cmult(out_gate, tanh(c_out));
+  });
 }
 
 void CoupledLSTMBuilder::copy(const RNNBuilder& other) {

@@ -4,8 +4,11 @@
 #include <string>
 
 #include "dynet/param-init.h"
+#include "rnn/builder_util.h"
 
 namespace dynet {
+
+using namespace rnn_detail;
 
 // ---------------- RNNStateMachine ----------------
 
@@ -61,9 +64,9 @@ void RNNBuilder::start_new_sequence(const std::vector<Expression>& h_0) {
   start_new_sequence_impl(h_0);
 }
 
-void RNNBuilder::check_pointer(const char* where, RNNPointer p) const {
+void RNNBuilder::check_pointer(const char* where, RNNPointer p, const char* method) const {
   if (p < -1 || p >= static_cast<RNNPointer>(head.size()))
-    throw std::invalid_argument(std::string(where) + ": state " + std::to_string(p) +
+    throw std::invalid_argument(std::string(where) + method + ": state " + std::to_string(p) +
                                 " does not exist (the sequence has " + std::to_string(head.size()) + " states)");
 }
 
@@ -141,27 +144,12 @@ void RNNBuilder::disable_dropout() { dropout_rate = 0.f; }
 
 namespace {
 enum { X2H = 0, H2H = 1, HB = 2, L2H = 3 };
-
-void check_rate(const char* where, float d) {
-  if (!(d >= 0.f && d < 1.f))
-    throw std::invalid_argument(std::string(where) + ": dropout rates must be in [0, 1), got " + std::to_string(d));
-}
-
-void check_input(const char* where, const Expression& x, unsigned input_dim) {
-  const Dim& d = x.dim();
-  if (d.batch_size() != input_dim || d.rows() != input_dim)
-    throw std::invalid_argument(std::string(where) + ": input " + d.str() + " does not match input_dim " +
-                                std::to_string(input_dim));
-}
 }  // namespace
 
 SimpleRNNBuilder::SimpleRNNBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
                                    ParameterCollection& model, bool support_lags)
     : layers(layers), input_dim(input_dim), hidden_dim(hidden_dim), lagging(support_lags) {
-  if (layers == 0 || input_dim == 0 || hidden_dim == 0)
-    throw std::invalid_argument("SimpleRNNBuilder: layers, input_dim and hidden_dim must be positive, got " +
-                                std::to_string(layers) + ", " + std::to_string(input_dim) + ", " +
-                                std::to_string(hidden_dim));
+  check_sizes("SimpleRNNBuilder", layers, input_dim, hidden_dim);
   local_model = model.add_subcollection("simple-rnn-builder");
   unsigned layer_input_dim = input_dim;
   for (unsigned i = 0; i < layers; ++i) {
@@ -176,20 +164,12 @@ SimpleRNNBuilder::SimpleRNNBuilder(unsigned layers, unsigned input_dim, unsigned
 }
 
 void SimpleRNNBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
-  param_vars.clear();
-  for (const auto& layer : params) {
-    std::vector<Expression> vars;
-    for (const Parameter& p : layer) vars.push_back(update ? parameter(cg, p) : const_parameter(cg, p));
-    param_vars.push_back(std::move(vars));
-  }
+  param_vars = param_exprs(cg, params, update);
   cg_ = &cg;
   dropout_masks_valid_ = false;
 }
 
 void SimpleRNNBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
-  if (!h_0.empty() && h_0.size() != layers)
-    throw std::invalid_argument("SimpleRNNBuilder::start_new_sequence: expected " + std::to_string(layers) +
-                                " initial states, got " + std::to_string(h_0.size()));
   h.clear();
   h0 = h_0;
   dropout_masks_valid_ = false;
@@ -215,15 +195,14 @@ void SimpleRNNBuilder::set_dropout_masks(unsigned batch_size) {
   masks.clear();
   for (unsigned i = 0; i < layers; ++i) {
     const unsigned in_dim = i == 0 ? input_dim : hidden_dim;
-    masks.push_back({random_bernoulli(*cg_, Dim({in_dim}, batch_size), 1.f - dropout_rate, 1.f / (1.f - dropout_rate)),
-                     random_bernoulli(*cg_, Dim({hidden_dim}, batch_size), 1.f - dropout_rate_h,
-                                      1.f / (1.f - dropout_rate_h))});
+    masks.push_back({dropout_mask(*cg_, in_dim, batch_size, dropout_rate),
+                     dropout_mask(*cg_, hidden_dim, batch_size, dropout_rate_h)});
   }
   dropout_masks_valid_ = true;
 }
 
 Expression SimpleRNNBuilder::step(int prev, const Expression& x, const Expression* aux) {
-  check_input("SimpleRNNBuilder::add_input", x, input_dim);
+  check_input("SimpleRNNBuilder", x, input_dim);
   if (aux && !lagging)
     throw std::invalid_argument("SimpleRNNBuilder::add_auxiliary_input: the builder was made without support_lags");
   const bool use_dropout = dropout_rate > 0.f || dropout_rate_h > 0.f;
@@ -286,7 +265,7 @@ Expression SimpleRNNBuilder::set_s_impl(int prev, const std::vector<Expression>&
 }
 
 Expression SimpleRNNBuilder::back() const {
-  const std::vector<Expression> hs = get_h(cur);
+  const std::vector<Expression>& hs = cur < 0 ? h0 : h[cur];
   if (hs.empty()) throw std::runtime_error("SimpleRNNBuilder::back: no state yet (and no initial state was given)");
   return hs.back();
 }
@@ -299,20 +278,9 @@ std::vector<Expression> SimpleRNNBuilder::get_h(RNNPointer i) const {
 }
 
 void SimpleRNNBuilder::copy(const RNNBuilder& other) {
-  const auto* rnn = dynamic_cast<const SimpleRNNBuilder*>(&other);
-  if (!rnn) throw std::invalid_argument("SimpleRNNBuilder::copy: the other builder is not a SimpleRNNBuilder");
-  if (rnn->params.size() != params.size())
-    throw std::invalid_argument("SimpleRNNBuilder::copy: " + std::to_string(rnn->params.size()) + " layers vs " +
-                                std::to_string(params.size()));
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (rnn->params[i].size() != params[i].size())
-      throw std::invalid_argument("SimpleRNNBuilder::copy: one builder supports lags and the other does not");
-    for (size_t j = 0; j < params[i].size(); ++j)
-      if (rnn->params[i][j].dim() != params[i][j].dim())
-        throw std::invalid_argument("SimpleRNNBuilder::copy: parameter dims differ: " +
-                                    rnn->params[i][j].dim().str() + " vs " + params[i][j].dim().str());
-  }
-  params = rnn->params;
+  const auto& rnn = same_kind<SimpleRNNBuilder>(other, "SimpleRNNBuilder");
+  check_same_layout("SimpleRNNBuilder::copy", params, rnn.params, "one builder supports lags and the other does not");
+  params = rnn.params;
 }
 
 }  // namespace dynet

@@ -12,6 +12,15 @@ using namespace rnn_detail;
 // ---------------- TreeLSTMBuilder ----------------
 
 namespace {
+// Puts node id's value in its slot: a reserved one, or the next.
+template <class T>
+void store(std::vector<T>& per_node, int id, T value) {
+  if (id == static_cast<int>(per_node.size()))
+    per_node.push_back(std::move(value));
+  else
+    per_node[id] = std::move(value);
+}
+
 [[noreturn]] void not_for_trees(const char* method) {
   throw std::runtime_error(std::string("TreeLSTMBuilder: ") + method +
                            " does not apply to tree LSTMs (use add_input(id, children, x))");
@@ -101,12 +110,9 @@ NaryTreeLSTMBuilder::NaryTreeLSTMBuilder(unsigned N, unsigned layers, unsigned i
 void NaryTreeLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
   cg_ = &cg;
   update_ = update;
-  param_vars.clear();
+  param_vars = param_exprs(cg, params, update);
   lparam_vars.clear();
   for (unsigned i = 0; i < layers; ++i) {
-    std::vector<Expression> vars;
-    for (const Parameter& p : params[i]) vars.push_back(param_expr(cg, p, update));
-    param_vars.push_back(std::move(vars));
     std::vector<std::vector<Expression>> lvars;
     for (const LookupParameter& lp : lparams[i]) lvars.emplace_back(lp.get_storage().values.size());
     lparam_vars.push_back(std::move(lvars));
@@ -145,10 +151,7 @@ void NaryTreeLSTMBuilder::set_num_elements(int num) {
 
 Expression NaryTreeLSTMBuilder::add_input(int id, std::vector<int> children, const Expression& x) {
   check_node("NaryTreeLSTMBuilder::add_input", id, children);
-  const Dim& xd = x.dim();
-  if (xd.batch_size() != input_dim || xd.rows() != input_dim)
-    throw std::invalid_argument("NaryTreeLSTMBuilder::add_input: input " + xd.str() + " does not match input_dim " +
-                                std::to_string(input_dim));
+  check_input("NaryTreeLSTMBuilder", x, input_dim);
   std::vector<Expression> ht(layers), ct(layers);
   Expression in = x;
   for (unsigned i = 0; i < layers; ++i) {
@@ -189,13 +192,8 @@ Expression NaryTreeLSTMBuilder::add_input(int id, std::vector<int> children, con
     Expression out_gate = logistic(gate_input(BO, X2O, H2O, C2O, pos));
     in = ht[i] = cmult(out_gate, tanh(ct[i]));
   }
-  if (id == static_cast<int>(h.size())) {
-    h.push_back(std::move(ht));
-    c.push_back(std::move(ct));
-  } else {
-    h[id] = std::move(ht);
-    c[id] = std::move(ct);
-  }
+  store(h, id, std::move(ht));
+  store(c, id, std::move(ct));
   node_added(id);
   return h[id].back();
 }
@@ -206,16 +204,9 @@ void NaryTreeLSTMBuilder::copy(const RNNBuilder& other) {
     throw std::invalid_argument("NaryTreeLSTMBuilder::copy: N " + std::to_string(tree.N) + " with " +
                                 std::to_string(tree.params.size()) + " layers vs N " + std::to_string(N) + " with " +
                                 std::to_string(params.size()) + " layers");
-  for (size_t i = 0; i < params.size(); ++i) {
-    for (size_t j = 0; j < params[i].size(); ++j)
-      if (tree.params[i][j].dim() != params[i][j].dim())
-        throw std::invalid_argument("NaryTreeLSTMBuilder::copy: parameter dims differ: " +
-                                    tree.params[i][j].dim().str() + " vs " + params[i][j].dim().str());
-    for (size_t j = 0; j < lparams[i].size(); ++j)
-      if (tree.lparams[i][j].dim() != lparams[i][j].dim())
-        throw std::invalid_argument("NaryTreeLSTMBuilder::copy: lookup parameter dims differ: " +
-                                    tree.lparams[i][j].dim().str() + " vs " + lparams[i][j].dim().str());
-  }
+  check_same_layout("NaryTreeLSTMBuilder::copy", params, tree.params);
+  check_same_layout("NaryTreeLSTMBuilder::copy", lparams, tree.lparams, "the builders have different parameter layouts",
+                    "lookup parameter");
   params = tree.params;
   lparams = tree.lparams;
 }
@@ -265,10 +256,7 @@ Expression UnidirectionalTreeLSTMBuilder::add_input(int id, std::vector<int> chi
   std::vector<Expression> reps;
   for (int child : children) reps.push_back(h[child]);
   Expression embedding = run_over_children(node_builder, x, reps);
-  if (id == static_cast<int>(h.size()))
-    h.push_back(embedding);
-  else
-    h[id] = embedding;
+  store(h, id, embedding);
   node_added(id);
   return embedding;
 }
@@ -309,10 +297,7 @@ Expression BidirectionalTreeLSTMBuilder::add_input(int id, std::vector<int> chil
   Expression fwd = run_over_children(fwd_node_builder, x, reps);
   Expression rev = run_over_children(rev_node_builder, x, std::vector<Expression>(reps.rbegin(), reps.rend()));
   Expression embedding = concatenate({fwd, rev});
-  if (id == static_cast<int>(h.size()))
-    h.push_back(embedding);
-  else
-    h[id] = embedding;
+  store(h, id, embedding);
   node_added(id);
   return embedding;
 }
