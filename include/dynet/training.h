@@ -115,6 +115,10 @@ class Trainer {
   void update_lookup_parameter(size_t index, float gscale);
   // The start of parameter `index`'s shadow arrays (shadow_count() arrays of `size` floats each).
   float* shadow_of(std::vector<std::vector<float>>& shadows, size_t index, size_t size);
+  // update_rule on n values at `offset` of a parameter of `size` values whose shadow arrays start at
+  // `shadow` (as shadow_of returns them).
+  void run_rule(float gscale, float weight_decay, float* p, const float* g, float* shadow, size_t size,
+                size_t offset, size_t n);
   void finish_update();
   void update_moving_average();
   void step_weight_decay();

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -344,25 +343,21 @@ std::string mismatch(const std::string& who, const std::string& name, const std:
          dim_text(want) + ")";
 }
 
-// Finds the first record of the given kind named `name` and parses it.
-std::optional<std::pair<RecordHeader, ParsedRecord>> find_record(const std::string& filename, const std::string& who,
-                                                                 bool lookup, const std::string& name) {
+// Finds the first record of the given kind named `name` and parses it; throws when there is none.
+std::pair<RecordHeader, ParsedRecord> find_record(const std::string& filename, const std::string& who, bool lookup,
+                                                  const std::string& name) {
   RecordReader reader(filename, who);
   RecordHeader h;
   while (reader.next_header(&h)) {
     if (h.lookup == lookup && h.name == name) {
       ParsedRecord r;
       reader.read_data(h, &r);
-      return std::make_pair(std::move(h), std::move(r));
+      return {std::move(h), std::move(r)};
     }
     reader.read_data(h, nullptr);
   }
-  return std::nullopt;
-}
-
-[[noreturn]] void not_found(const std::string& who, bool lookup, const std::string& name, const std::string& file) {
   throw std::runtime_error(who + ": no " + (lookup ? kLookupTag : kParamTag) + " record named '" + name + "' in " +
-                           file);
+                           filename);
 }
 
 }  // namespace
@@ -408,48 +403,44 @@ void TextFileLoader::populate(Parameter& param, const std::string& key) {
   const char* who = "TextFileLoader::populate";
   if (!param.p) throw std::invalid_argument(std::string(who) + ": the Parameter is not initialised");
   const std::string name = key.empty() ? param.p->name : key;
-  auto rec = find_record(filename_, who, false, name);
-  if (!rec) not_found(who, false, name, filename_);
-  if (!(rec->first.dim == param.p->dim))
-    throw std::runtime_error(mismatch(who, name, filename_, rec->first.dim, "the parameter " + param.p->name,
+  const auto [header, record] = find_record(filename_, who, false, name);
+  if (!(header.dim == param.p->dim))
+    throw std::runtime_error(mismatch(who, name, filename_, header.dim, "the parameter " + param.p->name,
                                       param.p->dim));
-  assign(*param.p, rec->second);
+  assign(*param.p, record);
 }
 
 void TextFileLoader::populate(LookupParameter& lookup_param, const std::string& key) {
   const char* who = "TextFileLoader::populate";
   if (!lookup_param.p) throw std::invalid_argument(std::string(who) + ": the LookupParameter is not initialised");
   const std::string name = key.empty() ? lookup_param.p->name : key;
-  auto rec = find_record(filename_, who, true, name);
-  if (!rec) not_found(who, true, name, filename_);
-  if (!(rec->first.dim == lookup_param.p->all_dim))
-    throw std::runtime_error(mismatch(who, name, filename_, rec->first.dim,
+  const auto [header, record] = find_record(filename_, who, true, name);
+  if (!(header.dim == lookup_param.p->all_dim))
+    throw std::runtime_error(mismatch(who, name, filename_, header.dim,
                                       "the lookup parameter " + lookup_param.p->name, lookup_param.p->all_dim));
-  assign(*lookup_param.p, rec->second);
+  assign(*lookup_param.p, record);
 }
 
 Parameter TextFileLoader::load_param(ParameterCollection& model, const std::string& key) {
   const char* who = "TextFileLoader::load_param";
   if (key.empty()) throw std::invalid_argument(std::string(who) + ": key must name a record");
-  auto rec = find_record(filename_, who, false, key);
-  if (!rec) not_found(who, false, key, filename_);
-  Parameter p = model.add_parameters(rec->first.dim, ParameterInitConst(0.f));
-  p.p->name = rec->first.name;
-  assign(*p.p, rec->second);
+  const auto [header, record] = find_record(filename_, who, false, key);
+  Parameter p = model.add_parameters(header.dim, ParameterInitConst(0.f));
+  p.p->name = header.name;
+  assign(*p.p, record);
   return p;
 }
 
 LookupParameter TextFileLoader::load_lookup_param(ParameterCollection& model, const std::string& key) {
   const char* who = "TextFileLoader::load_lookup_param";
   if (key.empty()) throw std::invalid_argument(std::string(who) + ": key must name a record");
-  auto rec = find_record(filename_, who, true, key);
-  if (!rec) not_found(who, true, key, filename_);
-  Dim row = rec->first.dim;
+  const auto [header, record] = find_record(filename_, who, true, key);
+  Dim row = header.dim;
   const unsigned n = row.d[row.nd - 1];
   row.resize(row.nd - 1);
   LookupParameter p = model.add_lookup_parameters(n, row, ParameterInitConst(0.f));
-  p.p->name = rec->first.name;
-  assign(*p.p, rec->second);
+  p.p->name = header.name;
+  assign(*p.p, record);
   return p;
 }
 

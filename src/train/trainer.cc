@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace dynet {
 
@@ -55,6 +56,19 @@ void check_non_negative(const char* where, const char* name, float x) {
     throw std::invalid_argument(std::string(where) + ": " + name + " must be finite and >= 0, got " + str(x));
 }
 
+// The cyclical schedule's settings besides learning_rate_min (checked as the trainer's learning rate).
+void check_schedule(const char* where, float lr_max, float step_size, float gamma) {
+  check_learning_rate(where, lr_max);
+  if (!(step_size > 0) || std::isinf(step_size))
+    throw std::invalid_argument(std::string(where) + ": step_size must be finite and > 0, got " + str(step_size));
+  check_non_negative(where, "gamma", gamma);
+}
+
+// p -= step · g (SimpleSGDTrainer and CyclicalSGDTrainer).
+void sgd_step(float step, float* p, const float* g, size_t n) {
+  for (size_t k = 0; k < n; ++k) p[k] -= step * g[k];
+}
+
 // Position on the triangular cyclical schedule after `it` earlier steps (CyclicalSGDTrainer).
 float cyclical_rate(float e_min, float e_max, float step_size, float gamma, unsigned it) {
   const float t = static_cast<float>(it);
@@ -98,6 +112,17 @@ std::string next_line(std::istream& is, const std::string& what) {
   return line;
 }
 
+// All of w as a number (strtof for float, strtod for double); false when anything is left over.
+template <class T>
+bool parse_whole(const std::string& w, T* x) {
+  char* end = nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    *x = std::strtof(w.c_str(), &end);
+  else
+    *x = std::strtod(w.c_str(), &end);
+  return end != w.c_str() && *end == '\0';
+}
+
 // Whitespace-separated tokens of one line, parsed strictly.
 class Tokens {
  public:
@@ -111,20 +136,8 @@ class Tokens {
     const std::string w = word(tag.c_str());
     if (w != tag) format_error("expected " + tag + " in " + what_ + ", found '" + w + "'");
   }
-  double number(const char* name) {
-    const std::string w = word(name);
-    char* end = nullptr;
-    const double x = std::strtod(w.c_str(), &end);
-    if (end == w.c_str() || *end != '\0') format_error(what_ + ": " + name + " is not a number: '" + w + "'");
-    return x;
-  }
-  float real_number(const char* name) {
-    const std::string w = word(name);
-    char* end = nullptr;
-    const float x = std::strtof(w.c_str(), &end);
-    if (end == w.c_str() || *end != '\0') format_error(what_ + ": " + name + " is not a number: '" + w + "'");
-    return x;
-  }
+  double number(const char* name) { return parsed<double>(name); }
+  float real_number(const char* name) { return parsed<float>(name); }
   unsigned long count(const char* name) {
     const std::string w = word(name);
     char* end = nullptr;
@@ -144,6 +157,14 @@ class Tokens {
   }
 
  private:
+  template <class T>
+  T parsed(const char* name) {
+    const std::string w = word(name);
+    T x;
+    if (!parse_whole(w, &x)) format_error(what_ + ": " + name + " is not a number: '" + w + "'");
+    return x;
+  }
+
   std::istringstream in_;
   std::string what_;
 };
@@ -186,10 +207,8 @@ std::pair<size_t, size_t> read_header(std::istream& is, const std::string& tag, 
 double setting(std::istream& is, const std::string& trainer, const char* name) {
   std::string w;
   if (!(is >> w)) format_error(trainer + " settings: missing " + name);
-  char* end = nullptr;
-  const double x = std::strtod(w.c_str(), &end);
-  if (end == w.c_str() || *end != '\0')
-    format_error(trainer + " settings: " + name + " is not a number: '" + w + "'");
+  double x;
+  if (!parse_whole(w, &x)) format_error(trainer + " settings: " + name + " is not a number: '" + w + "'");
   return x;
 }
 void settings_end(std::istream& is, const std::string& trainer) {
@@ -272,37 +291,35 @@ float* Trainer::shadow_of(std::vector<std::vector<float>>& shadows, size_t index
   return sh.data();
 }
 
+void Trainer::run_rule(float gscale, float weight_decay, float* p, const float* g, float* shadow, size_t size,
+                       size_t offset, size_t n) {
+  float* arrays[kMaxShadowArrays];
+  for (unsigned s = 0, count = shadow_count(); s < count; ++s) arrays[s] = shadow + s * size + offset;
+  update_rule(gscale, weight_decay, p, g, arrays, n);
+}
+
 void Trainer::update_parameter(size_t index, float gscale) {
   ParameterStorage& p = *model->get_storage().params[index];
   if (!p.nonzero_grad && zero_gradient_is_noop()) return;
   const size_t n = p.dim.size();
-  float* shadow = shadow_of(param_shadow_, index, n);
-  float* arrays[kMaxShadowArrays];
-  for (unsigned s = 0; s < shadow_count(); ++s) arrays[s] = shadow + s * n;
   // Without a gradient g is the (all-zero) cleared gradient memory.
-  update_rule(gscale, p.current_weight_decay(), p.values.v, p.g.v, arrays, n);
+  run_rule(gscale, p.current_weight_decay(), p.values.v, p.g.v, shadow_of(param_shadow_, index, n), n, 0, n);
   p.clear_grad();
 }
 
 void Trainer::update_lookup_parameter(size_t index, float gscale) {
   LookupParameterStorage& p = *model->get_storage().lookup_params[index];
   const size_t total = p.all_dim.size();
-  const size_t row = p.dim.size();
-  const unsigned count = shadow_count();
   const float wd = p.current_weight_decay();
-  float* arrays[kMaxShadowArrays];
   if (!sparse_updates_enabled || p.all_updated) {
     if (!p.nonzero_grad && zero_gradient_is_noop()) return;
-    float* shadow = shadow_of(lookup_shadow_, index, total);
-    for (unsigned s = 0; s < count; ++s) arrays[s] = shadow + s * total;
-    update_rule(gscale, wd, p.all_values.v, p.all_grads.v, arrays, total);
+    run_rule(gscale, wd, p.all_values.v, p.all_grads.v, shadow_of(lookup_shadow_, index, total), total, 0, total);
   } else {
     if (!p.nonzero_grad) return;
     float* shadow = shadow_of(lookup_shadow_, index, total);
-    for (unsigned r : p.non_zero_grads) {
-      for (unsigned s = 0; s < count; ++s) arrays[s] = shadow + s * total + size_t(r) * row;
-      update_rule(gscale, wd, p.values[r].v, p.grads[r].v, arrays, row);
-    }
+    const size_t row = p.dim.size();
+    for (unsigned r : p.non_zero_grads)
+      run_rule(gscale, wd, p.values[r].v, p.grads[r].v, shadow, total, size_t(r) * row, row);
   }
   p.clear_grad();
 }
@@ -706,24 +723,19 @@ SimpleSGDTrainer::SimpleSGDTrainer(ParameterCollection& m, real lr) : Trainer(m,
 
 void SimpleSGDTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const*,
                                    size_t n) {
-  const float step = learning_rate * gscale / weight_decay;
-  for (size_t k = 0; k < n; ++k) p[k] -= step * g[k];
+  sgd_step(learning_rate * gscale / weight_decay, p, g, n);
 }
 
 // ---------------- CyclicalSGDTrainer ----------------
 
 CyclicalSGDTrainer::CyclicalSGDTrainer(ParameterCollection& m, float lr_min, float lr_max, float step, float g, float)
     : Trainer(m, lr_min), e_min(lr_min), e_max(lr_max), step_size(step), gamma(g) {
-  check_learning_rate("CyclicalSGDTrainer", lr_max);
-  if (!(step > 0) || std::isinf(step))
-    throw std::invalid_argument("CyclicalSGDTrainer: step_size must be finite and > 0, got " + str(step));
-  check_non_negative("CyclicalSGDTrainer", "gamma", g);
+  check_schedule("CyclicalSGDTrainer", lr_max, step, g);
 }
 
 void CyclicalSGDTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const*,
                                      size_t n) {
-  const float step = learning_rate * gscale / weight_decay;
-  for (size_t k = 0; k < n; ++k) p[k] -= step * g[k];
+  sgd_step(learning_rate * gscale / weight_decay, p, g, n);
 }
 
 void CyclicalSGDTrainer::end_update() { learning_rate = cyclical_rate(e_min, e_max, step_size, gamma, it++); }
@@ -917,10 +929,7 @@ EGTrainer::EGTrainer(ParameterCollection& m, real lr, real mom, real) : Trainer(
 
 void EGTrainer::enableCyclicalLR(float lr_min, float lr_max, float step, float g) {
   check_learning_rate("EGTrainer::enableCyclicalLR", lr_min);
-  check_learning_rate("EGTrainer::enableCyclicalLR", lr_max);
-  if (!(step > 0) || std::isinf(step))
-    throw std::invalid_argument("EGTrainer::enableCyclicalLR: step_size must be finite and > 0, got " + str(step));
-  check_non_negative("EGTrainer::enableCyclicalLR", "gamma", g);
+  check_schedule("EGTrainer::enableCyclicalLR", lr_max, step, g);
   isCyclical = true;
   e_min = lr_min;
   e_max = lr_max;
