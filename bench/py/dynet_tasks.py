@@ -33,6 +33,22 @@ def make_trainer(dy, pc):
     return trainer
 
 
+def bidirectional(forward_lstm, backward_lstm, inputs):
+    """The outputs of both LSTMs at every position (the backward one run from the end)."""
+    f = forward_lstm.initial_state()
+    forward_out = []
+    for x in inputs:
+        f = f.add_input(x)
+        forward_out.append(f.output())
+    r = backward_lstm.initial_state()
+    backward_out = []
+    for x in reversed(inputs):
+        r = r.add_input(x)
+        backward_out.append(r.output())
+    backward_out.reverse()
+    return forward_out, backward_out
+
+
 def run_rnnlm(dy, args):
     vocab, batches = benchdata.rnnlm_data(args.data, args.minibatch, args.seed)
     pc = dy.ParameterCollection()
@@ -100,17 +116,7 @@ def run_tagger(dy, args, with_chars):
         words, chars, tags = sentences[k % len(sentences)]
         dy.renew_cg()
         inputs = [spell(c) if c is not None else dy.lookup(word_embed, w) for w, c in zip(words, chars)]
-        f = forward_lstm.initial_state()
-        forward_out = []
-        for x in inputs:
-            f = f.add_input(x)
-            forward_out.append(f.output())
-        r = backward_lstm.initial_state()
-        backward_out = []
-        for x in reversed(inputs):
-            r = r.add_input(x)
-            backward_out.append(r.output())
-        backward_out.reverse()
+        forward_out, backward_out = bidirectional(forward_lstm, backward_lstm, inputs)
         w1, b1 = dy.parameter(hidden_w), dy.parameter(hidden_b)
         w2, b2 = dy.parameter(output_w), dy.parameter(output_b)
         losses = []
@@ -189,17 +195,7 @@ def run_parser(dy, args):
         words, tags, transitions = examples[k % len(examples)]
         dy.renew_cg()
         inputs = [dy.concatenate([dy.lookup(word_embed, w), dy.lookup(tag_embed, t)]) for w, t in zip(words, tags)]
-        f = forward_lstm.initial_state()
-        forward_out = []
-        for x in inputs:
-            f = f.add_input(x)
-            forward_out.append(f.output())
-        r = backward_lstm.initial_state()
-        backward_out = []
-        for x in reversed(inputs):
-            r = r.add_input(x)
-            backward_out.append(r.output())
-        backward_out.reverse()
+        forward_out, backward_out = bidirectional(forward_lstm, backward_lstm, inputs)
         vectors = [dy.concatenate([fo, bo]) for fo, bo in zip(forward_out, backward_out)]
         absent = dy.parameter(empty)
         w1, b1 = dy.parameter(hidden_w), dy.parameter(hidden_b)

@@ -1,13 +1,19 @@
 // Shared pieces of the benchmark task programs (bench/tasks/*.cc): command-line options, the data
 // readers (the formats of ../shared/data), vocabularies, the deterministic example order that every
-// implementation (C++, PyTorch, DyNet) reproduces, peak RSS and the one-line JSON result.
+// implementation (C++, PyTorch, DyNet) reproduces, peak RSS, the one-line JSON result, the timed
+// training loop and main() itself.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "dynet/expr.h"
+#include "dynet/training.h"
 
 namespace bench {
 
@@ -133,6 +139,43 @@ Result train_and_time(const Options& options, StepFn&& step) {
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
+}
+
+// Trains the collection with Adam, without clipping (PyTorch's optimisers do not clip either), as
+// train_and_time does: step k takes ex = examples[k % examples.size()], builds loss_of(cg, ex) in a
+// cleared graph, runs forward, backward and the update; outcome_of(ex) gives the step's loss terms
+// and units (its loss is filled in).
+template <typename Example, typename LossFn, typename OutcomeFn>
+Result train_with_adam(const Options& options, dynet::ParameterCollection& pc, const std::vector<Example>& examples,
+                       LossFn&& loss_of, OutcomeFn&& outcome_of) {
+  dynet::AdamTrainer trainer(pc);
+  trainer.clipping_enabled = false;
+  dynet::ComputationGraph cg;
+  return train_and_time(options, [&](int k) {
+    const Example& ex = examples[static_cast<size_t>(k) % examples.size()];
+    cg.clear();
+    dynet::Expression loss = loss_of(cg, ex);
+    StepOutcome out = outcome_of(ex);
+    out.loss = dynet::as_scalar(cg.forward(loss));
+    cg.backward(loss);
+    trainer.update();
+    return out;
+  });
+}
+
+// main() of a task program: parses the options, initialises the library and prints the Result that
+// task(options) returns; an exception is printed to stderr as "<program>: <message>" (exit status 1).
+template <typename TaskFn>
+int task_main(const char* program, int argc, char** argv, TaskFn&& task) {
+  try {
+    const Options options = parse_options(program, argc, argv);
+    initialize_library(options);
+    print_result(task(options));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace bench

@@ -7,15 +7,12 @@
 //   build/bench/bench_parser --data DIR [--steps N] [--warmup N] [--threads N]
 #include <algorithm>
 #include <array>
-#include <cstdio>
-#include <exception>
 #include <optional>
 #include <unordered_map>
 
 #include "common.h"
 #include "dynet/expr.h"
 #include "dynet/lstm.h"
-#include "dynet/training.h"
 
 using namespace dynet;
 
@@ -117,10 +114,7 @@ struct Parser {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    bench::Options options = bench::parse_options("bench_parser", argc, argv);
-    bench::initialize_library(options);
-
+  return bench::task_main("bench_parser", argc, argv, [](const bench::Options& options) {
     auto raw = bench::read_conllu(options.data_dir + "/ud-ewt/en_ewt-ud-train.conllu");
     std::unordered_map<std::string, unsigned> counts;
     std::vector<std::string> label_names;
@@ -162,29 +156,14 @@ int main(int argc, char** argv) {
 
     ParameterCollection pc;
     Parser model(pc, words.size(), tags.size(), 1 + 2 * labels.size());
-    AdamTrainer trainer(pc);
-    trainer.clipping_enabled = false;  // PyTorch's optimisers do not clip either
-    ComputationGraph cg;
-
-    bench::Result result = bench::train_and_time(options, [&](int k) {
-      const Example& ex = examples[static_cast<size_t>(k) % examples.size()];
-      cg.clear();
-      Expression loss = model.sentence_loss(cg, ex);
-      bench::StepOutcome out;
-      out.loss = as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
-      out.units = 1;
-      out.loss_terms = static_cast<double>(ex.transitions.size());
-      return out;
-    });
+    bench::Result result = bench::train_with_adam(
+        options, pc, examples, [&](ComputationGraph& cg, const Example& ex) { return model.sentence_loss(cg, ex); },
+        [](const Example& ex) {
+          return bench::StepOutcome{.loss_terms = static_cast<double>(ex.transitions.size()), .units = 1};
+        });
     result.task = "parser";
     result.unit = "sentences/s";
     result.loss_unit = "nll per transition";
-    bench::print_result(result);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_parser: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return result;
+  });
 }

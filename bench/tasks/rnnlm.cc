@@ -2,14 +2,11 @@
 // vocabulary) trained with Adam on minibatches of length-sorted sentences. Metric: words/s.
 //   build/bench/bench_rnnlm --data DIR [--minibatch 1|4|16|64] [--steps N] [--warmup N] [--threads N]
 #include <algorithm>
-#include <cstdio>
-#include <exception>
 #include <numeric>
 
 #include "common.h"
 #include "dynet/expr.h"
 #include "dynet/lstm.h"
-#include "dynet/training.h"
 
 using namespace dynet;
 
@@ -62,10 +59,7 @@ struct LanguageModel {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    bench::Options options = bench::parse_options("bench_rnnlm", argc, argv);
-    bench::initialize_library(options);
-
+  return bench::task_main("bench_rnnlm", argc, argv, [](const bench::Options& options) {
     bench::Vocab vocab;
     const unsigned boundary = vocab.add("<s>");
     std::vector<std::vector<unsigned>> sentences;
@@ -91,29 +85,18 @@ int main(int argc, char** argv) {
 
     ParameterCollection pc;
     LanguageModel model(pc, vocab.size());
-    AdamTrainer trainer(pc);
-    trainer.clipping_enabled = false;  // PyTorch's optimisers do not clip either
-    ComputationGraph cg;
-
-    bench::Result result = bench::train_and_time(options, [&](int k) {
-      const auto& batch = batches[static_cast<size_t>(k) % batches.size()];
-      cg.clear();
-      Expression loss = model.batch_loss(cg, batch, boundary);
-      bench::StepOutcome out;
-      out.loss = as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
-      for (auto* s : batch) out.units += static_cast<double>(s->size() + 1);
-      out.loss_terms = out.units;
-      return out;
-    });
+    using Batch = std::vector<const std::vector<unsigned>*>;
+    bench::Result result = bench::train_with_adam(
+        options, pc, batches,
+        [&](ComputationGraph& cg, const Batch& batch) { return model.batch_loss(cg, batch, boundary); },
+        [](const Batch& batch) {
+          double words = 0;  // each sentence's words and its closing boundary
+          for (auto* s : batch) words += static_cast<double>(s->size() + 1);
+          return bench::StepOutcome{.loss_terms = words, .units = words};
+        });
     result.task = "rnnlm";
     result.unit = "words/s";
     result.loss_unit = "nll per word";
-    bench::print_result(result);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_rnnlm: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return result;
+  });
 }

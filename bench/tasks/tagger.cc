@@ -5,14 +5,11 @@
 // embedding 20, 2 x 64) whose two final states form the 128-dim word representation. Metric: words/s.
 //   build/bench/bench_tagger --data DIR [--steps N] [--warmup N] [--threads N]
 #include <algorithm>
-#include <cstdio>
-#include <exception>
 #include <unordered_map>
 
 #include "common.h"
 #include "dynet/expr.h"
 #include "dynet/lstm.h"
-#include "dynet/training.h"
 
 #ifndef TAGGER_WITH_CHARS
 #define TAGGER_WITH_CHARS 0
@@ -94,10 +91,7 @@ struct Tagger {
 
 int main(int argc, char** argv) {
   const std::string program = std::string("bench_") + kTask;
-  try {
-    bench::Options options = bench::parse_options(program.c_str(), argc, argv);
-    bench::initialize_library(options);
-
+  return bench::task_main(program.c_str(), argc, argv, [](const bench::Options& options) {
     auto raw = bench::read_tagged(options.data_dir + "/tagging/wikiner.train.txt");
     if (raw.empty()) throw std::runtime_error("no sentences in the training data");
     std::unordered_map<std::string, unsigned> counts;
@@ -125,28 +119,15 @@ int main(int argc, char** argv) {
 
     ParameterCollection pc;
     Tagger model(pc, words.size(), std::max(1u, chars.size()), tags.size());
-    AdamTrainer trainer(pc);
-    trainer.clipping_enabled = false;  // PyTorch's optimisers do not clip either
-    ComputationGraph cg;
-
-    bench::Result result = bench::train_and_time(options, [&](int k) {
-      const Sentence& s = sentences[static_cast<size_t>(k) % sentences.size()];
-      cg.clear();
-      Expression loss = model.sentence_loss(cg, s);
-      bench::StepOutcome out;
-      out.loss = as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
-      out.units = out.loss_terms = static_cast<double>(s.words.size());
-      return out;
-    });
+    bench::Result result = bench::train_with_adam(
+        options, pc, sentences, [&](ComputationGraph& cg, const Sentence& s) { return model.sentence_loss(cg, s); },
+        [](const Sentence& s) {
+          const double words = static_cast<double>(s.words.size());
+          return bench::StepOutcome{.loss_terms = words, .units = words};
+        });
     result.task = kTask;
     result.unit = "words/s";
     result.loss_unit = "nll per word";
-    bench::print_result(result);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
-    return 1;
-  }
-  return 0;
+    return result;
+  });
 }

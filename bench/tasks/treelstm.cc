@@ -6,12 +6,9 @@
 // Internal: [i; f_l; f_r; o; u] = U_l h_l + U_r h_r + b,
 //           c = σ(i) ⊙ tanh(u) + σ(f_l) ⊙ c_l + σ(f_r) ⊙ c_r
 // Both:     h = σ(o) ⊙ tanh(c)
-#include <cstdio>
-#include <exception>
 
 #include "common.h"
 #include "dynet/expr.h"
-#include "dynet/training.h"
 
 using namespace dynet;
 
@@ -69,10 +66,7 @@ struct TreeLstm {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    bench::Options options = bench::parse_options("bench_treelstm", argc, argv);
-    bench::initialize_library(options);
-
+  return bench::task_main("bench_treelstm", argc, argv, [](const bench::Options& options) {
     bench::Vocab vocab;
     std::vector<Example> examples;
     for (const bench::Tree& tree : bench::read_trees(options.data_dir + "/sst/train.txt")) {
@@ -93,28 +87,12 @@ int main(int argc, char** argv) {
 
     ParameterCollection pc;
     TreeLstm model(pc, vocab.size());
-    AdamTrainer trainer(pc);
-    trainer.clipping_enabled = false;  // PyTorch's optimisers do not clip either
-    ComputationGraph cg;
-
-    bench::Result result = bench::train_and_time(options, [&](int k) {
-      const Example& ex = examples[static_cast<size_t>(k) % examples.size()];
-      cg.clear();
-      Expression loss = model.tree_loss(cg, ex);
-      bench::StepOutcome out;
-      out.loss = as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
-      out.units = out.loss_terms = 1;
-      return out;
-    });
+    bench::Result result = bench::train_with_adam(
+        options, pc, examples, [&](ComputationGraph& cg, const Example& ex) { return model.tree_loss(cg, ex); },
+        [](const Example&) { return bench::StepOutcome{.loss_terms = 1, .units = 1}; });
     result.task = "treelstm";
     result.unit = "sentences/s";
     result.loss_unit = "nll per sentence";
-    bench::print_result(result);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_treelstm: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return result;
+  });
 }
