@@ -1,6 +1,7 @@
-// ComputationGraph: a per-example graph of flat node records, evaluated lazily.
+// ComputationGraph: a per-example graph of flat node records, evaluated lazily by an executor.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -20,7 +21,7 @@ typedef unsigned VariableIndex;
 typedef float real;
 using OpId = uint16_t;
 struct Expression;
-class MemPool;
+class Executor;
 
 // One node: an op applied to arguments (a span of the graph's argument vector) with
 // attributes (a span of the graph's attribute words). Plain data; no allocation per node.
@@ -35,14 +36,28 @@ struct NodeRec {
 };
 
 struct CGCheckpoint {
-  size_t nodes = 0, args = 0, attrs = 0, evaluated = 0;
-  size_t fx_block = 0, fx_used = 0;
+  size_t nodes = 0, args = 0, attrs = 0;
 };
+
+namespace detail {
+// Which graph ids are live, readable without touching any graph: a graph holds one slot of this
+// table while it exists, and the slot holds the graph's current id (0 when free). An id carries its
+// slot in the low kGraphSlotBits bits and a never-repeating generation above them, so an Expression
+// of a cleared or destroyed graph is recognised as stale without dereferencing its graph pointer.
+constexpr unsigned kGraphSlotBits = 20, kGraphSlotChunkBits = 12;
+extern std::atomic<std::atomic<uint64_t>*> g_graph_slot_chunks[1u << (kGraphSlotBits - kGraphSlotChunkBits)];
+inline bool graph_is_live(uint64_t id) {
+  const uint64_t slot = id & ((1u << kGraphSlotBits) - 1);
+  const std::atomic<uint64_t>* chunk = g_graph_slot_chunks[slot >> kGraphSlotChunkBits].load(std::memory_order_acquire);
+  return chunk && chunk[slot & ((1u << kGraphSlotChunkBits) - 1)].load(std::memory_order_acquire) == id && id != 0;
+}
+}  // namespace detail
 
 class ComputationGraph {
  public:
+  // The executor follows --dynet-autobatch (DynetParams::autobatch): 0 simple, 1 agenda, 2 depth.
   ComputationGraph();
-  // DyNet compatibility: `batched` selects the autobatching executor.
+  // DyNet compatibility: `batched` selects the autobatching executor (strategy 1 unless the flag says 2).
   explicit ComputationGraph(bool batched);
   ~ComputationGraph();
   ComputationGraph(const ComputationGraph&) = delete;
@@ -92,13 +107,17 @@ class ComputationGraph {
 
   void set_immediate_compute(bool ic) { immediate_compute_ = ic; }
   void set_check_validity(bool cv) { check_validity_ = cv; }
+  bool immediate_compute() const { return immediate_compute_; }
+  bool check_validity() const { return check_validity_; }
   void print_graphviz() const;
   void dump(const std::string& filename, bool show_values = true, bool show_gradients = true,
             bool nan_check_only = false);
 
-  unsigned get_id() const { return graph_id_; }
+  // Unique among all graphs ever created in the process; changes on clear().
+  uint64_t get_id() const { return graph_id_; }
   size_t size() const { return nodes_.size(); }
-  size_t num_evaluated() const { return evaluated_; }
+  // Number of leading nodes whose values are computed.
+  size_t num_evaluated() const;
 
   // ---- engine interface (used by expr.h and the op definitions) ----
   // Appends a node: shape inference (throws naming the op) + push_back.
@@ -107,39 +126,38 @@ class ComputationGraph {
   const NodeRec& node(VariableIndex i) const { return nodes_[i]; }
   const VariableIndex* node_args(VariableIndex i) const { return args_.data() + nodes_[i].arg_begin; }
   const uint64_t* node_attr(VariableIndex i) const { return attrs_.data() + nodes_[i].attr_begin; }
-  // An op-independent hash of what must be equal for two nodes to run as one batch
-  // (op, attributes, dims of concatenated arguments, identity of shared arguments); 0 = unbatchable.
-  uint64_t batch_signature(VariableIndex i) const;
 
  private:
-  struct Exec;
   void check_index(VariableIndex i, const char* where) const;
-  void run_forward(VariableIndex last);
-  void forward_node(VariableIndex i);
-  // The argument values of r, in arg_scratch_.
-  const Tensor* gather_arg_values(const NodeRec& r);
   void describe_node(std::ostream& os, VariableIndex i) const;
-  void flush_low_rank(VariableIndex i);
+  void set_executor(int strategy);
 
   std::vector<NodeRec> nodes_;
   std::vector<VariableIndex> args_;
   std::vector<uint64_t> attrs_;
-  // per node, filled by forward/backward
-  std::vector<Tensor> fx_, grad_;
-  std::vector<float*> aux_;
-  std::vector<Tensor> arg_scratch_;
-  std::vector<struct LowRankUpdate> low_rank_updates_;  // deferred weight-gradient updates (see op.h)
-  std::vector<int> low_rank_head_;
-  std::vector<uint8_t> needs_, reached_;
   std::vector<CGCheckpoint> checkpoints_;
-  std::unique_ptr<MemPool> fx_pool_, grad_pool_, scratch_pool_;
-  size_t evaluated_ = 0;
-  size_t backward_upto_ = 0;  // nodes [0, backward_upto_) may have gradients
-  bool has_backward_ = false;
+  std::unique_ptr<Executor> exec_;
   bool immediate_compute_ = false;
   bool check_validity_ = false;
-  bool batched_ = false;
-  unsigned graph_id_;
+  uint32_t slot_;
+  uint64_t graph_id_;
+};
+
+// A node of a graph: {graph, node index, graph id}. Operations on an expression whose graph was
+// cleared or destroyed throw instead of reading the graph.
+struct Expression {
+  ComputationGraph* pg = nullptr;
+  VariableIndex i = 0;
+  uint64_t graph_id = 0;
+
+  Expression() = default;
+  Expression(ComputationGraph* pg, VariableIndex i) : pg(pg), i(i), graph_id(pg->get_id()) {}
+  bool is_stale() const { return pg == nullptr || !detail::graph_is_live(graph_id); }
+  // Forward up to this expression (incrementally) and return its value.
+  const Tensor& value() const;
+  const Tensor& gradient() const;
+  const Dim& dim() const;
+  std::string get_device_name() const { return "CPU"; }
 };
 
 }  // namespace dynet

@@ -11,21 +11,6 @@
 
 namespace dynet {
 
-struct Expression {
-  ComputationGraph* pg = nullptr;
-  VariableIndex i = 0;
-  unsigned graph_id = 0;
-
-  Expression() = default;
-  Expression(ComputationGraph* pg, VariableIndex i) : pg(pg), i(i), graph_id(pg->get_id()) {}
-  bool is_stale() const { return pg == nullptr || graph_id != pg->get_id(); }
-  // Forward up to this expression (incrementally) and return its value.
-  const Tensor& value() const;
-  const Tensor& gradient() const;
-  const Dim& dim() const;
-  std::string get_device_name() const { return "CPU"; }
-};
-
 enum GradientMode { zero_gradient, straight_through_gradient };
 
 // ---- inputs ----

@@ -5,28 +5,76 @@
 #include <new>
 #include <sstream>
 
-#include "core/mem.h"
-#include "core/op.h"
-#include "kernels/cpu/gemm.h"
+#include <mutex>
+
+#include "core/executor.h"
 
 namespace dynet {
 
+// ---- graph ids and their liveness (see detail::graph_is_live) ----
+namespace detail {
+std::atomic<std::atomic<uint64_t>*> g_graph_slot_chunks[1u << (kGraphSlotBits - kGraphSlotChunkBits)];
+}  // namespace detail
+
 namespace {
-std::atomic<unsigned> next_graph_id{1};
+constexpr uint32_t kSlotsPerChunk = 1u << detail::kGraphSlotChunkBits;
+constexpr uint32_t kMaxSlots = 1u << detail::kGraphSlotBits;
+std::mutex g_slot_mutex;
+std::vector<uint32_t> g_free_slots;
+uint32_t g_slots_used = 1;  // slot 0 is never handed out, so id 0 is never live
+std::atomic<uint64_t> g_next_generation{1};
+
+std::atomic<uint64_t>& slot_entry(uint32_t slot) {
+  return detail::g_graph_slot_chunks[slot / kSlotsPerChunk].load(std::memory_order_acquire)[slot % kSlotsPerChunk];
 }
+
+uint32_t acquire_slot() {
+  std::lock_guard<std::mutex> lock(g_slot_mutex);
+  if (!g_free_slots.empty()) {
+    const uint32_t s = g_free_slots.back();
+    g_free_slots.pop_back();
+    return s;
+  }
+  if (g_slots_used == kMaxSlots)
+    throw std::runtime_error("ComputationGraph: more than " + std::to_string(kMaxSlots - 1) +
+                             " graphs exist at once");
+  const uint32_t s = g_slots_used++;
+  auto& chunk = detail::g_graph_slot_chunks[s / kSlotsPerChunk];
+  if (!chunk.load(std::memory_order_relaxed)) chunk.store(new std::atomic<uint64_t>[kSlotsPerChunk]{}, std::memory_order_release);
+  return s;
+}
+
+void release_slot(uint32_t slot) {
+  slot_entry(slot).store(0, std::memory_order_release);
+  std::lock_guard<std::mutex> lock(g_slot_mutex);
+  g_free_slots.push_back(slot);
+}
+
+// A fresh id for a graph in `slot`: generations never repeat, so neither do ids.
+uint64_t new_id(uint32_t slot) {
+  const uint64_t id = (g_next_generation.fetch_add(1, std::memory_order_relaxed) << detail::kGraphSlotBits) | slot;
+  slot_entry(slot).store(id, std::memory_order_release);
+  return id;
+}
+}  // namespace
 
 ComputationGraph::ComputationGraph() : ComputationGraph(autobatch_flag != 0) {}
 
-ComputationGraph::ComputationGraph(bool batched) : batched_(batched), graph_id_(next_graph_id++) {
-  const PoolSizes& s = pool_sizes();
-  fx_pool_ = std::make_unique<MemPool>(s.fx);
-  grad_pool_ = std::make_unique<MemPool>(s.dEdf);
-  scratch_pool_ = std::make_unique<MemPool>(s.scratch);
+ComputationGraph::ComputationGraph(bool batched) : slot_(acquire_slot()) {
+  graph_id_ = new_id(slot_);
+  try {
+    set_executor(batched ? (autobatch_flag > 0 ? autobatch_flag : 1) : 0);
+  } catch (...) {
+    release_slot(slot_);
+    throw;
+  }
   nodes_.reserve(256);
   args_.reserve(512);
 }
 
-ComputationGraph::~ComputationGraph() = default;
+ComputationGraph::~ComputationGraph() { release_slot(slot_); }
+
+void ComputationGraph::set_executor(int strategy) { exec_ = make_executor(*this, strategy); }
 
 void ComputationGraph::check_index(VariableIndex i, const char* where) const {
   if (i >= nodes_.size())
@@ -63,7 +111,17 @@ VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, uns
     attrs_.resize(attr_begin);
     throw;
   }
-  if (immediate_compute_) incremental_forward(idx);
+  if (immediate_compute_) {
+    try {
+      incremental_forward(idx);
+    } catch (...) {
+      // A node that cannot be computed is not kept: the graph stays usable.
+      nodes_.pop_back();
+      args_.resize(arg_begin);
+      attrs_.resize(attr_begin);
+      throw;
+    }
+  }
   return idx;
 }
 
@@ -76,50 +134,29 @@ void ComputationGraph::clear() {
   nodes_.clear();
   args_.clear();
   attrs_.clear();
-  fx_.clear();
-  grad_.clear();
-  aux_.clear();
   checkpoints_.clear();
-  fx_pool_->free_all();
-  grad_pool_->free_all();
-  scratch_pool_->free_all();
-  evaluated_ = 0;
-  has_backward_ = false;
-  graph_id_ = next_graph_id++;
+  exec_->invalidate();
+  graph_id_ = new_id(slot_);
 }
 
 void ComputationGraph::checkpoint() {
-  CGCheckpoint c;
-  c.nodes = nodes_.size();
-  c.args = args_.size();
-  c.attrs = attrs_.size();
-  c.evaluated = evaluated_;
-  MemPool::Mark m = fx_pool_->mark();
-  c.fx_block = m.block;
-  c.fx_used = m.used;
-  checkpoints_.push_back(c);
+  checkpoints_.push_back({nodes_.size(), args_.size(), attrs_.size()});
+  exec_->checkpoint();
 }
 
 void ComputationGraph::revert() {
   if (checkpoints_.empty()) throw std::runtime_error("ComputationGraph::revert: no checkpoint to revert to");
-  CGCheckpoint c = checkpoints_.back();
+  const CGCheckpoint c = checkpoints_.back();
   checkpoints_.pop_back();
   nodes_.resize(c.nodes);
   args_.resize(c.args);
   attrs_.resize(c.attrs);
-  if (evaluated_ > c.evaluated) {
-    // Values computed after the checkpoint are dropped with their memory.
-    evaluated_ = c.evaluated;
-    fx_pool_->revert({c.fx_block, c.fx_used});
-  }
-  if (evaluated_ > nodes_.size()) evaluated_ = nodes_.size();
-  has_backward_ = false;
+  exec_->revert(c.nodes);
 }
 
-void ComputationGraph::invalidate() {
-  evaluated_ = 0;
-  has_backward_ = false;
-}
+void ComputationGraph::invalidate() { exec_->invalidate(); }
+
+size_t ComputationGraph::num_evaluated() const { return exec_->num_evaluated(); }
 
 const Tensor& ComputationGraph::forward(const Expression& last) { return forward(last.i); }
 const Tensor& ComputationGraph::forward(VariableIndex last) {
@@ -130,8 +167,8 @@ const Tensor& ComputationGraph::forward(VariableIndex last) {
 const Tensor& ComputationGraph::incremental_forward(const Expression& last) { return incremental_forward(last.i); }
 const Tensor& ComputationGraph::incremental_forward(VariableIndex last) {
   check_index(last, "incremental_forward");
-  if (last >= evaluated_) run_forward(last);
-  return fx_[last];
+  if (!exec_->computed(last)) exec_->forward(last);
+  return exec_->value(last);
 }
 
 const Tensor& ComputationGraph::get_value(VariableIndex i) { return incremental_forward(i); }
@@ -140,55 +177,7 @@ const Tensor& ComputationGraph::get_value(const Expression& e) { return incremen
 const Tensor& ComputationGraph::get_gradient(const Expression& e) const { return get_gradient(e.i); }
 const Tensor& ComputationGraph::get_gradient(VariableIndex i) const {
   check_index(i, "get_gradient");
-  if (!has_backward_ || i >= backward_upto_)
-    throw std::runtime_error("get_gradient: node " + std::to_string(i) +
-                             " has no gradient: call backward() on a loss computed from it first");
-  if (grad_[i].v == nullptr)
-    throw std::runtime_error("get_gradient: node " + std::to_string(i) + " (" + op_def(nodes_[i].op).name +
-                             ") does not lead to the loss through parameters; use backward(loss, true) for "
-                             "gradients of constant subgraphs");
-  return grad_[i];
-}
-
-void ComputationGraph::run_forward(VariableIndex last) {
-  if (fx_.size() < nodes_.size()) {
-    fx_.resize(nodes_.size());
-    aux_.resize(nodes_.size());
-  }
-  if (evaluated_ == 0) fx_pool_->free_all();
-  for (size_t i = evaluated_; i <= last; ++i) {
-    forward_node(static_cast<VariableIndex>(i));
-    evaluated_ = i + 1;
-  }
-}
-
-const Tensor* ComputationGraph::gather_arg_values(const NodeRec& r) {
-  const VariableIndex* a = args_.data() + r.arg_begin;
-  if (arg_scratch_.size() < r.nargs) arg_scratch_.resize(r.nargs);
-  for (unsigned k = 0; k < r.nargs; ++k) arg_scratch_[k] = fx_[a[k]];
-  return arg_scratch_.data();
-}
-
-void ComputationGraph::forward_node(VariableIndex i) {
-  const NodeRec& n = nodes_[i];
-  const OpDef& def = op_def(n.op);
-  const VariableIndex* a = args_.data() + n.arg_begin;
-  const Tensor* xs = gather_arg_values(n);
-  Tensor& fx = fx_[i];
-  fx.d = n.dim;
-  fx.device = default_device;
-  fx.mem_pool = DeviceMempool::FXS;
-  fx.v = (n.flags & kAliasOutput) ? nullptr : fx_pool_->allocate_floats(n.dim.size());
-  const AttrView attr{attrs_.data() + n.attr_begin, n.attr_words};
-  float* aux = nullptr;
-  if (def.aux_floats) aux = fx_pool_->allocate_floats(def.aux_floats(n.dim, ArgDims{nodes_.data(), a, n.nargs}, attr));
-  aux_[i] = aux;
-  const MemPool::Mark mark = scratch_pool_->mark();
-  def.forward(ForwardArgs{xs, n.nargs, fx, attr, aux, *scratch_pool_});
-  scratch_pool_->revert(mark);
-  if (check_validity_ && !fx.is_valid())
-    throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(i) + " (" + def.name + " " +
-                             n.dim.str() + ")");
+  return exec_->gradient(i);
 }
 
 void ComputationGraph::backward(const Expression& last, bool full) { backward(last.i, full); }
@@ -200,134 +189,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
                                 std::to_string(last) + " (" + op_def(nodes_[last].op).name + ") has dim " +
                                 nodes_[last].dim.str());
   incremental_forward(last);
-  const size_t n = last + 1;
-  // needs[i]: node i depends on something that wants a gradient (a parameter, or anything when full).
-  std::vector<uint8_t>& needs = needs_;
-  needs.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const NodeRec& r = nodes_[i];
-    if (full || (r.flags & kParameterNode)) {
-      needs[i] = !(r.flags & kNoGradient) || (r.flags & kParameterNode);
-      continue;
-    }
-    if (r.flags & kNoGradient) continue;
-    const VariableIndex* a = args_.data() + r.arg_begin;
-    for (unsigned k = 0; k < r.nargs; ++k)
-      if (needs[a[k]]) {
-        needs[i] = 1;
-        break;
-      }
-  }
-  // Of those, keep the nodes the loss is reached from.
-  std::vector<uint8_t>& reached = reached_;
-  reached.assign(n, 0);
-  reached[last] = needs[last] || full;
-  size_t total = 0;
-  for (size_t i = n; i-- > 0;) {
-    if (!reached[i]) continue;
-    total += nodes_[i].dim.size();
-    const NodeRec& r = nodes_[i];
-    if (r.flags & kNoGradient) continue;
-    const VariableIndex* a = args_.data() + r.arg_begin;
-    for (unsigned k = 0; k < r.nargs; ++k)
-      if (needs[a[k]]) reached[a[k]] = 1;
-  }
-  grad_.assign(nodes_.size(), Tensor());
-  grad_pool_->free_all();
-  float* block = grad_pool_->allocate_floats(total);
-  std::memset(block, 0, total * sizeof(float));
-  for (size_t i = 0; i < n; ++i) {
-    if (!reached[i]) continue;
-    grad_[i] = Tensor(nodes_[i].dim, block, default_device, DeviceMempool::DEDFS);
-    block += nodes_[i].dim.size();
-  }
-  has_backward_ = true;
-  backward_upto_ = n;
-  if (!reached[last]) return;  // the loss does not depend on any parameter
-  {
-    Tensor& g = grad_[last];
-    for (unsigned k = 0; k < g.d.size(); ++k) g.v[k] = 1.f;
-  }
-  low_rank_updates_.clear();
-  low_rank_head_.assign(n, -1);
-  for (size_t i = n; i-- > 0;) {
-    if (!reached[i]) continue;
-    if (low_rank_head_[i] >= 0) flush_low_rank(static_cast<VariableIndex>(i));
-    const NodeRec& r = nodes_[i];
-    const OpDef& def = op_def(r.op);
-    const AttrView attr{attrs_.data() + r.attr_begin, r.attr_words};
-    if (r.flags & kParameterNode) {
-      def.param_grad(attr, grad_[i]);
-      continue;
-    }
-    if (!def.backward || (r.flags & kNoGradient)) continue;
-    const VariableIndex* a = args_.data() + r.arg_begin;
-    const Tensor* xs = gather_arg_values(r);
-    for (unsigned k = 0; k < r.nargs; ++k) {
-      if (!reached[a[k]]) continue;
-      const MemPool::Mark mark = scratch_pool_->mark();
-      const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
-      def.backward(BackwardArgs{xs, r.nargs, fx_[i], grad_[i], k, grad_[a[k]], attr, aux_[i],
-                                *scratch_pool_, &sink});
-      scratch_pool_->revert(mark);
-    }
-  }
-}
-
-// Runs the deferred low-rank updates into node i's gradient: one GEMM over the gathered columns.
-void ComputationGraph::flush_low_rank(VariableIndex i) {
-  const int u = low_rank_head_[i];
-  low_rank_head_[i] = -1;
-  const LowRankUpdate& first = low_rank_updates_[u];
-  const int m = first.m, k = first.k;
-  float* dW = grad_[i].v;
-  if (first.next < 0) {
-    cpu::gemm(false, true, m, k, first.cols, 1.f, first.g, m, first.x, k, 1.f, dW, m);
-    return;
-  }
-  size_t total = 0;
-  for (int v = u; v >= 0; v = low_rank_updates_[v].next) total += low_rank_updates_[v].cols;
-  const MemPool::Mark mark = scratch_pool_->mark();
-  float* G = scratch_pool_->allocate_floats(size_t(m) * total);
-  float* X = scratch_pool_->allocate_floats(size_t(k) * total);
-  size_t c = 0;
-  for (int v = u; v >= 0; v = low_rank_updates_[v].next) {
-    const LowRankUpdate& up = low_rank_updates_[v];
-    std::memcpy(G + c * m, up.g, sizeof(float) * m * up.cols);
-    std::memcpy(X + c * k, up.x, sizeof(float) * k * up.cols);
-    c += up.cols;
-  }
-  cpu::gemm(false, true, m, k, static_cast<int>(total), 1.f, G, m, X, k, 1.f, dW, m);
-  scratch_pool_->revert(mark);
-}
-
-uint64_t ComputationGraph::batch_signature(VariableIndex i) const {
-  check_index(i, "batch_signature");
-  const NodeRec& r = nodes_[i];
-  const OpDef& def = op_def(r.op);
-  if (!def.batch.batchable) return 0;
-  // FNV-1a over op, attributes, and per argument either its node id (shared) or its dim.
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](uint64_t v) {
-    for (int b = 0; b < 8; ++b) {
-      h ^= (v >> (8 * b)) & 0xff;
-      h *= 1099511628211ull;
-    }
-  };
-  mix(r.op);
-  mix(r.nargs);
-  for (uint32_t w = 0; w < r.attr_words; ++w) mix(attrs_[r.attr_begin + w]);
-  const VariableIndex* a = args_.data() + r.arg_begin;
-  for (unsigned k = 0; k < r.nargs; ++k) {
-    if (def.batch.is_shared(k)) {
-      mix(0x5A5A0000ull | a[k]);
-    } else {
-      const Dim& d = nodes_[a[k]].dim;
-      for (unsigned j = 0; j < d.nd; ++j) mix(d.d[j]);
-      mix(d.bd);
-    }
-  }
-  return h | 1;  // never 0
+  exec_->backward(last, full);
 }
 
 // "N3 = tanh(N1, N2) {64}"
@@ -371,29 +233,37 @@ void ComputationGraph::dump(const std::string& filename, bool show_values, bool 
   };
   for (VariableIndex i = 0; i < nodes_.size(); ++i) {
     describe_node(*os, i);
-    if (show_values && i < evaluated_) {
+    if (show_values && exec_->computed(i)) {
       *os << " value=";
-      print(fx_[i]);
+      print(exec_->value(i));
     }
-    if (show_gradients && has_backward_ && i < backward_upto_ && grad_[i].v) {
+    if (show_gradients && exec_->has_gradient(i)) {
       *os << " grad=";
-      print(grad_[i]);
+      print(exec_->gradient(i));
     }
     *os << '\n';
   }
 }
 
-// ---- Expression ----
+// ---- Expression: checked against the live-graph table before the graph is touched ----
+namespace {
+void check_live(const Expression& e) {
+  if (e.pg == nullptr) throw std::runtime_error("Expression: uninitialised expression (no graph)");
+  if (!e.is_stale()) return;
+  throw std::runtime_error(
+      "Attempt to use a stale expression: the graph this expression belongs to was cleared or destroyed.");
+}
+}  // namespace
 const Tensor& Expression::value() const {
-  if (is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
+  check_live(*this);
   return pg->get_value(i);
 }
 const Tensor& Expression::gradient() const {
-  if (is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
+  check_live(*this);
   return pg->get_gradient(i);
 }
 const Dim& Expression::dim() const {
-  if (is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
+  check_live(*this);
   return pg->get_dimension(i);
 }
 

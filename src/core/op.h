@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "dynet/dynet.h"
-#include "dynet/expr.h"
 
 namespace dynet {
 
@@ -142,25 +141,32 @@ OpId op_id(const std::string& name);
 // ---- helpers for op definitions ----
 
 namespace detail {
-// x is a current node of g (not stale, not reverted away).
-inline bool is_live(const Expression& x, const ComputationGraph* g) {
-  return x.pg == g && x.graph_id == g->get_id() && x.i < g->size();
+// x is a current node of graph g with id `id` and `size` nodes (not stale, not reverted away).
+// g must be known live (detail::graph_is_live) before its size is read.
+inline bool is_node_of(const Expression& x, const ComputationGraph* g, uint64_t id, size_t size) {
+  return x.pg == g && x.graph_id == id && x.i < size;
 }
 // Throws unless every expression is live and on one graph (naming the op); returns that graph.
 ComputationGraph& graph_of(const char* op, std::initializer_list<const Expression*> xs);
+ComputationGraph& graph_of(const char* op, const Expression* const* xs, size_t n);
 ComputationGraph& graph_of(const char* op, const Expression* xs, size_t n);
 }  // namespace detail
 
 // Builds a node from live expressions with an optional POD attribute struct.
 template <class A = std::nullptr_t>
 inline Expression make_node(OpId op, std::initializer_list<const Expression*> xs, const A* attr = nullptr) {
-  ComputationGraph* g = (*xs.begin())->pg;
+  const Expression* x0 = *xs.begin();
+  ComputationGraph* g = x0->pg;
+  const uint64_t id = x0->graph_id;
   VariableIndex args[8];
   unsigned n = 0;
-  bool live = g != nullptr;
-  for (const Expression* x : xs) {
-    live = live && detail::is_live(*x, g);
-    args[n++] = x->i;
+  bool live = g != nullptr && detail::graph_is_live(id);
+  if (live) {
+    const size_t size = g->size();
+    for (const Expression* x : xs) {
+      live = live && detail::is_node_of(*x, g, id, size);
+      args[n++] = x->i;
+    }
   }
   if (!live) detail::graph_of(op_def(op).name, xs);  // throws the precise error
   if constexpr (std::is_same_v<A, std::nullptr_t>)

@@ -31,30 +31,35 @@ void op_error(const char* op, const std::string& msg) { throw std::invalid_argum
 
 namespace detail {
 namespace {
-[[noreturn]] void bad_expr(const char* op, const Expression* x, const ComputationGraph* g) {
-  if (x->pg == nullptr) throw std::invalid_argument(std::string(op) + ": uninitialised Expression argument");
-  if (x->is_stale())
-    throw std::runtime_error(std::string(op) + ": Attempt to use a stale expression (its graph was cleared).");
-  if (x->pg != g)
+// Checks x against the live-graph table first, so a destroyed graph is never dereferenced.
+void check_arg(const char* op, const Expression& x, const ComputationGraph* g, uint64_t id) {
+  if (x.pg == nullptr) throw std::invalid_argument(std::string(op) + ": uninitialised Expression argument");
+  if (x.is_stale())
+    throw std::runtime_error(std::string(op) +
+                             ": Attempt to use a stale expression: the graph this expression belongs to was "
+                             "cleared or destroyed.");
+  if (x.pg != g || x.graph_id != id)
     throw std::invalid_argument(std::string(op) + ": arguments come from different ComputationGraphs");
-  throw std::invalid_argument(std::string(op) + ": expression index out of range (graph was reverted?)");
+  if (x.i >= g->size())
+    throw std::invalid_argument(std::string(op) + ": expression index out of range (graph was reverted?)");
 }
 }  // namespace
 
+ComputationGraph& graph_of(const char* op, const Expression* const* xs, size_t n) {
+  if (n == 0) throw std::invalid_argument(std::string(op) + ": needs at least one argument");
+  check_arg(op, *xs[0], xs[0]->pg, xs[0]->graph_id);
+  for (size_t k = 1; k < n; ++k) check_arg(op, *xs[k], xs[0]->pg, xs[0]->graph_id);
+  return *xs[0]->pg;
+}
+
 ComputationGraph& graph_of(const char* op, std::initializer_list<const Expression*> xs) {
-  if (xs.size() == 0) throw std::invalid_argument(std::string(op) + ": needs at least one argument");
-  ComputationGraph* g = (*xs.begin())->pg;
-  for (const Expression* x : xs)
-    if (!g || !is_live(*x, g)) bad_expr(op, x, g);
-  return *g;
+  return graph_of(op, xs.begin(), xs.size());
 }
 
 ComputationGraph& graph_of(const char* op, const Expression* xs, size_t n) {
   if (n == 0) throw std::invalid_argument(std::string(op) + ": needs at least one argument");
-  ComputationGraph* g = xs[0].pg;
-  for (size_t k = 0; k < n; ++k)
-    if (!g || !is_live(xs[k], g)) bad_expr(op, &xs[k], g);
-  return *g;
+  for (size_t k = 0; k < n; ++k) check_arg(op, xs[k], xs[0].pg, xs[0].graph_id);
+  return *xs[0].pg;
 }
 }  // namespace detail
 
@@ -67,10 +72,13 @@ Expression make_node_n(OpId op, const Expression* xs, size_t n, const void* attr
     big.resize(n);
     args = big.data();
   }
-  bool live = g != nullptr;
-  for (size_t k = 0; k < n; ++k) {
-    live = live && detail::is_live(xs[k], g);
-    args[k] = xs[k].i;
+  bool live = g != nullptr && detail::graph_is_live(xs[0].graph_id);
+  if (live) {
+    const size_t size = g->size();
+    for (size_t k = 0; k < n; ++k) {
+      live = live && detail::is_node_of(xs[k], g, xs[0].graph_id, size);
+      args[k] = xs[k].i;
+    }
   }
   if (!live) detail::graph_of(op_def(op).name, xs, n);  // throws the precise error
   return Expression(g, g->add_node(op, args, static_cast<unsigned>(n), attr, bytes));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/op.h"
+#include "dynet/expr.h"
 #include "kernels/cpu/eigen.h"
 
 namespace dynet::ops {

@@ -1,0 +1,92 @@
+# Build-time check of the layering (run with cmake -P by the dynet_layer_check target):
+#   core < kernels < {ops, exec} < {train, io} < rnn < python
+# A file may include headers of its own layer and of lower ranks only; siblings of one rank may not
+# include each other. Public headers (include/dynet) belong to the layer that implements them, listed
+# below; a new public header must be added to that list. Also keeps src/core under its line budget.
+# Variables: SOURCE_DIR (the repository), STAMP (written on success), CORE_LINE_BUDGET.
+cmake_minimum_required(VERSION 3.24)
+
+set(rank_core 0)
+set(rank_kernels 1)
+set(rank_ops 2)
+set(rank_exec 2)
+set(rank_train 3)
+set(rank_io 3)
+set(rank_rnn 4)
+set(rank_python 5)
+
+set(public_core dim.h tensor.h index-tensor.h dynet.h model.h param-init.h init.h globals.h devices.h timing.h
+    except.h aligned-mem-pool.h mem.h device-structs.h weight-decay.h sig.h exec.h str-util.h graph.h
+    cudnn-ops.h cuda.h cuda-matrix-multiply.h)
+set(public_kernels functors.h simd-functors.h matrix-multiply.h tensor-eigen.h)
+set(public_ops expr.h nodes.h nodes-def-macros.h nodes-macros.h)
+set(public_train training.h grad-check.h shadow-params.h mp.h)
+set(public_io io.h dict.h pretrain.h saxe-init.h)
+set(public_rnn rnn.h lstm.h gru.h fast-lstm.h deep-lstm.h treelstm.h rnn-state-machine.h cfsm-builder.h
+    hsm-builder.h)
+
+function(layer_of_public header out)
+  foreach(layer core kernels ops train io rnn)
+    if(header IN_LIST public_${layer})
+      set(${out} ${layer} PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  set(${out} "" PARENT_SCOPE)
+endfunction()
+
+set(errors "")
+file(GLOB_RECURSE files RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/src/*.cc ${SOURCE_DIR}/src/*.h ${SOURCE_DIR}/src/*.cu
+     ${SOURCE_DIR}/src/*.cuh ${SOURCE_DIR}/include/dynet/*.h ${SOURCE_DIR}/python/*.cc ${SOURCE_DIR}/python/*.h)
+foreach(file ${files})
+  if(file MATCHES "^src/([a-z]+)/")
+    set(layer ${CMAKE_MATCH_1})
+  elseif(file MATCHES "^python/")
+    set(layer python)
+  elseif(file MATCHES "^include/dynet/(.*)$")
+    layer_of_public(${CMAKE_MATCH_1} layer)
+    if(layer STREQUAL "")
+      list(APPEND errors "${file}: public header without a layer (add it to cmake/check_layers.cmake)")
+      continue()
+    endif()
+  endif()
+  if(NOT DEFINED rank_${layer})
+    list(APPEND errors "${file}: unknown layer '${layer}' (add it to cmake/check_layers.cmake)")
+    continue()
+  endif()
+  file(STRINGS ${SOURCE_DIR}/${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  foreach(line ${includes})
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*$" "\\1" inc "${line}")
+    set(target "")
+    if(inc MATCHES "^dynet/(.*)$")
+      layer_of_public(${CMAKE_MATCH_1} target)
+    elseif(inc MATCHES "^([a-z]+)/")
+      set(target ${CMAKE_MATCH_1})
+    else()
+      set(target ${layer})  # a header next to the file
+    endif()
+    if(target STREQUAL "" OR NOT DEFINED rank_${target})
+      continue()  # not a project header (e.g. a generated one)
+    endif()
+    if(NOT target STREQUAL layer AND NOT rank_${target} LESS rank_${layer})
+      list(APPEND errors "${file} (layer ${layer}) includes \"${inc}\" (layer ${target}): a lower layer may not include a higher or sibling one")
+    endif()
+  endforeach()
+endforeach()
+
+file(GLOB_RECURSE core_files ${SOURCE_DIR}/src/core/*)
+set(core_lines 0)
+foreach(f ${core_files})
+  file(STRINGS ${f} lines)
+  list(LENGTH lines n)
+  math(EXPR core_lines "${core_lines} + ${n}")
+endforeach()
+if(core_lines GREATER CORE_LINE_BUDGET)
+  list(APPEND errors "src/core has ${core_lines} lines, over its budget of ${CORE_LINE_BUDGET} (DYNET_CORE_LINE_BUDGET in CMakeLists.txt): move code to the layer it belongs to, or raise the budget with a reason")
+endif()
+
+if(errors)
+  list(JOIN errors "\n  " text)
+  message(FATAL_ERROR "layering check failed:\n  ${text}")
+endif()
+file(WRITE ${STAMP} "core lines: ${core_lines}\n")

@@ -1,0 +1,145 @@
+#include "core/executor.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace dynet {
+
+Executor::Executor(const ComputationGraph& cg)
+    : cg_(cg), fx_pool_(pool_sizes().fx), grad_pool_(pool_sizes().dEdf), scratch_pool_(pool_sizes().scratch) {}
+
+Executor::~Executor() = default;
+
+void Executor::grow(size_t n) {
+  if (fx_.size() >= n) return;
+  fx_.resize(n);
+  aux_.resize(n);
+  computed_.resize(n, 0);
+}
+
+void Executor::mark_computed(VariableIndex i) {
+  computed_[i] = 1;
+  order_.push_back(i);
+  while (prefix_ < computed_.size() && computed_[prefix_]) ++prefix_;
+}
+
+const Tensor* Executor::gather_arg_values(VariableIndex i) {
+  const NodeRec& r = cg_.node(i);
+  const VariableIndex* a = cg_.node_args(i);
+  if (arg_scratch_.size() < r.nargs) arg_scratch_.resize(r.nargs);
+  for (unsigned k = 0; k < r.nargs; ++k) arg_scratch_[k] = fx_[a[k]];
+  return arg_scratch_.data();
+}
+
+void Executor::forward_node(VariableIndex i) {
+  const NodeRec& n = cg_.node(i);
+  const OpDef& def = op_def(n.op);
+  const VariableIndex* a = cg_.node_args(i);
+  const Tensor* xs = gather_arg_values(i);
+  Tensor& fx = fx_[i];
+  fx.d = n.dim;
+  fx.device = default_device;
+  fx.mem_pool = DeviceMempool::FXS;
+  fx.v = (n.flags & kAliasOutput) ? nullptr : fx_pool_.allocate_floats(n.dim.size());
+  const AttrView attr{cg_.node_attr(i), n.attr_words};
+  float* aux = nullptr;
+  if (def.aux_floats) aux = fx_pool_.allocate_floats(def.aux_floats(n.dim, ArgDims{&cg_.node(0), a, n.nargs}, attr));
+  aux_[i] = aux;
+  const MemPool::Mark mark = scratch_pool_.mark();
+  def.forward(ForwardArgs{xs, n.nargs, fx, attr, aux, scratch_pool_});
+  scratch_pool_.revert(mark);
+  if (cg_.check_validity() && !fx.is_valid())
+    throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(i) + " (" + def.name + " " +
+                             n.dim.str() + ")");
+  mark_computed(i);
+}
+
+void Executor::prepare_backward(VariableIndex last, bool full) {
+  const size_t n = last + 1;
+  // needs[i]: node i depends on something that wants a gradient (a parameter, or anything when full).
+  std::vector<uint8_t>& needs = needs_;
+  needs.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const NodeRec& r = cg_.node(static_cast<VariableIndex>(i));
+    if (full || (r.flags & kParameterNode)) {
+      needs[i] = !(r.flags & kNoGradient) || (r.flags & kParameterNode);
+      continue;
+    }
+    if (r.flags & kNoGradient) continue;
+    const VariableIndex* a = cg_.node_args(static_cast<VariableIndex>(i));
+    for (unsigned k = 0; k < r.nargs; ++k)
+      if (needs[a[k]]) {
+        needs[i] = 1;
+        break;
+      }
+  }
+  // Of those, keep the nodes the loss is reached from. The loss itself always gets dE/dE = 1.
+  std::vector<uint8_t>& reached = reached_;
+  reached.assign(n, 0);
+  reached[last] = 1;
+  size_t total = 0;
+  for (size_t i = n; i-- > 0;) {
+    if (!reached[i]) continue;
+    const NodeRec& r = cg_.node(static_cast<VariableIndex>(i));
+    total += r.dim.size();
+    if (r.flags & kNoGradient) continue;
+    const VariableIndex* a = cg_.node_args(static_cast<VariableIndex>(i));
+    for (unsigned k = 0; k < r.nargs; ++k)
+      if (needs[a[k]]) reached[a[k]] = 1;
+  }
+  grad_.assign(cg_.size(), Tensor());
+  grad_pool_.free_all();
+  float* block = grad_pool_.allocate_floats(total);
+  std::memset(block, 0, total * sizeof(float));
+  for (size_t i = 0; i < n; ++i) {
+    if (!reached[i]) continue;
+    grad_[i] = Tensor(cg_.node(static_cast<VariableIndex>(i)).dim, block, default_device, DeviceMempool::DEDFS);
+    block += grad_[i].d.size();
+  }
+  has_backward_ = true;
+  backward_upto_ = n;
+  Tensor& g = grad_[last];
+  for (size_t k = 0; k < g.d.size(); ++k) g.v[k] = 1.f;
+}
+
+const Tensor& Executor::gradient(VariableIndex i) {
+  if (!has_backward_ || i >= backward_upto_)
+    throw std::runtime_error("get_gradient: node " + std::to_string(i) +
+                             " has no gradient: call backward() on a loss computed from it first");
+  Tensor& g = grad_[i];
+  if (!g.v) {  // not on a path to the loss (or constant): dE/dnode = 0
+    g = Tensor(cg_.node(i).dim, grad_pool_.allocate_floats(cg_.node(i).dim.size()), default_device,
+               DeviceMempool::DEDFS);
+    std::memset(g.v, 0, g.d.size() * sizeof(float));
+  }
+  return g;
+}
+
+void Executor::invalidate() {
+  std::fill(computed_.begin(), computed_.end(), 0);
+  order_.clear();
+  checkpoints_.clear();
+  prefix_ = 0;
+  has_backward_ = false;
+  fx_pool_.free_all();
+}
+
+void Executor::checkpoint() { checkpoints_.push_back({order_.size(), fx_pool_.mark()}); }
+
+void Executor::revert(size_t nodes) {
+  if (!checkpoints_.empty()) {
+    // Values computed after the checkpoint are dropped with their memory, whichever nodes they belong to.
+    const auto [count, mark] = checkpoints_.back();
+    checkpoints_.pop_back();
+    for (size_t k = count; k < order_.size(); ++k) computed_[order_[k]] = 0;
+    order_.resize(count);
+    fx_pool_.revert(mark);
+  }
+  if (computed_.size() > nodes) computed_.resize(nodes);
+  prefix_ = 0;
+  while (prefix_ < computed_.size() && computed_[prefix_]) ++prefix_;
+  has_backward_ = false;
+}
+
+}  // namespace dynet

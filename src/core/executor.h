@@ -1,0 +1,72 @@
+// Executors run a graph's nodes. The graph only records nodes; values, gradients, auxiliary memory
+// and the pools behind them live in the executor (one per graph), so evaluation strategies (simple,
+// autobatched) plug in without touching graph construction.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/mem.h"
+#include "core/op.h"
+
+namespace dynet {
+
+class Executor {
+ public:
+  explicit Executor(const ComputationGraph& cg);
+  virtual ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Computes node `last` and whatever it needs that is not computed yet.
+  virtual void forward(VariableIndex last) = 0;
+  // dE/dnode for the nodes leading to `last`; parameter gradients are accumulated into their storage.
+  // full: also nodes that depend on no parameter.
+  virtual void backward(VariableIndex last, bool full) = 0;
+
+  bool computed(VariableIndex i) const { return i < computed_.size() && computed_[i]; }
+  const Tensor& value(VariableIndex i) const { return fx_[i]; }
+  // The gradient of node i from the last backward(): zeros for a node that does not lead to the loss
+  // (DyNet's behaviour). Throws when no backward covered node i.
+  const Tensor& gradient(VariableIndex i);
+  bool has_gradient(VariableIndex i) const { return has_backward_ && i < backward_upto_ && grad_[i].v; }
+  // Number of leading nodes whose values are computed.
+  size_t num_evaluated() const { return prefix_; }
+
+  // Forgets every value and gradient (the next forward recomputes; memory is reused).
+  void invalidate();
+  // Forgets values computed after the matching checkpoint (nodes >= `nodes` are gone from the graph).
+  void checkpoint();
+  void revert(size_t nodes);
+
+ protected:
+  // Allocates node i's output (unless the op aliases) and aux memory, runs its forward and checks
+  // validity if asked to. Arguments must be computed.
+  void forward_node(VariableIndex i);
+  void mark_computed(VariableIndex i);
+  // The argument values of a node, in arg_scratch_.
+  const Tensor* gather_arg_values(VariableIndex i);
+  // Gradient bookkeeping shared by executors: which nodes need a gradient and lead to `last`
+  // (reached_), all their gradients allocated zeroed as one block, dE/dlast = 1.
+  void prepare_backward(VariableIndex last, bool full);
+  void grow(size_t n);
+
+  const ComputationGraph& cg_;
+  std::vector<Tensor> fx_, grad_;
+  std::vector<float*> aux_;
+  std::vector<uint8_t> computed_;
+  std::vector<VariableIndex> order_;   // nodes in the order they were computed (checkpoints truncate it)
+  std::vector<std::pair<size_t, MemPool::Mark>> checkpoints_;  // (order_ size, fx pool mark)
+  size_t prefix_ = 0;                  // nodes [0, prefix_) are computed
+  std::vector<Tensor> arg_scratch_;
+  std::vector<uint8_t> needs_, reached_;
+  size_t backward_upto_ = 0;  // nodes [0, backward_upto_) were covered by the last backward
+  bool has_backward_ = false;
+  MemPool fx_pool_, grad_pool_, scratch_pool_;
+};
+
+// The executor for a strategy: 0 simple, 1 agenda-based autobatching, 2 depth-based autobatching.
+// Defined by the execution layer (src/exec).
+std::unique_ptr<Executor> make_executor(const ComputationGraph& cg, int strategy);
+
+}  // namespace dynet

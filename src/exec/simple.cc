@@ -1,0 +1,91 @@
+#include "exec/simple.h"
+
+#include <cstring>
+
+#include "kernels/cpu/gemm.h"
+
+namespace dynet {
+
+void SimpleExecutor::mark_needed(VariableIndex last, size_t base) {
+  wanted_.assign(last + 1 - base, 0);
+  wanted_[last - base] = 1;
+  for (size_t i = last + 1; i-- > base;) {
+    if (!wanted_[i - base] || computed_[i]) continue;
+    const NodeRec& r = cg_.node(static_cast<VariableIndex>(i));
+    const VariableIndex* a = cg_.node_args(static_cast<VariableIndex>(i));
+    for (unsigned k = 0; k < r.nargs; ++k)
+      if (a[k] >= base) wanted_[a[k] - base] = 1;
+  }
+}
+
+void SimpleExecutor::forward(VariableIndex last) {
+  grow(cg_.size());
+  if (computed_[last]) return;
+  const size_t base = prefix_;  // forward_node advances prefix_
+  mark_needed(last, base);
+  for (size_t i = base; i <= last; ++i)
+    if (wanted_[i - base] && !computed_[i]) forward_node(static_cast<VariableIndex>(i));
+}
+
+void SimpleExecutor::backward(VariableIndex last, bool full) {
+  prepare_backward(last, full);
+  low_rank_updates_.clear();
+  low_rank_head_.assign(last + 1, -1);
+  for (size_t i = last + 1; i-- > 0;)
+    if (reached_[i]) backward_node(static_cast<VariableIndex>(i));
+}
+
+void SimpleExecutor::backward_node(VariableIndex i) {
+  if (low_rank_head_[i] >= 0) flush_low_rank(i);
+  const NodeRec& r = cg_.node(i);
+  const OpDef& def = op_def(r.op);
+  const AttrView attr{cg_.node_attr(i), r.attr_words};
+  if (r.flags & kParameterNode) {
+    def.param_grad(attr, grad_[i]);
+    return;
+  }
+  if (!def.backward || (r.flags & kNoGradient)) return;
+  const VariableIndex* a = cg_.node_args(i);
+  const Tensor* xs = gather_arg_values(i);
+  for (unsigned k = 0; k < r.nargs; ++k) {
+    if (!reached_[a[k]]) continue;
+    const MemPool::Mark mark = scratch_pool_.mark();
+    const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
+    def.backward(BackwardArgs{xs, r.nargs, fx_[i], grad_[i], k, grad_[a[k]], attr, aux_[i], scratch_pool_, &sink});
+    scratch_pool_.revert(mark);
+  }
+}
+
+void SimpleExecutor::flush_low_rank(VariableIndex i) {
+  const int u = low_rank_head_[i];
+  low_rank_head_[i] = -1;
+  const LowRankUpdate& first = low_rank_updates_[u];
+  const int m = first.m, k = first.k;
+  float* dW = grad_[i].v;
+  if (first.next < 0) {
+    cpu::gemm(false, true, m, k, first.cols, 1.f, first.g, m, first.x, k, 1.f, dW, m);
+    return;
+  }
+  size_t total = 0;
+  for (int v = u; v >= 0; v = low_rank_updates_[v].next) total += low_rank_updates_[v].cols;
+  const MemPool::Mark mark = scratch_pool_.mark();
+  float* G = scratch_pool_.allocate_floats(size_t(m) * total);
+  float* X = scratch_pool_.allocate_floats(size_t(k) * total);
+  size_t c = 0;
+  for (int v = u; v >= 0; v = low_rank_updates_[v].next) {
+    const LowRankUpdate& up = low_rank_updates_[v];
+    std::memcpy(G + c * m, up.g, sizeof(float) * m * up.cols);
+    std::memcpy(X + c * k, up.x, sizeof(float) * k * up.cols);
+    c += up.cols;
+  }
+  cpu::gemm(false, true, m, k, static_cast<int>(total), 1.f, G, m, X, k, 1.f, dW, m);
+  scratch_pool_.revert(mark);
+}
+
+std::unique_ptr<Executor> make_executor(const ComputationGraph& cg, int strategy) {
+  // Autobatching strategies are not implemented yet: every strategy runs the simple executor.
+  (void)strategy;
+  return std::make_unique<SimpleExecutor>(cg);
+}
+
+}  // namespace dynet

@@ -1,0 +1,31 @@
+// The simple executor: nodes one at a time in creation order (DyNet's SimpleExecutionEngine).
+#pragma once
+
+#include <vector>
+
+#include "core/executor.h"
+
+namespace dynet {
+
+class SimpleExecutor : public Executor {
+ public:
+  using Executor::Executor;
+  // Computes the nodes `last` needs that are not computed yet, in creation order. Nodes it does not
+  // need stay uncomputed, so a node whose forward failed does not block unrelated reads.
+  void forward(VariableIndex last) override;
+  void backward(VariableIndex last, bool full) override;
+
+ protected:
+  // Marks in wanted_ (offset by base) the uncomputed nodes in [base, last] that `last` needs.
+  void mark_needed(VariableIndex last, size_t base);
+  // Runs node i's backward into every reached argument (parameter nodes push their gradient).
+  void backward_node(VariableIndex i);
+  // Runs the deferred low-rank updates into node i's gradient as one GEMM over the gathered columns.
+  void flush_low_rank(VariableIndex i);
+
+  std::vector<uint8_t> wanted_;
+  std::vector<LowRankUpdate> low_rank_updates_;  // deferred weight-gradient updates (see op.h)
+  std::vector<int> low_rank_head_;
+};
+
+}  // namespace dynet
