@@ -1,5 +1,5 @@
 # Build-time check of the layering (run with cmake -P by the dynet_layer_check target):
-#   core < kernels < {ops, exec} < {train, io} < rnn < python
+#   core < kernels < {ops, exec} < {train, io} < {rnn, dist} < python
 # A file may include headers of its own layer and of lower ranks only; siblings of one rank may not
 # include each other. Public headers (include/dynet) belong to the layer that implements them, listed
 # below; a new public header must be added to that list. Also keeps src/core under its line budget.
@@ -13,6 +13,7 @@ set(rank_exec 2)
 set(rank_train 3)
 set(rank_io 3)
 set(rank_rnn 4)
+set(rank_dist 4)
 set(rank_python 5)
 
 set(public_core dim.h tensor.h index-tensor.h dynet.h model.h param-init.h init.h globals.h devices.h timing.h
@@ -20,13 +21,14 @@ set(public_core dim.h tensor.h index-tensor.h dynet.h model.h param-init.h init.
     cudnn-ops.h cuda.h cuda-matrix-multiply.h)
 set(public_kernels functors.h simd-functors.h matrix-multiply.h tensor-eigen.h)
 set(public_ops expr.h nodes.h nodes-def-macros.h nodes-macros.h)
-set(public_train training.h grad-check.h shadow-params.h mp.h)
+set(public_train training.h grad-check.h shadow-params.h mp.h gradient-reducer.h)
 set(public_io io.h dict.h pretrain.h saxe-init.h)
 set(public_rnn rnn.h lstm.h gru.h fast-lstm.h deep-lstm.h treelstm.h rnn-state-machine.h cfsm-builder.h
     hsm-builder.h)
+set(public_dist mpi.h)
 
 function(layer_of_public header out)
-  foreach(layer core kernels ops train io rnn)
+  foreach(layer core kernels ops train io rnn dist)
     if(header IN_LIST public_${layer})
       set(${out} ${layer} PARENT_SCOPE)
       return()

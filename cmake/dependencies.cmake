@@ -34,4 +34,17 @@ endif()
 if(DYNET_BUILD_TESTS)
   dynet_require(GTest DEBIAN "libgtest-dev")
 endif()
+# OpenMPI (optional): the data-parallel layer uses it when found (DYNET_MPI=AUTO, the default);
+# DYNET_MPI=ON makes it required, OFF leaves it out. The result is DYNET_WITH_MPI.
+set(DYNET_WITH_MPI OFF)
+if(NOT DEFINED DYNET_MPI OR DYNET_MPI STREQUAL "AUTO" OR DYNET_MPI)
+  # The C API, called from C++ (no MPI C++ bindings: they are deprecated and not needed).
+  set(MPI_CXX_SKIP_MPICXX ON)
+  find_package(MPI COMPONENTS CXX)
+  if(MPI_CXX_FOUND)
+    set(DYNET_WITH_MPI ON)
+  elseif(DEFINED DYNET_MPI AND NOT DYNET_MPI STREQUAL "AUTO")
+    list(APPEND DYNET_MISSING_DEPENDENCIES "MPI (Debian packages libopenmpi-dev and openmpi-bin; -DDYNET_MPI=ON asks for it)")
+  endif()
+endif()
 dynet_report_missing()

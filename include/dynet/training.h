@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <vector>
 
+#include "dynet/gradient-reducer.h"
 #include "dynet/model.h"
 
 namespace dynet {
@@ -49,6 +50,10 @@ class Trainer {
   // Prints "[lr=.. clips=.. updates=..] " to std::cerr and resets the *_since_status counters.
   void status();
   void set_sparse_updates(bool enabled) { sparse_updates_enabled = enabled; }
+  // Data parallelism: update() first lets `reducer` replace the local gradients by the global ones
+  // (dynet/gradient-reducer.h). Not owned; nullptr (the default) detaches.
+  void set_gradient_reducer(GradientReducer* reducer) { reducer_ = reducer; }
+  GradientReducer* gradient_reducer() const { return reducer_; }
 
   // ---- moving averages of the weights (of their effective values, weight decay included) ----
   // Both must be called before the first update; update_freq > 0: the average takes in the weights
@@ -137,6 +142,7 @@ class Trainer {
   bool ma_params_saved_ = false;
   std::vector<std::vector<float>> ma_params_, ma_lookup_, saved_params_, saved_lookup_;
   bool warned_update_epoch_ = false;
+  GradientReducer* reducer_ = nullptr;
 };
 
 // p -= lr · g / wd

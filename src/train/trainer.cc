@@ -327,6 +327,7 @@ void Trainer::update_lookup_parameter(size_t index, float gscale) {
 void Trainer::update() {
   if (shadow_count() > kMaxShadowArrays)
     throw std::logic_error("Trainer: a rule may keep at most 4 shadow arrays");
+  if (reducer_) reducer_->reduce(*model, sparse_updates_enabled);
   const float gscale = clip_gradients();
   unswap_before_update();
   begin_update();
@@ -360,6 +361,7 @@ void Trainer::update(const std::vector<unsigned>& updated_params, const std::vec
       throw std::invalid_argument("Trainer::update: lookup parameter index " + std::to_string(i) +
                                   " out of range (the collection has " + std::to_string(s.lookup_params.size()) +
                                   " lookup parameters)");
+  if (reducer_) reducer_->reduce(*model, sparse_updates_enabled);
   const float gscale = clip_gradients();
   unswap_before_update();
   begin_update();
