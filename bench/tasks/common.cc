@@ -63,11 +63,14 @@ Options parse_options(const char* program, int argc, char** argv) {
     else if (!std::strcmp(a, "--minibatch")) o.minibatch = static_cast<unsigned>(parse_int(program, a, v));
     else if (!std::strcmp(a, "--seed")) o.seed = static_cast<unsigned>(parse_int(program, a, v));
     else if (!std::strcmp(a, "--threads")) o.threads = parse_int(program, a, v);
+    else if (!std::strcmp(a, "--update-batch")) o.update_batch = static_cast<unsigned>(parse_int(program, a, v));
+    else if (!std::strcmp(a, "--mpi")) o.mpi = parse_int(program, a, v) != 0;
     else throw std::invalid_argument(std::string(program) + ": unknown argument '" + a + "'");
   }
   if (o.data_dir.empty()) throw std::invalid_argument(std::string(program) + ": --data DIR is required");
   if (o.minibatch == 0) throw std::invalid_argument(std::string(program) + ": --minibatch must be at least 1");
   if (o.threads == 0) throw std::invalid_argument(std::string(program) + ": --threads must be at least 1");
+  if (o.update_batch == 0) throw std::invalid_argument(std::string(program) + ": --update-batch must be at least 1");
   return o;
 }
 
@@ -412,10 +415,11 @@ void print_result(const Result& r) {
   std::printf(
       "{\"task\": \"%s\", \"impl\": \"ours-cpp\", \"minibatch\": %u, \"steps\": %d, \"warmup\": %d, "
       "\"units\": %.0f, \"unit\": \"%s\", \"seconds\": %.6f, \"throughput\": %.3f, \"loss\": %.6f, "
-      "\"loss_unit\": \"%s\", \"peak_rss_mb\": %.1f, \"data\": \"%s\", \"threads\": %d}\n",
+      "\"loss_unit\": \"%s\", \"peak_rss_mb\": %.1f, \"data\": \"%s\", \"threads\": %d, \"update_batch\": %u, "
+      "\"ranks\": %d, \"reduce_seconds\": %.6f}\n",
       r.task.c_str(), r.minibatch, r.steps, r.warmup, r.units, r.unit.c_str(), r.seconds,
       r.seconds > 0 ? r.units / r.seconds : 0.0, r.loss_count > 0 ? r.loss_sum / r.loss_count : 0.0,
-      r.loss_unit.c_str(), peak_rss_mb(), r.data.c_str(), r.threads);
+      r.loss_unit.c_str(), peak_rss_mb(), r.data.c_str(), r.threads, r.update_batch, r.ranks, r.reduce_seconds);
   std::fflush(stdout);
 }
 

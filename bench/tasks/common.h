@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "dynet/expr.h"
+#include "dynet/mpi.h"
 #include "dynet/training.h"
 
 namespace bench {
@@ -24,10 +26,15 @@ struct Options {
   unsigned minibatch = 1;
   unsigned seed = 1;
   int threads = 1;
+  // Data parallelism (bench/parallel drives these): every update covers update_batch consecutive
+  // examples (their losses summed in one graph); with mpi, each MPI rank builds its shard of them and
+  // the gradients are all-reduced (dynet::mpi::DistributedTrainer).
+  unsigned update_batch = 1;
+  bool mpi = false;
 };
 
-// Parses --data DIR --steps N --warmup N --minibatch N --seed N --threads N; anything else throws
-// std::invalid_argument naming the program and the argument.
+// Parses --data DIR --steps N --warmup N --minibatch N --seed N --threads N --update-batch N --mpi 0|1;
+// anything else throws std::invalid_argument naming the program and the argument.
 Options parse_options(const char* program, int argc, char** argv);
 
 // Initialises the library with the options' seed and sets the thread count of the GEMM runtime.
@@ -111,6 +118,11 @@ struct Result {
   unsigned minibatch = 1;
   int steps = 0, warmup = 0, threads = 1;
   double units = 0, seconds = 0, loss_sum = 0, loss_count = 0;
+  // Data-parallel runs: examples per update, ranks, and the seconds the timed steps spent in the
+  // gradient all-reduce (rank 0's).
+  unsigned update_batch = 1;
+  int ranks = 1;
+  double reduce_seconds = 0;
 };
 void print_result(const Result& result);
 
@@ -142,25 +154,52 @@ Result train_and_time(const Options& options, StepFn&& step) {
 }
 
 // Trains the collection with Adam, without clipping (PyTorch's optimisers do not clip either), as
-// train_and_time does: step k takes ex = examples[k % examples.size()], builds loss_of(cg, ex) in a
-// cleared graph, runs forward, backward and the update; outcome_of(ex) gives the step's loss terms
-// and units (its loss is filled in).
+// train_and_time does: step k covers examples[(k·B + i) % examples.size()], i < B = update_batch (with
+// mpi, this rank's shard of them), builds the sum of loss_of(cg, ex) in a cleared graph, runs forward,
+// backward and the update; outcome_of(ex) gives each example's loss terms and units (summed over the
+// ranks with mpi; the loss is filled in).
 template <typename Example, typename LossFn, typename OutcomeFn>
 Result train_with_adam(const Options& options, dynet::ParameterCollection& pc, const std::vector<Example>& examples,
                        LossFn&& loss_of, OutcomeFn&& outcome_of) {
   dynet::AdamTrainer trainer(pc);
   trainer.clipping_enabled = false;
+  std::unique_ptr<dynet::mpi::DistributedTrainer> dist;
+  if (options.mpi) dist = std::make_unique<dynet::mpi::DistributedTrainer>(trainer);
+  const size_t per_update = options.update_batch;
   dynet::ComputationGraph cg;
-  return train_and_time(options, [&](int k) {
-    const Example& ex = examples[static_cast<size_t>(k) % examples.size()];
+  std::vector<dynet::Expression> losses;
+  double reduce_before = 0;
+  Result r = train_and_time(options, [&](int k) {
+    if (dist && k == options.warmup) reduce_before = dist->stats().seconds;
+    const auto [first, last] = dist ? dist->shard(per_update) : std::pair<size_t, size_t>(0, per_update);
     cg.clear();
-    dynet::Expression loss = loss_of(cg, ex);
-    StepOutcome out = outcome_of(ex);
-    out.loss = dynet::as_scalar(cg.forward(loss));
-    cg.backward(loss);
+    losses.clear();
+    StepOutcome out;
+    for (size_t i = first; i < last; ++i) {
+      const Example& ex = examples[(static_cast<size_t>(k) * per_update + i) % examples.size()];
+      losses.push_back(loss_of(cg, ex));
+      const StepOutcome o = outcome_of(ex);
+      out.loss_terms += o.loss_terms;
+      out.units += o.units;
+    }
+    if (!losses.empty()) {
+      dynet::Expression loss = losses.size() == 1 ? losses[0] : dynet::sum(losses);
+      out.loss = dynet::as_scalar(cg.forward(loss));
+      cg.backward(loss);
+    }
     trainer.update();
+    if (dist) {
+      const std::vector<double> total = dist->sum(std::vector<double>{out.loss, out.loss_terms, out.units});
+      out = StepOutcome{total[0], total[1], total[2]};
+    }
     return out;
   });
+  r.update_batch = options.update_batch;
+  if (dist) {
+    r.ranks = dist->size();
+    r.reduce_seconds = dist->stats().seconds - reduce_before;
+  }
+  return r;
 }
 
 // main() of a task program: parses the options, initialises the library and prints the Result that
@@ -170,8 +209,10 @@ int task_main(const char* program, int argc, char** argv, TaskFn&& task) {
   try {
     const Options options = parse_options(program, argc, argv);
     initialize_library(options);
-    print_result(task(options));
+    const Result result = task(options);
+    if (!options.mpi || dynet::mpi::is_root()) print_result(result);
   } catch (const std::exception& e) {
+    dynet::mpi::mark_failed();  // with --mpi: exit without MPI_Finalize so that mpirun ends the job
     std::fprintf(stderr, "%s: %s\n", program, e.what());
     return 1;
   }
