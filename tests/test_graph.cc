@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <thread>
@@ -8,6 +9,7 @@
 #include "core/mem.h"
 #include "core/op.h"
 #include "dynet/expr.h"
+#include "dynet/init.h"
 
 namespace dynet {
 namespace {
@@ -98,6 +100,9 @@ TEST(Graph, CheckpointAndRevert) {
   EXPECT_THROW(z.value(), std::invalid_argument);  // z no longer exists
   Expression w = log(y);
   EXPECT_NEAR(as_scalar(w.value()), std::log(std::tanh(0.5f)), 1e-6);
+  // Nodes past the reverted ones' count are computed too (the executor's vectors outgrow the graph).
+  Expression v = square(w);
+  EXPECT_NEAR(as_scalar(sqrt(v).value()), -std::log(std::tanh(0.5f)), 1e-6);
   EXPECT_THROW(g.revert(), std::runtime_error);
 }
 
@@ -174,6 +179,86 @@ TEST(MemPool, GrowsPastItsInitialSizeWithoutMovingAllocations) {
   pool.allocate_floats(1000);
   pool.revert(m);
   EXPECT_EQ(pool.used(), m.used);
+}
+
+// A training loop that builds a new graph per step, as DyNet programs do. Returns the loss.
+float train_step_on_new_graph(Parameter& p, int width, int depth) {
+  ComputationGraph g;
+  std::vector<float> data(width, 0.01f);
+  Expression y = cmult(input(g, Dim({unsigned(width)}), data), parameter(g, p));
+  for (int i = 0; i < depth; ++i) y = tanh(y);
+  Expression loss = sum_elems(y);
+  const float v = as_scalar(loss.value());
+  g.backward(loss);
+  return v;
+}
+
+TEST(Graph, NewGraphsReuseTheMemoryOfDestroyedOnes) {
+  // Far beyond the initial pool sizes, so the first graphs grow their pools; later graphs must get
+  // that memory back instead of asking the system (and faulting fresh pages in) again.
+  ParameterCollection pc;
+  const int width = 1 << 16;
+  Parameter p = pc.add_parameters({unsigned(width)}, ParameterInitConst(1.f));
+  const float expected = width * std::tanh(std::tanh(0.01f));
+  for (int step = 0; step < 3; ++step) EXPECT_NEAR(train_step_on_new_graph(p, width, 2), expected, 1e-4 * expected);
+  const size_t taken = MemPool::system_bytes();
+  for (int step = 0; step < 10; ++step) EXPECT_NEAR(train_step_on_new_graph(p, width, 2), expected, 1e-4 * expected);
+  EXPECT_EQ(MemPool::system_bytes(), taken);
+  // A smaller graph fits in the kept memory too.
+  Parameter q = pc.add_parameters({unsigned(width / 4)}, ParameterInitConst(1.f));
+  EXPECT_NEAR(train_step_on_new_graph(q, width / 4, 1), width / 4 * std::tanh(0.01f), 1e-4 * width);
+  EXPECT_EQ(MemPool::system_bytes(), taken);
+  // cleanup() frees what was kept: the next graph takes memory from the system again.
+  cleanup();
+  train_step_on_new_graph(p, width, 2);
+  EXPECT_GT(MemPool::system_bytes(), taken);
+}
+
+TEST(Graph, ARecycledExecutorStartsEmpty) {
+  ParameterCollection pc;
+  Parameter p = pc.add_parameters({3}, ParameterInitConst(2.f));
+  {
+    ComputationGraph g;
+    Expression y = square(parameter(g, p));
+    y.value();
+    g.backward(sum_elems(y));
+    g.checkpoint();  // a revert leaves the executor with fewer computed flags than values
+    exp(exp(exp(y))).value();
+    g.revert();
+    exp(y).value();  // computed in the place of a reverted node
+  }
+  ComputationGraph g;  // takes the executor of the graph above
+  EXPECT_EQ(g.size(), 0u);
+  EXPECT_EQ(g.num_evaluated(), 0u);
+  Expression x = input(g, Dim({3}), std::vector<float>{1, 2, 3});
+  EXPECT_THROW(g.get_gradient(x.i), std::runtime_error);  // no backward on this graph yet
+  Expression y = cmult(x, parameter(g, p));
+  EXPECT_EQ(g.num_evaluated(), 0u);
+  const Tensor& v = y.value();
+  EXPECT_FLOAT_EQ(v.v[0], 2.f);
+  EXPECT_FLOAT_EQ(v.v[2], 6.f);
+  Expression z = sum_elems(square(square(y)));  // more nodes than the first graph had
+  EXPECT_FLOAT_EQ(as_scalar(z.value()), 16.f + 256.f + 1296.f);
+}
+
+TEST(Graph, GraphsComeAndGoOnManyThreads) {
+  // Executors move between threads through the spare list; every graph must compute its own values.
+  ParameterCollection pc;
+  Parameter p = pc.add_parameters({1}, ParameterInitConst(0.5f));
+  std::atomic<int> wrong{0};
+  auto work = [&](int id) {
+    for (int it = 0; it < 100; ++it) {
+      ComputationGraph g;
+      const int n = 1 + (id + it) % 7;
+      std::vector<float> data(n * 1000, float(id));
+      Expression s = sum_elems(input(g, Dim({unsigned(n * 1000)}), data) * parameter(g, p));
+      if (std::abs(as_scalar(s.value()) - 0.5f * id * n * 1000) > 1e-3f * (1 + id * n * 1000)) ++wrong;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int id = 0; id < 6; ++id) threads.emplace_back(work, id);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(Graph, LargeGraphsGrowMemory) {

@@ -130,13 +130,13 @@ class ComputationGraph {
  private:
   void check_index(VariableIndex i, const char* where) const;
   void describe_node(std::ostream& os, VariableIndex i) const;
-  void set_executor(int strategy);
 
   std::vector<NodeRec> nodes_;
   std::vector<VariableIndex> args_;
   std::vector<uint64_t> attrs_;
   std::vector<CGCheckpoint> checkpoints_;
   std::unique_ptr<Executor> exec_;
+  int strategy_ = 0;  // the executor's: 0 simple, 1 agenda, 2 depth
   bool immediate_compute_ = false;
   bool check_validity_ = false;
   uint32_t slot_;

@@ -1,20 +1,95 @@
 #include "core/executor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace dynet {
 
 Executor::Executor(const ComputationGraph& cg)
-    : cg_(cg), fx_pool_(pool_sizes().fx), grad_pool_(pool_sizes().dEdf), scratch_pool_(pool_sizes().scratch) {}
+    : cg_(&cg), fx_pool_(pool_sizes().fx), grad_pool_(pool_sizes().dEdf), scratch_pool_(pool_sizes().scratch) {}
 
 Executor::~Executor() = default;
 
+void Executor::rebind(const ComputationGraph& cg) {
+  cg_ = &cg;
+  invalidate();
+}
+
+namespace {
+struct Spare {
+  int strategy;
+  std::unique_ptr<Executor> exec;
+  GraphVectors vectors;
+};
+struct SpareList {
+  std::mutex mutex;
+  std::vector<Spare> spares;  // most recently released last
+};
+// Never destroyed: graphs that die during static destruction still find it.
+SpareList& spare_list() {
+  static SpareList* list = new SpareList;
+  return *list;
+}
+size_t max_spares() {
+  static const size_t n = std::max<size_t>(4, 2 * size_t(std::thread::hardware_concurrency()));
+  return n;
+}
+}  // namespace
+
+std::unique_ptr<Executor> acquire_executor(const ComputationGraph& cg, int strategy, GraphVectors* vectors) {
+  SpareList& list = spare_list();
+  {
+    std::lock_guard<std::mutex> lock(list.mutex);
+    for (size_t k = list.spares.size(); k-- > 0;) {
+      if (list.spares[k].strategy != strategy) continue;
+      Spare spare = std::move(list.spares[k]);
+      list.spares.erase(list.spares.begin() + static_cast<std::ptrdiff_t>(k));
+      *vectors = std::move(spare.vectors);
+      spare.exec->rebind(cg);
+      return std::move(spare.exec);
+    }
+  }
+  return make_executor(cg, strategy);
+}
+
+void release_executor(std::unique_ptr<Executor> exec, int strategy, GraphVectors&& vectors) noexcept {
+  if (!exec) return;
+  vectors.nodes.clear();
+  vectors.args.clear();
+  vectors.attrs.clear();
+  SpareList& list = spare_list();
+  std::unique_ptr<Executor> dropped;  // freed outside the lock
+  try {
+    std::lock_guard<std::mutex> lock(list.mutex);
+    if (list.spares.size() >= max_spares()) {
+      dropped = std::move(list.spares.front().exec);
+      list.spares.erase(list.spares.begin());
+    }
+    list.spares.push_back(Spare{strategy, std::move(exec), std::move(vectors)});
+  } catch (...) {
+    // Out of memory or a failed lock: the executor is simply freed.
+  }
+}
+
+void free_spare_executors() {
+  std::vector<Spare> spares;
+  {
+    std::lock_guard<std::mutex> lock(spare_list().mutex);
+    spares.swap(spare_list().spares);
+  }
+}
+
 void Executor::grow(size_t n) {
-  if (fx_.size() >= n) return;
-  fx_.resize(n);
-  aux_.resize(n);
+  // revert() shrinks computed_ only, so the value vectors may already be long enough.
+  if (computed_.size() >= n) return;
+  if (fx_.size() < n) {
+    fx_.resize(n);
+    aux_.resize(n);
+  }
   computed_.resize(n, 0);
 }
 
@@ -25,31 +100,31 @@ void Executor::mark_computed(VariableIndex i) {
 }
 
 const Tensor* Executor::gather_arg_values(VariableIndex i) {
-  const NodeRec& r = cg_.node(i);
-  const VariableIndex* a = cg_.node_args(i);
+  const NodeRec& r = cg_->node(i);
+  const VariableIndex* a = cg_->node_args(i);
   if (arg_scratch_.size() < r.nargs) arg_scratch_.resize(r.nargs);
   for (unsigned k = 0; k < r.nargs; ++k) arg_scratch_[k] = fx_[a[k]];
   return arg_scratch_.data();
 }
 
 void Executor::forward_node(VariableIndex i) {
-  const NodeRec& n = cg_.node(i);
+  const NodeRec& n = cg_->node(i);
   const OpDef& def = op_def(n.op);
-  const VariableIndex* a = cg_.node_args(i);
+  const VariableIndex* a = cg_->node_args(i);
   const Tensor* xs = gather_arg_values(i);
   Tensor& fx = fx_[i];
   fx.d = n.dim;
   fx.device = default_device;
   fx.mem_pool = DeviceMempool::FXS;
   fx.v = (n.flags & kAliasOutput) ? nullptr : fx_pool_.allocate_floats(n.dim.size());
-  const AttrView attr{cg_.node_attr(i), n.attr_words};
+  const AttrView attr{cg_->node_attr(i), n.attr_words};
   float* aux = nullptr;
-  if (def.aux_floats) aux = fx_pool_.allocate_floats(def.aux_floats(n.dim, ArgDims{&cg_.node(0), a, n.nargs}, attr));
+  if (def.aux_floats) aux = fx_pool_.allocate_floats(def.aux_floats(n.dim, ArgDims{&cg_->node(0), a, n.nargs}, attr));
   aux_[i] = aux;
   const MemPool::Mark mark = scratch_pool_.mark();
   def.forward(ForwardArgs{xs, n.nargs, fx, attr, aux, scratch_pool_});
   scratch_pool_.revert(mark);
-  if (cg_.check_validity() && !fx.is_valid())
+  if (cg_->check_validity() && !fx.is_valid())
     throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(i) + " (" + def.name + " " +
                              n.dim.str() + ")");
   mark_computed(i);
@@ -61,13 +136,13 @@ void Executor::prepare_backward(VariableIndex last, bool full) {
   std::vector<uint8_t>& needs = needs_;
   needs.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    const NodeRec& r = cg_.node(static_cast<VariableIndex>(i));
+    const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
     if (full || (r.flags & kParameterNode)) {
       needs[i] = !(r.flags & kNoGradient) || (r.flags & kParameterNode);
       continue;
     }
     if (r.flags & kNoGradient) continue;
-    const VariableIndex* a = cg_.node_args(static_cast<VariableIndex>(i));
+    const VariableIndex* a = cg_->node_args(static_cast<VariableIndex>(i));
     for (unsigned k = 0; k < r.nargs; ++k)
       if (needs[a[k]]) {
         needs[i] = 1;
@@ -81,20 +156,20 @@ void Executor::prepare_backward(VariableIndex last, bool full) {
   size_t total = 0;
   for (size_t i = n; i-- > 0;) {
     if (!reached[i]) continue;
-    const NodeRec& r = cg_.node(static_cast<VariableIndex>(i));
+    const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
     total += r.dim.size();
     if (r.flags & kNoGradient) continue;
-    const VariableIndex* a = cg_.node_args(static_cast<VariableIndex>(i));
+    const VariableIndex* a = cg_->node_args(static_cast<VariableIndex>(i));
     for (unsigned k = 0; k < r.nargs; ++k)
       if (needs[a[k]]) reached[a[k]] = 1;
   }
-  grad_.assign(cg_.size(), Tensor());
+  grad_.assign(cg_->size(), Tensor());
   grad_pool_.free_all();
   float* block = grad_pool_.allocate_floats(total);
   std::memset(block, 0, total * sizeof(float));
   for (size_t i = 0; i < n; ++i) {
     if (!reached[i]) continue;
-    grad_[i] = Tensor(cg_.node(static_cast<VariableIndex>(i)).dim, block, default_device, DeviceMempool::DEDFS);
+    grad_[i] = Tensor(cg_->node(static_cast<VariableIndex>(i)).dim, block, default_device, DeviceMempool::DEDFS);
     block += grad_[i].d.size();
   }
   has_backward_ = true;
@@ -109,7 +184,7 @@ const Tensor& Executor::gradient(VariableIndex i) {
                              " has no gradient: call backward() on a loss computed from it first");
   Tensor& g = grad_[i];
   if (!g.v) {  // not on a path to the loss (or constant): dE/dnode = 0
-    g = Tensor(cg_.node(i).dim, grad_pool_.allocate_floats(cg_.node(i).dim.size()), default_device,
+    g = Tensor(cg_->node(i).dim, grad_pool_.allocate_floats(cg_->node(i).dim.size()), default_device,
                DeviceMempool::DEDFS);
     std::memset(g.v, 0, g.d.size() * sizeof(float));
   }

@@ -1,6 +1,11 @@
 // Executors run a graph's nodes. The graph only records nodes; values, gradients, auxiliary memory
 // and the pools behind them live in the executor (one per graph), so evaluation strategies (simple,
 // autobatched) plug in without touching graph construction.
+//
+// Executors outlive their graphs: a destroyed graph's executor, with its pools and per-node vectors,
+// is kept (with the graph's node vectors) for the next graph of the same strategy, on any thread. A
+// program that builds a graph per example or minibatch therefore reaches a steady state where graphs
+// take no memory from the system and touch no fresh pages (see acquire_executor).
 #pragma once
 
 #include <memory>
@@ -15,6 +20,8 @@ class Executor {
  public:
   explicit Executor(const ComputationGraph& cg);
   virtual ~Executor();
+  // Moves a recycled executor to graph cg: as after invalidate(), with every buffer's capacity kept.
+  void rebind(const ComputationGraph& cg);
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
@@ -33,8 +40,9 @@ class Executor {
   // Number of leading nodes whose values are computed.
   size_t num_evaluated() const { return prefix_; }
 
-  // Forgets every value and gradient (the next forward recomputes; memory is reused).
-  void invalidate();
+  // Forgets every value and gradient (the next forward recomputes; memory is reused). Executors with
+  // state of their own reset it here too (clear() and rebind() both come through here).
+  virtual void invalidate();
   // Forgets values computed after the matching checkpoint (nodes >= `nodes` are gone from the graph).
   void checkpoint();
   void revert(size_t nodes);
@@ -51,7 +59,7 @@ class Executor {
   void prepare_backward(VariableIndex last, bool full);
   void grow(size_t n);
 
-  const ComputationGraph& cg_;
+  const ComputationGraph* cg_;
   std::vector<Tensor> fx_, grad_;
   std::vector<float*> aux_;
   std::vector<uint8_t> computed_;
@@ -68,5 +76,20 @@ class Executor {
 // The executor for a strategy: 0 simple, 1 agenda-based autobatching, 2 depth-based autobatching.
 // Defined by the execution layer (src/exec).
 std::unique_ptr<Executor> make_executor(const ComputationGraph& cg, int strategy);
+
+// The node vectors of a graph, kept with its executor between graphs.
+struct GraphVectors {
+  std::vector<NodeRec> nodes;
+  std::vector<VariableIndex> args;
+  std::vector<uint64_t> attrs;
+};
+// A recycled executor of `strategy` rebound to cg, with the node vectors that were kept with it moved
+// into *vectors (cleared); a new one (make_executor) when none is spare. Thread-safe.
+std::unique_ptr<Executor> acquire_executor(const ComputationGraph& cg, int strategy, GraphVectors* vectors);
+// Keeps a dying graph's executor and node vectors for acquire_executor; at most a few are kept (twice
+// the hardware threads, at least 4) and the rest freed. Never throws.
+void release_executor(std::unique_ptr<Executor> exec, int strategy, GraphVectors&& vectors) noexcept;
+// Frees every kept executor (cleanup()).
+void free_spare_executors();
 
 }  // namespace dynet

@@ -63,18 +63,24 @@ ComputationGraph::ComputationGraph() : ComputationGraph(autobatch_flag != 0) {}
 ComputationGraph::ComputationGraph(bool batched) : slot_(acquire_slot()) {
   graph_id_ = new_id(slot_);
   try {
-    set_executor(batched ? (autobatch_flag > 0 ? autobatch_flag : 1) : 0);
+    strategy_ = batched ? (autobatch_flag > 0 ? autobatch_flag : 1) : 0;
+    GraphVectors kept;
+    exec_ = acquire_executor(*this, strategy_, &kept);
+    nodes_ = std::move(kept.nodes);
+    args_ = std::move(kept.args);
+    attrs_ = std::move(kept.attrs);
+    nodes_.reserve(256);
+    args_.reserve(512);
   } catch (...) {
     release_slot(slot_);
     throw;
   }
-  nodes_.reserve(256);
-  args_.reserve(512);
 }
 
-ComputationGraph::~ComputationGraph() { release_slot(slot_); }
-
-void ComputationGraph::set_executor(int strategy) { exec_ = make_executor(*this, strategy); }
+ComputationGraph::~ComputationGraph() {
+  release_slot(slot_);
+  release_executor(std::move(exec_), strategy_, GraphVectors{std::move(nodes_), std::move(args_), std::move(attrs_)});
+}
 
 void ComputationGraph::check_index(VariableIndex i, const char* where) const {
   if (i >= nodes_.size())

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/executor.h"
 #include "dynet/devices.h"
 #include "dynet/globals.h"
 
@@ -159,11 +160,12 @@ void initialize(int& argc, char**& argv, bool shared_parameters) {
   initialize(p);
 }
 
-void cleanup() {}
+void cleanup() { free_spare_executors(); }
 
 }  // namespace dynet
 
 // ---- devices ----
+#include "core/executor.h"
 #include "dynet/devices.h"
 
 namespace dynet {

@@ -1,18 +1,24 @@
 #include "mem.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <new>
 
 namespace dynet {
 
 namespace {
+std::atomic<size_t> g_system_bytes{0};
+
 char* aligned_block(size_t bytes) {
   void* p = std::aligned_alloc(MemPool::kAlign, bytes);
   if (!p) throw std::bad_alloc();
+  g_system_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return static_cast<char*>(p);
 }
 }  // namespace
+
+size_t MemPool::system_bytes() { return g_system_bytes.load(std::memory_order_relaxed); }
 
 MemPool::~MemPool() {
   for (Block& b : blocks_) std::free(b.data);

@@ -39,6 +39,9 @@ class MemPool {
   size_t capacity() const;
   size_t used() const;
   size_t num_blocks() const { return blocks_.size(); }
+  // Bytes all pools of the process have taken from the system so far (tests check that a steady-state
+  // training loop takes none).
+  static size_t system_bytes();
 
  private:
   struct Block {

@@ -11,15 +11,15 @@ void SimpleExecutor::mark_needed(VariableIndex last, size_t base) {
   wanted_[last - base] = 1;
   for (size_t i = last + 1; i-- > base;) {
     if (!wanted_[i - base] || computed_[i]) continue;
-    const NodeRec& r = cg_.node(static_cast<VariableIndex>(i));
-    const VariableIndex* a = cg_.node_args(static_cast<VariableIndex>(i));
+    const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
+    const VariableIndex* a = cg_->node_args(static_cast<VariableIndex>(i));
     for (unsigned k = 0; k < r.nargs; ++k)
       if (a[k] >= base) wanted_[a[k] - base] = 1;
   }
 }
 
 void SimpleExecutor::forward(VariableIndex last) {
-  grow(cg_.size());
+  grow(cg_->size());
   if (computed_[last]) return;
   const size_t base = prefix_;  // forward_node advances prefix_
   mark_needed(last, base);
@@ -37,15 +37,15 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
 
 void SimpleExecutor::backward_node(VariableIndex i) {
   if (low_rank_head_[i] >= 0) flush_low_rank(i);
-  const NodeRec& r = cg_.node(i);
+  const NodeRec& r = cg_->node(i);
   const OpDef& def = op_def(r.op);
-  const AttrView attr{cg_.node_attr(i), r.attr_words};
+  const AttrView attr{cg_->node_attr(i), r.attr_words};
   if (r.flags & kParameterNode) {
     def.param_grad(attr, grad_[i]);
     return;
   }
   if (!def.backward || (r.flags & kNoGradient)) return;
-  const VariableIndex* a = cg_.node_args(i);
+  const VariableIndex* a = cg_->node_args(i);
   const Tensor* xs = gather_arg_values(i);
   for (unsigned k = 0; k < r.nargs; ++k) {
     if (!reached_[a[k]]) continue;
