@@ -260,27 +260,46 @@ def parser_data(data_dir, seed):
     return len(words), len(tags), 1 + 2 * len(labels), examples
 
 
+# ---- bilstm (synthetic, fixed length) ----
+BILSTM_LENGTH, BILSTM_VOCAB, BILSTM_TAGS, BILSTM_SEQUENCES = 40, 10000, 20, 4096
+
+
+def bilstm_data(seed):
+    """Sequences (word ids, tag ids) of BILSTM_LENGTH words drawn from SplitMix64; tag = word % tags."""
+    rng = SplitMix64(seed)
+    out = []
+    for _ in range(BILSTM_SEQUENCES):
+        words = [rng.next() % BILSTM_VOCAB for _ in range(BILSTM_LENGTH)]
+        out.append((words, [w % BILSTM_TAGS for w in words]))
+    return out
+
+
 # ---- command line, timing and the result line ----
-TASKS = ("rnnlm", "tagger", "tagger_char", "treelstm", "parser")
+TASKS = ("rnnlm", "tagger", "tagger_char", "treelstm", "parser", "bilstm")
 UNITS = {"rnnlm": ("words/s", "nll per word"), "tagger": ("words/s", "nll per word"),
          "tagger_char": ("words/s", "nll per word"), "treelstm": ("sentences/s", "nll per sentence"),
-         "parser": ("sentences/s", "nll per transition")}
+         "parser": ("sentences/s", "nll per transition"), "bilstm": ("words/s", "nll per word")}
 
 
 def parse_args(description, extra=None):
     p = argparse.ArgumentParser(description=description)
     p.add_argument("task", choices=TASKS)
-    p.add_argument("--data", required=True, help="directory with ptb/, tagging/, sst/, ud-ewt/")
+    p.add_argument("--data", default="", help="directory with ptb/, tagging/, sst/, ud-ewt/ (bilstm needs none)")
     p.add_argument("--steps", type=int, default=20, help="measured training steps")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps first")
     p.add_argument("--minibatch", type=int, default=1, help="rnnlm sentences per batch")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--update-batch", type=int, default=1, help="examples per graph (one update)")
+    p.add_argument("--autobatch", type=int, default=0, choices=(0, 1, 2), help="DyNet's --dynet-autobatch")
+    p.add_argument("--manual", type=int, default=0, choices=(0, 1), help="1: the hand-batched version")
     if extra:
         extra(p)
     args = p.parse_args()
-    if args.minibatch < 1 or args.threads < 1 or args.steps < 0 or args.warmup < 0:
-        p.error("--minibatch and --threads must be >= 1, --steps and --warmup >= 0")
+    if args.minibatch < 1 or args.threads < 1 or args.update_batch < 1 or args.steps < 0 or args.warmup < 0:
+        p.error("--minibatch, --update-batch and --threads must be >= 1, --steps and --warmup >= 0")
+    if not args.data and args.task != "bilstm":
+        p.error("--data DIR is required for " + args.task)
     return args
 
 
@@ -288,11 +307,16 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
 
+def minor_faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def train_and_time(args, impl, step):
     """step(k) trains on example k and returns (summed loss, loss terms, units); prints the JSON line."""
     for k in range(args.warmup):
         step(k)
     loss_sum = loss_terms = units = 0.0
+    faults = minor_faults()
     start = time.perf_counter()
     for k in range(args.steps):
         loss, terms, n = step(args.warmup + k)
@@ -300,11 +324,14 @@ def train_and_time(args, impl, step):
         loss_terms += terms
         units += n
     seconds = time.perf_counter() - start
+    faults = minor_faults() - faults
     unit, loss_unit = UNITS[args.task]
     print(json.dumps({
         "task": args.task, "impl": impl, "minibatch": args.minibatch, "steps": args.steps,
         "warmup": args.warmup, "units": units, "unit": unit, "seconds": seconds,
         "throughput": units / seconds if seconds > 0 else 0.0,
         "loss": loss_sum / loss_terms if loss_terms else 0.0, "loss_unit": loss_unit,
-        "peak_rss_mb": round(peak_rss_mb(), 1), "data": data_kind(args.data), "threads": args.threads}),
+        "peak_rss_mb": round(peak_rss_mb(), 1), "minor_faults_per_step": faults / args.steps if args.steps else 0.0,
+        "data": "synthetic" if args.task == "bilstm" else data_kind(args.data), "threads": args.threads,
+        "update_batch": args.update_batch, "autobatch": args.autobatch, "manual": bool(args.manual)}),
         flush=True)

@@ -2,11 +2,13 @@
 
 Runs on the original DyNet (`pip install dyNET38`, module `dynet`) and, once our Python package
 exists, on ours with `--module NAME`. Same architectures, sizes, data and example order as the C++
-programs in bench/tasks: expressions per word / node / transition, one graph per example (rnnlm: per
-minibatch, with batched lookups and losses), AdamTrainer with DyNet's default sparse updates of
-lookup parameters and gradient clipping off.
+programs in bench/tasks: expressions per word / node / transition, --update-batch examples per graph
+(default one; rnnlm: an example is one minibatch, with batched lookups and losses), --autobatch N as DyNet's
+--dynet-autobatch, --manual 1 for the hand-batched version (bilstm), AdamTrainer with DyNet's default
+sparse updates of lookup parameters and gradient clipping off.
 
-    python dynet_tasks.py TASK --data DIR [--steps N] [--warmup N] [--minibatch N] [--module dynet]
+    python dynet_tasks.py TASK --data DIR [--steps N] [--warmup N] [--minibatch N] [--update-batch N]
+                          [--autobatch N] [--manual 1] [--module dynet]
 """
 
 import importlib
@@ -20,10 +22,12 @@ def add_module_arg(parser):
     parser.add_argument("--impl", default="dynet-py", help="the implementation name in the result line")
 
 
-def load_dynet(module, seed):
+def load_dynet(module, seed, autobatch):
     if module == "dynet":
         import dynet_config  # must come before the first import of dynet
-        dynet_config.set(random_seed=seed)
+        dynet_config.set(random_seed=seed, autobatch=autobatch)
+    elif autobatch:
+        sys.argv += ["--dynet-autobatch", str(autobatch)]  # DyNet's other way to set it, read at import
     return importlib.import_module(module)
 
 
@@ -31,6 +35,31 @@ def make_trainer(dy, pc):
     trainer = dy.AdamTrainer(pc)
     trainer.set_clip_threshold(0)  # <= 0 turns clipping off: PyTorch's optimisers do not clip
     return trainer
+
+
+def make_step(dy, args, pc, examples, loss_of, outcome_of):
+    """step(k): one graph over the B = args.update_batch examples from examples[k * B] (wrapping around), the
+    sum of loss_of(group) (the hand-batched loss of the group) or of loss_of(example) per example, then
+    forward, backward and an Adam update. outcome_of(example) = (loss terms, units)."""
+    trainer = make_trainer(dy, pc)
+    grouped = args.manual
+
+    def step(k):
+        group = [examples[(k * args.update_batch + b) % len(examples)] for b in range(args.update_batch)]
+        dy.renew_cg()
+        if grouped:
+            total = loss_of(group)
+        else:
+            losses = [loss_of(ex) for ex in group]
+            total = losses[0] if len(losses) == 1 else dy.esum(losses)
+        value = total.value()
+        total.backward()
+        trainer.update()
+        outcomes = [outcome_of(ex) for ex in group]
+        return value, sum(o[0] for o in outcomes), sum(o[1] for o in outcomes)
+
+    step.model = pc  # DyNet frees the parameters with the Python collection object
+    return step
 
 
 def bidirectional(forward_lstm, backward_lstm, inputs):
@@ -56,13 +85,9 @@ def run_rnnlm(dy, args):
     lstm = dy.VanillaLSTMBuilder(1, 128, 256, pc)
     softmax_w = pc.add_parameters((vocab, 256))
     softmax_b = pc.add_parameters((vocab,), init=dy.ConstInitializer(0.0))
-    trainer = make_trainer(dy, pc)
 
-    def step(k):
-        batch = batches[k % len(batches)]
-        size = len(batch)
+    def loss_of(batch):
         longest = max(len(s) for s in batch)
-        dy.renew_cg()
         w, b = dy.parameter(softmax_w), dy.parameter(softmax_b)
         state = lstm.initial_state()
         losses = []
@@ -75,15 +100,13 @@ def run_rnnlm(dy, args):
                 mask = dy.inputTensor([[1.0 if t <= len(s) else 0.0 for s in batch]], batched=True)
                 loss = dy.cmult(loss, mask)
             losses.append(loss)
-        total = dy.sum_batches(dy.esum(losses))
-        value = total.value()
-        total.backward()
-        trainer.update()
-        words = sum(len(s) + 1 for s in batch)
-        return value, words, words
+        return dy.sum_batches(dy.esum(losses))
 
-    step.model = pc  # DyNet frees the parameters with the Python collection object
-    return step
+    def outcome_of(batch):
+        words = sum(len(s) + 1 for s in batch)
+        return words, words
+
+    return make_step(dy, args, pc, batches, loss_of, outcome_of)
 
 
 def run_tagger(dy, args, with_chars):
@@ -100,7 +123,6 @@ def run_tagger(dy, args, with_chars):
         char_embed = pc.add_lookup_parameters((n_chars, 20))
         char_forward = dy.VanillaLSTMBuilder(1, 20, 64, pc)
         char_backward = dy.VanillaLSTMBuilder(1, 20, 64, pc)
-    trainer = make_trainer(dy, pc)
 
     def spell(chars):
         embedded = [dy.lookup(char_embed, c) for c in chars]
@@ -112,9 +134,8 @@ def run_tagger(dy, args, with_chars):
             r = r.add_input(x)
         return dy.concatenate([f.output(), r.output()])
 
-    def step(k):
-        words, chars, tags = sentences[k % len(sentences)]
-        dy.renew_cg()
+    def loss_of(sentence):
+        words, chars, tags = sentence
         inputs = [spell(c) if c is not None else dy.lookup(word_embed, w) for w, c in zip(words, chars)]
         forward_out, backward_out = bidirectional(forward_lstm, backward_lstm, inputs)
         w1, b1 = dy.parameter(hidden_w), dy.parameter(hidden_b)
@@ -123,14 +144,9 @@ def run_tagger(dy, args, with_chars):
         for fo, bo, tag in zip(forward_out, backward_out, tags):
             h = dy.tanh(dy.affine_transform([b1, w1, dy.concatenate([fo, bo])]))
             losses.append(dy.pickneglogsoftmax(dy.affine_transform([b2, w2, h]), tag))
-        total = dy.esum(losses)
-        value = total.value()
-        total.backward()
-        trainer.update()
-        return value, len(words), len(words)
+        return dy.esum(losses)
 
-    step.model = pc  # DyNet frees the parameters with the Python collection object
-    return step
+    return make_step(dy, args, pc, sentences, loss_of, lambda s: (len(s[0]), len(s[0])))
 
 
 def run_treelstm(dy, args):
@@ -145,11 +161,9 @@ def run_treelstm(dy, args):
     node_b = pc.add_parameters((5 * hid,), init=dy.ConstInitializer(0.0))
     output_w = pc.add_parameters((5, hid))
     output_b = pc.add_parameters((5,), init=dy.ConstInitializer(0.0))
-    trainer = make_trainer(dy, pc)
 
-    def step(k):
-        nodes, label = examples[k % len(examples)]
-        dy.renew_cg()
+    def loss_of(example):
+        nodes, label = example
         lw, lb = dy.parameter(leaf_w), dy.parameter(leaf_b)
         ul, ur, nb = dy.parameter(left_u), dy.parameter(right_u), dy.parameter(node_b)
         hs, cs = [], []
@@ -167,14 +181,9 @@ def run_treelstm(dy, args):
             hs.append(h)
             cs.append(c)
         scores = dy.affine_transform([dy.parameter(output_b), dy.parameter(output_w), hs[-1]])
-        loss = dy.pickneglogsoftmax(scores, label)
-        value = loss.value()
-        loss.backward()
-        trainer.update()
-        return value, 1, 1
+        return dy.pickneglogsoftmax(scores, label)
 
-    step.model = pc  # DyNet frees the parameters with the Python collection object
-    return step
+    return make_step(dy, args, pc, examples, loss_of, lambda ex: (1, 1))
 
 
 def run_parser(dy, args):
@@ -189,11 +198,9 @@ def run_parser(dy, args):
     hidden_b = pc.add_parameters((100,), init=dy.ConstInitializer(0.0))
     output_w = pc.add_parameters((n_actions, 100))
     output_b = pc.add_parameters((n_actions,), init=dy.ConstInitializer(0.0))
-    trainer = make_trainer(dy, pc)
 
-    def step(k):
-        words, tags, transitions = examples[k % len(examples)]
-        dy.renew_cg()
+    def loss_of(example):
+        words, tags, transitions = example
         inputs = [dy.concatenate([dy.lookup(word_embed, w), dy.lookup(tag_embed, t)]) for w, t in zip(words, tags)]
         forward_out, backward_out = bidirectional(forward_lstm, backward_lstm, inputs)
         vectors = [dy.concatenate([fo, bo]) for fo, bo in zip(forward_out, backward_out)]
@@ -205,21 +212,50 @@ def run_parser(dy, args):
             features = dy.concatenate([vectors[p] if p >= 0 else absent for p in positions])
             h = dy.tanh(dy.affine_transform([b1, w1, features]))
             losses.append(dy.pickneglogsoftmax(dy.affine_transform([b2, w2, h]), action))
-        total = dy.esum(losses)
-        value = total.value()
-        total.backward()
-        trainer.update()
-        return value, len(transitions), 1
+        return dy.esum(losses)
 
-    step.model = pc  # DyNet frees the parameters with the Python collection object
-    return step
+    return make_step(dy, args, pc, examples, loss_of, lambda ex: (len(ex[2]), 1))
+
+
+def run_bilstm(dy, args):
+    length, n_tags = benchdata.BILSTM_LENGTH, benchdata.BILSTM_TAGS
+    sequences = benchdata.bilstm_data(args.seed)
+    pc = dy.ParameterCollection()
+    embed = pc.add_lookup_parameters((benchdata.BILSTM_VOCAB, 128))
+    forward_lstm = dy.VanillaLSTMBuilder(2, 128, 200, pc)
+    backward_lstm = dy.VanillaLSTMBuilder(2, 128, 200, pc)
+    output_w = pc.add_parameters((n_tags, 400))
+    output_b = pc.add_parameters((n_tags,), init=dy.ConstInitializer(0.0))
+
+    def tag_losses(inputs, pick):
+        forward_out, backward_out = bidirectional(forward_lstm, backward_lstm, inputs)
+        w, b = dy.parameter(output_w), dy.parameter(output_b)
+        return dy.esum([pick(dy.affine_transform([b, w, dy.concatenate([fo, bo])]), t)
+                        for t, (fo, bo) in enumerate(zip(forward_out, backward_out))])
+
+    def sequence_loss(sequence):
+        words, tags = sequence
+        return tag_losses([dy.lookup(embed, w) for w in words], lambda s, t: dy.pickneglogsoftmax(s, tags[t]))
+
+    def minibatch_loss(group):  # the hand-batched version: index vectors per position, sum_batches
+        inputs = [dy.lookup_batch(embed, [words[t] for words, _ in group]) for t in range(length)]
+        return dy.sum_batches(tag_losses(
+            inputs, lambda s, t: dy.pickneglogsoftmax_batch(s, [tags[t] for _, tags in group])))
+
+    return make_step(dy, args, pc, sequences, minibatch_loss if args.manual else sequence_loss,
+                     lambda s: (length, length))
 
 
 def main():
     args = benchdata.parse_args("DyNet-API benchmark tasks", extra=add_module_arg)
     sys.argv = sys.argv[:1]  # DyNet reads --dynet-* flags from sys.argv; ours are not for it
-    dy = load_dynet(args.module, args.seed)
-    if args.task == "rnnlm":
+    if args.manual and args.task != "bilstm":
+        raise SystemExit("dynet_tasks.py: %s has no hand-batched version (--manual 1)%s"
+                         % (args.task, "; it is always hand-batched" if args.task == "rnnlm" else ""))
+    dy = load_dynet(args.module, args.seed, args.autobatch)
+    if args.task == "bilstm":
+        step = run_bilstm(dy, args)
+    elif args.task == "rnnlm":
         step = run_rnnlm(dy, args)
     elif args.task in ("tagger", "tagger_char"):
         step = run_tagger(dy, args, args.task == "tagger_char")

@@ -181,6 +181,9 @@ def run_parser(args):
 
 def main():
     args = benchdata.parse_args("PyTorch benchmark tasks")
+    if args.task == "bilstm" or args.update_batch != 1 or args.autobatch or args.manual:
+        raise SystemExit("torch_tasks.py: only the one-example-per-graph settings of the dynet-benchmark tasks "
+                         "(no bilstm, --update-batch, --autobatch or --manual)")
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     if args.task == "rnnlm":

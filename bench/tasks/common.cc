@@ -51,7 +51,7 @@ std::vector<std::string> split_spaces(const std::string& line) {
 
 }  // namespace
 
-Options parse_options(const char* program, int argc, char** argv) {
+Options parse_options(const char* program, int argc, char** argv, bool needs_data) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -65,24 +65,39 @@ Options parse_options(const char* program, int argc, char** argv) {
     else if (!std::strcmp(a, "--threads")) o.threads = parse_int(program, a, v);
     else if (!std::strcmp(a, "--update-batch")) o.update_batch = static_cast<unsigned>(parse_int(program, a, v));
     else if (!std::strcmp(a, "--mpi")) o.mpi = parse_int(program, a, v) != 0;
+    else if (!std::strcmp(a, "--autobatch")) o.autobatch = parse_int(program, a, v);
+    else if (!std::strcmp(a, "--manual")) o.manual = parse_int(program, a, v) != 0;
     else throw std::invalid_argument(std::string(program) + ": unknown argument '" + a + "'");
   }
-  if (o.data_dir.empty()) throw std::invalid_argument(std::string(program) + ": --data DIR is required");
+  if (needs_data && o.data_dir.empty()) throw std::invalid_argument(std::string(program) + ": --data DIR is required");
   if (o.minibatch == 0) throw std::invalid_argument(std::string(program) + ": --minibatch must be at least 1");
   if (o.threads == 0) throw std::invalid_argument(std::string(program) + ": --threads must be at least 1");
   if (o.update_batch == 0) throw std::invalid_argument(std::string(program) + ": --update-batch must be at least 1");
+  if (o.autobatch > 2) throw std::invalid_argument(std::string(program) + ": --autobatch takes 0, 1 or 2");
   return o;
 }
 
 void initialize_library(const Options& options) {
   dynet::DynetParams params;
   params.random_seed = options.seed;
+  params.autobatch = options.autobatch;
   dynet::initialize(params);
   omp_set_num_threads(options.threads);
 }
 
+void reject_manual(const Options& options, const char* program) {
+  if (options.manual)
+    throw std::invalid_argument(std::string(program) + ": this task has no hand-batched version (--manual 1)");
+}
+
 std::string data_kind(const std::string& dir) {
   return std::filesystem::exists(std::filesystem::path(dir) / "GENERATED") ? "generated" : "real";
+}
+
+double minor_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_minflt);
 }
 
 double peak_rss_mb() {
@@ -415,11 +430,13 @@ void print_result(const Result& r) {
   std::printf(
       "{\"task\": \"%s\", \"impl\": \"ours-cpp\", \"minibatch\": %u, \"steps\": %d, \"warmup\": %d, "
       "\"units\": %.0f, \"unit\": \"%s\", \"seconds\": %.6f, \"throughput\": %.3f, \"loss\": %.6f, "
-      "\"loss_unit\": \"%s\", \"peak_rss_mb\": %.1f, \"data\": \"%s\", \"threads\": %d, \"update_batch\": %u, "
-      "\"ranks\": %d, \"reduce_seconds\": %.6f}\n",
+      "\"loss_unit\": \"%s\", \"peak_rss_mb\": %.1f, \"minor_faults_per_step\": %.1f, \"data\": \"%s\", "
+      "\"threads\": %d, \"update_batch\": %u, \"ranks\": %d, \"reduce_seconds\": %.6f, \"autobatch\": %d, "
+      "\"manual\": %s}\n",
       r.task.c_str(), r.minibatch, r.steps, r.warmup, r.units, r.unit.c_str(), r.seconds,
       r.seconds > 0 ? r.units / r.seconds : 0.0, r.loss_count > 0 ? r.loss_sum / r.loss_count : 0.0,
-      r.loss_unit.c_str(), peak_rss_mb(), r.data.c_str(), r.threads, r.update_batch, r.ranks, r.reduce_seconds);
+      r.loss_unit.c_str(), peak_rss_mb(), r.steps > 0 ? r.minor_faults / r.steps : 0.0, r.data.c_str(), r.threads,
+      r.update_batch, r.ranks, r.reduce_seconds, r.autobatch, r.manual ? "true" : "false");
   std::fflush(stdout);
 }
 

@@ -29,16 +29,24 @@ struct Options {
   // Data parallelism (bench/parallel drives these): every update covers update_batch consecutive
   // examples (their losses summed in one graph); with mpi, each MPI rank builds its shard of them and
   // the gradients are all-reduced (dynet::mpi::DistributedTrainer).
+  // update_batch > 1 without mpi is the autobatch paper's "bulk" setting: several examples per graph.
   unsigned update_batch = 1;
   bool mpi = false;
+  int autobatch = 0;    // DyNet's --dynet-autobatch: 0 off, 1 agenda-based, 2 depth-based
+  bool manual = false;  // the hand-batched version of the task (lookup/pick with index vectors)
 };
 
-// Parses --data DIR --steps N --warmup N --minibatch N --seed N --threads N --update-batch N --mpi 0|1;
-// anything else throws std::invalid_argument naming the program and the argument.
-Options parse_options(const char* program, int argc, char** argv);
+// Parses --data DIR --steps N --warmup N --minibatch N --seed N --threads N --update-batch N --mpi 0|1
+// --autobatch N --manual 0|1; anything else throws std::invalid_argument naming the program and the
+// argument. needs_data: --data is required.
+Options parse_options(const char* program, int argc, char** argv, bool needs_data = true);
 
-// Initialises the library with the options' seed and sets the thread count of the GEMM runtime.
+// Initialises the library with the options' seed and autobatching strategy and sets the thread count of
+// the GEMM runtime.
 void initialize_library(const Options& options);
+
+// For tasks without a hand-batched version: throws std::invalid_argument naming the program if --manual 1.
+void reject_manual(const Options& options, const char* program);
 
 // "generated" when dir was written by bench_gendata (it leaves a GENERATED marker), else "real".
 std::string data_kind(const std::string& dir);
@@ -123,6 +131,9 @@ struct Result {
   unsigned update_batch = 1;
   int ranks = 1;
   double reduce_seconds = 0;
+  int autobatch = 0;
+  bool manual = false;
+  double minor_faults = 0;  // minor page faults during the timed steps (getrusage)
 };
 void print_result(const Result& result);
 
@@ -131,6 +142,9 @@ void print_result(const Result& result);
 struct StepOutcome {
   double loss = 0, loss_terms = 0, units = 0;
 };
+
+// Minor page faults of the process so far (getrusage).
+double minor_faults();
 
 // Runs options.warmup untimed steps, then options.steps timed ones; step(k) trains on example k.
 template <typename StepFn>
@@ -142,6 +156,9 @@ Result train_and_time(const Options& options, StepFn&& step) {
   r.minibatch = options.minibatch;
   r.threads = options.threads;
   r.data = data_kind(options.data_dir);
+  r.autobatch = options.autobatch;
+  r.manual = options.manual;
+  const double faults_before = minor_faults();
   auto start = std::chrono::steady_clock::now();
   for (int k = 0; k < options.steps; ++k) {
     StepOutcome out = step(options.warmup + k);
@@ -150,40 +167,41 @@ Result train_and_time(const Options& options, StepFn&& step) {
     r.units += out.units;
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.minor_faults = minor_faults() - faults_before;
   return r;
 }
 
 // Trains the collection with Adam, without clipping (PyTorch's optimisers do not clip either), as
 // train_and_time does: step k covers examples[(k·B + i) % examples.size()], i < B = update_batch (with
-// mpi, this rank's shard of them), builds the sum of loss_of(cg, ex) in a cleared graph, runs forward,
-// backward and the update; outcome_of(ex) gives each example's loss terms and units (summed over the
-// ranks with mpi; the loss is filled in).
-template <typename Example, typename LossFn, typename OutcomeFn>
-Result train_with_adam(const Options& options, dynet::ParameterCollection& pc, const std::vector<Example>& examples,
-                       LossFn&& loss_of, OutcomeFn&& outcome_of) {
+// mpi, this rank's shard of them). It builds a new graph (as DyNet's C++ examples do, so graph turnover
+// is part of what is measured) with group_loss(cg, group) over those examples, runs forward, backward
+// and the update; outcome_of(ex) gives each example's loss terms and units (summed over the ranks with
+// mpi; the loss is filled in).
+template <typename Example, typename GroupLossFn, typename OutcomeFn>
+Result train_groups_with_adam(const Options& options, dynet::ParameterCollection& pc,
+                              const std::vector<Example>& examples, GroupLossFn&& group_loss, OutcomeFn&& outcome_of) {
   dynet::AdamTrainer trainer(pc);
   trainer.clipping_enabled = false;
   std::unique_ptr<dynet::mpi::DistributedTrainer> dist;
   if (options.mpi) dist = std::make_unique<dynet::mpi::DistributedTrainer>(trainer);
   const size_t per_update = options.update_batch;
-  dynet::ComputationGraph cg;
-  std::vector<dynet::Expression> losses;
+  std::vector<const Example*> group;
   double reduce_before = 0;
   Result r = train_and_time(options, [&](int k) {
     if (dist && k == options.warmup) reduce_before = dist->stats().seconds;
     const auto [first, last] = dist ? dist->shard(per_update) : std::pair<size_t, size_t>(0, per_update);
-    cg.clear();
-    losses.clear();
+    group.clear();
     StepOutcome out;
     for (size_t i = first; i < last; ++i) {
       const Example& ex = examples[(static_cast<size_t>(k) * per_update + i) % examples.size()];
-      losses.push_back(loss_of(cg, ex));
+      group.push_back(&ex);
       const StepOutcome o = outcome_of(ex);
       out.loss_terms += o.loss_terms;
       out.units += o.units;
     }
-    if (!losses.empty()) {
-      dynet::Expression loss = losses.size() == 1 ? losses[0] : dynet::sum(losses);
+    if (!group.empty()) {
+      dynet::ComputationGraph cg;
+      dynet::Expression loss = group_loss(cg, group);
       out.loss = dynet::as_scalar(cg.forward(loss));
       cg.backward(loss);
     }
@@ -202,12 +220,30 @@ Result train_with_adam(const Options& options, dynet::ParameterCollection& pc, c
   return r;
 }
 
+// train_groups_with_adam with per-example code: loss_of(cg, ex) builds one example's loss and a group's
+// loss is their sum (autobatching, when on, batches across them).
+template <typename Example, typename LossFn, typename OutcomeFn>
+Result train_with_adam(const Options& options, dynet::ParameterCollection& pc, const std::vector<Example>& examples,
+                       LossFn&& loss_of, OutcomeFn&& outcome_of) {
+  std::vector<dynet::Expression> losses;
+  return train_groups_with_adam(
+      options, pc, examples,
+      [&](dynet::ComputationGraph& cg, const std::vector<const Example*>& group) {
+        if (group.size() == 1) return loss_of(cg, *group[0]);
+        losses.clear();
+        for (const Example* ex : group) losses.push_back(loss_of(cg, *ex));
+        return dynet::sum(losses);
+      },
+      outcome_of);
+}
+
 // main() of a task program: parses the options, initialises the library and prints the Result that
 // task(options) returns; an exception is printed to stderr as "<program>: <message>" (exit status 1).
+// needs_data: --data DIR is required (false for tasks that make their own data).
 template <typename TaskFn>
-int task_main(const char* program, int argc, char** argv, TaskFn&& task) {
+int task_main(const char* program, int argc, char** argv, TaskFn&& task, bool needs_data = true) {
   try {
-    const Options options = parse_options(program, argc, argv);
+    const Options options = parse_options(program, argc, argv, needs_data);
     initialize_library(options);
     const Result result = task(options);
     if (!options.mpi || dynet::mpi::is_root()) print_result(result);

@@ -115,6 +115,7 @@ struct Parser {
 
 int main(int argc, char** argv) {
   return bench::task_main("bench_parser", argc, argv, [](const bench::Options& options) {
+    bench::reject_manual(options, "bench_parser");
     auto raw = bench::read_conllu(options.data_dir + "/ud-ewt/en_ewt-ud-train.conllu");
     std::unordered_map<std::string, unsigned> counts;
     std::vector<std::string> label_names;

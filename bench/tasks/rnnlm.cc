@@ -60,6 +60,7 @@ struct LanguageModel {
 
 int main(int argc, char** argv) {
   return bench::task_main("bench_rnnlm", argc, argv, [](const bench::Options& options) {
+    bench::reject_manual(options, "bench_rnnlm");
     bench::Vocab vocab;
     const unsigned boundary = vocab.add("<s>");
     std::vector<std::vector<unsigned>> sentences;

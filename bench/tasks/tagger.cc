@@ -91,7 +91,8 @@ struct Tagger {
 
 int main(int argc, char** argv) {
   const std::string program = std::string("bench_") + kTask;
-  return bench::task_main(program.c_str(), argc, argv, [](const bench::Options& options) {
+  return bench::task_main(program.c_str(), argc, argv, [&program](const bench::Options& options) {
+    bench::reject_manual(options, program.c_str());
     auto raw = bench::read_tagged(options.data_dir + "/tagging/wikiner.train.txt");
     if (raw.empty()) throw std::runtime_error("no sentences in the training data");
     std::unordered_map<std::string, unsigned> counts;

@@ -67,6 +67,7 @@ struct TreeLstm {
 
 int main(int argc, char** argv) {
   return bench::task_main("bench_treelstm", argc, argv, [](const bench::Options& options) {
+    bench::reject_manual(options, "bench_treelstm");
     bench::Vocab vocab;
     std::vector<Example> examples;
     for (const bench::Tree& tree : bench::read_trees(options.data_dir + "/sst/train.txt")) {
