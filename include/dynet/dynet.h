@@ -18,7 +18,6 @@
 namespace dynet {
 
 typedef unsigned VariableIndex;
-typedef float real;
 using OpId = uint16_t;
 struct Expression;
 class Executor;

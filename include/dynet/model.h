@@ -52,6 +52,9 @@ struct ParameterStorageBase {
   virtual void g_squared_l2norm(float* sqnorm) const = 0;
   virtual size_t size() const = 0;
   virtual void clear_grad() = 0;
+  void clear() { clear_grad(); }  // DyNet's name
+  bool is_updated() const { return updated; }
+  bool has_grad() const { return nonzero_grad; }
   std::string name;
   bool updated = true;
   bool nonzero_grad = false;
@@ -92,6 +95,7 @@ struct LookupParameterStorage : ParameterStorageBase {
   void copy(const LookupParameterStorage& val);
   // grads[index] += g and remember index for sparse updates (thread-safe)
   void accumulate_grad(unsigned index, const float* g);
+  void accumulate_grad(unsigned index, const Tensor& g) { accumulate_grad(index, g.v); }
 
   Dim all_dim;  // row dim + number of rows as last dim, e.g. 1000 x {50} -> {50,1000}
   Tensor all_values, all_grads;
@@ -104,7 +108,7 @@ struct LookupParameterStorage : ParameterStorageBase {
 class Parameter {
  public:
   Parameter() = default;
-  explicit Parameter(std::shared_ptr<ParameterStorage> p) : p(std::move(p)) {}
+  Parameter(std::shared_ptr<ParameterStorage> p) : p(std::move(p)) {}
   ParameterStorage& get_storage() const;
   std::string get_fullname() const;
   void zero();
@@ -113,7 +117,7 @@ class Parameter {
   Tensor* gradients();
   float current_weight_decay() const;
   void set_updated(bool b);
-  bool is_updated();
+  bool is_updated() const;
   void scale(float s);
   void scale_gradient(float s);
   void clip_inplace(float left, float right);
@@ -126,7 +130,7 @@ class Parameter {
 class LookupParameter {
  public:
   LookupParameter() = default;
-  explicit LookupParameter(std::shared_ptr<LookupParameterStorage> p) : p(std::move(p)) {}
+  LookupParameter(std::shared_ptr<LookupParameterStorage> p) : p(std::move(p)) {}
   LookupParameterStorage& get_storage() const;
   void initialize(unsigned index, const std::vector<float>& val) const;
   void zero();
@@ -135,7 +139,7 @@ class LookupParameter {
   std::vector<Tensor>* values();
   float current_weight_decay() const;
   void set_updated(bool b);
-  bool is_updated();
+  bool is_updated() const;
   void scale(float s);
   void scale_gradient(float s);
   bool is_valid() const { return p != nullptr; }
@@ -170,8 +174,23 @@ class ParameterCollection {
                                         const std::string& name = "", Device* device = nullptr);
   ParameterCollection add_subcollection(const std::string& name = "", float weight_decay_lambda = -1.f);
 
-  std::vector<std::shared_ptr<ParameterStorage>> parameters_list() const;
-  std::vector<std::shared_ptr<LookupParameterStorage>> lookup_parameters_list() const;
+  // This collection's parameters and those of its subcollections, in creation order.
+  const std::vector<std::shared_ptr<ParameterStorage>>& parameters_list() const { return storage_->params; }
+  const std::vector<std::shared_ptr<LookupParameterStorage>>& lookup_parameters_list() const {
+    return storage_->lookup_params;
+  }
+  // The same as copies (DyNet's get_*_storages), and both kinds in creation order.
+  std::vector<std::shared_ptr<ParameterStorage>> get_parameter_storages() const { return storage_->params; }
+  std::vector<std::shared_ptr<LookupParameterStorage>> get_lookup_parameter_storages() const {
+    return storage_->lookup_params;
+  }
+  std::vector<std::shared_ptr<ParameterStorageBase>> get_parameter_storages_base() const {
+    return storage_->all_params;
+  }
+  // The parameter of this collection (or a subcollection) with the given full name, e.g. "/W_1";
+  // throws std::runtime_error naming it when there is none.
+  std::shared_ptr<ParameterStorage> get_parameter_storage(const std::string& name) const;
+  std::shared_ptr<LookupParameterStorage> get_lookup_parameter_storage(const std::string& name) const;
   ParameterCollectionStorage& get_storage();
   const ParameterCollectionStorage& get_storage() const;
   size_t parameter_count() const;
@@ -188,7 +207,9 @@ class ParameterCollection {
   float get_weight_decay_lambda() const;
   L2WeightDecay& get_weight_decay();
   std::string get_fullname() const { return name_; }
-  size_t size() const { return parameter_count(); }
+  // The number of parameters (Parameter objects, not lookup parameters; DyNet's meaning): use
+  // parameter_count() for the number of values.
+  size_t size() const { return storage_->params.size(); }
 
  private:
   ParameterCollection(const std::string& name, std::vector<std::shared_ptr<ParameterCollectionStorage>> ancestors,
@@ -207,5 +228,10 @@ class Model : public ParameterCollection {
  public:
   using ParameterCollection::ParameterCollection;
 };
+
+// DyNet's one-call model files, declared here as in DyNet: TextFileSaver(filename).save(*model) and
+// TextFileLoader(filename).populate(*model) (dynet/io.h).
+void save_dynet_model(const std::string& filename, ParameterCollection* model);
+void load_dynet_model(const std::string& filename, ParameterCollection* model);
 
 }  // namespace dynet

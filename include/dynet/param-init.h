@@ -49,6 +49,13 @@ struct ParameterInitGlorot : ParameterInit {
   float gain;
 };
 
+// A random orthogonal matrix times gain (Saxe et al. 2014); square 2-d parameters only.
+struct ParameterInitSaxe : ParameterInit {
+  explicit ParameterInitSaxe(float gain = 1.f) : gain(gain) {}
+  void initialize_params(Tensor& values) const override;
+  float gain;
+};
+
 // The values of a vector, column-major.
 struct ParameterInitFromVector : ParameterInit {
   explicit ParameterInitFromVector(std::vector<float> v) : vec(std::move(v)) {}

@@ -9,6 +9,7 @@
 
 namespace dynet {
 
+typedef float real;
 struct Device;
 enum class DeviceMempool { FXS = 0, DEDFS = 1, PS = 2, SCS = 3, NONE = 4 };
 

@@ -7,10 +7,19 @@
 
 #include "dynet/gradient-reducer.h"
 #include "dynet/model.h"
+#include "dynet/shadow-params.h"
+
+// DyNet's declaration block for a trainer's hooks; the trainer then defines update_rule (and
+// update_rule_dev, if it keeps DyNet's per-device split) itself.
+#define DYNET_TRAINER_DEFINE_DEV_IMPL()                                                             \
+  void update_params(real gscale, size_t idx) override;                                            \
+  void update_lookup_params(real gscale, size_t idx, size_t lidx) override;                        \
+  void update_lookup_params(real gscale, size_t idx) override;                                     \
+  template <class MyDevice>                                                                        \
+  void update_rule_dev(const MyDevice& dev, real gscale, const std::vector<Tensor*>& values);      \
+  void update_rule(real gscale, const std::vector<Tensor*>& values) override;
 
 namespace dynet {
-
-typedef float real;
 
 // Which average of the weights a trainer keeps alongside them (see Trainer::exponential_moving_average).
 enum class MovingAverage { None, Cumulative, Exponential };
@@ -20,12 +29,22 @@ std::istream& operator>>(std::istream& is, MovingAverage& m);
 
 // The common update loop: gradient clipping, dense updates of parameters, sparse updates of lookup
 // parameters (only the rows that received gradients), lazily allocated per-parameter shadow state
-// (e.g. Adam's moments), lazy L2 weight decay, moving averages of the weights, and the trainer's
-// state as text (save / populate). A concrete trainer supplies an elementwise rule.
+// (e.g. Adam's moments, as ShadowParameters), lazy L2 weight decay, moving averages of the weights,
+// and the trainer's state as text (save / populate).
+//
+// Extending it works as in DyNet: a custom trainer derives from Trainer, keeps its state in
+// std::vector<ShadowParameters> / std::vector<ShadowLookupParameters> members allocated by
+// alloc_impl() / alloc_lookup_impl(), and overrides update_params (one parameter),
+// update_lookup_params (one row, or a whole table), update_rule (the arithmetic on a list of tensors:
+// values, gradient, state...) and restart(). The built-in trainers instead list their state in
+// shadow_state(), which lets the defaults of all of these (and save/populate) handle it.
 class Trainer {
  public:
   Trainer(ParameterCollection& m, real learning_rate);
   virtual ~Trainer();
+  // The shadow_state() pointers refer to the trainer's own members.
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
 
   // Applies the rule to every parameter with `updated` set (a parameter without a gradient too: a
   // rule with momentum keeps moving it, as in DyNet), then clears all gradients (frozen parameters'
@@ -38,6 +57,7 @@ class Trainer {
   // Deprecated no-op (prints a warning once): change `learning_rate` directly instead.
   void update_epoch(real r = 1);
   // Forgets the shadow state (momenta); the learning rate, counters and moving averages are kept.
+  // (Pure in DyNet; here it zeroes what shadow_state() lists.)
   virtual void restart();
   void restart(real lr);
 
@@ -62,7 +82,7 @@ class Trainer {
   void exponential_moving_average(float beta, unsigned update_freq = 1);
   // Cumulative: the plain mean of the weights taken in so far.
   void cumulative_moving_average(unsigned update_freq = 1);
-  MovingAverage moving_average() const { return ma_mode_; }
+  MovingAverage moving_average() const { return ma_mode; }
   // Replaces the weights by their average (divided by 1-beta^n with bias_correction, exponential
   // only); with save_weights the weights are kept to be put back by swap_params_to_weights().
   // Parameters added after the last averaging step keep their values. No-op when already swapped.
@@ -77,30 +97,80 @@ class Trainer {
   // Reads what save() wrote (for a collection with at least as many parameters, of the same sizes;
   // later parameters get fresh state). Throws std::runtime_error naming what does not match and
   // leaves the trainer unchanged.
-  void populate(std::istream& is);
+  virtual void populate(std::istream& is);
   void populate(std::istream& is, real lr);
 
   real learning_rate;
   bool clipping_enabled = true;
   real clip_threshold = 5;
+  // Counters (DyNet: real; double here so that counts stay exact past 2^24).
   double clips = 0;
   double updates = 0;
   double clips_since_status = 0;
   double updates_since_status = 0;
   bool sparse_updates_enabled = true;
+  // How many parameters (resp. lookup parameters) have shadow state, i.e. the count alloc_impl()
+  // (resp. alloc_lookup_impl()) returned last.
+  unsigned aux_allocated = 0;
+  unsigned aux_allocated_lookup = 0;
   ParameterCollection* model;
 
  protected:
+  // ---- DyNet's extension interface ----
+  // Allocate state for the parameters from index aux_allocated on (those added since the last call)
+  // and return how many now have state; update() calls them when parameters were added.
+  virtual unsigned alloc_impl();
+  virtual unsigned alloc_lookup_impl();
+  // The arithmetic of one step on `values` = {parameter values, gradient, then the state tensors in
+  // shadow_state() order}, all of one shape (a whole parameter, a lookup row or a whole table).
+  // The gradient is still to be multiplied by gscale (clipping); values are stored divided by
+  // param_weight_decay, so a step is divided by it. The built-in trainers implement it.
+  virtual void update_rule(real gscale, const std::vector<Tensor*>& values);
+  // One parameter (index into the collection's parameters_list()); by default update_rule on its
+  // values, gradient and state.
+  virtual void update_params(real gscale, size_t idx);
+  // Row lidx of lookup parameter idx (sparse updates); by default update_rule on the row.
+  virtual void update_lookup_params(real gscale, size_t idx, size_t lidx);
+  // The whole table of lookup parameter idx (dense updates); by default update_rule on it.
+  virtual void update_lookup_params(real gscale, size_t idx);
+
+  // The shadow state of the built-in rules, in the order update_rule receives it and the text format
+  // lists it (e.g. Adam: {m, lm}, {v, lv}). The defaults of alloc_impl, the update functions,
+  // restart, save and populate handle exactly these.
+  struct ShadowState {
+    std::vector<ShadowParameters>* params;
+    std::vector<ShadowLookupParameters>* lookup_params;
+  };
+  virtual std::vector<ShadowState> shadow_state() { return {}; }
+  // The lazy weight-decay scale of the parameter being updated, set by the default update_params /
+  // update_lookup_params before they call update_rule. (DyNet's rules read the collection's,
+  // model->get_weight_decay().current_weight_decay(), which is the same unless a subcollection
+  // keeps its own decay.)
+  float param_weight_decay = 1.f;
+
+  // ---- moving average state (DyNet's names) ----
+  real ema_beta = 0;
+  MovingAverage ma_mode = MovingAverage::None;
+  bool ma_params_swapped = false;  // the parameters hold their averages
+  bool ma_params_saved = false;    // ... and ma_saved_p / ma_saved_lp hold the weights
+  unsigned ma_update_freq = 1;
+  unsigned ma_updates = 0;  // weights taken into the average so far
+  unsigned ma_aux_allocated = 0;
+  unsigned ma_aux_allocated_lookup = 0;
+  std::vector<ShadowParameters> ma_p;  // averages of the effective values (values × weight decay)
+  std::vector<ShadowLookupParameters> ma_lp;
+  std::vector<ShadowParameters> ma_saved_p;
+  std::vector<ShadowLookupParameters> ma_saved_lp;
+
+  // ---- the text format ----
   // The trainer's section in the text format ("#AdamTrainer#"), or nullptr when it has none.
-  virtual const char* section_name() const = 0;
+  virtual const char* section_name() const { return nullptr; }
   // A section that older files may lack (read when present).
   virtual bool section_optional() const { return false; }
   // The settings line closing the section; parse_settings reads it and returns what applies it
   // (called only once the whole input has been read, so that a failed populate changes nothing).
   virtual void write_settings(std::ostream&) const {}
   virtual std::function<void()> parse_settings(std::istream&) { return [] {}; }
-  // How many shadow floats the rule keeps per parameter value (Adam: 2, plain SGD: 0).
-  virtual unsigned shadow_count() const = 0;
   // True when a zero gradient leaves the values and shadow state unchanged (parameters without a
   // gradient are then skipped).
   virtual bool zero_gradient_is_noop() const { return false; }
@@ -108,39 +178,20 @@ class Trainer {
   virtual void begin_update() {}
   // Called once per update after the counters advanced (e.g. a learning-rate schedule).
   virtual void end_update() {}
-  // Applies the rule to n consecutive values: p[k] and its gradient g[k] (to be multiplied by
-  // gscale), with shadow[s][k] the k-th value of shadow array s. `weight_decay` is the lazy L2
-  // weight-decay scale of the parameter's collection: values are stored divided by it, so rules
-  // divide their step by it.
-  virtual void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                           size_t n) = 0;
 
  private:
   void update_parameter(size_t index, float gscale);
   void update_lookup_parameter(size_t index, float gscale);
-  // The start of parameter `index`'s shadow arrays (shadow_count() arrays of `size` floats each).
-  float* shadow_of(std::vector<std::vector<float>>& shadows, size_t index, size_t size);
-  // update_rule on n values at `offset` of a parameter of `size` values whose shadow arrays start at
-  // `shadow` (as shadow_of returns them).
-  void run_rule(float gscale, float weight_decay, float* p, const float* g, float* shadow, size_t size,
-                size_t offset, size_t n);
+  void allocate_state();
   void finish_update();
   void update_moving_average();
   void step_weight_decay();
   void fold_weight_decay(L2WeightDecay& decay);
   void unswap_before_update();
 
-  // Shadow arrays per parameter, indexed like the collection's lists; allocated on first update,
-  // so parameters added after the trainer was made get theirs too.
-  std::vector<std::vector<float>> param_shadow_, lookup_shadow_;
-  // Moving averages (effective values) and the weights saved while swapped, per parameter.
-  MovingAverage ma_mode_ = MovingAverage::None;
-  float ema_beta_ = 0;
-  unsigned ma_update_freq_ = 1;
-  unsigned ma_updates_ = 0;
-  bool ma_params_swapped_ = false;
-  bool ma_params_saved_ = false;
-  std::vector<std::vector<float>> ma_params_, ma_lookup_, saved_params_, saved_lookup_;
+  std::vector<Tensor*> values_;  // update_rule's argument, reused across calls
+  std::vector<ShadowState> state_;  // shadow_state(), fetched by the first update
+  bool state_known_ = false;
   bool warned_update_epoch_ = false;
   GradientReducer* reducer_ = nullptr;
 };
@@ -151,11 +202,8 @@ class SimpleSGDTrainer : public Trainer {
   explicit SimpleSGDTrainer(ParameterCollection& m, real learning_rate = 0.1);
 
  protected:
-  const char* section_name() const override { return nullptr; }
-  unsigned shadow_count() const override { return 0; }
   bool zero_gradient_is_noop() const override { return true; }
-  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                   size_t n) override;
+  void update_rule(real gscale, const std::vector<Tensor*>& values) override;
 };
 
 // SGD with a cyclical (triangular) learning rate (Smith 2015). The first update uses
@@ -176,11 +224,9 @@ class CyclicalSGDTrainer : public Trainer {
   bool section_optional() const override { return true; }  // DyNet does not save the schedule
   void write_settings(std::ostream& os) const override;
   std::function<void()> parse_settings(std::istream& is) override;
-  unsigned shadow_count() const override { return 0; }
   bool zero_gradient_is_noop() const override { return true; }
   void end_update() override;
-  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                   size_t n) override;
+  void update_rule(real gscale, const std::vector<Tensor*>& values) override;
 };
 
 // v = mom·v - lr·g;  p += v / wd
@@ -189,14 +235,16 @@ class MomentumSGDTrainer : public Trainer {
   explicit MomentumSGDTrainer(ParameterCollection& m, real learning_rate = 0.01, real mom = 0.9);
 
   real momentum;
+  // The velocities (public, as in DyNet).
+  std::vector<ShadowParameters> vp;
+  std::vector<ShadowLookupParameters> vlp;
 
  protected:
   const char* section_name() const override { return "#MomentumSGDTrainer#"; }
   void write_settings(std::ostream& os) const override;
   std::function<void()> parse_settings(std::istream& is) override;
-  unsigned shadow_count() const override { return 1; }
-  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                   size_t n) override;
+  std::vector<ShadowState> shadow_state() override { return {{&vp, &vlp}}; }
+  void update_rule(real gscale, const std::vector<Tensor*>& values) override;
 };
 
 // G += g²;  p -= lr · g / √(G + eps) / wd
@@ -210,9 +258,11 @@ class AdagradTrainer : public Trainer {
   const char* section_name() const override { return "#AdagradTrainer#"; }
   void write_settings(std::ostream& os) const override;
   std::function<void()> parse_settings(std::istream& is) override;
-  unsigned shadow_count() const override { return 1; }
-  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                   size_t n) override;
+  std::vector<ShadowState> shadow_state() override { return {{&vp, &vlp}}; }
+  void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+
+  std::vector<ShadowParameters> vp;  // G
+  std::vector<ShadowLookupParameters> vlp;
 };
 
 // hg = ρ·hg + (1-ρ)·g²;  d = -g · √(hd + eps) / √(hg + eps);  hd = ρ·hd + (1-ρ)·d²;  p += d / wd
@@ -227,9 +277,13 @@ class AdadeltaTrainer : public Trainer {
   const char* section_name() const override { return "#AdadeltaTrainer#"; }
   void write_settings(std::ostream& os) const override;
   std::function<void()> parse_settings(std::istream& is) override;
-  unsigned shadow_count() const override { return 2; }
-  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                   size_t n) override;
+  std::vector<ShadowState> shadow_state() override { return {{&hg, &hlg}, {&hd, &hld}}; }
+  void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+
+  std::vector<ShadowParameters> hg;  // history of squared gradients
+  std::vector<ShadowLookupParameters> hlg;
+  std::vector<ShadowParameters> hd;  // history of squared steps
+  std::vector<ShadowLookupParameters> hld;
 };
 
 // h = ρ·h + (1-ρ)·g²;  p -= lr · g / √(h + eps) / wd   (C++ defaults; Python's differ)
@@ -243,9 +297,11 @@ class RMSPropTrainer : public Trainer {
   const char* section_name() const override { return "#RMSPropTrainer#"; }
   void write_settings(std::ostream& os) const override;
   std::function<void()> parse_settings(std::istream& is) override;
-  unsigned shadow_count() const override { return 1; }
-  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                   size_t n) override;
+  std::vector<ShadowState> shadow_state() override { return {{&hmsg, &hlmsg}}; }
+  void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+
+  std::vector<ShadowParameters> hmsg;  // mean squared gradient
+  std::vector<ShadowLookupParameters> hlmsg;
 };
 
 // Adam (Kingma & Ba 2014): m = β1·m + (1-β1)·g, v = β2·v + (1-β2)·g²,
@@ -262,11 +318,14 @@ class AdamTrainer : public Trainer {
   const char* section_name() const override { return "#AdamTrainer#"; }
   void write_settings(std::ostream& os) const override;
   std::function<void()> parse_settings(std::istream& is) override;
-  unsigned shadow_count() const override { return 2; }
+  std::vector<ShadowState> shadow_state() override { return {{&m, &lm}, {&v, &lv}}; }
   void begin_update() override;
-  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                   size_t n) override;
+  void update_rule(real gscale, const std::vector<Tensor*>& values) override;
 
+  std::vector<ShadowParameters> m;  // first moments
+  std::vector<ShadowLookupParameters> lm;
+  std::vector<ShadowParameters> v;  // second moments
+  std::vector<ShadowLookupParameters> lv;
   float step_size_ = 0;  // bias-corrected learning rate of the current update
 };
 
@@ -278,9 +337,11 @@ class AmsgradTrainer : public AdamTrainer {
 
  protected:
   const char* section_name() const override { return "#AmsgradTrainer#"; }
-  unsigned shadow_count() const override { return 3; }
-  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                   size_t n) override;
+  std::vector<ShadowState> shadow_state() override { return {{&m, &lm}, {&v, &lv}, {&vhat, &lvhat}}; }
+  void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+
+  std::vector<ShadowParameters> vhat;  // running maxima of v
+  std::vector<ShadowLookupParameters> lvhat;
 };
 
 // Exponentiated gradient with momentum, for parameters whose values are a positive distribution.
@@ -304,14 +365,16 @@ class EGTrainer : public Trainer {
   const char* section_name() const override { return "#EGTrainer#"; }
   void write_settings(std::ostream& os) const override;
   std::function<void()> parse_settings(std::istream& is) override;
-  unsigned shadow_count() const override { return 1; }
+  std::vector<ShadowState> shadow_state() override { return {{&hp, &hlp}}; }
   void end_update() override;
-  void update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                   size_t n) override;
+  void update_rule(real gscale, const std::vector<Tensor*>& values) override;
 
- private:
-  // The last tensor's max and log-normaliser, kept only because DyNet's text format stores them.
-  float last_max_ = 0, last_log_z_ = 0;
+  std::vector<ShadowParameters> hp;  // momentum
+  std::vector<ShadowLookupParameters> hlp;
+  // The last tensor's log-normaliser and maximum (one value each), kept because DyNet's text format
+  // stores them.
+  float zeg_value_ = 0, meg_value_ = 0;
+  Tensor zeg{Dim({1}), &zeg_value_}, meg{Dim({1}), &meg_value_};
 };
 
 }  // namespace dynet

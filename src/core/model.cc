@@ -187,7 +187,7 @@ Tensor* Parameter::values() { return &get_storage().values; }
 Tensor* Parameter::gradients() { return &get_storage().g; }
 float Parameter::current_weight_decay() const { return get_storage().current_weight_decay(); }
 void Parameter::set_updated(bool b) { get_storage().updated = b; }
-bool Parameter::is_updated() { return get_storage().updated; }
+bool Parameter::is_updated() const { return get_storage().updated; }
 void Parameter::scale(float s) { get_storage().scale_parameters(s); }
 void Parameter::scale_gradient(float s) { get_storage().scale_gradient(s); }
 void Parameter::clip_inplace(float left, float right) { get_storage().clip(left, right); }
@@ -203,7 +203,7 @@ Dim LookupParameter::dim() const { return get_storage().dim; }
 std::vector<Tensor>* LookupParameter::values() { return &get_storage().values; }
 float LookupParameter::current_weight_decay() const { return get_storage().current_weight_decay(); }
 void LookupParameter::set_updated(bool b) { get_storage().updated = b; }
-bool LookupParameter::is_updated() { return get_storage().updated; }
+bool LookupParameter::is_updated() const { return get_storage().updated; }
 void LookupParameter::scale(float s) { get_storage().scale_parameters(s); }
 void LookupParameter::scale_gradient(float s) { get_storage().scale_gradient(s); }
 
@@ -312,9 +312,21 @@ ParameterCollection ParameterCollection::add_subcollection(const std::string& na
                              storage_->weight_decay);
 }
 
-std::vector<std::shared_ptr<ParameterStorage>> ParameterCollection::parameters_list() const { return storage_->params; }
-std::vector<std::shared_ptr<LookupParameterStorage>> ParameterCollection::lookup_parameters_list() const {
-  return storage_->lookup_params;
+namespace {
+template <class Storage>
+std::shared_ptr<Storage> find_by_name(const std::vector<std::shared_ptr<Storage>>& list, const std::string& name,
+                                      const char* what, const std::string& collection) {
+  for (const auto& p : list)
+    if (p->name == name) return p;
+  throw std::runtime_error(std::string("No existing ") + what + " " + name + " found in " + collection);
+}
+}  // namespace
+std::shared_ptr<ParameterStorage> ParameterCollection::get_parameter_storage(const std::string& name) const {
+  return find_by_name(storage_->params, name, "parameter", name_);
+}
+std::shared_ptr<LookupParameterStorage> ParameterCollection::get_lookup_parameter_storage(
+    const std::string& name) const {
+  return find_by_name(storage_->lookup_params, name, "lookup parameter", name_);
 }
 ParameterCollectionStorage& ParameterCollection::get_storage() { return *storage_; }
 const ParameterCollectionStorage& ParameterCollection::get_storage() const { return *storage_; }

@@ -43,6 +43,12 @@ void ParameterInitIdentity::initialize_params(Tensor& values) const {
   for (unsigned i = 0; i < n * n; ++i) values.v[i] = (i % (n + 1) == 0) ? 1.f : 0.f;
 }
 
+void ParameterInitSaxe::initialize_params(Tensor& values) const {
+  if (values.d.nd != 2 || values.d[0] != values.d[1])
+    throw std::invalid_argument("ParameterInitSaxe: needs a square matrix, got " + values.d.str());
+  TensorTools::randomize_orthonormal(values, gain);
+}
+
 void ParameterInitGlorot::initialize_params(Tensor& values) const {
   const Dim& d = values.d;
   const unsigned nd = lookup ? d.nd - 1 : d.nd;

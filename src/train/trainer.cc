@@ -15,9 +15,16 @@ namespace dynet {
 
 namespace {
 
-constexpr unsigned kMaxShadowArrays = 4;
 using Arr = Eigen::Map<Eigen::ArrayXf>;
 using CArr = Eigen::Map<const Eigen::ArrayXf>;
+
+// The i-th tensor of update_rule's values as an array (all have values[0]'s size).
+Arr arr(const std::vector<Tensor*>& values, size_t i) {
+  return Arr(values[i]->v, static_cast<Eigen::Index>(values[0]->d.size()));
+}
+CArr grad_of(const std::vector<Tensor*>& values) { return CArr(values[1]->v, values[1]->d.size()); }
+
+void scale_tensor(Tensor& t, float a) { Arr(t.v, static_cast<Eigen::Index>(t.d.size())) *= a; }
 
 // Σ v² with float lanes the compiler can vectorize, folded into a double every chunk so that large
 // tables keep their precision.
@@ -64,11 +71,6 @@ void check_schedule(const char* where, float lr_max, float step_size, float gamm
   check_non_negative(where, "gamma", gamma);
 }
 
-// p -= step · g (SimpleSGDTrainer and CyclicalSGDTrainer).
-void sgd_step(float step, float* p, const float* g, size_t n) {
-  for (size_t k = 0; k < n; ++k) p[k] -= step * g[k];
-}
-
 // Position on the triangular cyclical schedule after `it` earlier steps (CyclicalSGDTrainer).
 float cyclical_rate(float e_min, float e_max, float step_size, float gamma, unsigned it) {
   const float t = static_cast<float>(it);
@@ -99,9 +101,10 @@ class TextFormat {
   std::streamsize precision_;
 };
 
-void write_record(std::ostream& os, const char* tag, const float* v, size_t n) {
+void write_record(std::ostream& os, const char* tag, const Tensor& t) {
+  const size_t n = t.d.size();
   os << tag << ' ' << n << ' ';
-  for (size_t k = 0; k < n; ++k) os << v[k] << ' ';
+  for (size_t k = 0; k < n; ++k) os << t.v[k] << ' ';
   os << '\n';
 }
 
@@ -282,54 +285,83 @@ float Trainer::clip_gradients() {
   return 1.f;
 }
 
-float* Trainer::shadow_of(std::vector<std::vector<float>>& shadows, size_t index, size_t size) {
-  const unsigned count = shadow_count();
-  if (count == 0) return nullptr;
-  if (shadows.size() <= index) shadows.resize(index + 1);
-  std::vector<float>& sh = shadows[index];
-  if (sh.size() != count * size) sh.assign(count * size, 0.f);
-  return sh.data();
+// ---- DyNet's extension interface, implemented for the state shadow_state() lists ----
+
+unsigned Trainer::alloc_impl() {
+  for (const ShadowState& st : shadow_state()) allocate_shadow_parameters(*model, aux_allocated, *st.params);
+  return static_cast<unsigned>(model->parameters_list().size());
 }
 
-void Trainer::run_rule(float gscale, float weight_decay, float* p, const float* g, float* shadow, size_t size,
-                       size_t offset, size_t n) {
-  float* arrays[kMaxShadowArrays];
-  for (unsigned s = 0, count = shadow_count(); s < count; ++s) arrays[s] = shadow + s * size + offset;
-  update_rule(gscale, weight_decay, p, g, arrays, n);
+unsigned Trainer::alloc_lookup_impl() {
+  for (const ShadowState& st : shadow_state())
+    allocate_shadow_lookup_parameters(*model, aux_allocated_lookup, *st.lookup_params);
+  return static_cast<unsigned>(model->lookup_parameters_list().size());
+}
+
+void Trainer::update_rule(real, const std::vector<Tensor*>&) {
+  throw std::logic_error(
+      "Trainer::update_rule: this trainer overrides neither update_rule nor update_params/update_lookup_params");
+}
+
+void Trainer::update_params(real gscale, size_t idx) {
+  ParameterStorage& p = *model->get_storage().params[idx];
+  values_.assign({&p.values, &p.g});
+  for (const ShadowState& st : state_) values_.push_back(&(*st.params)[idx].h);
+  param_weight_decay = p.current_weight_decay();
+  update_rule(gscale, values_);
+}
+
+void Trainer::update_lookup_params(real gscale, size_t idx, size_t lidx) {
+  LookupParameterStorage& p = *model->get_storage().lookup_params[idx];
+  values_.assign({&p.values[lidx], &p.grads[lidx]});
+  for (const ShadowState& st : state_) values_.push_back(&(*st.lookup_params)[idx].h[lidx]);
+  param_weight_decay = p.current_weight_decay();
+  update_rule(gscale, values_);
+}
+
+void Trainer::update_lookup_params(real gscale, size_t idx) {
+  LookupParameterStorage& p = *model->get_storage().lookup_params[idx];
+  values_.assign({&p.all_values, &p.all_grads});
+  for (const ShadowState& st : state_) values_.push_back(&(*st.lookup_params)[idx].all_h);
+  param_weight_decay = p.current_weight_decay();
+  update_rule(gscale, values_);
+}
+
+// ---- the update loop ----
+
+void Trainer::allocate_state() {
+  // The list refers to the trainer's own members, so it is fetched once (not per parameter or row).
+  if (!state_known_) {
+    state_ = shadow_state();
+    state_known_ = true;
+  }
+  const ParameterCollectionStorage& s = model->get_storage();
+  if (aux_allocated < s.params.size()) aux_allocated = alloc_impl();
+  if (aux_allocated_lookup < s.lookup_params.size()) aux_allocated_lookup = alloc_lookup_impl();
 }
 
 void Trainer::update_parameter(size_t index, float gscale) {
   ParameterStorage& p = *model->get_storage().params[index];
-  if (!p.nonzero_grad && zero_gradient_is_noop()) return;
-  const size_t n = p.dim.size();
   // Without a gradient g is the (all-zero) cleared gradient memory.
-  run_rule(gscale, p.current_weight_decay(), p.values.v, p.g.v, shadow_of(param_shadow_, index, n), n, 0, n);
+  if (p.nonzero_grad || !zero_gradient_is_noop()) update_params(gscale, index);
   p.clear_grad();
 }
 
 void Trainer::update_lookup_parameter(size_t index, float gscale) {
   LookupParameterStorage& p = *model->get_storage().lookup_params[index];
-  const size_t total = p.all_dim.size();
-  const float wd = p.current_weight_decay();
   if (!sparse_updates_enabled || p.all_updated) {
-    if (!p.nonzero_grad && zero_gradient_is_noop()) return;
-    run_rule(gscale, wd, p.all_values.v, p.all_grads.v, shadow_of(lookup_shadow_, index, total), total, 0, total);
+    if (p.nonzero_grad || !zero_gradient_is_noop()) update_lookup_params(gscale, index);
   } else {
-    if (!p.nonzero_grad) return;
-    float* shadow = shadow_of(lookup_shadow_, index, total);
-    const size_t row = p.dim.size();
-    for (unsigned r : p.non_zero_grads)
-      run_rule(gscale, wd, p.values[r].v, p.grads[r].v, shadow, total, size_t(r) * row, row);
+    for (unsigned r : p.non_zero_grads) update_lookup_params(gscale, index, r);
   }
   p.clear_grad();
 }
 
 void Trainer::update() {
-  if (shadow_count() > kMaxShadowArrays)
-    throw std::logic_error("Trainer: a rule may keep at most 4 shadow arrays");
   if (reducer_) reducer_->reduce(*model, sparse_updates_enabled);
   const float gscale = clip_gradients();
   unswap_before_update();
+  allocate_state();
   begin_update();
   const ParameterCollectionStorage& s = model->get_storage();
   // Frozen parameters' gradients are dropped too, so they do not pile up across updates (and
@@ -364,6 +396,7 @@ void Trainer::update(const std::vector<unsigned>& updated_params, const std::vec
   if (reducer_) reducer_->reduce(*model, sparse_updates_enabled);
   const float gscale = clip_gradients();
   unswap_before_update();
+  allocate_state();
   begin_update();
   for (unsigned i : updated_params) update_parameter(i, gscale);
   for (unsigned i : updated_lookup_params) update_lookup_parameter(i, gscale);
@@ -374,7 +407,7 @@ void Trainer::finish_update() {
   // The average takes in the weights as the next forward sees them, i.e. after this update's
   // weight-decay step (DyNet averaged the stored values before it; the same without weight decay).
   const bool average_now =
-      ma_mode_ != MovingAverage::None && static_cast<unsigned long long>(updates) % ma_update_freq_ == 0;
+      ma_mode != MovingAverage::None && static_cast<unsigned long long>(updates) % ma_update_freq == 0;
   ++updates;
   ++updates_since_status;
   step_weight_decay();
@@ -398,14 +431,12 @@ void Trainer::fold_weight_decay(L2WeightDecay& decay) {
   for (size_t i = 0; i < s.params.size(); ++i) {
     if (s.params[i]->weight_decay.get() != &decay) continue;
     s.params[i]->scale_parameters(scale);
-    if (ma_params_swapped_ && i < saved_params_.size())
-      for (float& x : saved_params_[i]) x *= scale;
+    if (ma_params_swapped && i < ma_saved_p.size()) scale_tensor(ma_saved_p[i].h, scale);
   }
   for (size_t i = 0; i < s.lookup_params.size(); ++i) {
     if (s.lookup_params[i]->weight_decay.get() != &decay) continue;
     s.lookup_params[i]->scale_parameters(scale);
-    if (ma_params_swapped_ && i < saved_lookup_.size())
-      for (float& x : saved_lookup_[i]) x *= scale;
+    if (ma_params_swapped && i < ma_saved_lp.size()) scale_tensor(ma_saved_lp[i].all_h, scale);
   }
   decay.reset_weight_decay();
 }
@@ -423,26 +454,24 @@ void Trainer::exponential_moving_average(float beta, unsigned update_freq) {
   check_range("Trainer::exponential_moving_average", "beta", beta, 0, 1, true);
   if (update_freq == 0)
     throw std::invalid_argument("Trainer::exponential_moving_average: update_freq must be > 0");
-  ema_beta_ = beta;
-  ma_update_freq_ = update_freq;
-  ma_mode_ = MovingAverage::Exponential;
+  ema_beta = beta;
+  ma_update_freq = update_freq;
+  ma_mode = MovingAverage::Exponential;
 }
 
 void Trainer::cumulative_moving_average(unsigned update_freq) {
   if (updates > 0)
     throw std::runtime_error("Trainer::cumulative_moving_average must be called before the first update");
   if (update_freq == 0) throw std::invalid_argument("Trainer::cumulative_moving_average: update_freq must be > 0");
-  ma_update_freq_ = update_freq;
-  ma_mode_ = MovingAverage::Cumulative;
+  ma_update_freq = update_freq;
+  ma_mode = MovingAverage::Cumulative;
 }
 
 namespace {
 // ma ← the average with w = values × scale taken in (n weights averaged so far).
-void average_in(MovingAverage mode, float beta, float n, std::vector<float>& ma, const float* values, size_t size,
-                float scale) {
-  if (ma.size() != size) ma.assign(size, 0.f);  // a parameter added since the last step starts at 0 (as DyNet)
-  Arr avg(ma.data(), static_cast<Eigen::Index>(size));
-  CArr w(values, static_cast<Eigen::Index>(size));
+void average_in(MovingAverage mode, float beta, float n, Tensor& ma, const Tensor& values, float scale) {
+  Arr avg(ma.v, static_cast<Eigen::Index>(ma.d.size()));
+  CArr w(values.v, static_cast<Eigen::Index>(ma.d.size()));
   if (mode == MovingAverage::Cumulative)
     avg = (avg * n + w * scale) / (n + 1);
   else
@@ -451,75 +480,80 @@ void average_in(MovingAverage mode, float beta, float n, std::vector<float>& ma,
 }  // namespace
 
 void Trainer::update_moving_average() {
+  // A parameter added since the last step starts from an average of 0 (as DyNet).
+  allocate_shadow_parameters(*model, ma_aux_allocated, ma_p);
+  allocate_shadow_lookup_parameters(*model, ma_aux_allocated_lookup, ma_lp);
+  ma_aux_allocated = static_cast<unsigned>(ma_p.size());
+  ma_aux_allocated_lookup = static_cast<unsigned>(ma_lp.size());
   const ParameterCollectionStorage& s = model->get_storage();
-  const float n = static_cast<float>(ma_updates_);
-  ma_params_.resize(s.params.size());
-  ma_lookup_.resize(s.lookup_params.size());
-  for (size_t i = 0; i < s.params.size(); ++i) {
-    const ParameterStorage& p = *s.params[i];
-    average_in(ma_mode_, ema_beta_, n, ma_params_[i], p.values.v, p.dim.size(), p.current_weight_decay());
-  }
-  for (size_t i = 0; i < s.lookup_params.size(); ++i) {
-    const LookupParameterStorage& p = *s.lookup_params[i];
-    average_in(ma_mode_, ema_beta_, n, ma_lookup_[i], p.all_values.v, p.all_dim.size(), p.current_weight_decay());
-  }
-  ++ma_updates_;
+  const float n = static_cast<float>(ma_updates);
+  for (size_t i = 0; i < s.params.size(); ++i)
+    average_in(ma_mode, ema_beta, n, ma_p[i].h, s.params[i]->values, s.params[i]->current_weight_decay());
+  for (size_t i = 0; i < s.lookup_params.size(); ++i)
+    average_in(ma_mode, ema_beta, n, ma_lp[i].all_h, s.lookup_params[i]->all_values,
+               s.lookup_params[i]->current_weight_decay());
+  ++ma_updates;
 }
 
 void Trainer::swap_params_to_moving_average(bool save_weights, bool bias_correction) {
-  if (ma_mode_ == MovingAverage::None)
+  if (ma_mode == MovingAverage::None)
     throw std::runtime_error(
         "Trainer::swap_params_to_moving_average: no moving average is kept (call exponential_moving_average or "
         "cumulative_moving_average before training)");
-  if (ma_updates_ == 0)
+  if (ma_updates == 0)
     throw std::runtime_error("Trainer::swap_params_to_moving_average: the moving average has no weights yet (no update)");
-  if (ma_params_swapped_) return;
-  const float correction = (ma_mode_ == MovingAverage::Exponential && bias_correction)
-                               ? 1.f / (1.f - std::pow(ema_beta_, static_cast<float>(ma_updates_)))
+  if (ma_params_swapped) return;
+  const float correction = (ma_mode == MovingAverage::Exponential && bias_correction)
+                               ? 1.f / (1.f - std::pow(ema_beta, static_cast<float>(ma_updates)))
                                : 1.f;
   const ParameterCollectionStorage& s = model->get_storage();
-  auto swap_in = [&](const std::vector<float>& ma, std::vector<float>* saved, float* values, float scale) {
-    if (saved) saved->assign(values, values + ma.size());
-    Arr(values, static_cast<Eigen::Index>(ma.size())) = CArr(ma.data(), static_cast<Eigen::Index>(ma.size())) * (correction / scale);
+  // values ← ma / scale, the weights first copied into `saved` when there is one.
+  auto swap_in = [&](const Tensor& ma, Tensor* saved, Tensor& values, float scale) {
+    const Eigen::Index n = static_cast<Eigen::Index>(ma.d.size());
+    if (saved) Arr(saved->v, n) = CArr(values.v, n);
+    Arr(values.v, n) = CArr(ma.v, n) * (correction / scale);
   };
-  saved_params_.assign(save_weights ? ma_params_.size() : 0, {});
-  saved_lookup_.assign(save_weights ? ma_lookup_.size() : 0, {});
-  for (size_t i = 0; i < ma_params_.size(); ++i)
-    swap_in(ma_params_[i], save_weights ? &saved_params_[i] : nullptr, s.params[i]->values.v,
+  ma_saved_p.clear();
+  ma_saved_lp.clear();
+  for (size_t i = 0; i < ma_p.size(); ++i) {
+    if (save_weights) ma_saved_p.emplace_back(*s.params[i]);
+    swap_in(ma_p[i].h, save_weights ? &ma_saved_p[i].h : nullptr, s.params[i]->values,
             s.params[i]->current_weight_decay());
-  for (size_t i = 0; i < ma_lookup_.size(); ++i)
-    swap_in(ma_lookup_[i], save_weights ? &saved_lookup_[i] : nullptr, s.lookup_params[i]->all_values.v,
+  }
+  for (size_t i = 0; i < ma_lp.size(); ++i) {
+    if (save_weights) ma_saved_lp.emplace_back(*s.lookup_params[i]);
+    swap_in(ma_lp[i].all_h, save_weights ? &ma_saved_lp[i].all_h : nullptr, s.lookup_params[i]->all_values,
             s.lookup_params[i]->current_weight_decay());
-  ma_params_swapped_ = true;
-  ma_params_saved_ = save_weights;
+  }
+  ma_params_swapped = true;
+  ma_params_saved = save_weights;
 }
 
 void Trainer::swap_params_to_weights() {
-  if (!ma_params_swapped_) return;
-  if (!ma_params_saved_)
+  if (!ma_params_swapped) return;
+  if (!ma_params_saved)
     throw std::runtime_error(
         "Trainer::swap_params_to_weights: the weights were not saved (swap_params_to_moving_average was called "
         "with save_weights=false)");
   const ParameterCollectionStorage& s = model->get_storage();
-  for (size_t i = 0; i < saved_params_.size(); ++i)
-    std::copy(saved_params_[i].begin(), saved_params_[i].end(), s.params[i]->values.v);
-  for (size_t i = 0; i < saved_lookup_.size(); ++i)
-    std::copy(saved_lookup_[i].begin(), saved_lookup_[i].end(), s.lookup_params[i]->all_values.v);
-  saved_params_.clear();
-  saved_lookup_.clear();
-  ma_params_swapped_ = false;
-  ma_params_saved_ = false;
+  for (size_t i = 0; i < ma_saved_p.size(); ++i) TensorTools::copy_elements(s.params[i]->values, ma_saved_p[i].h);
+  for (size_t i = 0; i < ma_saved_lp.size(); ++i)
+    TensorTools::copy_elements(s.lookup_params[i]->all_values, ma_saved_lp[i].all_h);
+  ma_saved_p.clear();
+  ma_saved_lp.clear();
+  ma_params_swapped = false;
+  ma_params_saved = false;
 }
 
 // Training continues from the weights: put them back when saved; without saved weights the
 // averages become the weights. (DyNet stepped the averaged values and then, on an averaging
 // update, overwrote that step with the saved weights.)
 void Trainer::unswap_before_update() {
-  if (!ma_params_swapped_) return;
-  if (ma_params_saved_) {
+  if (!ma_params_swapped) return;
+  if (ma_params_saved) {
     swap_params_to_weights();
   } else {
-    ma_params_swapped_ = false;
+    ma_params_swapped = false;
   }
 }
 
@@ -533,8 +567,10 @@ void Trainer::update_epoch(real) {
 }
 
 void Trainer::restart() {
-  for (auto& sh : param_shadow_) std::fill(sh.begin(), sh.end(), 0.f);
-  for (auto& sh : lookup_shadow_) std::fill(sh.begin(), sh.end(), 0.f);
+  for (const ShadowState& st : shadow_state()) {
+    for (ShadowParameters& sp : *st.params) TensorTools::zero(sp.h);
+    for (ShadowLookupParameters& sp : *st.lookup_params) TensorTools::zero(sp.all_h);
+  }
 }
 
 void Trainer::restart(real lr) {
@@ -553,38 +589,33 @@ void Trainer::status() {
 // ---- save / populate ----
 
 void Trainer::save(std::ostream& os) {
-  if (ma_params_swapped_ && ma_params_saved_)
+  if (ma_params_swapped && ma_params_saved)
     throw std::runtime_error(
         "Trainer::save: the parameters are swapped to their moving average; call swap_params_to_weights() first");
+  allocate_state();  // parameters never updated yet are saved with their (zero) state
   const ParameterCollectionStorage& s = model->get_storage();
   const size_t np = s.params.size(), nlp = s.lookup_params.size();
   TextFormat format(os);
   os << "#Trainer# " << np << ' ' << nlp << '\n';
   // Swapped without saved weights counts as not swapped: the averages are the weights now.
-  os << learning_rate << ' ' << clipping_enabled << ' ' << clip_threshold << ' ' << updates << ' ' << ema_beta_ << ' '
-     << ma_mode_ << ' ' << false << ' ' << false << ' ' << ma_update_freq_ << ' ' << ma_updates_ << '\n';
-  if (ma_mode_ != MovingAverage::None) {
+  os << learning_rate << ' ' << clipping_enabled << ' ' << clip_threshold << ' ' << updates << ' ' << ema_beta << ' '
+     << ma_mode << ' ' << false << ' ' << false << ' ' << ma_update_freq << ' ' << ma_updates << '\n';
+  if (ma_mode != MovingAverage::None) {
     os << "[MA:TRUE]\n";
-    os << "#MA# " << ma_params_.size() << ' ' << ma_lookup_.size() << '\n';
-    for (const auto& ma : ma_params_) write_record(os, "#Parameter#", ma.data(), ma.size());
-    for (const auto& ma : ma_lookup_) write_record(os, "#LookupParameter#", ma.data(), ma.size());
+    os << "#MA# " << ma_p.size() << ' ' << ma_lp.size() << '\n';
+    for (const auto& ma : ma_p) write_record(os, "#Parameter#", ma.h);
+    for (const auto& ma : ma_lp) write_record(os, "#LookupParameter#", ma.all_h);
   } else {
     os << "[MA:FALSE]\n";
   }
   const char* section = section_name();
   if (!section) return;
   os << section << ' ' << np << ' ' << nlp << '\n';
-  const unsigned count = shadow_count();
-  for (unsigned a = 0; a < count; ++a)
-    for (size_t i = 0; i < np; ++i) {
-      const size_t n = s.params[i]->dim.size();
-      write_record(os, "#Parameter#", shadow_of(param_shadow_, i, n) + a * n, n);
-    }
-  for (unsigned a = 0; a < count; ++a)
-    for (size_t i = 0; i < nlp; ++i) {
-      const size_t n = s.lookup_params[i]->all_dim.size();
-      write_record(os, "#LookupParameter#", shadow_of(lookup_shadow_, i, n) + a * n, n);
-    }
+  const std::vector<ShadowState> state = shadow_state();
+  for (const ShadowState& st : state)
+    for (size_t i = 0; i < np; ++i) write_record(os, "#Parameter#", (*st.params)[i].h);
+  for (const ShadowState& st : state)
+    for (size_t i = 0; i < nlp; ++i) write_record(os, "#LookupParameter#", (*st.lookup_params)[i].all_h);
   write_settings(os);
 }
 
@@ -648,7 +679,9 @@ void Trainer::populate(std::istream& is) {
     format_error("expected [MA:TRUE] or [MA:FALSE], found '" + ma_status + "'");
   }
 
-  std::vector<std::vector<float>> param_shadow, lookup_shadow;
+  // Shadow arrays as read: [array][parameter] values.
+  const std::vector<ShadowState> state = shadow_state();
+  std::vector<std::vector<std::vector<float>>> param_shadow, lookup_shadow;
   std::function<void()> apply_settings = [] {};
   if (const char* section = section_name()) {
     std::string header;
@@ -672,25 +705,22 @@ void Trainer::populate(std::istream& is) {
     }
     if (present) {
       const auto [sec_np, sec_nlp] = parse_header(header, section, s);
-      const unsigned count = shadow_count();
-      param_shadow.resize(sec_np);
-      lookup_shadow.resize(sec_nlp);
-      for (size_t i = 0; i < sec_np; ++i) param_shadow[i].assign(count * s.params[i]->dim.size(), 0.f);
-      for (size_t i = 0; i < sec_nlp; ++i) lookup_shadow[i].assign(count * s.lookup_params[i]->all_dim.size(), 0.f);
-      for (unsigned a = 0; a < count; ++a)
+      param_shadow.assign(state.size(), std::vector<std::vector<float>>(sec_np));
+      lookup_shadow.assign(state.size(), std::vector<std::vector<float>>(sec_nlp));
+      for (size_t a = 0; a < state.size(); ++a)
         for (size_t i = 0; i < sec_np; ++i) {
-          const size_t n = s.params[i]->dim.size();
-          read_record(is, "#Parameter#", n,
+          param_shadow[a][i].resize(s.params[i]->dim.size());
+          read_record(is, "#Parameter#", param_shadow[a][i].size(),
                       "shadow array " + std::to_string(a) + " of " + param_what("parameter", i, s.params[i]->name),
-                      param_shadow[i].data() + a * n);
+                      param_shadow[a][i].data());
         }
-      for (unsigned a = 0; a < count; ++a)
+      for (size_t a = 0; a < state.size(); ++a)
         for (size_t i = 0; i < sec_nlp; ++i) {
-          const size_t n = s.lookup_params[i]->all_dim.size();
-          read_record(is, "#LookupParameter#", n,
+          lookup_shadow[a][i].resize(s.lookup_params[i]->all_dim.size());
+          read_record(is, "#LookupParameter#", lookup_shadow[a][i].size(),
                       "shadow array " + std::to_string(a) + " of " +
                           param_what("lookup parameter", i, s.lookup_params[i]->name),
-                      lookup_shadow[i].data() + a * n);
+                      lookup_shadow[a][i].data());
         }
       std::istringstream settings(next_line(is, std::string("the ") + section + " settings"));
       apply_settings = parse_settings(settings);
@@ -698,23 +728,40 @@ void Trainer::populate(std::istream& is) {
   }
 
   // Commit.
+  allocate_state();
   learning_rate = lr;
   clipping_enabled = clipping;
   clip_threshold = threshold;
   updates = n_updates;
-  ema_beta_ = beta;
-  ma_mode_ = mode;
-  ma_update_freq_ = static_cast<unsigned>(freq);
-  ma_updates_ = static_cast<unsigned>(n_ma);
-  ma_params_swapped_ = ma_params_saved_ = false;
-  saved_params_.clear();
-  saved_lookup_.clear();
-  ma_params_ = std::move(ma_params);
-  ma_lookup_ = std::move(ma_lookup);
-  // Parameters the file does not cover start with fresh (zero) state, allocated on their first update.
+  ema_beta = beta;
+  ma_mode = mode;
+  ma_update_freq = static_cast<unsigned>(freq);
+  ma_updates = static_cast<unsigned>(n_ma);
+  ma_params_swapped = ma_params_saved = false;
+  ma_saved_p.clear();
+  ma_saved_lp.clear();
+  ma_p.clear();
+  ma_lp.clear();
+  ma_aux_allocated = ma_aux_allocated_lookup = 0;
+  if (!ma_params.empty() || !ma_lookup.empty()) {
+    allocate_shadow_parameters(*model, 0, ma_p);
+    allocate_shadow_lookup_parameters(*model, 0, ma_lp);
+    ma_p.resize(ma_params.size());
+    ma_lp.resize(ma_lookup.size());
+    ma_aux_allocated = static_cast<unsigned>(ma_p.size());
+    ma_aux_allocated_lookup = static_cast<unsigned>(ma_lp.size());
+    for (size_t i = 0; i < ma_p.size(); ++i) TensorTools::set_elements(ma_p[i].h, ma_params[i]);
+    for (size_t i = 0; i < ma_lp.size(); ++i) TensorTools::set_elements(ma_lp[i].all_h, ma_lookup[i]);
+  }
+  // Parameters the file does not cover start with fresh (zero) state.
   if (section_name()) {
-    param_shadow_ = std::move(param_shadow);
-    lookup_shadow_ = std::move(lookup_shadow);
+    Trainer::restart();
+    for (size_t a = 0; a < param_shadow.size(); ++a) {
+      for (size_t i = 0; i < param_shadow[a].size(); ++i)
+        TensorTools::set_elements((*state[a].params)[i].h, param_shadow[a][i]);
+      for (size_t i = 0; i < lookup_shadow[a].size(); ++i)
+        TensorTools::set_elements((*state[a].lookup_params)[i].all_h, lookup_shadow[a][i]);
+    }
   }
   apply_settings();
 }
@@ -723,9 +770,8 @@ void Trainer::populate(std::istream& is) {
 
 SimpleSGDTrainer::SimpleSGDTrainer(ParameterCollection& m, real lr) : Trainer(m, lr) {}
 
-void SimpleSGDTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const*,
-                                   size_t n) {
-  sgd_step(learning_rate * gscale / weight_decay, p, g, n);
+void SimpleSGDTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  arr(values, 0) -= grad_of(values) * (learning_rate * gscale / param_weight_decay);
 }
 
 // ---------------- CyclicalSGDTrainer ----------------
@@ -735,9 +781,8 @@ CyclicalSGDTrainer::CyclicalSGDTrainer(ParameterCollection& m, float lr_min, flo
   check_schedule("CyclicalSGDTrainer", lr_max, step, g);
 }
 
-void CyclicalSGDTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const*,
-                                     size_t n) {
-  sgd_step(learning_rate * gscale / weight_decay, p, g, n);
+void CyclicalSGDTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  arr(values, 0) -= grad_of(values) * (learning_rate * gscale / param_weight_decay);
 }
 
 void CyclicalSGDTrainer::end_update() { learning_rate = cyclical_rate(e_min, e_max, step_size, gamma, it++); }
@@ -767,13 +812,10 @@ MomentumSGDTrainer::MomentumSGDTrainer(ParameterCollection& m, real lr, real mom
   check_non_negative("MomentumSGDTrainer", "mom", mom);
 }
 
-void MomentumSGDTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g,
-                                     float* const* shadow, size_t n) {
-  const Eigen::Index len = static_cast<Eigen::Index>(n);
-  Arr x(p, len), v(shadow[0], len);
-  CArr grad(g, len);
-  v = v * momentum - grad * (learning_rate * gscale);
-  x += v / weight_decay;
+void MomentumSGDTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  Arr x = arr(values, 0), v = arr(values, 2);
+  v = v * momentum - grad_of(values) * (learning_rate * gscale);
+  x += v / param_weight_decay;
 }
 
 void MomentumSGDTrainer::write_settings(std::ostream& os) const { os << momentum << '\n'; }
@@ -789,13 +831,11 @@ AdagradTrainer::AdagradTrainer(ParameterCollection& m, real lr, real eps) : Trai
   check_non_negative("AdagradTrainer", "eps", eps);
 }
 
-void AdagradTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                                 size_t n) {
-  const Eigen::Index len = static_cast<Eigen::Index>(n);
-  Arr x(p, len), sum_sq(shadow[0], len);
-  CArr grad(g, len);
+void AdagradTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  Arr x = arr(values, 0), sum_sq = arr(values, 2);
+  const CArr grad = grad_of(values);
   sum_sq += (grad * gscale).square();
-  x -= (grad * gscale) / (sum_sq + epsilon).sqrt() * (learning_rate / weight_decay);
+  x -= (grad * gscale) / (sum_sq + epsilon).sqrt() * (learning_rate / param_weight_decay);
 }
 
 void AdagradTrainer::write_settings(std::ostream& os) const { os << epsilon << '\n'; }
@@ -812,12 +852,11 @@ AdadeltaTrainer::AdadeltaTrainer(ParameterCollection& m, real eps, real r) : Tra
   check_range("AdadeltaTrainer", "rho", r, 0, 1, false);
 }
 
-void AdadeltaTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                                  size_t n) {
-  const Eigen::Index len = static_cast<Eigen::Index>(n);
-  Arr x(p, len), hist_g(shadow[0], len), hist_d(shadow[1], len);
-  CArr grad(g, len);
-  for (Eigen::Index k = 0; k < len; ++k) {
+void AdadeltaTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  Arr x = arr(values, 0), hist_g = arr(values, 2), hist_d = arr(values, 3);
+  const CArr grad = grad_of(values);
+  const float weight_decay = param_weight_decay;
+  for (Eigen::Index k = 0; k < x.size(); ++k) {
     const float gk = grad[k] * gscale;
     hist_g[k] = hist_g[k] * rho + gk * gk * (1.f - rho);
     const float delta = -gk * std::sqrt(hist_d[k] + epsilon) / std::sqrt(hist_g[k] + epsilon);
@@ -844,13 +883,11 @@ RMSPropTrainer::RMSPropTrainer(ParameterCollection& m, real lr, real eps, real r
   check_range("RMSPropTrainer", "rho", r, 0, 1, false);
 }
 
-void RMSPropTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                                 size_t n) {
-  const Eigen::Index len = static_cast<Eigen::Index>(n);
-  Arr x(p, len), mean_sq(shadow[0], len);
-  CArr grad(g, len);
+void RMSPropTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  Arr x = arr(values, 0), mean_sq = arr(values, 2);
+  const CArr grad = grad_of(values);
   mean_sq = mean_sq * rho + (grad * gscale).square() * (1.f - rho);
-  x -= (grad * gscale) / (mean_sq + epsilon).sqrt() * (learning_rate / weight_decay);
+  x -= (grad * gscale) / (mean_sq + epsilon).sqrt() * (learning_rate / param_weight_decay);
 }
 
 void RMSPropTrainer::write_settings(std::ostream& os) const { os << epsilon << ' ' << rho << '\n'; }
@@ -879,14 +916,12 @@ void AdamTrainer::begin_update() {
                                   (1.0 - std::pow(double(beta_1), t)));
 }
 
-void AdamTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                              size_t n) {
-  const Eigen::Index len = static_cast<Eigen::Index>(n);
-  Arr x(p, len), m(shadow[0], len), v(shadow[1], len);
-  CArr grad(g, len);
-  m = m * beta_1 + grad * ((1.f - beta_1) * gscale);
-  v = v * beta_2 + grad.square() * ((1.f - beta_2) * gscale * gscale);
-  x -= m / (v.sqrt() + epsilon) * (step_size_ / weight_decay);
+void AdamTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  Arr x = arr(values, 0), mom = arr(values, 2), var = arr(values, 3);
+  const CArr grad = grad_of(values);
+  mom = mom * beta_1 + grad * ((1.f - beta_1) * gscale);
+  var = var * beta_2 + grad.square() * ((1.f - beta_2) * gscale * gscale);
+  x -= mom / (var.sqrt() + epsilon) * (step_size_ / param_weight_decay);
 }
 
 void AdamTrainer::write_settings(std::ostream& os) const {
@@ -912,15 +947,13 @@ std::function<void()> AdamTrainer::parse_settings(std::istream& is) {
 AmsgradTrainer::AmsgradTrainer(ParameterCollection& m, float lr, float b1, float b2, float eps)
     : AdamTrainer(m, lr, b1, b2, eps) {}
 
-void AmsgradTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                                 size_t n) {
-  const Eigen::Index len = static_cast<Eigen::Index>(n);
-  Arr x(p, len), m(shadow[0], len), v(shadow[1], len), v_max(shadow[2], len);
-  CArr grad(g, len);
-  m = m * beta_1 + grad * ((1.f - beta_1) * gscale);
-  v = v * beta_2 + grad.square() * ((1.f - beta_2) * gscale * gscale);
-  v_max = v_max.max(v);
-  x -= m / (v_max.sqrt() + epsilon) * (step_size_ / weight_decay);
+void AmsgradTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  Arr x = arr(values, 0), mom = arr(values, 2), var = arr(values, 3), var_max = arr(values, 4);
+  const CArr grad = grad_of(values);
+  mom = mom * beta_1 + grad * ((1.f - beta_1) * gscale);
+  var = var * beta_2 + grad.square() * ((1.f - beta_2) * gscale * gscale);
+  var_max = var_max.max(var);
+  x -= mom / (var_max.sqrt() + epsilon) * (step_size_ / param_weight_decay);
 }
 
 // ---------------- EGTrainer ----------------
@@ -944,26 +977,25 @@ void EGTrainer::end_update() {
   if (isCyclical) learning_rate = cyclical_rate(e_min, e_max, step_size, gamma, it++);
 }
 
-void EGTrainer::update_rule(float gscale, float weight_decay, float* p, const float* g, float* const* shadow,
-                            size_t n) {
-  const Eigen::Index len = static_cast<Eigen::Index>(n);
-  Arr x(p, len), v(shadow[0], len);
-  CArr grad(g, len);
+void EGTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  Arr x = arr(values, 0), v = arr(values, 2);
+  const CArr grad = grad_of(values);
+  const size_t n = values[0]->d.size();
   // log(0) = -inf stays 0 after the step; a negative value (or NaN) or no positive one would give NaN.
   if (!(x >= 0).all() || !(x.maxCoeff() > 0))
     throw std::runtime_error("EGTrainer: exponentiated gradient needs non-negative parameter values with at least "
                              "one positive, but a tensor of " + std::to_string(n) + " values has not");
   v = v * momentum - grad * (learning_rate * gscale);
-  x = x.log() + v / weight_decay;
+  x = x.log() + v / param_weight_decay;
   const float max = x.maxCoeff();
   const float log_z = max + static_cast<float>(std::log((x - max).exp().cast<double>().sum()));
   x = (x - log_z).exp();
-  last_max_ = max;
-  last_log_z_ = log_z;
+  meg_value_ = max;
+  zeg_value_ = log_z;
 }
 
 void EGTrainer::write_settings(std::ostream& os) const {
-  os << last_log_z_ << ' ' << last_max_ << ' ' << momentum << ' ' << e_min << ' ' << e_max << ' ' << step_size << ' '
+  os << zeg_value_ << ' ' << meg_value_ << ' ' << momentum << ' ' << e_min << ' ' << e_max << ' ' << step_size << ' '
      << gamma << ' ' << it << ' ' << isCyclical << '\n';
 }
 std::function<void()> EGTrainer::parse_settings(std::istream& is) {
@@ -975,8 +1007,8 @@ std::function<void()> EGTrainer::parse_settings(std::istream& is) {
   settings_end(is, who);
   if (cyclical > 1) format_error("EGTrainer settings: isCyclical must be 0 or 1, got " + std::to_string(cyclical));
   return [=, this] {
-    last_log_z_ = log_z;
-    last_max_ = max;
+    zeg_value_ = log_z;
+    meg_value_ = max;
     momentum = mom;
     e_min = lo;
     e_max = hi;
