@@ -27,6 +27,7 @@
 #include "dynet/treelstm.h"
 
 #include "builder_test_util.h"
+#include "temp_dir.h"
 
 namespace dynet {
 namespace {
@@ -866,12 +867,6 @@ TEST(BidirectionalTreeLSTM, GradientUnbatched) {
 
 // ======================= Softmax builders =======================
 
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = testing::TempDir() + "dynet_builders_" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 double log_sum_exp(const std::vector<float>& v) {
   double m = v[0], s = 0;
   for (float x : v) m = std::max<double>(m, x);
@@ -989,10 +984,11 @@ TEST(StandardSoftmax, SampleFollowsTheDistribution) {
 const char* kClusters = "A w1 12\nA w2\n\nB\tw3\nC w4\nC w5 7\nC w6\n";
 
 TEST(ClassFactoredSoftmax, LayoutAndClusters) {
+  const test::TempDir tmp;
   Dict d;
   d.convert("pre");
   ParameterCollection m;
-  ClassFactoredSoftmaxBuilder sm(3, write_file("clusters", kClusters), d, m);
+  ClassFactoredSoftmaxBuilder sm(3, tmp.write("clusters", kClusters), d, m);
   const std::string c = "class-factored-softmax-builder";
   expect_parameters(m, {{layer_name(c, 0), Dim({3, 3})},
                         {layer_name(c, 1), Dim({3})},
@@ -1006,16 +1002,17 @@ TEST(ClassFactoredSoftmax, LayoutAndClusters) {
   EXPECT_EQ(sm.widx2cwidx[6], 2u);
   EXPECT_EQ(sm.singleton_cluster, (std::vector<bool>{false, true, false}));
   ParameterCollection m2;
-  ClassFactoredSoftmaxBuilder no_bias(3, write_file("clusters", kClusters), d, m2, false);
+  ClassFactoredSoftmaxBuilder no_bias(3, tmp.write("clusters", kClusters), d, m2, false);
   EXPECT_EQ(m2.parameters_list().size(), 3u);
   EXPECT_EQ(d.size(), 7u);  // the words were known already
 }
 
 TEST(ClassFactoredSoftmax, ValuesAndGradients) {
+  const test::TempDir tmp;
   Dict d;
   d.convert("pre");
   ParameterCollection m;
-  ClassFactoredSoftmaxBuilder sm(3, write_file("clusters", kClusters), d, m);
+  ClassFactoredSoftmaxBuilder sm(3, tmp.write("clusters", kClusters), d, m);
   perturb(m);
   {
     // -log p(w5) = -log p(C) - log p(w5 | C), from the class and subclass distributions.
@@ -1039,10 +1036,11 @@ TEST(ClassFactoredSoftmax, ValuesAndGradients) {
 }
 
 TEST(ClassFactoredSoftmax, SampleAndFileErrors) {
+  const test::TempDir tmp;
   reset_rng(4);
   Dict d;
   ParameterCollection m;
-  ClassFactoredSoftmaxBuilder sm(2, write_file("clusters", kClusters), d, m);
+  ClassFactoredSoftmaxBuilder sm(2, tmp.write("clusters", kClusters), d, m);
   perturb(m);
   ComputationGraph g;
   sm.new_graph(g);
@@ -1051,16 +1049,16 @@ TEST(ClassFactoredSoftmax, SampleAndFileErrors) {
   std::vector<unsigned> counts(dist.size());
   for (int k = 0; k < 3000; ++k) ++counts[sm.sample(r)];
   for (unsigned w = 0; w < dist.size(); ++w) EXPECT_NEAR(counts[w] / 3000.0, std::exp(dist[w]), 0.035) << w;
-  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, write_file("missing", ""), d, m), std::invalid_argument);
-  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, testing::TempDir() + "no_such_file", d, m), std::invalid_argument);
-  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, write_file("bad", "A w1\nB\n"), d, m), std::invalid_argument);
-  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, write_file("dup", "A w1\nB w1\n"), d, m), std::invalid_argument);
+  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, tmp.write("missing", ""), d, m), std::invalid_argument);
+  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, tmp.path("no_such_file"), d, m), std::invalid_argument);
+  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, tmp.write("bad", "A w1\nB\n"), d, m), std::invalid_argument);
+  EXPECT_THROW(ClassFactoredSoftmaxBuilder(2, tmp.write("dup", "A w1\nB w1\n"), d, m), std::invalid_argument);
   // A frozen dictionary: unknown words are skipped.
   Dict frozen;
   frozen.convert("w4");
   frozen.freeze();
   ParameterCollection m2;
-  ClassFactoredSoftmaxBuilder small(2, write_file("clusters", kClusters), frozen, m2);
+  ClassFactoredSoftmaxBuilder small(2, tmp.write("clusters", kClusters), frozen, m2);
   EXPECT_EQ(small.cidx2words, (std::vector<std::vector<unsigned>>{{0}}));
 }
 
@@ -1068,9 +1066,10 @@ TEST(ClassFactoredSoftmax, SampleAndFileErrors) {
 const char* kTree = "0 0\ta\n0 0\tb 5\n0 1\tc\n1\td\n1\te\n\n1\tf\n2\tg\n";
 
 TEST(HierarchicalSoftmax, LayoutValuesAndGradients) {
+  const test::TempDir tmp;
   Dict d;
   ParameterCollection m;
-  HierarchicalSoftmaxBuilder sm(3, write_file("tree", kTree), d, m);
+  HierarchicalSoftmaxBuilder sm(3, tmp.write("tree", kTree), d, m);
   EXPECT_EQ(sm.num_nodes(), 6u);
   EXPECT_EQ(d.size(), 7u);
   const std::string c = "hsm-builder";
@@ -1110,11 +1109,12 @@ TEST(HierarchicalSoftmax, LayoutValuesAndGradients) {
 }
 
 TEST(HierarchicalSoftmax, SampleAndFileErrors) {
+  const test::TempDir tmp;
   reset_rng(8);
   Dict d;
   d.convert("zero");
   ParameterCollection m;
-  HierarchicalSoftmaxBuilder sm(2, write_file("tree", kTree), d, m);
+  HierarchicalSoftmaxBuilder sm(2, tmp.write("tree", kTree), d, m);
   perturb(m);
   ComputationGraph g;
   sm.new_graph(g);
@@ -1125,13 +1125,13 @@ TEST(HierarchicalSoftmax, SampleAndFileErrors) {
   std::vector<unsigned> counts(dist.size());
   for (int k = 0; k < 3000; ++k) ++counts[sm.sample(r)];
   for (unsigned w = 0; w < dist.size(); ++w) EXPECT_NEAR(counts[w] / 3000.0, std::exp(dist[w]), 0.035) << w;
-  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, write_file("notab", "0 1 a\n"), d, m), std::invalid_argument);
-  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, write_file("mixed", "0\ta\n0 1\tb\n"), d, m), std::invalid_argument);
-  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, write_file("twice", "0\ta\n1\ta\n"), d, m), std::invalid_argument);
-  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, testing::TempDir() + "no_such_tree", d, m), std::invalid_argument);
+  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, tmp.write("notab", "0 1 a\n"), d, m), std::invalid_argument);
+  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, tmp.write("mixed", "0\ta\n0 1\tb\n"), d, m), std::invalid_argument);
+  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, tmp.write("twice", "0\ta\n1\ta\n"), d, m), std::invalid_argument);
+  EXPECT_THROW(HierarchicalSoftmaxBuilder(2, tmp.path("no_such_tree"), d, m), std::invalid_argument);
   // A single word: certain, so its loss is 0.
   ParameterCollection m2;
-  HierarchicalSoftmaxBuilder one(2, write_file("one", "0\tonly\n"), d, m2);
+  HierarchicalSoftmaxBuilder one(2, tmp.write("one", "0\tonly\n"), d, m2);
   EXPECT_TRUE(m2.parameters_list().empty());
   ComputationGraph g2;
   one.new_graph(g2);
@@ -1144,6 +1144,7 @@ TEST(HierarchicalSoftmax, SampleAndFileErrors) {
 // A builder saved in DyNet's text format loads into a fresh builder of the same shape (by position
 // under its collection's name) and computes the same outputs; the records carry DyNet's names.
 TEST(Builders, SaveAndLoadThroughTheTextFormat) {
+  const test::TempDir tmp;
   using Factory = std::function<std::unique_ptr<RNNBuilder>(ParameterCollection&)>;
   const std::vector<std::pair<std::string, Factory>> kinds = {
       {"#Parameter# /lstm-builder/_10 {3}", [](ParameterCollection& m) { return std::make_unique<CoupledLSTMBuilder>(2, 2, 3, m); }},
@@ -1153,7 +1154,7 @@ TEST(Builders, SaveAndLoadThroughTheTextFormat) {
       {"#Parameter# /vanilla-lstm-builder/_3 {12,3}", [](ParameterCollection& m) { return std::make_unique<SparseLSTMBuilder>(2, 2, 3, m); }},
       {"#Parameter# /simple-rnn-builder/_3 {3,3}", [](ParameterCollection& m) { return std::make_unique<SimpleRNNBuilder>(2, 2, 3, m, true); }},
   };
-  const std::string path = testing::TempDir() + "dynet_builders_saved.txt";
+  const std::string path = tmp.path("saved.txt");
   for (const auto& [header, make] : kinds) {
     ParameterCollection saved_model, loaded_model;
     auto saved = make(saved_model);

@@ -21,6 +21,7 @@
 #include "dynet/model.h"
 #include "dynet/param-init.h"
 #include "io/text_format.h"
+#include "temp_dir.h"
 
 namespace dynet {
 namespace {
@@ -29,28 +30,17 @@ namespace fs = std::filesystem;
 
 class IoTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    static int counter = 0;
-    dir_ = fs::temp_directory_path() /
-           ("dynet_io_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string path(const std::string& name) const { return tmp_.path(name); }
   // Files in the test directory other than the named ones (leftover temporaries).
   std::vector<std::string> others(std::initializer_list<std::string> expected) const {
     std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir_)) {
+    for (const auto& e : fs::directory_iterator(tmp_.dir())) {
       const std::string n = e.path().filename().string();
       if (std::find(expected.begin(), expected.end(), n) == expected.end()) out.push_back(n);
     }
     return out;
   }
-  fs::path dir_;
+  test::TempDir tmp_;
 };
 
 std::string read_file(const std::string& p) {
@@ -583,11 +573,11 @@ TEST_F(IoTest, UnwritableDirectoryFailsAtConstruction) {
   Golden g;
   TextFileSaver(path("m.txt")).save(g.m);
   const std::string before = read_file(path("m.txt"));
-  fs::permissions(dir_, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+  fs::permissions(tmp_.dir(), fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
                   fs::perm_options::remove);
   EXPECT_THROW((void)TextFileSaver(path("m.txt")), std::runtime_error);
   EXPECT_THROW(save_safetensors(path("m.safetensors"), g.m), std::runtime_error);
-  fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::add);
+  fs::permissions(tmp_.dir(), fs::perms::owner_all, fs::perm_options::add);
   EXPECT_EQ(read_file(path("m.txt")), before);
 }
 

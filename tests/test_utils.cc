@@ -15,6 +15,8 @@
 #include "dynet/pretrain.h"
 #include "dynet/timing.h"
 
+#include "temp_dir.h"
+
 namespace dynet {
 namespace {
 
@@ -159,12 +161,9 @@ TEST(GradCheck, RejectsNonScalarExpressions) {
 
 class PretrainTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    file_ = fs::temp_directory_path() / ("dynet_pretrain_" + std::to_string(::getpid()) + ".txt");
-  }
-  void TearDown() override { fs::remove(file_); }
-  void write(const std::string& text) { std::ofstream(file_) << text; }
-  fs::path file_;
+  void write(const std::string& text) { tmp_.write("embeddings.txt", text); }
+  test::TempDir tmp_;
+  const fs::path file_ = tmp_.path("embeddings.txt");
 };
 
 TEST_F(PretrainTest, SaveThenReadRoundTripsExactly) {
