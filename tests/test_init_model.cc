@@ -49,6 +49,21 @@ TEST(Init, RejectsUnknownAndMalformedFlags) {
   EXPECT_THROW(extract_dynet_params(d.argc, d.argv), std::invalid_argument);
 }
 
+// The message quotes the value whichever way it was given (it said "got " with nothing after it
+// for "--dynet-weight-decay 2").
+TEST(Init, WeightDecayErrorNamesTheValue) {
+  for (auto args : {std::vector<std::string>{"prog", "--dynet-weight-decay", "2"},
+                    std::vector<std::string>{"prog", "--dynet-weight-decay=2"}}) {
+    Argv a(args);
+    try {
+      extract_dynet_params(a.argc, a.argv);
+      ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("got 2"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Init, SeedMakesRandomnessReproducible) {
   reset_rng(42);
   ParameterCollection pc1;

@@ -1,6 +1,7 @@
 // Dim: a tensor shape of up to 7 dims plus a batch count (batch is the slowest axis).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
@@ -23,14 +24,21 @@ struct Dim {
   Dim(const std::vector<long>& x, unsigned b);
   explicit Dim(const std::vector<unsigned>& x, unsigned b = 1);
 
+  // Element counts are 64-bit (DyNet's were unsigned and wrapped past 2^32 elements); code that
+  // assigns them to an unsigned still compiles. A shape whose count does not even fit in 64 bits
+  // wraps here: anything that allocates or walks a tensor uses checked_size().
   // size() = batch_size() * bd
-  unsigned size() const { return batch_size() * bd; }
+  size_t size() const { return batch_size() * bd; }
   // product of d[0..nd)
-  unsigned batch_size() const {
-    unsigned p = 1;
+  size_t batch_size() const {
+    size_t p = 1;
     for (unsigned i = 0; i < nd; ++i) p *= d[i];
     return p;
   }
+  // size(), or throws std::invalid_argument naming `what` and the shape when the element count
+  // exceeds kMaxElements (far beyond any memory, and small enough that byte counts cannot wrap).
+  static constexpr size_t kMaxElements = size_t(1) << 60;
+  size_t checked_size(const char* what) const;
   unsigned sum_dims() const;
   unsigned ndims() const { return nd; }
   unsigned rows() const { return nd > 0 ? d[0] : 1; }

@@ -59,7 +59,7 @@ struct ParameterStorageBase {
   bool updated = true;
   bool nonzero_grad = false;
   std::mutex grad_mutex;  // several graphs may accumulate into one parameter at once
-  std::shared_ptr<float> memory;  // values then gradients, 64-byte aligned
+  std::shared_ptr<float> memory;  // owns the values and the gradients (64-byte aligned)
   // The decay of the collection that created the parameter: its effective value is values × scale.
   std::shared_ptr<L2WeightDecay> weight_decay;
   float current_weight_decay() const { return weight_decay ? weight_decay->current_weight_decay() : 1.f; }
@@ -74,7 +74,7 @@ struct ParameterStorage : ParameterStorageBase {
   size_t size() const override { return dim.size(); }
   void clear_grad() override;
   void copy(const ParameterStorage& val);
-  // values += g (thread-safe)
+  // this->g += the given gradient (a batched one summed over its batch elements); thread-safe
   void accumulate_grad(const Tensor& g);
   void clip(float left, float right);
   void set_value(const std::vector<float>& val);

@@ -24,9 +24,9 @@ struct Tensor {
       : d(dim), v(data), device(dev), mem_pool(pool) {}
 
   // pointer to the start of batch element b (element 0 when the tensor is unbatched)
-  float* batch_ptr(unsigned b) const { return v + (d.bd == 1 ? 0 : b * d.batch_size()); }
+  float* batch_ptr(size_t b) const { return v + (d.bd == 1 ? 0 : b * d.batch_size()); }
   // a view of batch element b
-  Tensor batch_elem(unsigned b) const;
+  Tensor batch_elem(size_t b) const;
   bool is_valid() const;  // no NaN or Inf
 };
 

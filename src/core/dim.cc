@@ -24,7 +24,7 @@ void Dim::too_many_dims(size_t n) {
 Dim::Dim(const std::vector<long>& x) {
   check_rank(x.size(), "vector");
   for (long v : x) {
-    if (v < 0) throw std::invalid_argument("Dim: negative dimension " + std::to_string(v));
+    if (v < 0 || v > long(~0u)) throw std::invalid_argument("Dim: dimension " + std::to_string(v) + " out of range");
     d[nd++] = static_cast<unsigned>(v);
   }
 }
@@ -32,6 +32,15 @@ Dim::Dim(const std::vector<long>& x, unsigned b) : Dim(x) { bd = b; }
 Dim::Dim(const std::vector<unsigned>& x, unsigned b) : bd(b) {
   check_rank(x.size(), "vector");
   for (unsigned v : x) d[nd++] = v;
+}
+
+size_t Dim::checked_size(const char* what) const {
+  size_t p = bd;
+  bool fits = p <= kMaxElements;
+  for (unsigned i = 0; i < nd && fits; ++i) fits = !__builtin_mul_overflow(p, size_t(d[i]), &p) && p <= kMaxElements;
+  if (!fits)
+    throw std::invalid_argument(std::string(what) + ": shape " + str() + " has more than 2^60 elements");
+  return p;
 }
 
 unsigned Dim::sum_dims() const {

@@ -103,30 +103,44 @@ const Tensor* Executor::gather_arg_values(VariableIndex i) {
   const NodeRec& r = cg_->node(i);
   const VariableIndex* a = cg_->node_args(i);
   if (arg_scratch_.size() < r.nargs) arg_scratch_.resize(r.nargs);
-  for (unsigned k = 0; k < r.nargs; ++k) arg_scratch_[k] = fx_[a[k]];
+  for (size_t k = 0; k < r.nargs; ++k) arg_scratch_[k] = fx_[a[k]];
   return arg_scratch_.data();
 }
 
 void Executor::forward_node(VariableIndex i) {
   const NodeRec& n = cg_->node(i);
   const OpDef& def = op_def(n.op);
+  // Shape rules compute dims, not element counts: a shape whose count does not fit stops here,
+  // before anything is allocated or read for it.
+  const size_t size = n.dim.checked_size(def.name);
   const VariableIndex* a = cg_->node_args(i);
   const Tensor* xs = gather_arg_values(i);
   Tensor& fx = fx_[i];
   fx.d = n.dim;
   fx.device = default_device;
   fx.mem_pool = DeviceMempool::FXS;
-  fx.v = (n.flags & kAliasOutput) ? nullptr : fx_pool_.allocate_floats(n.dim.size());
   const AttrView attr{cg_->node_attr(i), n.attr_words};
-  float* aux = nullptr;
-  if (def.aux_floats) aux = fx_pool_.allocate_floats(def.aux_floats(n.dim, ArgDims{&cg_->node(0), a, n.nargs}, attr));
-  aux_[i] = aux;
-  const MemPool::Mark mark = scratch_pool_.mark();
-  def.forward(ForwardArgs{xs, n.nargs, fx, attr, aux, scratch_pool_});
-  scratch_pool_.revert(mark);
-  if (cg_->check_validity() && !fx.is_valid())
-    throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(i) + " (" + def.name + " " +
-                             n.dim.str() + ")");
+  // A node that fails leaves nothing behind: its value and aux memory go back to the pool, and it
+  // stays uncomputed (a later forward tries it again).
+  const MemPool::Mark fx_mark = fx_pool_.mark();
+  try {
+    fx.v = (n.flags & kAliasOutput) ? nullptr : fx_pool_.allocate_floats(size);
+    float* aux = nullptr;
+    if (def.aux_floats) aux = fx_pool_.allocate_floats(def.aux_floats(n.dim, ArgDims{&cg_->node(0), a, n.nargs}, attr));
+    aux_[i] = aux;
+    const PoolScope scratch(scratch_pool_);
+    def.forward(ForwardArgs{xs, n.nargs, fx, attr, aux, scratch_pool_});
+    if (cg_->check_validity() && !fx.is_valid())
+      throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(i) + " (" + def.name +
+                               " " + n.dim.str() + ")");
+  } catch (const std::bad_alloc&) {
+    fx_pool_.revert(fx_mark);
+    throw std::runtime_error(std::string(def.name) + ": out of memory computing node " + std::to_string(i) +
+                             " of shape " + n.dim.str());
+  } catch (...) {
+    fx_pool_.revert(fx_mark);
+    throw;
+  }
   mark_computed(i);
 }
 
@@ -143,7 +157,7 @@ void Executor::prepare_backward(VariableIndex last, bool full) {
     }
     if (r.flags & kNoGradient) continue;
     const VariableIndex* a = cg_->node_args(static_cast<VariableIndex>(i));
-    for (unsigned k = 0; k < r.nargs; ++k)
+    for (size_t k = 0; k < r.nargs; ++k)
       if (needs[a[k]]) {
         needs[i] = 1;
         break;
@@ -160,12 +174,19 @@ void Executor::prepare_backward(VariableIndex last, bool full) {
     total += r.dim.size();
     if (r.flags & kNoGradient) continue;
     const VariableIndex* a = cg_->node_args(static_cast<VariableIndex>(i));
-    for (unsigned k = 0; k < r.nargs; ++k)
+    for (size_t k = 0; k < r.nargs; ++k)
       if (needs[a[k]]) reached[a[k]] = 1;
   }
   grad_.assign(cg_->size(), Tensor());
+  has_backward_ = false;
   grad_pool_.free_all();
-  float* block = grad_pool_.allocate_floats(total);
+  float* block;
+  try {
+    block = grad_pool_.allocate_floats(total);
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error("backward: out of memory allocating the gradients of " + std::to_string(total) +
+                             " values");
+  }
   std::memset(block, 0, total * sizeof(float));
   for (size_t i = 0; i < n; ++i) {
     if (!reached[i]) continue;

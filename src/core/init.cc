@@ -127,9 +127,10 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
     } else if (name == "--dynet-autobatch") {
       p.autobatch = parse_number<int>(name, take());
     } else if (name == "--dynet-weight-decay") {
-      p.weight_decay = parse_number<float>(name, take());
-      if (p.weight_decay < 0 || p.weight_decay >= 1)
-        throw std::invalid_argument("dynet::initialize: --dynet-weight-decay must be in [0, 1), got " + value);
+      const std::string v = take();
+      p.weight_decay = parse_number<float>(name, v);
+      if (!(p.weight_decay >= 0 && p.weight_decay < 1))
+        throw std::invalid_argument("dynet::initialize: --dynet-weight-decay must be in [0, 1), got " + v);
     } else if (name == "--dynet-profiling") {
       p.profiling = parse_number<int>(name, take());
     } else if (name == "--dynet-gpus" || name == "--dynet-devices" || name == "--dynet-gpu-ids") {

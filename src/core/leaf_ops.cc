@@ -138,7 +138,7 @@ void param_fwd(const ForwardArgs& a) {
   const ParameterStorage* p = a.attr.as<ParameterStorage*>();
   alias_or_scale(a, p->values.v, p->current_weight_decay());
 }
-void param_grad(AttrView a, const Tensor& g) { a.as<ParameterStorage*>()->accumulate_grad(g); }
+void param_grad(AttrView a, const Tensor& g, const float*) { a.as<ParameterStorage*>()->accumulate_grad(g); }
 Dim param_shape(const ArgDims&, AttrView a) { return a.as<ParameterStorage*>()->dim; }
 const OpId k_parameter = register_op({.name = "parameter",
                                       .doc = "y = p · s (s: the weight-decay scale, 1 without decay; dE/dy accumulates into p's gradient)",
@@ -158,10 +158,10 @@ void lookup_table_fwd(const ForwardArgs& a) {
   alias_or_scale(a, p->all_values.v, p->current_weight_decay());
 }
 Dim lookup_table_shape(const ArgDims&, AttrView a) { return a.as<LookupParameterStorage*>()->all_dim; }
-void lookup_table_grad(AttrView a, const Tensor& g) {
+void lookup_table_grad(AttrView a, const Tensor& g, const float*) {
   LookupParameterStorage* p = a.as<LookupParameterStorage*>();
-  const unsigned rs = p->dim.size();
-  for (unsigned r = 0; r < p->values.size(); ++r) p->accumulate_grad(r, g.v + size_t(r) * rs);
+  const size_t rs = p->dim.size();
+  for (size_t r = 0; r < p->values.size(); ++r) p->accumulate_grad(r, g.v + size_t(r) * rs);
 }
 const OpId k_lookup_table = register_op({.name = "lookup_parameter",
                                          .doc = "y = E · s, the whole table as one {d..., n} tensor (s: the weight-decay scale)",
@@ -208,10 +208,13 @@ Dim lookup_shape(const ArgDims&, AttrView a) {
   d.bd = static_cast<unsigned>(ix.n);
   return d;
 }
+// The rows a lookup read, kept in its aux memory: backward sends the gradient to exactly those rows,
+// even when the indices behind a pointer changed (or went out of range) since.
+size_t lookup_aux_floats(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
 void lookup_fwd(const ForwardArgs& a) {
   const LookupAttr& l = a.attr.as<LookupAttr>();
   Indices ix = lookup_indices(l, a.attr);
-  const unsigned rs = l.p->dim.size();
+  const size_t rs = l.p->dim.size();
   if (ix.n != a.fx.d.bd)
     throw std::invalid_argument("lookup: the index vector changed size after the node was created (" +
                                 std::to_string(a.fx.d.bd) + " -> " + std::to_string(ix.n) + ")");
@@ -221,19 +224,20 @@ void lookup_fwd(const ForwardArgs& a) {
                              std::to_string(l.p->values.size()) + " rows");
     std::memcpy(a.fx.v + k * rs, l.p->values[ix.ids[k]].v, rs * sizeof(float));
   }
+  if (a.aux) std::memcpy(a.aux, ix.ids, ix.n * sizeof(unsigned));
   const float scale = l.p->current_weight_decay();
   if (scale != 1.f) scale_copy(a.fx.v, a.fx.v, a.fx.d.size(), scale);
 }
-void lookup_grad(AttrView a, const Tensor& g) {
-  const LookupAttr& l = a.as<LookupAttr>();
-  Indices ix = lookup_indices(l, a);
-  const unsigned rs = l.p->dim.size();
-  for (size_t k = 0; k < ix.n; ++k) l.p->accumulate_grad(ix.ids[k], g.v + k * rs);
+void lookup_grad(AttrView a, const Tensor& g, const float* aux) {
+  LookupParameterStorage* p = a.as<LookupAttr>().p;
+  const unsigned* ids = reinterpret_cast<const unsigned*>(aux);
+  const size_t rs = p->dim.size();
+  for (size_t k = 0; k < g.d.bd; ++k) p->accumulate_grad(ids[k], g.v + k * rs);
 }
 const OpId k_lookup = register_op({.name = "lookup",
                                    .doc = "y[b] = E[ids[b]] · s (one row per batch element; s: the weight-decay scale)",
                                    .shape = lookup_shape<false>, .forward = lookup_fwd,
-                                   .param_grad = lookup_grad, .batch = {.batchable = true},
+                                   .aux_floats = lookup_aux_floats, .param_grad = lookup_grad, .batch = {.batchable = true},
                                    .samples = [] { return lookup_samples(false); }, .flags = kParameterNode});
 const OpId k_const_lookup = register_op({.name = "const_lookup",
                                          .doc = "y[b] = E[ids[b]] · s (no gradient to E)",
@@ -241,7 +245,7 @@ const OpId k_const_lookup = register_op({.name = "const_lookup",
                                          .batch = {.batchable = true}, .samples = [] { return lookup_samples(true); }});
 
 void check_dim(const char* op, const Dim& d) {
-  if (d.size() == 0) op_error(op, "dim " + d.str() + " has no elements");
+  if (d.checked_size(op) == 0) op_error(op, "dim " + d.str() + " has no elements");
 }
 
 template <class A>
@@ -298,7 +302,7 @@ VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<unsign
   check_dim("sparse_input", d);
   if (ids.size() != data.size())
     op_error("sparse_input", std::to_string(ids.size()) + " indices but " + std::to_string(data.size()) + " values");
-  for (unsigned i : ids)
+  for (size_t i : ids)
     if (i >= d.size()) op_error("sparse_input", "index " + std::to_string(i) + " out of range for " + d.str());
   SparseInput s{d, defdata, static_cast<uint32_t>(ids.size())};
   std::vector<uint32_t> blob(ids.begin(), ids.end());

@@ -45,11 +45,14 @@ void* MemPool::allocate_slow(size_t bytes) {
 void MemPool::free_all() {
   if (blocks_.size() > 1) {
     // The pool grew: replace the chain by one block of the total size so the next graph of
-    // the same size needs no growth.
-    size_t total = capacity();
-    for (Block& b : blocks_) std::free(b.data);
-    blocks_.clear();
-    blocks_.push_back(Block{aligned_block(total), total, 0});
+    // the same size needs no growth. Without the memory for it, keep the chain.
+    const size_t total = capacity();
+    if (void* merged = std::aligned_alloc(kAlign, total)) {
+      for (Block& b : blocks_) std::free(b.data);
+      blocks_.clear();
+      blocks_.push_back(Block{static_cast<char*>(merged), total, 0});
+    }
+    for (Block& b : blocks_) b.used = 0;
   }
   if (!blocks_.empty()) blocks_[0].used = 0;
   cur_ = 0;

@@ -54,4 +54,18 @@ class MemPool {
   size_t initial_;
 };
 
+// Reverts a pool to where it was when the scope began, also when the scope is left by an exception
+// (a failed op must not leave its scratch memory allocated for the rest of the graph's life).
+class PoolScope {
+ public:
+  explicit PoolScope(MemPool& pool) : pool_(pool), mark_(pool.mark()) {}
+  ~PoolScope() { pool_.revert(mark_); }
+  PoolScope(const PoolScope&) = delete;
+  PoolScope& operator=(const PoolScope&) = delete;
+
+ private:
+  MemPool& pool_;
+  MemPool::Mark mark_;
+};
+
 }  // namespace dynet

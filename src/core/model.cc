@@ -13,14 +13,33 @@
 namespace dynet {
 
 namespace {
-// n values then n gradients (each start 64-byte aligned) in one zeroed block owned by p.
-std::pair<float*, float*> allocate_values_and_grads(ParameterStorageBase& p, size_t n) {
-  const size_t padded = (n + 15) & ~size_t(15);
-  void* block = std::aligned_alloc(64, std::max<size_t>(2 * padded, 16) * sizeof(float));
-  if (!block) throw std::bad_alloc();
-  std::memset(block, 0, 2 * padded * sizeof(float));
-  p.memory = std::shared_ptr<float>(static_cast<float*>(block), [](float* q) { std::free(q); });
-  return {p.memory.get(), p.memory.get() + padded};
+// n values and n gradients, zeroed, each 64-byte aligned, owned by p.memory. Two calloc blocks rather
+// than one: large ones come from fresh mmap'd pages, so memory is only committed where it is written
+// (a big embedding table's gradient only for the rows that get gradients), and each half passes the
+// kernel's overcommit check on its own. `what` and `d` name the parameter when memory cannot be had.
+std::pair<float*, float*> allocate_values_and_grads(ParameterStorageBase& p, size_t n, const char* what,
+                                                   const Dim& d) {
+  constexpr size_t kAlign = 64;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(float) + kAlign;  // n <= Dim::kMaxElements: no overflow
+  void* v = std::calloc(bytes, 1);
+  void* g = v ? std::calloc(bytes, 1) : nullptr;
+  if (!g) {
+    std::free(v);
+    throw std::runtime_error(std::string(what) + ": cannot allocate " + std::to_string(2 * bytes) +
+                             " bytes for the values and gradients of " +
+                             (p.name.empty() ? std::string("a parameter") : "'" + p.name + "'") + " of shape " +
+                             d.str());
+  }
+  auto align = [](void* q) {
+    return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(q) + kAlign - 1) & ~uintptr_t(kAlign - 1));
+  };
+  float* values = align(v);
+  float* grads = align(g);
+  p.memory = std::shared_ptr<float>(values, [v, g](float*) {
+    std::free(v);
+    std::free(g);
+  });
+  return {values, grads};
 }
 
 float sqnorm(const float* v, size_t n) {
@@ -68,10 +87,10 @@ void L2WeightDecay::reset_weight_decay() {
 
 // ---- ParameterStorage ----
 void ParameterStorage::scale_parameters(float a) {
-  for (unsigned i = 0; i < dim.size(); ++i) values.v[i] *= a;
+  for (size_t i = 0; i < dim.size(); ++i) values.v[i] *= a;
 }
 void ParameterStorage::scale_gradient(float a) {
-  for (unsigned i = 0; i < dim.size(); ++i) g.v[i] *= a;
+  for (size_t i = 0; i < dim.size(); ++i) g.v[i] *= a;
 }
 void ParameterStorage::zero() {
   std::memset(values.v, 0, dim.size() * sizeof(float));
@@ -90,19 +109,19 @@ void ParameterStorage::copy(const ParameterStorage& val) {
 }
 void ParameterStorage::accumulate_grad(const Tensor& d) {
   std::lock_guard<std::mutex> lock(grad_mutex);
-  const unsigned n = dim.size();
+  const size_t n = dim.size();
   float* gv = g.v;
   const float* dv = d.v;
   if (d.d.bd > 1) {  // a batched gradient of an unbatched parameter: sum the batch
-    for (unsigned b = 0; b < d.d.bd; ++b)
-      for (unsigned i = 0; i < n; ++i) gv[i] += dv[b * n + i];
+    for (size_t b = 0; b < d.d.bd; ++b)
+      for (size_t i = 0; i < n; ++i) gv[i] += dv[b * n + i];
   } else {
-    for (unsigned i = 0; i < n; ++i) gv[i] += dv[i];
+    for (size_t i = 0; i < n; ++i) gv[i] += dv[i];
   }
   nonzero_grad = true;
 }
 void ParameterStorage::clip(float left, float right) {
-  for (unsigned i = 0; i < dim.size(); ++i) values.v[i] = std::min(right, std::max(left, values.v[i]));
+  for (size_t i = 0; i < dim.size(); ++i) values.v[i] = std::min(right, std::max(left, values.v[i]));
 }
 void ParameterStorage::set_value(const std::vector<float>& val) {
   if (val.size() != dim.size())
@@ -113,10 +132,10 @@ void ParameterStorage::set_value(const std::vector<float>& val) {
 
 // ---- LookupParameterStorage ----
 void LookupParameterStorage::scale_parameters(float a) {
-  for (unsigned i = 0; i < all_dim.size(); ++i) all_values.v[i] *= a;
+  for (size_t i = 0; i < all_dim.size(); ++i) all_values.v[i] *= a;
 }
 void LookupParameterStorage::scale_gradient(float a) {
-  for (unsigned i = 0; i < all_dim.size(); ++i) all_grads.v[i] *= a;
+  for (size_t i = 0; i < all_dim.size(); ++i) all_grads.v[i] *= a;
 }
 void LookupParameterStorage::zero() {
   std::memset(all_values.v, 0, all_dim.size() * sizeof(float));
@@ -133,7 +152,7 @@ void LookupParameterStorage::g_squared_l2norm(float* s) const {
     return;
   }
   double t = 0;
-  for (unsigned r : non_zero_grads) t += sqnorm(grads[r].v, dim.size());
+  for (size_t r : non_zero_grads) t += sqnorm(grads[r].v, dim.size());
   *s = static_cast<float>(t);
 }
 void LookupParameterStorage::clear_grad() {
@@ -141,7 +160,7 @@ void LookupParameterStorage::clear_grad() {
   if (all_updated || non_zero_grads.size() * 4 > values.size()) {
     std::memset(all_grads.v, 0, all_dim.size() * sizeof(float));
   } else {
-    for (unsigned r : non_zero_grads) std::memset(grads[r].v, 0, dim.size() * sizeof(float));
+    for (size_t r : non_zero_grads) std::memset(grads[r].v, 0, dim.size() * sizeof(float));
   }
   non_zero_grads.clear();
   nonzero_grad = false;
@@ -164,8 +183,8 @@ void LookupParameterStorage::copy(const LookupParameterStorage& val) {
 void LookupParameterStorage::accumulate_grad(unsigned index, const float* d) {
   std::lock_guard<std::mutex> lock(grad_mutex);
   float* gv = grads[index].v;
-  const unsigned n = dim.size();
-  for (unsigned i = 0; i < n; ++i) gv[i] += d[i];
+  const size_t n = dim.size();
+  for (size_t i = 0; i < n; ++i) gv[i] += d[i];
   non_zero_grads.insert(index);
   nonzero_grad = true;
 }
@@ -261,14 +280,16 @@ Parameter ParameterCollection::add_parameters(const Dim& d, const ParameterInit&
                                               Device* /*device*/) {
   check_name(name, "add_parameters");
   if (d.bd != 1) throw std::invalid_argument("add_parameters: parameters cannot be batched, got " + d.str());
-  if (d.size() == 0) throw std::invalid_argument("add_parameters: dim " + d.str() + " has no elements");
+  const size_t n = d.checked_size("add_parameters");
+  if (n == 0) throw std::invalid_argument("add_parameters: dim " + d.str() + " has no elements");
   auto p = std::make_shared<ParameterStorage>();
-  p->name = name_ + unique_name(name);
+  p->name = name;  // the unique name is taken once nothing can fail any more
   p->dim = d;
-  const auto [values, grads] = allocate_values_and_grads(*p, d.size());
+  const auto [values, grads] = allocate_values_and_grads(*p, n, "add_parameters", d);
   p->values = Tensor(d, values, nullptr, DeviceMempool::PS);
   p->g = Tensor(d, grads, nullptr, DeviceMempool::PS);
   init.initialize_params(p->values);
+  p->name = name_ + unique_name(name);
   register_storage(p);
   return Parameter(p);
 }
@@ -284,22 +305,25 @@ LookupParameter ParameterCollection::add_lookup_parameters(unsigned n, const Dim
   if (n == 0 || d.size() == 0)
     throw std::invalid_argument("add_lookup_parameters: " + std::to_string(n) + " rows of " + d.str() +
                                 " has no elements");
+  Dim all_dim = d;
+  all_dim.add_dim(n);
+  const size_t total = all_dim.checked_size("add_lookup_parameters");
   auto p = std::make_shared<LookupParameterStorage>();
-  p->name = name_ + unique_name(name);
+  p->name = name;  // the unique name is taken once nothing can fail any more
   p->dim = d;
-  p->all_dim = d;
-  p->all_dim.add_dim(n);
-  const auto [values, grads] = allocate_values_and_grads(*p, p->all_dim.size());
+  p->all_dim = all_dim;
+  const auto [values, grads] = allocate_values_and_grads(*p, total, "add_lookup_parameters", all_dim);
   p->all_values = Tensor(p->all_dim, values, nullptr, DeviceMempool::PS);
   p->all_grads = Tensor(p->all_dim, grads, nullptr, DeviceMempool::PS);
-  const unsigned rs = d.size();
+  const size_t rs = d.size();
   p->values.reserve(n);
   p->grads.reserve(n);
-  for (unsigned i = 0; i < n; ++i) {
+  for (size_t i = 0; i < n; ++i) {
     p->values.emplace_back(d, p->all_values.v + size_t(i) * rs, nullptr, DeviceMempool::PS);
     p->grads.emplace_back(d, p->all_grads.v + size_t(i) * rs, nullptr, DeviceMempool::PS);
   }
   init.initialize_params(p->all_values);
+  p->name = name_ + unique_name(name);
   register_storage(p);
   return LookupParameter(p);
 }

@@ -58,13 +58,13 @@ struct ForwardArgs {
 struct LowRankUpdate {
   const float* g;
   const float* x;
-  int m, k, cols;
+  long m, k, cols;
   int next;  // previous update into the same gradient, -1 at the end
 };
 struct LowRankSink {
   std::vector<LowRankUpdate>* updates;
   int* head;  // the destination node's list head
-  void add(const float* g, const float* x, int m, int k, int cols = 1) const {
+  void add(const float* g, const float* x, long m, long k, long cols = 1) const {
     updates->push_back({g, x, m, k, cols, *head});
     *head = static_cast<int>(updates->size()) - 1;
   }
@@ -124,8 +124,9 @@ struct OpDef {
   void (*forward)(const ForwardArgs&) = nullptr;
   void (*backward)(const BackwardArgs&) = nullptr;  // null: zero gradient
   size_t (*aux_floats)(const Dim& fx, const ArgDims& xs, AttrView a) = nullptr;
-  // For kParameterNode ops: push the node's gradient into the parameter storage.
-  void (*param_grad)(AttrView a, const Tensor& dEdf) = nullptr;
+  // For kParameterNode ops: push the node's gradient into the parameter storage (aux: the node's
+  // aux memory from forward, e.g. the indices a lookup read).
+  void (*param_grad)(AttrView a, const Tensor& dEdf, const float* aux) = nullptr;
   BatchRule batch = {};
   std::vector<OpSample> (*samples)() = nullptr;
   uint16_t flags = 0;

@@ -12,7 +12,7 @@ namespace {
 void fill_uniform(Tensor& t, float left, float right) {
   std::uniform_real_distribution<float> dist(left, right);
   auto& e = random_engine();
-  for (unsigned i = 0; i < t.d.size(); ++i) t.v[i] = dist(e);
+  for (size_t i = 0; i < t.d.size(); ++i) t.v[i] = dist(e);
 }
 }  // namespace
 
@@ -20,7 +20,7 @@ void ParameterInitNormal::initialize_params(Tensor& values) const {
   if (var < 0) throw std::invalid_argument("ParameterInitNormal: variance must be >= 0, got " + std::to_string(var));
   std::normal_distribution<float> dist(mean, std::sqrt(var));
   auto& e = random_engine();
-  for (unsigned i = 0; i < values.d.size(); ++i) values.v[i] = dist(e);
+  for (size_t i = 0; i < values.d.size(); ++i) values.v[i] = dist(e);
 }
 
 ParameterInitUniform::ParameterInitUniform(float scale) : left(-scale), right(scale) {
@@ -33,14 +33,14 @@ ParameterInitUniform::ParameterInitUniform(float l, float r) : left(l), right(r)
 void ParameterInitUniform::initialize_params(Tensor& values) const { fill_uniform(values, left, right); }
 
 void ParameterInitConst::initialize_params(Tensor& values) const {
-  for (unsigned i = 0; i < values.d.size(); ++i) values.v[i] = cnst;
+  for (size_t i = 0; i < values.d.size(); ++i) values.v[i] = cnst;
 }
 
 void ParameterInitIdentity::initialize_params(Tensor& values) const {
   if (values.d.nd != 2 || values.d[0] != values.d[1])
     throw std::invalid_argument("ParameterInitIdentity: needs a square matrix, got " + values.d.str());
-  const unsigned n = values.d[0];
-  for (unsigned i = 0; i < n * n; ++i) values.v[i] = (i % (n + 1) == 0) ? 1.f : 0.f;
+  const size_t n = values.d[0];
+  for (size_t i = 0; i < n * n; ++i) values.v[i] = (i % (n + 1) == 0) ? 1.f : 0.f;
 }
 
 void ParameterInitSaxe::initialize_params(Tensor& values) const {
@@ -55,10 +55,10 @@ void ParameterInitGlorot::initialize_params(Tensor& values) const {
   float scale;
   if (nd == 4) {
     // conv filter {kh, kw, in, out}
-    scale = gain * std::sqrt(6.f / float((d[2] + d[3]) * d[0] * d[1]));
+    scale = gain * std::sqrt(6.f / float((double(d[2]) + d[3]) * d[0] * d[1]));
   } else {
     float dims = 0;
-    for (unsigned i = 0; i < nd; ++i) dims += d[i];
+    for (size_t i = 0; i < nd; ++i) dims += d[i];
     scale = gain * std::sqrt(3.f * nd) / std::sqrt(dims);
   }
   fill_uniform(values, -scale, scale);

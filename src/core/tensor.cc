@@ -6,15 +6,15 @@
 
 namespace dynet {
 
-Tensor Tensor::batch_elem(unsigned b) const {
+Tensor Tensor::batch_elem(size_t b) const {
   if (b >= d.bd && d.bd != 1)
     throw std::invalid_argument("Tensor::batch_elem: index " + std::to_string(b) + " out of range for " + d.str());
   return Tensor(d.single_batch(), batch_ptr(b), device, mem_pool);
 }
 
 bool Tensor::is_valid() const {
-  const unsigned n = d.size();
-  for (unsigned i = 0; i < n; ++i)
+  const size_t n = d.size();
+  for (size_t i = 0; i < n; ++i)
     if (!std::isfinite(v[i])) return false;
   return true;
 }
@@ -36,8 +36,8 @@ std::vector<float> as_scale_vector(const Tensor& t, float scale) {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   os << t.d << " [";
-  const unsigned n = t.d.size();
-  for (unsigned i = 0; i < n; ++i) os << (i ? " " : "") << t.v[i];
+  const size_t n = t.d.size();
+  for (size_t i = 0; i < n; ++i) os << (i ? " " : "") << t.v[i];
   return os << ']';
 }
 

@@ -50,7 +50,7 @@ struct Fibers {
 Fibers fibers(const char* fn, const Dim& d, unsigned dim) {
   if (dim >= d.nd) fail(fn, "dim " + std::to_string(dim) + " out of range for " + d.str());
   Fibers f;
-  for (unsigned k = 0; k < d.nd; ++k) {
+  for (size_t k = 0; k < d.nd; ++k) {
     if (k < dim)
       f.inner *= d.d[k];
     else if (k == dim)
@@ -93,7 +93,7 @@ IndexTensor top_indices(const char* fn, const Tensor& v, unsigned dim, unsigned 
       } else {
         std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) { return at(a) > at(b); });
       }
-      for (unsigned k = 0; k < num; ++k) r.v[(o * num + k) * f.inner + i] = order[k];
+      for (size_t k = 0; k < num; ++k) r.v[(o * num + k) * f.inner + i] = order[k];
     }
   return r;
 }
@@ -117,8 +117,8 @@ void TensorTools::zero(Tensor& d) { values(d).setZero(); }
 
 void TensorTools::identity(Tensor& val) {
   check_square("identity", val);
-  const unsigned n = val.d[0];
-  for (unsigned b = 0; b < val.d.bd; ++b)
+  const size_t n = val.d[0];
+  for (size_t b = 0; b < val.d.bd; ++b)
     Eigen::Map<Eigen::MatrixXf>(val.batch_ptr(b), n, n).setIdentity();
 }
 
@@ -126,7 +126,7 @@ void TensorTools::randomize_bernoulli(Tensor& val, float p, float scale) {
   if (!(p >= 0.f && p <= 1.f)) fail("randomize_bernoulli", "p must be in [0, 1], got " + std::to_string(p));
   std::bernoulli_distribution draw(p);
   auto& rng = random_engine();
-  for (unsigned k = 0; k < val.d.size(); ++k) val.v[k] = draw(rng) ? scale : 0.f;
+  for (size_t k = 0; k < val.d.size(); ++k) val.v[k] = draw(rng) ? scale : 0.f;
 }
 
 void TensorTools::randomize_normal(Tensor& val, float mean, float stddev) {
@@ -134,7 +134,7 @@ void TensorTools::randomize_normal(Tensor& val, float mean, float stddev) {
   if (stddev == 0.f) return constant(val, mean);
   std::normal_distribution<float> draw(mean, stddev);
   auto& rng = random_engine();
-  for (unsigned k = 0; k < val.d.size(); ++k) val.v[k] = draw(rng);
+  for (size_t k = 0; k < val.d.size(); ++k) val.v[k] = draw(rng);
 }
 
 void TensorTools::randomize_uniform(Tensor& val, float left, float right) {
@@ -142,7 +142,7 @@ void TensorTools::randomize_uniform(Tensor& val, float left, float right) {
     fail("randomize_uniform", "empty interval [" + std::to_string(left) + ", " + std::to_string(right) + ")");
   std::uniform_real_distribution<float> draw(left, right);
   auto& rng = random_engine();
-  for (unsigned k = 0; k < val.d.size(); ++k) val.v[k] = draw(rng);
+  for (size_t k = 0; k < val.d.size(); ++k) val.v[k] = draw(rng);
 }
 
 // Q of the QR decomposition of a standard Gaussian matrix, with each column's sign flipped to make
@@ -150,16 +150,16 @@ void TensorTools::randomize_uniform(Tensor& val, float left, float right) {
 // sign fix the distribution would be biased by the Householder convention.
 void TensorTools::randomize_orthonormal(Tensor& val, float scale) {
   check_square("randomize_orthonormal", val);
-  const unsigned n = val.d[0];
+  const size_t n = val.d[0];
   std::normal_distribution<double> draw(0.0, 1.0);
   auto& rng = random_engine();
-  for (unsigned b = 0; b < val.d.bd; ++b) {
+  for (size_t b = 0; b < val.d.bd; ++b) {
     Eigen::MatrixXd g(n, n);
-    for (unsigned k = 0; k < n * n; ++k) g.data()[k] = draw(rng);
+    for (size_t k = 0; k < n * n; ++k) g.data()[k] = draw(rng);
     Eigen::HouseholderQR<Eigen::MatrixXd> qr(g);
     Eigen::MatrixXd q = qr.householderQ();
     const Eigen::MatrixXd& r = qr.matrixQR();
-    for (unsigned c = 0; c < n; ++c)
+    for (size_t c = 0; c < n; ++c)
       if (r(c, c) < 0) q.col(c) = -q.col(c);
     Eigen::Map<Eigen::MatrixXf>(val.batch_ptr(b), n, n) = (q * double(scale)).cast<float>();
   }
@@ -173,7 +173,7 @@ float TensorTools::access_element(const Tensor& v, int index) {
 float TensorTools::access_element(const Tensor& v, const Dim& index) {
   if (index.nd > DYNET_MAX_TENSOR_DIM) fail("access_element", "bad index " + index.str());
   size_t offset = 0, stride = 1;
-  for (unsigned k = 0; k < std::max(index.nd, v.d.nd); ++k) {
+  for (size_t k = 0; k < std::max(index.nd, v.d.nd); ++k) {
     const unsigned c = k < index.nd ? index.d[k] : 0;
     if (c >= v.d[k]) fail("access_element", "index " + index.str() + " out of range for a tensor " + v.d.str());
     offset += c * stride;
@@ -246,7 +246,7 @@ IndexTensor TensorTools::topk(const Tensor& v, Tensor& values, unsigned dim, uns
                      r.d.str() + ")");
   const Fibers f = fibers("topk", v.d, dim);
   for (size_t o = 0; o < f.outer; ++o)
-    for (unsigned k = 0; k < num; ++k)
+    for (size_t k = 0; k < num; ++k)
       for (size_t i = 0; i < f.inner; ++i) {
         const size_t j = (o * num + k) * f.inner + i;
         values.v[j] = v.v[(o * f.n + size_t(r.v[j])) * f.inner + i];
@@ -263,7 +263,7 @@ IndexTensor TensorTools::categorical_sample_log_prob(const Tensor& v, unsigned d
   std::uniform_real_distribution<double> uniform(std::numeric_limits<double>::min(), 1.0);
   auto& rng = random_engine();
   for (size_t o = 0; o < f.outer; ++o)
-    for (unsigned s = 0; s < num; ++s)
+    for (size_t s = 0; s < num; ++s)
       for (size_t i = 0; i < f.inner; ++i) {
         const float* x = v.v + o * f.n * f.inner + i;
         double best = -std::numeric_limits<double>::infinity();

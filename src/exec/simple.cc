@@ -13,7 +13,7 @@ void SimpleExecutor::mark_needed(VariableIndex last, size_t base) {
     if (!wanted_[i - base] || computed_[i]) continue;
     const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
     const VariableIndex* a = cg_->node_args(static_cast<VariableIndex>(i));
-    for (unsigned k = 0; k < r.nargs; ++k)
+    for (size_t k = 0; k < r.nargs; ++k)
       if (a[k] >= base) wanted_[a[k] - base] = 1;
   }
 }
@@ -31,8 +31,20 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
   prepare_backward(last, full);
   low_rank_updates_.clear();
   low_rank_head_.assign(last + 1, -1);
-  for (size_t i = last + 1; i-- > 0;)
-    if (reached_[i]) backward_node(static_cast<VariableIndex>(i));
+  param_nodes_.clear();
+  try {
+    for (size_t i = last + 1; i-- > 0;)
+      if (reached_[i]) backward_node(static_cast<VariableIndex>(i));
+  } catch (...) {
+    // Nothing reached the parameters yet (see below), so a failed backward leaves them as they were.
+    has_backward_ = false;
+    throw;
+  }
+  // Parameter gradients go to the shared storage only once the whole reverse pass has succeeded.
+  for (VariableIndex i : param_nodes_) {
+    const NodeRec& r = cg_->node(i);
+    op_def(r.op).param_grad(AttrView{cg_->node_attr(i), r.attr_words}, grad_[i], aux_[i]);
+  }
 }
 
 void SimpleExecutor::backward_node(VariableIndex i) {
@@ -41,18 +53,17 @@ void SimpleExecutor::backward_node(VariableIndex i) {
   const OpDef& def = op_def(r.op);
   const AttrView attr{cg_->node_attr(i), r.attr_words};
   if (r.flags & kParameterNode) {
-    def.param_grad(attr, grad_[i]);
+    param_nodes_.push_back(i);
     return;
   }
   if (!def.backward || (r.flags & kNoGradient)) return;
   const VariableIndex* a = cg_->node_args(i);
   const Tensor* xs = gather_arg_values(i);
-  for (unsigned k = 0; k < r.nargs; ++k) {
+  for (size_t k = 0; k < r.nargs; ++k) {
     if (!reached_[a[k]]) continue;
-    const MemPool::Mark mark = scratch_pool_.mark();
+    const PoolScope scratch(scratch_pool_);
     const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
-    def.backward(BackwardArgs{xs, r.nargs, fx_[i], grad_[i], k, grad_[a[k]], attr, aux_[i], scratch_pool_, &sink});
-    scratch_pool_.revert(mark);
+    def.backward(BackwardArgs{xs, r.nargs, fx_[i], grad_[i], static_cast<unsigned>(k), grad_[a[k]], attr, aux_[i], scratch_pool_, &sink});
   }
 }
 
@@ -60,7 +71,7 @@ void SimpleExecutor::flush_low_rank(VariableIndex i) {
   const int u = low_rank_head_[i];
   low_rank_head_[i] = -1;
   const LowRankUpdate& first = low_rank_updates_[u];
-  const int m = first.m, k = first.k;
+  const long m = first.m, k = first.k;
   float* dW = grad_[i].v;
   if (first.next < 0) {
     cpu::gemm(false, true, m, k, first.cols, 1.f, first.g, m, first.x, k, 1.f, dW, m);
@@ -68,7 +79,7 @@ void SimpleExecutor::flush_low_rank(VariableIndex i) {
   }
   size_t total = 0;
   for (int v = u; v >= 0; v = low_rank_updates_[v].next) total += low_rank_updates_[v].cols;
-  const MemPool::Mark mark = scratch_pool_.mark();
+  const PoolScope scratch(scratch_pool_);
   float* G = scratch_pool_.allocate_floats(size_t(m) * total);
   float* X = scratch_pool_.allocate_floats(size_t(k) * total);
   size_t c = 0;
@@ -78,8 +89,7 @@ void SimpleExecutor::flush_low_rank(VariableIndex i) {
     std::memcpy(X + c * k, up.x, sizeof(float) * k * up.cols);
     c += up.cols;
   }
-  cpu::gemm(false, true, m, k, static_cast<int>(total), 1.f, G, m, X, k, 1.f, dW, m);
-  scratch_pool_.revert(mark);
+  cpu::gemm(false, true, m, k, static_cast<long>(total), 1.f, G, m, X, k, 1.f, dW, m);
 }
 
 std::unique_ptr<Executor> make_executor(const ComputationGraph& cg, int strategy) {

@@ -26,6 +26,7 @@ class SimpleExecutor : public Executor {
   std::vector<uint8_t> wanted_;
   std::vector<LowRankUpdate> low_rank_updates_;  // deferred weight-gradient updates (see op.h)
   std::vector<int> low_rank_head_;
+  std::vector<VariableIndex> param_nodes_;  // parameter nodes reached by the running backward
 };
 
 }  // namespace dynet

@@ -35,7 +35,7 @@ void check_record_name(const std::string& name, const char* who) {
 
 std::string dim_text(const Dim& d) {
   std::string s = "{";
-  for (unsigned i = 0; i < d.nd; ++i) {
+  for (size_t i = 0; i < d.nd; ++i) {
     if (i) s += ',';
     s += std::to_string(d.d[i]);
   }
@@ -270,8 +270,8 @@ class RecordReader {
       unsigned v = 0;
       const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
       if (r.ec != std::errc() || v == 0) fail("malformed dims '{" + std::string(t) + "}'");
-      total *= v;
-      if (total > 0xffffffffu) fail("dims '{" + std::string(t) + "}' are too large");
+      if (__builtin_mul_overflow(total, uint64_t(v), &total) || total > Dim::kMaxElements)
+        fail("dims '{" + std::string(t) + "}' are too large");
       ds.push_back(v);
       t.remove_prefix(static_cast<size_t>(r.ptr - t.data()));
       if (t.empty()) break;
@@ -327,7 +327,7 @@ void assign(LookupParameterStorage& p, const ParsedRecord& r) {
     std::copy(r.grads.begin(), r.grads.end(), p.all_grads.v);
     p.non_zero_grads.clear();
     const size_t row = p.dim.size();
-    for (unsigned k = 0; k < p.values.size(); ++k) {
+    for (size_t k = 0; k < p.values.size(); ++k) {
       const float* g = p.all_grads.v + size_t(k) * row;
       if (std::any_of(g, g + row, [](float x) { return x != 0.f; })) p.non_zero_grads.insert(k);
     }
@@ -436,7 +436,7 @@ LookupParameter TextFileLoader::load_lookup_param(ParameterCollection& model, co
   if (key.empty()) throw std::invalid_argument(std::string(who) + ": key must name a record");
   const auto [header, record] = find_record(filename_, who, true, key);
   Dim row = header.dim;
-  const unsigned n = row.d[row.nd - 1];
+  const size_t n = row.d[row.nd - 1];
   row.resize(row.nd - 1);
   LookupParameter p = model.add_lookup_parameters(n, row, ParameterInitConst(0.f));
   p.p->name = header.name;

@@ -47,7 +47,7 @@ void save_pretrained_embeddings(const std::string& fname, const Dict& d, const L
   if (d.size() > s.values.size())
     throw std::invalid_argument("save_pretrained_embeddings: the dictionary has " + std::to_string(d.size()) +
                                 " words but " + s.name + " only " + std::to_string(s.values.size()) + " rows");
-  for (unsigned id = 0; id < d.size(); ++id) {
+  for (size_t id = 0; id < d.size(); ++id) {
     const std::string& w = d.convert(static_cast<int>(id));
     if (w.empty() || w.find_first_of(" \t\r\n") != std::string::npos)
       throw std::invalid_argument("save_pretrained_embeddings: word " + std::to_string(id) + " ('" + w +
@@ -57,7 +57,7 @@ void save_pretrained_embeddings(const std::string& fname, const Dict& d, const L
   const size_t row = s.dim.size();
   std::string line;
   char num[64];
-  for (unsigned id = 0; id < d.size(); ++id) {
+  for (size_t id = 0; id < d.size(); ++id) {
     line = d.convert(static_cast<int>(id));
     const float* v = s.values[id].v;
     for (size_t k = 0; k < row; ++k) {

@@ -259,19 +259,19 @@ void append_json_string(std::string& out, const std::string& s) {
 template <class F>
 void for_each_c_order(const unsigned* d, unsigned k, F&& f) {
   size_t n = 1;
-  for (unsigned j = 0; j < k; ++j) n *= d[j];
+  for (size_t j = 0; j < k; ++j) n *= d[j];
   if (k <= 1) {
     for (size_t i = 0; i < n; ++i) f(i, i);
     return;
   }
   size_t stride[DYNET_MAX_TENSOR_DIM];
   stride[0] = 1;
-  for (unsigned j = 1; j < k; ++j) stride[j] = stride[j - 1] * d[j - 1];
+  for (size_t j = 1; j < k; ++j) stride[j] = stride[j - 1] * d[j - 1];
   unsigned idx[DYNET_MAX_TENSOR_DIM] = {};
   size_t col = 0;
   const unsigned last = k - 1;
   for (size_t c = 0; c < n;) {
-    for (unsigned i = 0; i < d[last]; ++i, ++c) f(c, col + i * stride[last]);
+    for (size_t i = 0; i < d[last]; ++i, ++c) f(c, col + i * stride[last]);
     // advance the odometer over the leading k-1 indices
     for (int j = static_cast<int>(last) - 1; j >= 0; --j) {
       col += stride[j];
@@ -301,13 +301,13 @@ std::vector<Entry> entries_of(const ParameterCollection& model) {
   std::vector<Entry> out;
   for (const auto& p : s.params) {
     Entry e{p->name, {}, p->values.v, &p->dim, 1, Parameter(p).current_weight_decay()};
-    for (unsigned j = 0; j < p->dim.nd; ++j) e.shape.push_back(p->dim.d[j]);
+    for (size_t j = 0; j < p->dim.nd; ++j) e.shape.push_back(p->dim.d[j]);
     out.push_back(std::move(e));
   }
   for (const auto& p : s.lookup_params) {
     const unsigned rows = static_cast<unsigned>(p->values.size());
     Entry e{p->name, {rows}, p->all_values.v, &p->dim, rows, LookupParameter(p).current_weight_decay()};
-    for (unsigned j = 0; j < p->dim.nd; ++j) e.shape.push_back(p->dim.d[j]);
+    for (size_t j = 0; j < p->dim.nd; ++j) e.shape.push_back(p->dim.d[j]);
     out.push_back(std::move(e));
   }
   return out;
@@ -348,7 +348,7 @@ void save_safetensors(const std::string& filename, const ParameterCollection& mo
   for (const Entry& e : entries) {
     const size_t row = e.row_dim->size();
     buf.resize(row);
-    for (unsigned r = 0; r < e.rows; ++r) {
+    for (size_t r = 0; r < e.rows; ++r) {
       const float* src = e.values + size_t(r) * row;
       for_each_c_order(e.row_dim->d, e.row_dim->nd, [&](size_t c, size_t col) {
         const float x = src[col] * e.scale;
@@ -418,8 +418,8 @@ void load_safetensors(const std::string& filename, ParameterCollection& model) {
     uint64_t numel = 1;
     for (const Json& d : shape->items) {
       s.shape.push_back(as_uint(d, what + " shape entry"));
-      if (s.shape.back() > (uint64_t(1) << 40) || numel > (uint64_t(1) << 40)) fail(what + " has an absurd shape");
-      numel *= s.shape.back();
+      if (__builtin_mul_overflow(numel, s.shape.back(), &numel) || numel > Dim::kMaxElements)
+        fail(what + " has an absurd shape");
     }
     if (s.begin > s.end || s.end > data_size)
       fail(what + " data_offsets [" + std::to_string(s.begin) + "," + std::to_string(s.end) + "] lie outside the " +
@@ -453,7 +453,7 @@ void load_safetensors(const std::string& filename, ParameterCollection& model) {
     if (!in) fail("read error in tensor \"" + e.name + "\"");
     std::vector<float>& dst = loaded[i];
     dst.resize(raw.size());
-    for (unsigned r = 0; r < e.rows; ++r) {
+    for (size_t r = 0; r < e.rows; ++r) {
       const uint32_t* src = raw.data() + size_t(r) * row;
       float* out = dst.data() + size_t(r) * row;
       for_each_c_order(e.row_dim->d, e.row_dim->nd, [&](size_t c, size_t col) {

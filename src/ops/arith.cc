@@ -31,29 +31,29 @@ template <unsigned N>
 StridedSpace<N> strided_space(const Dim& out, const std::array<const Dim*, N>& dims) {
   StridedSpace<N> s;
   size_t run[N];
-  for (unsigned k = 0; k < N; ++k) run[k] = 1;
-  for (unsigned ax = 0; ax < kAxes; ++ax) {
+  for (size_t k = 0; k < N; ++k) run[k] = 1;
+  for (size_t ax = 0; ax < kAxes; ++ax) {
     const size_t n = axis_size(out, ax);
     size_t st[N];
-    for (unsigned k = 0; k < N; ++k) {
+    for (size_t k = 0; k < N; ++k) {
       const unsigned dk = axis_size(*dims[k], ax);
       st[k] = dk == 1 ? 0 : run[k];
       run[k] *= dk;
     }
     if (n == 1) continue;
     bool merge = s.nax > 0;
-    for (unsigned k = 0; k < N && merge; ++k) merge = st[k] == s.stride[k][s.nax - 1] * s.size[s.nax - 1];
+    for (size_t k = 0; k < N && merge; ++k) merge = st[k] == s.stride[k][s.nax - 1] * s.size[s.nax - 1];
     if (merge) {
       s.size[s.nax - 1] *= n;
       continue;
     }
     s.size[s.nax] = n;
-    for (unsigned k = 0; k < N; ++k) s.stride[k][s.nax] = st[k];
+    for (size_t k = 0; k < N; ++k) s.stride[k][s.nax] = st[k];
     ++s.nax;
   }
   if (s.nax == 0) {  // a single element
     s.size[0] = 1;
-    for (unsigned k = 0; k < N; ++k) s.stride[k][0] = 0;
+    for (size_t k = 0; k < N; ++k) s.stride[k][0] = 0;
     s.nax = 1;
   }
   return s;
@@ -63,20 +63,20 @@ StridedSpace<N> strided_space(const Dim& out, const std::array<const Dim*, N>& d
 template <unsigned N, class Run>
 void for_each_run(const StridedSpace<N>& s, Run run) {
   size_t count = 1;
-  for (unsigned ax = 1; ax < s.nax; ++ax) count *= s.size[ax];
+  for (size_t ax = 1; ax < s.nax; ++ax) count *= s.size[ax];
   size_t idx[kAxes] = {};
   size_t off[N] = {};
   size_t inner[N];
-  for (unsigned k = 0; k < N; ++k) inner[k] = s.stride[k][0];
+  for (size_t k = 0; k < N; ++k) inner[k] = s.stride[k][0];
   for (size_t r = 0; r < count; ++r) {
     run(static_cast<const size_t*>(off), s.size[0], static_cast<const size_t*>(inner));
-    for (unsigned ax = 1; ax < s.nax; ++ax) {
+    for (size_t ax = 1; ax < s.nax; ++ax) {
       if (++idx[ax] < s.size[ax]) {
-        for (unsigned k = 0; k < N; ++k) off[k] += s.stride[k][ax];
+        for (size_t k = 0; k < N; ++k) off[k] += s.stride[k][ax];
         break;
       }
       idx[ax] = 0;
-      for (unsigned k = 0; k < N; ++k) off[k] -= s.stride[k][ax] * (s.size[ax] - 1);
+      for (size_t k = 0; k < N; ++k) off[k] -= s.stride[k][ax] * (s.size[ax] - 1);
     }
   }
 }
@@ -85,7 +85,7 @@ void for_each_run(const StridedSpace<N>& s, Run run) {
 Dim broadcast_shape(const char* op, const Dim& x, const Dim& y) {
   Dim out;
   out.nd = std::max(x.nd, y.nd);
-  for (unsigned i = 0; i < out.nd; ++i) {
+  for (size_t i = 0; i < out.nd; ++i) {
     const unsigned a = x[i], b = y[i];
     if (a == b || b == 1)
       out.d[i] = a;
@@ -149,10 +149,10 @@ template <class Op>
 void binary_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &y = a.xs[1];
   const Tensor& f = a.fx;
-  const unsigned bs = f.d.batch_size();
+  const size_t bs = f.d.batch_size();
   if (x.d.batch_size() == bs && y.d.batch_size() == bs) {
     if (x.d.bd == y.d.bd) return zip<Op>(f.v, x.v, y.v, f.d.size());
-    for (unsigned b = 0; b < f.d.bd; ++b) zip<Op>(f.batch_ptr(b), x.batch_ptr(b), y.batch_ptr(b), bs);
+    for (size_t b = 0; b < f.d.bd; ++b) zip<Op>(f.batch_ptr(b), x.batch_ptr(b), y.batch_ptr(b), bs);
     return;
   }
   const auto s = strided_space<3>(f.d, {&f.d, &x.d, &y.d});
@@ -190,11 +190,11 @@ void binary_bwd_arg(const BackwardArgs& a) {
   const Tensor &x = a.xs[0], &y = a.xs[1];
   const Tensor &f = a.fx, &g = a.dEdf;
   const Tensor& d = a.dEdxi;
-  const unsigned bs = f.d.batch_size();
+  const size_t bs = f.d.batch_size();
   if (x.d.batch_size() == bs && y.d.batch_size() == bs) {
     if (x.d.bd == y.d.bd) return accumulate<Op, kFirst>(d.v, g.v, x.v, y.v, f.v, f.d.size());
     // One side unbatched: its batch_ptr stays at element 0, so its gradient sums over the batch.
-    for (unsigned b = 0; b < f.d.bd; ++b)
+    for (size_t b = 0; b < f.d.bd; ++b)
       accumulate<Op, kFirst>(d.batch_ptr(b), g.batch_ptr(b), x.batch_ptr(b), y.batch_ptr(b), f.batch_ptr(b), bs);
     return;
   }
@@ -320,13 +320,13 @@ using CVec = Eigen::Map<const Eigen::VectorXf>;
 using Vec = Eigen::Map<Eigen::VectorXf>;
 void colwise_add_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &bias = a.xs[1];
-  const unsigned m = bias.d.rows();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+  const size_t m = bias.d.rows();
+  for (size_t b = 0; b < a.fx.d.bd; ++b)
     cpu::mat(a.fx, b) = cpu::cmat(x, b).colwise() + CVec(bias.batch_ptr(b), m);
 }
 void colwise_add_bwd(const BackwardArgs& a) {
   const Tensor& g = a.dEdf;
-  for (unsigned b = 0; b < g.d.bd; ++b) {
+  for (size_t b = 0; b < g.d.bd; ++b) {
     if (a.i == 0)
       cpu::barr(a.dEdxi, b) += cpu::cbarr(g, b);  // unbatched x: batch_ptr stays at 0, summing the batch
     else
@@ -356,7 +356,7 @@ const OpId k_colwise_add = register_op({.name = "colwise_add",
 template <const char* kName>
 Dim list_shape(const ArgDims& xs, AttrView) {
   Dim out = xs[0];
-  for (unsigned k = 1; k < xs.size(); ++k) {
+  for (size_t k = 1; k < xs.size(); ++k) {
     if (xs[k].single_batch() != xs[0].single_batch())
       op_error(kName, "argument " + std::to_string(k) + " has dim " + xs[k].str() + " but argument 0 has " +
                           xs[0].str());
@@ -375,21 +375,21 @@ void list_fwd(const ForwardArgs& a) {
   const Tensor& f = a.fx;
   const float scale = kAverage ? 1.f / a.n : 1.f;
   bool same_bd = true;
-  for (unsigned k = 0; k < a.n; ++k) same_bd &= a.xs[k].d.bd == f.d.bd;
+  for (size_t k = 0; k < a.n; ++k) same_bd &= a.xs[k].d.bd == f.d.bd;
   if (same_bd) {
     auto o = cpu::arr(f);
     if (a.n == 1)
       o = cpu::carr(a.xs[0]);
     else
       o = cpu::carr(a.xs[0]) + cpu::carr(a.xs[1]);
-    for (unsigned k = 2; k < a.n; ++k) o += cpu::carr(a.xs[k]);
+    for (size_t k = 2; k < a.n; ++k) o += cpu::carr(a.xs[k]);
     if (kAverage) o *= scale;
     return;
   }
-  for (unsigned b = 0; b < f.d.bd; ++b) {
+  for (size_t b = 0; b < f.d.bd; ++b) {
     auto o = cpu::barr(f, b);
     o = cpu::cbarr(a.xs[0], b);
-    for (unsigned k = 1; k < a.n; ++k) o += cpu::cbarr(a.xs[k], b);
+    for (size_t k = 1; k < a.n; ++k) o += cpu::cbarr(a.xs[k], b);
     if (kAverage) o *= scale;
   }
 }
@@ -405,7 +405,7 @@ void list_bwd(const BackwardArgs& a) {
     return;
   }
   auto d = cpu::barr(a.dEdxi, 0);
-  for (unsigned b = 0; b < g.d.bd; ++b) d += cpu::cbarr(g, b) * scale;
+  for (size_t b = 0; b < g.d.bd; ++b) d += cpu::cbarr(g, b) * scale;
 }
 std::vector<OpSample> list_samples(Expression (*f)(const std::vector<Expression>&)) {
   auto b = [f](ComputationGraph&, Xs x) { return f(x); };
@@ -444,27 +444,27 @@ Dim pair_reduce_shape(const ArgDims& xs, AttrView) {
 Dim squared_norm_shape(const ArgDims& xs, AttrView) { return Dim({1}, xs[0].bd); }
 
 void dot_product_fwd(const ForwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+  for (size_t b = 0; b < a.fx.d.bd; ++b)
     a.fx.v[b] = (cpu::cbarr(a.xs[0], b) * cpu::cbarr(a.xs[1], b)).sum();
 }
 void dot_product_bwd(const BackwardArgs& a) {
   const Tensor& other = a.xs[1 - a.i];
-  for (unsigned b = 0; b < a.dEdf.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.dEdf.v[b] * cpu::cbarr(other, b);
+  for (size_t b = 0; b < a.dEdf.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.dEdf.v[b] * cpu::cbarr(other, b);
 }
 void squared_norm_fwd(const ForwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) a.fx.v[b] = cpu::cbarr(a.xs[0], b).square().sum();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) a.fx.v[b] = cpu::cbarr(a.xs[0], b).square().sum();
 }
 void squared_norm_bwd(const BackwardArgs& a) {
-  for (unsigned b = 0; b < a.dEdf.d.bd; ++b)
+  for (size_t b = 0; b < a.dEdf.d.bd; ++b)
     cpu::barr(a.dEdxi, b) += (2.f * a.dEdf.v[b]) * cpu::cbarr(a.xs[0], b);
 }
 void squared_distance_fwd(const ForwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+  for (size_t b = 0; b < a.fx.d.bd; ++b)
     a.fx.v[b] = (cpu::cbarr(a.xs[0], b) - cpu::cbarr(a.xs[1], b)).square().sum();
 }
 void squared_distance_bwd(const BackwardArgs& a) {
   const float sign = a.i == 0 ? 2.f : -2.f;
-  for (unsigned b = 0; b < a.dEdf.d.bd; ++b)
+  for (size_t b = 0; b < a.dEdf.d.bd; ++b)
     cpu::barr(a.dEdxi, b) += (sign * a.dEdf.v[b]) * (cpu::cbarr(a.xs[0], b) - cpu::cbarr(a.xs[1], b));
 }
 std::vector<OpSample> pair_reduce_samples(Expression (*f)(const Expression&, const Expression&)) {

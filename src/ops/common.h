@@ -17,7 +17,7 @@ using CArrayMap = cpu::CArrMap;
 // Batch element of argument x that output batch element b reads, for an output with B batch
 // elements: an unbatched argument is shared; when several same-signature nodes run as one, an
 // argument with fewer batch elements than the output is repeated in equal blocks.
-inline unsigned arg_batch(const Dim& x, unsigned b, unsigned B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
+inline size_t arg_batch(const Dim& x, size_t b, size_t B) { return x.bd == 1 ? 0 : b / (B / x.bd); }
 
 // Output shape = the single argument's shape.
 inline Dim same_shape(const ArgDims& xs, AttrView) { return xs[0]; }
@@ -31,11 +31,11 @@ inline unsigned broadcast_bd(const char* op, const Dim& a, const Dim& b) {
 
 // A tensor seen as [inner, n, outer] around dim `axis`; outer includes the batch when `with_batch`.
 struct Fibers {
-  unsigned inner = 1, n = 1, outer = 1;
+  size_t inner = 1, n = 1, outer = 1;
 };
 inline Fibers fibers(const Dim& d, unsigned axis, bool with_batch = true) {
   Fibers f;
-  for (unsigned k = 0; k < d.nd; ++k) {
+  for (size_t k = 0; k < d.nd; ++k) {
     if (k < axis)
       f.inner *= d.d[k];
     else if (k == axis)
@@ -50,14 +50,14 @@ inline Fibers fibers(const Dim& d, unsigned axis, bool with_batch = true) {
 // "{2,3}, {3}" for error messages.
 inline std::string join(const ArgDims& xs) {
   std::string s;
-  for (unsigned i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + xs[i].str();
+  for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + xs[i].str();
   return s;
 }
 
 // Batch count of several arguments that are each unbatched or of one common count.
 inline unsigned common_bd(const char* op, const ArgDims& xs) {
   unsigned bd = 1;
-  for (unsigned i = 0; i < xs.size(); ++i) {
+  for (size_t i = 0; i < xs.size(); ++i) {
     if (xs[i].bd == 1 || xs[i].bd == bd) continue;
     if (bd != 1) op_error(op, "batch sizes differ: " + join(xs));
     bd = xs[i].bd;

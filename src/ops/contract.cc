@@ -13,52 +13,51 @@ using ops::Xs;
 using ops::common_bd;
 using ops::join;
 bool is_vector(const Dim& d, unsigned n) { return d.rows() == n && d.batch_size() == n; }
-int to_int(unsigned v) { return static_cast<int>(v); }
 
 // out (+)= X · v for every batch element: X {m, k}, v {k}, out {m}. An unbatched X against a batch of
 // v's (and outputs) is one GEMM over the batch; beta = 0 overwrites, 1 accumulates.
-void contract_last(const Tensor& X, const Tensor& v, const Tensor& out, unsigned m, unsigned k, float beta) {
-  const unsigned bd = out.d.bd;
+void contract_last(const Tensor& X, const Tensor& v, const Tensor& out, size_t m, size_t k, float beta) {
+  const size_t bd = out.d.bd;
   if (X.d.bd == 1 && v.d.bd == bd) {
-    cpu::gemm(false, false, to_int(m), to_int(bd), to_int(k), 1.f, X.v, to_int(m), v.v, to_int(k), beta, out.v,
-              to_int(m));
+    cpu::gemm(false, false, long(m), long(bd), long(k), 1.f, X.v, long(m), v.v, long(k), beta, out.v,
+              long(m));
     return;
   }
-  for (unsigned b = 0; b < bd; ++b)
-    cpu::gemm(false, false, to_int(m), 1, to_int(k), 1.f, X.batch_ptr(b), to_int(m), v.batch_ptr(b), to_int(k), beta,
-              out.batch_ptr(b), to_int(m));
+  for (size_t b = 0; b < bd; ++b)
+    cpu::gemm(false, false, long(m), 1, long(k), 1.f, X.batch_ptr(b), long(m), v.batch_ptr(b), long(k), beta,
+              out.batch_ptr(b), long(m));
 }
 
 // dX += g · vᵀ (X {m,k}, g {m}, v {k} per batch element), summing over the batch when X is unbatched.
-void grad_outer(const float* g, const Tensor& v, const Tensor& dX, unsigned m, unsigned k, unsigned bd,
+void grad_outer(const float* g, const Tensor& v, const Tensor& dX, size_t m, size_t k, size_t bd,
                 size_t g_stride) {
   if (dX.d.bd == 1 && v.d.bd == bd && g_stride == m) {  // Σ_b g_b v_bᵀ = G {m, bd} · V {k, bd}ᵀ
-    cpu::gemm(false, true, to_int(m), to_int(k), to_int(bd), 1.f, g, to_int(m), v.v, to_int(k), 1.f, dX.v, to_int(m));
+    cpu::gemm(false, true, long(m), long(k), long(bd), 1.f, g, long(m), v.v, long(k), 1.f, dX.v, long(m));
     return;
   }
-  for (unsigned b = 0; b < bd; ++b)
-    cpu::gemm(false, true, to_int(m), to_int(k), 1, 1.f, g + b * g_stride, to_int(m), v.batch_ptr(b), to_int(k), 1.f,
-              dX.batch_ptr(b), to_int(m));
+  for (size_t b = 0; b < bd; ++b)
+    cpu::gemm(false, true, long(m), long(k), 1, 1.f, g + b * g_stride, long(m), v.batch_ptr(b), long(k), 1.f,
+              dX.batch_ptr(b), long(m));
 }
 
 // dv += Xᵀ · g (X {m,k}, g {m}, dv {k} per batch element), summing over the batch when v is unbatched.
-void grad_transposed(const Tensor& X, const float* g, const Tensor& dv, unsigned m, unsigned k, unsigned bd,
+void grad_transposed(const Tensor& X, const float* g, const Tensor& dv, size_t m, size_t k, size_t bd,
                      size_t g_stride) {
   if (X.d.bd == 1 && dv.d.bd == bd && g_stride == m) {
-    cpu::gemm(true, false, to_int(k), to_int(bd), to_int(m), 1.f, X.v, to_int(m), g, to_int(m), 1.f, dv.v, to_int(k));
+    cpu::gemm(true, false, long(k), long(bd), long(m), 1.f, X.v, long(m), g, long(m), 1.f, dv.v, long(k));
     return;
   }
-  for (unsigned b = 0; b < bd; ++b)
-    cpu::gemm(true, false, to_int(k), 1, to_int(m), 1.f, X.batch_ptr(b), to_int(m), g + b * g_stride, to_int(m), 1.f,
-              dv.batch_ptr(b), to_int(k));
+  for (size_t b = 0; b < bd; ++b)
+    cpu::gemm(true, false, long(k), 1, long(m), 1.f, X.batch_ptr(b), long(m), g + b * g_stride, long(m), 1.f,
+              dv.batch_ptr(b), long(k));
 }
 
 // d += g over the batch (d unbatched: summed).
 void add_bias_grad(const Tensor& g, const Tensor& d) {
-  for (unsigned b = 0; b < g.d.bd; ++b) cpu::barr(d, b) += cpu::cbarr(g, b);
+  for (size_t b = 0; b < g.d.bd; ++b) cpu::barr(d, b) += cpu::cbarr(g, b);
 }
 void add_bias(const Tensor& bias, const Tensor& f) {
-  for (unsigned b = 0; b < f.d.bd; ++b) cpu::barr(f, b) += cpu::cbarr(bias, b);
+  for (size_t b = 0; b < f.d.bd; ++b) cpu::barr(f, b) += cpu::cbarr(bias, b);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -75,12 +74,12 @@ Dim c31_shape(const ArgDims& xs, AttrView) {
 }
 void c31_fwd(const ForwardArgs& a) {
   const Dim& x = a.xs[0].d;
-  contract_last(a.xs[0], a.xs[1], a.fx, x[0] * x[1], x[2], 0.f);
+  contract_last(a.xs[0], a.xs[1], a.fx, size_t(x[0]) * x[1], x[2], 0.f);
   if (a.n == 3) add_bias(a.xs[2], a.fx);
 }
 void c31_bwd(const BackwardArgs& a) {
   const Dim& x = a.xs[0].d;
-  const unsigned m = x[0] * x[1], k = x[2], bd = a.fx.d.bd;
+  const size_t m = size_t(x[0]) * x[1], k = x[2], bd = a.fx.d.bd;
   if (a.i == 0)
     grad_outer(a.dEdf.v, a.xs[1], a.dEdxi, m, k, bd, m);
   else if (a.i == 1)
@@ -126,27 +125,27 @@ Dim c311_shape(const ArgDims& xs, AttrView) {
 size_t c311_aux(const Dim& fx, const ArgDims& xs, AttrView) { return size_t(xs[0][0]) * xs[0][1] * fx.bd; }
 void c311_fwd(const ForwardArgs& a) {
   const Dim& x = a.xs[0].d;
-  const unsigned I = x[0], J = x[1], bd = a.fx.d.bd;
-  const Tensor M(Dim({I, J}, bd), a.aux);
+  const size_t I = x[0], J = x[1], bd = a.fx.d.bd;
+  const Tensor M(Dim({x[0], x[1]}, a.fx.d.bd), a.aux);
   contract_last(a.xs[0], a.xs[1], M, I * J, x[2], 0.f);
-  for (unsigned b = 0; b < bd; ++b)
-    cpu::gemm(false, false, to_int(I), 1, to_int(J), 1.f, M.batch_ptr(b), to_int(I), a.xs[2].batch_ptr(b), to_int(J),
-              0.f, a.fx.batch_ptr(b), to_int(I));
+  for (size_t b = 0; b < bd; ++b)
+    cpu::gemm(false, false, long(I), 1, long(J), 1.f, M.batch_ptr(b), long(I), a.xs[2].batch_ptr(b), long(J),
+              0.f, a.fx.batch_ptr(b), long(I));
   if (a.n == 4) add_bias(a.xs[3], a.fx);
 }
 void c311_bwd(const BackwardArgs& a) {
   const Dim& x = a.xs[0].d;
-  const unsigned I = x[0], J = x[1], K = x[2], bd = a.fx.d.bd;
+  const size_t I = x[0], J = x[1], K = x[2], bd = a.fx.d.bd;
   const float* dt = a.dEdf.v;
   if (a.i == 3) {
     add_bias_grad(a.dEdf, a.dEdxi);
   } else if (a.i == 2) {  // dz += Mᵀ · dt
-    const Tensor M(Dim({I, J}, bd), a.aux);
+    const Tensor M(Dim({x[0], x[1]}, a.fx.d.bd), a.aux);
     grad_transposed(M, dt, a.dEdxi, I, J, bd, I);
   } else {
     // dM = dt · zᵀ {i,j} per batch element; dx += dM · yᵀ, dy += Xᵀ · dM.
     float* dM = a.scratch.allocate_floats(size_t(I) * J * bd);
-    for (unsigned b = 0; b < bd; ++b) {
+    for (size_t b = 0; b < bd; ++b) {
       Eigen::Map<Eigen::MatrixXf>(dM + size_t(b) * I * J, I, J).noalias() =
           Eigen::Map<const Eigen::VectorXf>(dt + size_t(b) * I, I) *
           Eigen::Map<const Eigen::RowVectorXf>(a.xs[2].batch_ptr(b), J);

@@ -60,28 +60,28 @@ Dim filter1d_shape(const ArgDims& xs, AttrView) {
 }
 void filter1d_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &f = a.xs[1];
-  const unsigned d = x.d.rows(), k = f.d.cols(), m = f.d[2], out_cols = a.fx.d.cols();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  const size_t d = x.d.rows(), k = f.d.cols(), m = f.d[2], out_cols = a.fx.d.cols();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     cpu::CMatMap F(f.batch_ptr(b), d * k, m);
     cpu::MatMap Y(a.fx.batch_ptr(b), m, out_cols);
     const float* xb = x.batch_ptr(b);
-    for (unsigned j = 0; j < out_cols; ++j)
+    for (size_t j = 0; j < out_cols; ++j)
       Y.col(j).noalias() = F.transpose() * Eigen::Map<const Eigen::VectorXf>(xb + size_t(j) * d, d * k);
   }
 }
 void filter1d_bwd(const BackwardArgs& a) {
   const Tensor &x = a.xs[0], &f = a.xs[1];
-  const unsigned d = x.d.rows(), k = f.d.cols(), m = f.d[2], out_cols = a.fx.d.cols();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  const size_t d = x.d.rows(), k = f.d.cols(), m = f.d[2], out_cols = a.fx.d.cols();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     cpu::CMatMap G(a.dEdf.batch_ptr(b), m, out_cols);
     if (a.i == 0) {
       cpu::CMatMap F(f.batch_ptr(b), d * k, m);
       float* dx = a.dEdxi.batch_ptr(b);
-      for (unsigned j = 0; j < out_cols; ++j) Eigen::Map<Eigen::VectorXf>(dx + size_t(j) * d, d * k) += F * G.col(j);
+      for (size_t j = 0; j < out_cols; ++j) Eigen::Map<Eigen::VectorXf>(dx + size_t(j) * d, d * k) += F * G.col(j);
     } else {
       cpu::MatMap dF(a.dEdxi.batch_ptr(b), d * k, m);
       const float* xb = x.batch_ptr(b);
-      for (unsigned j = 0; j < out_cols; ++j)
+      for (size_t j = 0; j < out_cols; ++j)
         dF.noalias() += Eigen::Map<const Eigen::VectorXf>(xb + size_t(j) * d, d * k) * G.col(j).transpose();
     }
   }
@@ -118,7 +118,7 @@ Dim kmh_shape(const ArgDims& xs, AttrView a) {
 }
 void kmh_fwd(const ForwardArgs& a) {
   const unsigned n = a.attr.as<unsigned>();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     cpu::MatMap Y = cpu::mat(a.fx, b);
     cpu::CMatMap X = cpu::cmat(a.xs[0], b);
     for (Eigen::Index j = 0; j < Y.cols(); ++j) Y.col(j) = X.middleCols(j, n).rowwise().sum();
@@ -126,11 +126,11 @@ void kmh_fwd(const ForwardArgs& a) {
 }
 void kmh_bwd(const BackwardArgs& a) {
   const unsigned n = a.attr.as<unsigned>();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     cpu::CMatMap G = cpu::cmat(a.dEdf, b);
     cpu::MatMap dX = cpu::mat(a.dEdxi, b);
     for (Eigen::Index j = 0; j < G.cols(); ++j)
-      for (unsigned k = 0; k < n; ++k) dX.col(j + k) += G.col(j);
+      for (size_t k = 0; k < n; ++k) dX.col(j + k) += G.col(j);
   }
 }
 std::vector<OpSample> kmh_samples() {
@@ -211,15 +211,15 @@ Dim conv2d_shape(const ArgDims& xs, AttrView a) {
 // P {OH·OW, KH·KW·Ci} (column-major) from one image; zeros where a window hangs over the border.
 void im2col(const float* x, const ConvGeom& g, float* P) {
   const size_t rows = g.out_pixels();
-  const unsigned H = g.h.in, W = g.w.in, OH = g.h.out;
-  for (unsigned c = 0; c < g.c_in; ++c)
-    for (unsigned q = 0; q < g.w.k; ++q)
-      for (unsigned p = 0; p < g.h.k; ++p) {
+  const size_t H = g.h.in, W = g.w.in, OH = g.h.out;
+  for (size_t c = 0; c < g.c_in; ++c)
+    for (size_t q = 0; q < g.w.k; ++q)
+      for (size_t p = 0; p < g.h.k; ++p) {
         float* col = P + rows * (p + size_t(g.h.k) * (q + size_t(g.w.k) * c));
         unsigned i_lo, i_hi, j_lo, j_hi;
         valid_range(g.h, p, i_lo, i_hi);
         valid_range(g.w, q, j_lo, j_hi);
-        for (unsigned j = 0; j < g.w.out; ++j) {
+        for (size_t j = 0; j < g.w.out; ++j) {
           float* dst = col + size_t(j) * OH;
           if (j < j_lo || j >= j_hi) {
             std::fill(dst, dst + OH, 0.f);
@@ -231,7 +231,7 @@ void im2col(const float* x, const ConvGeom& g, float* P) {
           if (g.h.s == 1)
             std::memcpy(dst + i_lo, x + base + i_lo, sizeof(float) * (i_hi - i_lo));
           else
-            for (unsigned i = i_lo; i < i_hi; ++i) dst[i] = x[base + long(i) * g.h.s];
+            for (size_t i = i_lo; i < i_hi; ++i) dst[i] = x[base + long(i) * g.h.s];
           std::fill(dst + i_hi, dst + OH, 0.f);
         }
       }
@@ -239,18 +239,18 @@ void im2col(const float* x, const ConvGeom& g, float* P) {
 // dx += col2im(dP): the adjoint of im2col.
 void col2im_add(const float* dP, const ConvGeom& g, float* dx) {
   const size_t rows = g.out_pixels();
-  const unsigned H = g.h.in, W = g.w.in, OH = g.h.out;
-  for (unsigned c = 0; c < g.c_in; ++c)
-    for (unsigned q = 0; q < g.w.k; ++q)
-      for (unsigned p = 0; p < g.h.k; ++p) {
+  const size_t H = g.h.in, W = g.w.in, OH = g.h.out;
+  for (size_t c = 0; c < g.c_in; ++c)
+    for (size_t q = 0; q < g.w.k; ++q)
+      for (size_t p = 0; p < g.h.k; ++p) {
         const float* col = dP + rows * (p + size_t(g.h.k) * (q + size_t(g.w.k) * c));
         unsigned i_lo, i_hi, j_lo, j_hi;
         valid_range(g.h, p, i_lo, i_hi);
         valid_range(g.w, q, j_lo, j_hi);
-        for (unsigned j = j_lo; j < j_hi; ++j) {
+        for (size_t j = j_lo; j < j_hi; ++j) {
           const float* s = col + size_t(j) * OH;
           const long base = long(H) * (long(j) * g.w.s + q - long(g.w.pad) + long(W) * c) + p - long(g.h.pad);
-          for (unsigned i = i_lo; i < i_hi; ++i) dx[base + long(i) * g.h.s] += s[i];
+          for (size_t i = i_lo; i < i_hi; ++i) dx[base + long(i) * g.h.s] += s[i];
         }
       }
 }
@@ -455,10 +455,10 @@ void conv2d_bwd_dnnl(const BackwardArgs& a, const DnnlConv& p) {
 // ---- forward and backward ----
 void add_conv_bias(const Tensor& bias, const Tensor& y, const ConvGeom& g) {
   const size_t pixels = g.out_pixels();
-  for (unsigned b = 0; b < y.d.bd; ++b) {
+  for (size_t b = 0; b < y.d.bd; ++b) {
     const float* bb = bias.batch_ptr(b);
     float* yb = y.batch_ptr(b);
-    for (unsigned o = 0; o < g.c_out; ++o) Eigen::Map<Eigen::ArrayXf>(yb + o * pixels, pixels) += bb[o];
+    for (size_t o = 0; o < g.c_out; ++o) Eigen::Map<Eigen::ArrayXf>(yb + o * pixels, pixels) += bb[o];
   }
 }
 
@@ -468,9 +468,9 @@ void conv2d_fwd(const ForwardArgs& a) {
   if (const DnnlConv* p = use_dnnl(a.xs, a.n, a.fx, g)) {
     conv2d_fwd_dnnl(a, *p);
   } else {
-    const int M = static_cast<int>(g.out_pixels()), K = static_cast<int>(g.patch()), N = static_cast<int>(g.c_out);
+    const long M = long(g.out_pixels()), K = long(g.patch()), N = long(g.c_out);
     float* P = a.scratch.allocate_floats(size_t(M) * K);
-    for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+    for (size_t b = 0; b < a.fx.d.bd; ++b) {
       patches(x, b, g, P);
       cpu::gemm(false, false, M, N, K, 1.f, P, M, f.batch_ptr(b), K, 0.f, a.fx.batch_ptr(b), M);
     }
@@ -480,10 +480,10 @@ void conv2d_fwd(const ForwardArgs& a) {
 void conv2d_bwd(const BackwardArgs& a) {
   const Tensor &x = a.xs[0], &f = a.xs[1];
   const ConvGeom g = conv_geom(x.d, f.d, a.attr.as<WindowAttr>());
-  const int M = static_cast<int>(g.out_pixels()), K = static_cast<int>(g.patch()), N = static_cast<int>(g.c_out);
-  const unsigned bd = a.fx.d.bd;
+  const long M = long(g.out_pixels()), K = long(g.patch()), N = long(g.c_out);
+  const size_t bd = a.fx.d.bd;
   if (a.i == 2) {  // db[o] += Σ over pixels and batch of dY[:, o]
-    for (unsigned b = 0; b < bd; ++b) {
+    for (size_t b = 0; b < bd; ++b) {
       cpu::CMatMap G(a.dEdf.batch_ptr(b), M, N);
       Eigen::Map<Eigen::VectorXf>(a.dEdxi.batch_ptr(b), N) += G.colwise().sum().transpose();
     }
@@ -494,7 +494,7 @@ void conv2d_bwd(const BackwardArgs& a) {
     return;
   }
   float* P = a.scratch.allocate_floats(size_t(M) * K);
-  for (unsigned b = 0; b < bd; ++b) {
+  for (size_t b = 0; b < bd; ++b) {
     const float* dy = a.dEdf.batch_ptr(b);
     if (a.i == 1) {  // dF += Pᵀ · dY
       patches(x, b, g, P);
@@ -561,23 +561,23 @@ size_t maxpool_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); 
 void maxpool_fwd(const ForwardArgs& a) {
   const WindowAttr& at = a.attr.as<WindowAttr>();
   const Tensor& x = a.xs[0];
-  const unsigned H = x.d[0], W = x.d[1], C = x.d[2];
+  const size_t H = x.d[0], W = x.d[1], C = x.d[2];
   const Axis h = make_axis(H, at.kh, at.sh, at.is_valid), w = make_axis(W, at.kw, at.sw, at.is_valid);
   uint32_t* argmax = reinterpret_cast<uint32_t*>(a.aux);
   float* y = a.fx.v;
-  for (unsigned b = 0; b < x.d.bd; ++b) {
+  for (size_t b = 0; b < x.d.bd; ++b) {
     const float* xb = x.batch_ptr(b);
-    for (unsigned c = 0; c < C; ++c)
-      for (unsigned j = 0; j < w.out; ++j) {
+    for (size_t c = 0; c < C; ++c)
+      for (size_t j = 0; j < w.out; ++j) {
         const long q0 = long(j) * w.s - w.pad;
         const unsigned q_lo = unsigned(std::max(q0, 0L)), q_hi = unsigned(std::min(q0 + long(w.k), long(W)));
-        for (unsigned i = 0; i < h.out; ++i, ++y, ++argmax) {
+        for (size_t i = 0; i < h.out; ++i, ++y, ++argmax) {
           const long p0 = long(i) * h.s - h.pad;
           const unsigned p_lo = unsigned(std::max(p0, 0L)), p_hi = unsigned(std::min(p0 + long(h.k), long(H)));
           float best = -std::numeric_limits<float>::infinity();
           uint32_t where = p_lo + H * (q_lo + W * c);
-          for (unsigned q = q_lo; q < q_hi; ++q)
-            for (unsigned p = p_lo; p < p_hi; ++p) {
+          for (size_t q = q_lo; q < q_hi; ++q)
+            for (size_t p = p_lo; p < p_hi; ++p) {
               const uint32_t k = p + H * (q + W * c);
               if (xb[k] > best) {
                 best = xb[k];
@@ -592,11 +592,11 @@ void maxpool_fwd(const ForwardArgs& a) {
 }
 void maxpool_bwd(const BackwardArgs& a) {
   const uint32_t* argmax = reinterpret_cast<const uint32_t*>(a.aux);
-  const unsigned per = a.fx.d.batch_size();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  const size_t per = a.fx.d.batch_size();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     float* dx = a.dEdxi.batch_ptr(b);
     const float* g = a.dEdf.batch_ptr(b);
-    for (unsigned k = 0; k < per; ++k) dx[argmax[size_t(b) * per + k]] += g[k];
+    for (size_t k = 0; k < per; ++k) dx[argmax[size_t(b) * per + k]] += g[k];
   }
 }
 std::vector<OpSample> maxpool_samples() {

@@ -28,7 +28,7 @@ void fill_keep_mask(float* mask, size_t n, float p) {
   for (size_t k = 0; k < n; ++k) mask[k] = keep(rng) ? keep_scale : 0.f;
 }
 void dropout_fwd(const ForwardArgs& a) {
-  const unsigned n = a.fx.d.size();
+  const size_t n = a.fx.d.size();
   fill_keep_mask(a.aux, n, a.attr.as<float>());
   cpu::arr(a.fx) = cpu::carr(a.xs[0]) * cpu::CArrMap(a.aux, n);
 }
@@ -63,11 +63,11 @@ Dim dropout_dim_shape(const ArgDims& xs, AttrView a) {
   return xs[0];
 }
 struct MaskFibers {
-  unsigned inner = 1, n = 1, outer = 1;  // x as [inner, n, outer]; the mask is [inner, outer]
+  size_t inner = 1, n = 1, outer = 1;  // x as [inner, n, outer]; the mask is [inner, outer]
 };
 MaskFibers mask_fibers(const Dim& x, unsigned axis) {
   MaskFibers f;
-  for (unsigned k = 0; k < x.nd; ++k) {
+  for (size_t k = 0; k < x.nd; ++k) {
     if (k < axis)
       f.inner *= x.d[k];
     else if (k == axis)
@@ -85,9 +85,9 @@ size_t dropout_dim_aux(const Dim& fx, const ArgDims&, AttrView a) {
 // y[i, k, o] (·)= m[i, o] · src[i, k, o] over the [inner, n, outer] view.
 template <bool kAccumulate>
 void apply_fiber_mask(const MaskFibers& f, const float* mask, const float* src, float* dst) {
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     CArrayMap m(mask + size_t(o) * f.inner, f.inner);
-    for (unsigned k = 0; k < f.n; ++k) {
+    for (size_t k = 0; k < f.n; ++k) {
       const size_t off = (size_t(o) * f.n + k) * f.inner;
       if constexpr (kAccumulate)
         ArrayMap(dst + off, f.inner) += m * CArrayMap(src + off, f.inner);
@@ -131,10 +131,10 @@ size_t dropout_batch_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd
 void dropout_batch_fwd(const ForwardArgs& a) {
   const Tensor& x = a.xs[0];
   fill_keep_mask(a.aux, x.d.bd, a.attr.as<float>());
-  for (unsigned b = 0; b < x.d.bd; ++b) cpu::barr(a.fx, b) = a.aux[b] * cpu::cbarr(x, b);
+  for (size_t b = 0; b < x.d.bd; ++b) cpu::barr(a.fx, b) = a.aux[b] * cpu::cbarr(x, b);
 }
 void dropout_batch_bwd(const BackwardArgs& a) {
-  for (unsigned b = 0; b < a.dEdxi.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.aux[b] * cpu::cbarr(a.dEdf, b);
+  for (size_t b = 0; b < a.dEdxi.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.aux[b] * cpu::cbarr(a.dEdf, b);
 }
 std::vector<OpSample> dropout_batch_samples() {
   auto with = [](float p) { return [p](ComputationGraph&, Xs x) { return dropout_batch(x[0], p); }; };
@@ -183,7 +183,7 @@ const OpId k_block_dropout = register_op({.name = "block_dropout",
 // noise(x, stddev) = x + N(0, stddev²) per value; the gradient passes through unchanged.
 void noise_fwd(const ForwardArgs& a) {
   const float stddev = a.attr.as<float>();
-  const unsigned n = a.fx.d.size();
+  const size_t n = a.fx.d.size();
   const float* x = a.xs[0].v;
   if (stddev == 0.f) {
     cpu::arr(a.fx) = cpu::carr(a.xs[0]);
@@ -191,7 +191,7 @@ void noise_fwd(const ForwardArgs& a) {
   }
   std::normal_distribution<float> gauss(0.f, stddev);
   auto& rng = random_engine();
-  for (unsigned k = 0; k < n; ++k) a.fx.v[k] = x[k] + gauss(rng);
+  for (size_t k = 0; k < n; ++k) a.fx.v[k] = x[k] + gauss(rng);
 }
 void noise_bwd(const BackwardArgs& a) { cpu::arr(a.dEdxi) += cpu::carr(a.dEdf); }
 std::vector<OpSample> noise_samples() {

@@ -75,8 +75,8 @@ struct RandomAttr {
 template <class Dist>
 void fill(const Tensor& t, Dist dist) {
   auto& e = random_engine();
-  const unsigned n = t.d.size();
-  for (unsigned i = 0; i < n; ++i) t.v[i] = dist(e);
+  const size_t n = t.d.size();
+  for (size_t i = 0; i < n; ++i) t.v[i] = dist(e);
 }
 void random_normal_fwd(const ForwardArgs& a) {
   const RandomAttr& r = a.attr.as<RandomAttr>();
@@ -120,7 +120,7 @@ const OpId k_random_gumbel = register_op({.name = "random_gumbel",
                                           .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_gumbel(g, d); }, [](ComputationGraph& g) { return random_gumbel(g, Dim({2}), 0.f, 0.f); }); }, .flags = kRandom | kNoGradient});
 
 void check_dim(const char* op, const Dim& d) {
-  if (d.size() == 0) op_error(op, "dim " + d.str() + " has no elements");
+  if (d.checked_size(op) == 0) op_error(op, "dim " + d.str() + " has no elements");
 }
 
 template <class A>

@@ -22,11 +22,11 @@ Eigen::MatrixXd to_double(const Tensor& x, unsigned b) { return cpu::cmat(x, b).
 // inverse(x) = x⁻¹; a singular x throws. d(x⁻¹) = -x⁻¹ dx x⁻¹, so dx += -yᵀ · dy · yᵀ.
 Dim inverse_shape(const ArgDims& xs, AttrView) { return square_matrix("inverse", xs[0]); }
 void inverse_fwd(const ForwardArgs& a) {
-  const unsigned n = a.fx.d.rows();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  const size_t n = a.fx.d.rows();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const Eigen::PartialPivLU<Eigen::MatrixXd> lu(to_double(a.xs[0], b));
     const auto pivots = lu.matrixLU().diagonal();
-    for (unsigned k = 0; k < n; ++k)
+    for (size_t k = 0; k < n; ++k)
       if (pivots(k) == 0.0 || !std::isfinite(pivots(k)))
         throw std::runtime_error("inverse: the matrix " + a.xs[0].d.str() + " (batch element " + std::to_string(b) +
                                  ") is singular");
@@ -34,7 +34,7 @@ void inverse_fwd(const ForwardArgs& a) {
   }
 }
 void inverse_bwd(const BackwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const auto Y = cpu::cmat(a.fx, b);
     cpu::mat(a.dEdxi, b).noalias() -= Y.transpose() * (cpu::cmat(a.dEdf, b) * Y.transpose());
   }
@@ -43,7 +43,7 @@ void inverse_bwd(const BackwardArgs& a) {
 Expression shifted(ComputationGraph& g, const Expression& x) {
   const unsigned n = x.dim().rows();
   std::vector<float> eye(size_t(n) * n, 0.f);
-  for (unsigned k = 0; k < n; ++k) eye[size_t(k) * n + k] = 2.f;
+  for (size_t k = 0; k < n; ++k) eye[size_t(k) * n + k] = 2.f;
   return x + input(g, Dim({n, n}), eye);
 }
 std::vector<OpSample> inverse_samples() {
@@ -67,13 +67,13 @@ const OpId k_inverse = register_op({.name = "inverse",
 // logdet(x) = log |det x| from the LU pivots; d log|det x| / dx = x⁻ᵀ.
 Dim logdet_shape(const ArgDims& xs, AttrView) { return Dim({1}, square_matrix("logdet", xs[0]).bd); }
 void logdet_fwd(const ForwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const Eigen::PartialPivLU<Eigen::MatrixXd> lu(to_double(a.xs[0], b));
     a.fx.v[b] = static_cast<float>(lu.matrixLU().diagonal().array().abs().log().sum());
   }
 }
 void logdet_bwd(const BackwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const Eigen::MatrixXd inv = to_double(a.xs[0], b).partialPivLu().inverse();
     cpu::mat(a.dEdxi, b) += (a.dEdf.v[b] * inv.transpose()).cast<float>();
   }
@@ -104,11 +104,11 @@ Dim trace_shape(const ArgDims& xs, AttrView) {
   return Dim({1}, ops::broadcast_bd("trace_of_product", xs[0], xs[1]));
 }
 void trace_fwd(const ForwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) a.fx.v[b] = (cpu::cbarr(a.xs[0], b) * cpu::cbarr(a.xs[1], b)).sum();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) a.fx.v[b] = (cpu::cbarr(a.xs[0], b) * cpu::cbarr(a.xs[1], b)).sum();
 }
 void trace_bwd(const BackwardArgs& a) {
   const Tensor& other = a.xs[1 - a.i];
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.dEdf.v[b] * cpu::cbarr(other, b);
+  for (size_t b = 0; b < a.fx.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.dEdf.v[b] * cpu::cbarr(other, b);
 }
 std::vector<OpSample> trace_samples() {
   auto b = [](ComputationGraph&, Xs x) { return trace_of_product(x[0], x[1]); };

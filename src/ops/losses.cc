@@ -28,9 +28,9 @@ Expression plus_offsets(const Expression& x, const std::vector<float>& offsets) 
 // Offsets for a rows x cols matrix whose fibers along `axis` are each a rotation of `base`.
 std::vector<float> rotated_offsets(const std::vector<float>& base, unsigned rows, unsigned cols, unsigned axis) {
   std::vector<float> off(size_t(rows) * cols);
-  for (unsigned c = 0; c < cols; ++c)
-    for (unsigned r = 0; r < rows; ++r) {
-      const unsigned along = axis == 0 ? r : c, across = axis == 0 ? c : r;
+  for (size_t c = 0; c < cols; ++c)
+    for (size_t r = 0; r < rows; ++r) {
+      const size_t along = axis == 0 ? r : c, across = axis == 0 ? c : r;
       off[r + size_t(c) * rows] = base[(along + 2 * across) % base.size()];
     }
   return off;
@@ -44,7 +44,7 @@ const std::vector<float> kHingeOffsets = {0.4f, -1.5f, 2.2f, 0.f, 3.6f};
 float hinge_of_fiber(const float* z, size_t stride, unsigned n, unsigned c, float m) {
   const float threshold = m - z[c * stride];
   float loss = 0.f;
-  for (unsigned i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i)
     if (i != c) loss += std::max(0.f, threshold + z[i * stride]);
   return loss;
 }
@@ -52,7 +52,7 @@ float hinge_of_fiber(const float* z, size_t stride, unsigned n, unsigned c, floa
 void hinge_fiber_backward(const float* z, float* dz, size_t stride, unsigned n, unsigned c, float m, float g) {
   const float threshold = m - z[c * stride];
   unsigned active = 0;
-  for (unsigned i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i)
     if (i != c && threshold + z[i * stride] > 0.f) dz[i * stride] += g, ++active;
   dz[c * stride] -= g * static_cast<float>(active);
 }
@@ -82,7 +82,7 @@ Dim hinge_shape(const ArgDims& xs, AttrView a) {
     op_error("hinge", num(h.n) + " indices given for input " + x.str() + " with " + num(x.bd) + " batch elements");
   if (!h.pv && !h.pvec) {
     const unsigned* ids = a.tail<unsigned, HingeAttr>();
-    for (unsigned k = 0; k < h.n; ++k)
+    for (size_t k = 0; k < h.n; ++k)
       if (ids[k] >= x.rows())
         op_error("hinge", "index " + num(ids[k]) + " out of range for input " + x.str());
   }
@@ -93,10 +93,10 @@ size_t hinge_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
 void hinge_fwd(const ForwardArgs& a) {
   const HingeAttr& h = a.attr.as<HingeAttr>();
   const Tensor& x = a.xs[0];
-  const unsigned B = a.fx.d.bd, n = x.d.rows();
+  const size_t B = a.fx.d.bd, n = x.d.rows();
   const ops::IndexList src = ops::index_list<HingeAttr>("hinge", a.attr);
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const unsigned c = src.ids[b % src.n];
     if (c >= n) op_error("hinge", "index " + num(c) + " out of range for input " + x.d.str());
     ids[b] = c;
@@ -106,9 +106,9 @@ void hinge_fwd(const ForwardArgs& a) {
 void hinge_bwd(const BackwardArgs& a) {
   const HingeAttr& h = a.attr.as<HingeAttr>();
   const Tensor& x = a.xs[0];
-  const unsigned B = a.fx.d.bd, n = x.d.rows();
+  const size_t B = a.fx.d.bd, n = x.d.rows();
   const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const size_t off = size_t(arg_batch(x.d, b, B)) * n;
     hinge_fiber_backward(x.v + off, a.dEdxi.v + off, 1, n, ids[b], h.margin, a.dEdf.v[b]);
   }
@@ -220,13 +220,13 @@ void hinge_dim_fwd(const ForwardArgs& a) {
   const HingeDimAttr& h = a.attr.as<HingeDimAttr>();
   const Tensor& x = a.xs[0];
   const HingeDimGeometry g = hinge_dim_geometry(x.d, h.axis);
-  const unsigned B = a.fx.d.bd, bs = x.d.batch_size();
+  const size_t B = a.fx.d.bd, bs = x.d.batch_size();
   const unsigned count = h.pvecs ? static_cast<unsigned>(h.pvecs->size()) : h.count;
   if (h.pvecs && count != h.count)
     op_error("hinge_dim", "the list of index vectors changed size after the node was created (" + num(h.count) +
                               " -> " + num(count) + ")");
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const unsigned v = b % count;
     const unsigned* src;
     size_t len;
@@ -242,7 +242,7 @@ void hinge_dim_fwd(const ForwardArgs& a) {
                                 " indices but input " + x.d.str() + " has " + num(g.fibers) +
                                 (h.axis == 0 ? " columns" : " rows"));
     const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * bs;
-    for (unsigned j = 0; j < g.fibers; ++j) {
+    for (size_t j = 0; j < g.fibers; ++j) {
       const unsigned c = src[j];
       if (c >= g.fiber_len)
         op_error("hinge_dim", "index " + num(c) + " out of range along dim " + num(h.axis) + " of input " + x.d.str());
@@ -256,11 +256,11 @@ void hinge_dim_bwd(const BackwardArgs& a) {
   const HingeDimAttr& h = a.attr.as<HingeDimAttr>();
   const Tensor& x = a.xs[0];
   const HingeDimGeometry g = hinge_dim_geometry(x.d, h.axis);
-  const unsigned B = a.fx.d.bd, bs = x.d.batch_size();
+  const size_t B = a.fx.d.bd, bs = x.d.batch_size();
   const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const size_t off = size_t(arg_batch(x.d, b, B)) * bs;
-    for (unsigned j = 0; j < g.fibers; ++j) {
+    for (size_t j = 0; j < g.fibers; ++j) {
       const size_t start = off + g.fiber_start(j, h.axis);
       const size_t k = size_t(b) * g.fibers + j;
       hinge_fiber_backward(x.v + start, a.dEdxi.v + start, g.stride(h.axis), g.fiber_len, ids[k], h.margin,
@@ -326,11 +326,11 @@ Expression hinge_dim_node(const Expression& x, HingeDimAttr h, const unsigned* i
 // l2_norm(x): sqrt(Σ x²) per batch element.
 Dim per_batch_scalar_shape(const ArgDims& xs, AttrView) { return Dim({1}, xs[0].bd); }
 void l2_norm_fwd(const ForwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) a.fx.v[b] = std::sqrt(cpu::cbarr(a.xs[0], b).square().sum());
+  for (size_t b = 0; b < a.fx.d.bd; ++b) a.fx.v[b] = std::sqrt(cpu::cbarr(a.xs[0], b).square().sum());
 }
 // dx += g x / ‖x‖ (0 at x = 0, where the norm has no derivative)
 void l2_norm_bwd(const BackwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+  for (size_t b = 0; b < a.fx.d.bd; ++b)
     if (a.fx.v[b] > 0.f) cpu::barr(a.dEdxi, b) += (a.dEdf.v[b] / a.fx.v[b]) * cpu::cbarr(a.xs[0], b);
 }
 std::vector<OpSample> l2_norm_samples() {
@@ -361,8 +361,8 @@ Dim pair_loss_shape(const ArgDims& xs, AttrView) {
 // batch element b reads.
 template <class F>
 void for_each_batch_pair(const Tensor& x, const Tensor& y, unsigned B, F f) {
-  const unsigned n = x.d.batch_size();
-  for (unsigned b = 0; b < B; ++b)
+  const size_t n = x.d.batch_size();
+  for (size_t b = 0; b < B; ++b)
     f(b, size_t(arg_batch(x.d, b, B)) * n, size_t(arg_batch(y.d, b, B)) * n, n);
 }
 
@@ -472,7 +472,7 @@ void binary_log_loss_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &y = a.xs[1];
   for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
     double s = 0;
-    for (unsigned k = 0; k < n; ++k) s += binary_log_loss_term(x.v[xo + k], y.v[yo + k]);
+    for (size_t k = 0; k < n; ++k) s += binary_log_loss_term(x.v[xo + k], y.v[yo + k]);
     a.fx.v[b] = static_cast<float>(s);
   });
 }
@@ -484,7 +484,7 @@ void binary_log_loss_bwd(const BackwardArgs& a) {
   for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
     const float g = a.dEdf.v[b];
     float* d = a.dEdxi.v + (a.i == 0 ? xo : yo);
-    for (unsigned k = 0; k < n; ++k) {
+    for (size_t k = 0; k < n; ++k) {
       const float xv = x.v[xo + k], yv = y.v[yo + k];
       if (a.i == 0) {
         if (xv == yv) continue;

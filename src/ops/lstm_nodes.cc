@@ -35,11 +35,10 @@ struct GatesAttr {
 };
 
 bool is_vector(const Dim& d) { return d.batch_size() == d.rows(); }
-int to_int(size_t v) { return static_cast<int>(v); }
 
 // Sizes of one gates node, from its argument dims.
 struct GatesGeom {
-  unsigned H, I, B;
+  size_t H, I, B;
   bool gather_x, gather_h;              // x_t (h_tm1) must be copied: concatenated, masked or broadcast over the batch
   size_t dpre_at() const { return 1; }  // aux[0] holds the noise seed
   size_t x_at() const { return dpre_at() + size_t(4) * H * B; }
@@ -63,21 +62,21 @@ Dim gates_shape(const ArgDims& xs, AttrView a) {
   const unsigned first_x = at.first_x();
   auto dims = [&] {
     std::string s = "x_t {";
-    for (unsigned k = 0; k < at.num_x; ++k) s += (k ? ", " : "") + xs[first_x + k].str();
+    for (size_t k = 0; k < at.num_x; ++k) s += (k ? ", " : "") + xs[first_x + k].str();
     s += "}, h_tm1 " + xs[kH].str() + ", Wx " + xs[kWx].str() + ", Wh " + xs[kWh].str() + ", b " + xs[kBias].str();
     if (at.dropout) s += ", mask_x " + xs[kMaskX].str() + ", mask_h " + xs[kMaskH].str();
     return s;
   };
   const Dim &h = xs[kH], &Wx = xs[kWx], &Wh = xs[kWh], &b = xs[kBias];
   if (!is_vector(h)) op_error(kGates, "h_tm1 must be a vector: " + dims());
-  const unsigned H = h.rows();
-  unsigned I = 0, bd = h.bd;
+  const size_t H = h.rows();
+  size_t I = 0, bd = h.bd;
   auto batch = [&](const Dim& d, const char* what) {
     if (d.bd == 1 || d.bd == bd) return;
     if (bd != 1) op_error(kGates, std::string(what) + " has another batch size: " + dims());
     bd = d.bd;
   };
-  for (unsigned k = 0; k < at.num_x; ++k) {
+  for (size_t k = 0; k < at.num_x; ++k) {
     const Dim& x = xs[first_x + k];
     if (!is_vector(x)) op_error(kGates, "each x_t must be a vector: " + dims());
     I += x.rows();
@@ -98,7 +97,7 @@ Dim gates_shape(const ArgDims& xs, AttrView a) {
     batch(xs[kMaskX], "mask_x");
     batch(xs[kMaskH], "mask_h");
   }
-  return Dim({4 * H}, bd);
+  return Dim({static_cast<unsigned>(4 * H)}, static_cast<unsigned>(bd));  // = b's rows: fits
 }
 size_t gates_aux(const Dim& fx, const ArgDims& xs, AttrView a) {
   return gates_geom([&xs](unsigned k) -> const Dim& { return xs[k]; }, a.as<GatesAttr>(), fx.bd).aux_size();
@@ -106,10 +105,10 @@ size_t gates_aux(const Dim& fx, const ArgDims& xs, AttrView a) {
 
 // x_t (concatenated, masked) for every batch element into dst {I, B}; `use_mask` false leaves it unmasked.
 void gather_x(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, bool use_mask, float* dst) {
-  for (unsigned b = 0; b < g.B; ++b) {
+  for (size_t b = 0; b < g.B; ++b) {
     float* col = dst + size_t(b) * g.I;
-    unsigned off = 0;
-    for (unsigned k = 0; k < at.num_x; ++k) {
+    size_t off = 0;
+    for (size_t k = 0; k < at.num_x; ++k) {
       const Tensor& x = xs[at.first_x() + k];
       std::memcpy(col + off, x.batch_ptr(b), sizeof(float) * x.d.rows());
       off += x.d.rows();
@@ -119,7 +118,7 @@ void gather_x(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, bool us
   }
 }
 void gather_h(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, bool use_mask, float* dst) {
-  for (unsigned b = 0; b < g.B; ++b) {
+  for (size_t b = 0; b < g.B; ++b) {
     Eigen::Map<Eigen::ArrayXf> col(dst + size_t(b) * g.H, g.H);
     col = Eigen::Map<const Eigen::ArrayXf>(xs[kH].batch_ptr(b), g.H);
     if (use_mask && at.dropout) col *= Eigen::Map<const Eigen::ArrayXf>(xs[kMaskH].batch_ptr(b), g.H);
@@ -140,7 +139,7 @@ struct Weights {
 Weights weights(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, uint32_t seed, MemPool& scratch) {
   if (!(at.weightnoise_std > 0.f)) return {xs[kWx].v, xs[kWh].v, xs[kBias].v};
   float* noisy[3];
-  for (unsigned k = 0; k < 3; ++k) {
+  for (size_t k = 0; k < 3; ++k) {
     const Tensor& w = xs[k];
     const size_t n = w.d.size();
     noisy[k] = scratch.allocate_floats(n);
@@ -159,7 +158,7 @@ uint32_t stored_seed(const float* aux) {
 void gates_fwd(const ForwardArgs& a) {
   const GatesAttr& at = a.attr.as<GatesAttr>();
   const GatesGeom g = gates_geom(a.xs, at, a.fx.d.bd);
-  const unsigned B = g.B, H4 = 4 * g.H;
+  const size_t B = g.B, H4 = 4 * g.H;
 
   uint32_t seed = 0;
   if (at.weightnoise_std > 0.f) seed = static_cast<uint32_t>(random_engine()());
@@ -173,8 +172,8 @@ void gates_fwd(const ForwardArgs& a) {
   cpu::MatMap pre(a.fx.v, H4, B);
   pre.colwise() = Eigen::Map<const Eigen::VectorXf>(w.b, H4);
   pre.middleRows(g.H, g.H).array() += 1.f;  // forget bias
-  cpu::gemm(false, false, H4, to_int(B), to_int(g.I), 1.f, w.Wx, H4, xin, to_int(g.I), 1.f, a.fx.v, H4);
-  cpu::gemm(false, false, H4, to_int(B), to_int(g.H), 1.f, w.Wh, H4, hin, to_int(g.H), 1.f, a.fx.v, H4);
+  cpu::gemm(false, false, H4, long(B), long(g.I), 1.f, w.Wx, H4, xin, long(g.I), 1.f, a.fx.v, H4);
+  cpu::gemm(false, false, H4, long(B), long(g.H), 1.f, w.Wh, H4, hin, long(g.H), 1.f, a.fx.v, H4);
   pre.topRows(3 * g.H) = pre.topRows(3 * g.H).array().logistic().matrix();
   pre.bottomRows(g.H) = pre.bottomRows(g.H).array().tanh().matrix();
 }
@@ -182,7 +181,7 @@ void gates_fwd(const ForwardArgs& a) {
 void gates_bwd(const BackwardArgs& a) {
   const GatesAttr& at = a.attr.as<GatesAttr>();
   const GatesGeom g = gates_geom(a.xs, at, a.fx.d.bd);
-  const unsigned B = g.B, H = g.H, H4 = 4 * H;
+  const size_t B = g.B, H = g.H, H4 = 4 * H;
 
   // dpre = dgates ⊙ σ'(pre) (i, f, o) or tanh'(pre) (g), from the gate values.
   float* dpre = a.aux + g.dpre_at();
@@ -201,12 +200,12 @@ void gates_bwd(const BackwardArgs& a) {
     return;
   }
   if (i == kWx || i == kWh) {
-    const unsigned k = i == kWx ? g.I : H;
+    const size_t k = i == kWx ? g.I : H;
     const float* in = i == kWx ? x_in(a.xs, a.aux, at, g) : h_in(a.xs, a.aux, g);
     if (B == 1 && a.low_rank)
-      a.low_rank->add(dpre, in, to_int(H4), to_int(k));
+      a.low_rank->add(dpre, in, long(H4), long(k));
     else
-      cpu::gemm(false, true, H4, to_int(k), to_int(B), 1.f, dpre, H4, in, to_int(k), 1.f, dx.v, H4);
+      cpu::gemm(false, true, H4, long(k), long(B), 1.f, dpre, H4, in, long(k), 1.f, dx.v, H4);
     return;
   }
   // Without dropout, argument slots kMaskX and kMaskH hold pieces of x_t.
@@ -215,13 +214,13 @@ void gates_bwd(const BackwardArgs& a) {
   if (i == kH || mask_h) {
     // t = Whᵀ · dpre {H, B}; dh = t ⊙ mask_h, dmask_h = t ⊙ h.
     if (i == kH && !at.dropout && dx.d.bd == B) {
-      cpu::gemm(true, false, to_int(H), to_int(B), H4, 1.f, w.Wh, H4, dpre, H4, 1.f, dx.v, to_int(H));
+      cpu::gemm(true, false, long(H), long(B), H4, 1.f, w.Wh, H4, dpre, H4, 1.f, dx.v, long(H));
       return;
     }
     float* t = a.scratch.allocate_floats(size_t(H) * B);
-    cpu::gemm(true, false, to_int(H), to_int(B), H4, 1.f, w.Wh, H4, dpre, H4, 0.f, t, to_int(H));
+    cpu::gemm(true, false, long(H), long(B), H4, 1.f, w.Wh, H4, dpre, H4, 0.f, t, long(H));
     const Tensor& other = i == kH ? a.xs[kMaskH] : a.xs[kH];
-    for (unsigned b = 0; b < B; ++b) {
+    for (size_t b = 0; b < B; ++b) {
       auto tb = Eigen::Map<const Eigen::ArrayXf>(t + size_t(b) * H, H);
       auto d = Eigen::Map<Eigen::ArrayXf>(dx.batch_ptr(b), H);
       if (i == kH && !at.dropout)
@@ -232,23 +231,23 @@ void gates_bwd(const BackwardArgs& a) {
     return;
   }
   // x_t pieces and mask_x: t = Wxᵀ · dpre {I, B} (restricted to the piece's columns of Wx).
-  unsigned off = 0, rows = g.I;
+  size_t off = 0, rows = g.I;
   if (!mask_x) {
-    for (unsigned k = at.first_x(); k < i; ++k) off += a.xs[k].d.rows();
+    for (size_t k = at.first_x(); k < i; ++k) off += a.xs[k].d.rows();
     rows = a.xs[i].d.rows();
   }
   float* t = a.scratch.allocate_floats(size_t(rows) * B);
-  cpu::gemm(true, false, to_int(rows), to_int(B), H4, 1.f, w.Wx + size_t(off) * H4, H4, dpre, H4, 0.f, t, to_int(rows));
+  cpu::gemm(true, false, long(rows), long(B), H4, 1.f, w.Wx + size_t(off) * H4, H4, dpre, H4, 0.f, t, long(rows));
   if (mask_x) {  // dmask_x = t ⊙ x_t (unmasked)
     float* xcat = a.scratch.allocate_floats(size_t(g.I) * B);
     gather_x(a.xs, at, g, false, xcat);
-    for (unsigned b = 0; b < B; ++b)
+    for (size_t b = 0; b < B; ++b)
       Eigen::Map<Eigen::ArrayXf>(dx.batch_ptr(b), rows) +=
           Eigen::Map<const Eigen::ArrayXf>(t + size_t(b) * rows, rows) *
           Eigen::Map<const Eigen::ArrayXf>(xcat + size_t(b) * rows, rows);
     return;
   }
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     auto tb = Eigen::Map<const Eigen::ArrayXf>(t + size_t(b) * rows, rows);
     auto d = Eigen::Map<Eigen::ArrayXf>(dx.batch_ptr(b), rows);
     if (at.dropout)
@@ -340,15 +339,15 @@ using CVec = Eigen::Map<const Eigen::ArrayXf>;
 using Vec = Eigen::Map<Eigen::ArrayXf>;
 
 void lstm_c_fwd(const ForwardArgs& a) {
-  const unsigned H = a.fx.d.rows();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  const size_t H = a.fx.d.rows();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const float* gt = a.xs[1].batch_ptr(b);
     Vec(a.fx.batch_ptr(b), H) = CVec(gt, H) * CVec(gt + 3 * H, H) + CVec(gt + H, H) * CVec(a.xs[0].batch_ptr(b), H);
   }
 }
 void lstm_c_bwd(const BackwardArgs& a) {
-  const unsigned H = a.fx.d.rows();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  const size_t H = a.fx.d.rows();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const float* gt = a.xs[1].batch_ptr(b);
     const CVec dc(a.dEdf.batch_ptr(b), H);
     float* d = a.dEdxi.batch_ptr(b);
@@ -362,13 +361,13 @@ void lstm_c_bwd(const BackwardArgs& a) {
   }
 }
 void lstm_h_fwd(const ForwardArgs& a) {
-  const unsigned H = a.fx.d.rows();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+  const size_t H = a.fx.d.rows();
+  for (size_t b = 0; b < a.fx.d.bd; ++b)
     Vec(a.fx.batch_ptr(b), H) = CVec(a.xs[1].batch_ptr(b) + 2 * H, H) * CVec(a.xs[0].batch_ptr(b), H).tanh();
 }
 void lstm_h_bwd(const BackwardArgs& a) {
-  const unsigned H = a.fx.d.rows();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  const size_t H = a.fx.d.rows();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const Eigen::ArrayXf t = CVec(a.xs[0].batch_ptr(b), H).tanh();
     const CVec dh(a.dEdf.batch_ptr(b), H);
     if (a.i == 0)

@@ -19,7 +19,7 @@ using ops::arg_batch;
 // folding the pair form max(max(x_1, x_2), x_3)... (whose ties go to the right-hand side).
 Dim max_list_shape(const ArgDims& xs, AttrView) {
   Dim out = xs[0];
-  for (unsigned i = 1; i < xs.size(); ++i) {
+  for (size_t i = 1; i < xs.size(); ++i) {
     if (xs[i].single_batch() != xs[0].single_batch())
       op_error("max_list", "argument " + std::to_string(i) + " has dim " + xs[i].str() + " but argument 0 has " +
                                xs[0].str());
@@ -29,19 +29,19 @@ Dim max_list_shape(const ArgDims& xs, AttrView) {
 }
 size_t max_list_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
 void max_list_fwd(const ForwardArgs& a) {
-  const unsigned B = a.fx.d.bd, bs = a.fx.d.batch_size();
+  const size_t B = a.fx.d.bd, bs = a.fx.d.batch_size();
   unsigned* winner = reinterpret_cast<unsigned*>(a.aux);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     float* y = a.fx.batch_ptr(b);
     unsigned* w = winner + size_t(b) * bs;
     const float* x0 = a.xs[0].v + size_t(arg_batch(a.xs[0].d, b, B)) * bs;
-    for (unsigned e = 0; e < bs; ++e) {
+    for (size_t e = 0; e < bs; ++e) {
       y[e] = x0[e];
       w[e] = 0;
     }
-    for (unsigned i = 1; i < a.n; ++i) {
+    for (size_t i = 1; i < a.n; ++i) {
       const float* xi = a.xs[i].v + size_t(arg_batch(a.xs[i].d, b, B)) * bs;
-      for (unsigned e = 0; e < bs; ++e)
+      for (size_t e = 0; e < bs; ++e)
         if (xi[e] >= y[e]) {
           y[e] = xi[e];
           w[e] = i;
@@ -50,14 +50,14 @@ void max_list_fwd(const ForwardArgs& a) {
   }
 }
 void max_list_bwd(const BackwardArgs& a) {
-  const unsigned B = a.fx.d.bd, bs = a.fx.d.batch_size();
+  const size_t B = a.fx.d.bd, bs = a.fx.d.batch_size();
   const unsigned* winner = reinterpret_cast<const unsigned*>(a.aux);
   const Dim& xd = a.xs[a.i].d;
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     float* dx = a.dEdxi.v + size_t(arg_batch(xd, b, B)) * bs;
     const float* g = a.dEdf.batch_ptr(b);
     const unsigned* w = winner + size_t(b) * bs;
-    for (unsigned e = 0; e < bs; ++e)
+    for (size_t e = 0; e < bs; ++e)
       if (w[e] == a.i) dx[e] += g[e];
   }
 }
@@ -96,28 +96,28 @@ Dim circular_shape(const ArgDims& xs, AttrView) {
 
 // out[k] += Σ_i a[i] b[(k - i) mod n], each sum split where the index wraps so both runs are contiguous.
 void add_circ_conv(const float* a, const float* b, float* out, unsigned n) {
-  for (unsigned k = 0; k < n; ++k) {
+  for (size_t k = 0; k < n; ++k) {
     float s = 0.f;
-    for (unsigned i = 0; i <= k; ++i) s += a[i] * b[k - i];
-    for (unsigned i = k + 1; i < n; ++i) s += a[i] * b[n + k - i];
+    for (size_t i = 0; i <= k; ++i) s += a[i] * b[k - i];
+    for (size_t i = k + 1; i < n; ++i) s += a[i] * b[n + k - i];
     out[k] += s;
   }
 }
 // out[k] += Σ_i a[i] b[(i + k) mod n]
 void add_circ_corr(const float* a, const float* b, float* out, unsigned n) {
-  for (unsigned k = 0; k < n; ++k) {
+  for (size_t k = 0; k < n; ++k) {
     float s = 0.f;
-    for (unsigned i = 0; i < n - k; ++i) s += a[i] * b[i + k];
-    for (unsigned i = n - k; i < n; ++i) s += a[i] * b[i + k - n];
+    for (size_t i = 0; i < n - k; ++i) s += a[i] * b[i + k];
+    for (size_t i = n - k; i < n; ++i) s += a[i] * b[i + k - n];
     out[k] += s;
   }
 }
 
 template <bool kCorrelation>
 void circular_fwd(const ForwardArgs& a) {
-  const unsigned B = a.fx.d.bd, n = a.fx.d.rows();
+  const size_t B = a.fx.d.bd, n = a.fx.d.rows();
   cpu::arr(a.fx).setZero();
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const float* u = a.xs[0].v + size_t(arg_batch(a.xs[0].d, b, B)) * n;
     const float* v = a.xs[1].v + size_t(arg_batch(a.xs[1].d, b, B)) * n;
     (kCorrelation ? add_circ_corr : add_circ_conv)(u, v, a.fx.batch_ptr(b), n);
@@ -126,8 +126,8 @@ void circular_fwd(const ForwardArgs& a) {
 // conv: dE/du = corr(v, g), dE/dv = corr(u, g); corr: dE/du = corr(g, v), dE/dv = conv(g, u).
 template <bool kCorrelation>
 void circular_bwd(const BackwardArgs& a) {
-  const unsigned B = a.fx.d.bd, n = a.fx.d.rows();
-  for (unsigned b = 0; b < B; ++b) {
+  const size_t B = a.fx.d.bd, n = a.fx.d.rows();
+  for (size_t b = 0; b < B; ++b) {
     const float* u = a.xs[0].v + size_t(arg_batch(a.xs[0].d, b, B)) * n;
     const float* v = a.xs[1].v + size_t(arg_batch(a.xs[1].d, b, B)) * n;
     const float* g = a.dEdf.batch_ptr(b);
@@ -230,13 +230,13 @@ const OpId k_floor = register_op({.name = "floor",
 // argmax(x, gm): one-hot of the maximum of each column (dim-0 fiber), the first one on ties.
 // DyNet accepts vectors only; every column of a matrix or tensor is a natural extension.
 void argmax_fwd(const ForwardArgs& a) {
-  const unsigned rows = a.fx.d.rows();
+  const size_t rows = a.fx.d.rows();
   const size_t columns = a.fx.d.size() / (rows ? rows : 1);
   cpu::arr(a.fx).setZero();
   for (size_t c = 0; c < columns; ++c) {
     const float* x = a.xs[0].v + c * rows;
     unsigned best = 0;
-    for (unsigned r = 1; r < rows; ++r)
+    for (size_t r = 1; r < rows; ++r)
       if (x[r] > x[best]) best = r;
     a.fx.v[c * rows + best] = 1.f;
   }

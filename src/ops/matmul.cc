@@ -9,9 +9,9 @@ namespace dynet {
 namespace {
 using ops::Xs;
 
-bool is_matrix(const Dim& d) { return d.batch_size() == d.rows() * d.cols(); }
-int rows(const Tensor& t) { return static_cast<int>(t.d.rows()); }
-int cols(const Tensor& t) { return static_cast<int>(t.d.cols()); }
+bool is_matrix(const Dim& d) { return d.batch_size() == size_t(d.rows()) * d.cols(); }
+long rows(const Tensor& t) { return t.d.rows(); }
+long cols(const Tensor& t) { return t.d.cols(); }
 
 // Batch count of a product (or sum of products): every side either unbatched or of the common count.
 unsigned combine_bd(const char* op, unsigned bd, const Dim& d, const std::string& what) {
@@ -24,73 +24,73 @@ Dim product_dim(unsigned m, unsigned n, unsigned bd) { return n == 1 ? Dim({m}, 
 
 // out (+)= W · x, out {m,n} with out.bd >= W.bd, x.bd. beta = 0 overwrites, 1 accumulates.
 void multiply(const Tensor& W, const Tensor& x, const Tensor& out, float beta, MemPool& scratch) {
-  const int m = rows(W), k = cols(W), n = cols(x);
-  const unsigned bd = out.d.bd;
+  const long m = rows(W), k = cols(W), n = cols(x);
+  const size_t bd = out.d.bd;
   if (W.d.bd == 1 && x.d.bd == bd) {
     // Also the plain unbatched case; a batched x is {k, n·bd} in memory.
-    cpu::gemm(false, false, m, n * static_cast<int>(bd), k, 1.f, W.v, m, x.v, k, beta, out.v, m);
+    cpu::gemm(false, false, m, n * static_cast<long>(bd), k, 1.f, W.v, m, x.v, k, beta, out.v, m);
   } else if (W.d.bd == 1 && x.d.bd == 1) {
     // Only in affine_transform (a batched bias or other term): one product added to every element.
     float* t = scratch.allocate_floats(size_t(m) * n);
     cpu::gemm(false, false, m, n, k, 1.f, W.v, m, x.v, k, 0.f, t, m);
     const Tensor prod(Dim({unsigned(m), unsigned(n)}), t);
-    for (unsigned b = 0; b < bd; ++b) {
+    for (size_t b = 0; b < bd; ++b) {
       if (beta == 0.f)
         cpu::barr(out, b) = cpu::cbarr(prod, 0);
       else
         cpu::barr(out, b) += cpu::cbarr(prod, 0);
     }
   } else {
-    for (unsigned b = 0; b < bd; ++b)
+    for (size_t b = 0; b < bd; ++b)
       cpu::gemm(false, false, m, n, k, 1.f, W.batch_ptr(b), m, x.batch_ptr(b), k, beta, out.batch_ptr(b), m);
   }
 }
 
 // Σ over the batch of g {m,n,X bd} into scratch memory.
 const float* batch_sum(const Tensor& g, MemPool& scratch) {
-  const unsigned bs = g.d.batch_size();
+  const size_t bs = g.d.batch_size();
   float* s = scratch.allocate_floats(bs);
   Eigen::Map<Eigen::ArrayXf> acc(s, bs);
   acc = cpu::cbarr(g, 0);
-  for (unsigned b = 1; b < g.d.bd; ++b) acc += cpu::cbarr(g, b);
+  for (size_t b = 1; b < g.d.bd; ++b) acc += cpu::cbarr(g, b);
   return s;
 }
 
 // dW += g · xᵀ for out = W · x (g {m,n}, x {k,n}, dW {m,k}), summing over the batch where W is shared.
 void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch, const LowRankSink* low_rank) {
-  const int m = rows(g), n = cols(x), k = rows(x);
-  const unsigned bd = g.d.bd;
+  const long m = rows(g), n = cols(x), k = rows(x);
+  const size_t bd = g.d.bd;
   if (low_rank && dW.d.bd == 1 && x.d.bd == bd) {  // the batch folds into the columns
-    low_rank->add(g.v, x.v, m, k, n * static_cast<int>(bd));
+    low_rank->add(g.v, x.v, m, k, n * static_cast<long>(bd));
     return;
   }
   if (dW.d.bd == 1 && bd > 1) {
     if (x.d.bd == bd)  // fold the batch into the inner dimension: one GEMM over n·bd columns
-      cpu::gemm(false, true, m, k, n * static_cast<int>(bd), 1.f, g.v, m, x.v, k, 1.f, dW.v, m);
+      cpu::gemm(false, true, m, k, n * static_cast<long>(bd), 1.f, g.v, m, x.v, k, 1.f, dW.v, m);
     else
       cpu::gemm(false, true, m, k, n, 1.f, batch_sum(g, scratch), m, x.v, k, 1.f, dW.v, m);
     return;
   }
-  for (unsigned b = 0; b < bd; ++b) {
+  for (size_t b = 0; b < bd; ++b) {
     cpu::gemm(false, true, m, k, n, 1.f, g.batch_ptr(b), m, x.batch_ptr(b), k, 1.f, dW.batch_ptr(b), m);
   }
 }
 
 // dx += Wᵀ · g for out = W · x (W {m,k}, g {m,n}, dx {k,n}), summing over the batch where x is shared.
 void grad_right(const Tensor& W, const Tensor& g, const Tensor& dx, MemPool& scratch) {
-  const int m = rows(W), k = cols(W), n = cols(dx);
-  const unsigned bd = g.d.bd;
+  const long m = rows(W), k = cols(W), n = cols(dx);
+  const size_t bd = g.d.bd;
   if (dx.d.bd == bd) {
     if (W.d.bd == 1) {
-      cpu::gemm(true, false, k, n * static_cast<int>(bd), m, 1.f, W.v, m, g.v, m, 1.f, dx.v, k);
+      cpu::gemm(true, false, k, n * static_cast<long>(bd), m, 1.f, W.v, m, g.v, m, 1.f, dx.v, k);
     } else {
-      for (unsigned b = 0; b < bd; ++b)
+      for (size_t b = 0; b < bd; ++b)
         cpu::gemm(true, false, k, n, m, 1.f, W.batch_ptr(b), m, g.batch_ptr(b), m, 1.f, dx.batch_ptr(b), k);
     }
     return;
   }
   if (W.d.bd == bd) {
-    for (unsigned b = 0; b < bd; ++b)
+    for (size_t b = 0; b < bd; ++b)
       cpu::gemm(true, false, k, n, m, 1.f, W.batch_ptr(b), m, g.batch_ptr(b), m, 1.f, dx.v, k);
   } else {
     cpu::gemm(true, false, k, n, m, 1.f, W.v, m, batch_sum(g, scratch), m, 1.f, dx.v, k);
@@ -140,13 +140,13 @@ const OpId k_matmul = register_op({.name = "matmul",
 // products {m,n} (added to every column).
 Dim affine_shape(const ArgDims& xs, AttrView) {
   constexpr const char* op = "affine_transform";
-  const unsigned n = xs.size();
+  const size_t n = xs.size();
   if (n % 2 == 0)
     op_error(op, "needs an odd number of arguments {b, W1, x1, W2, x2, ...}, got " + std::to_string(n));
   const Dim& bias = xs[0];
   if (n == 1) return bias;
-  unsigned m = 0, cols = 0, bd = 1;
-  for (unsigned k = 1; k < n; k += 2) {
+  size_t m = 0, cols = 0, bd = 1;
+  for (size_t k = 1; k < n; k += 2) {
     const Dim &W = xs[k], &x = xs[k + 1];
     if (!is_matrix(W) || !is_matrix(x))
       op_error(op, "only matrices and vectors can be multiplied: W " + W.str() + " * x " + x.str());
@@ -172,18 +172,18 @@ Dim affine_shape(const ArgDims& xs, AttrView) {
 void affine_fwd(const ForwardArgs& a) {
   const Tensor& f = a.fx;
   const Tensor& bias = a.xs[0];
-  const unsigned bs = f.d.batch_size();
+  const size_t bs = f.d.batch_size();
   if (bias.d.batch_size() == bs) {
     if (bias.d.bd == f.d.bd)
       cpu::arr(f) = cpu::carr(bias);
     else
-      for (unsigned b = 0; b < f.d.bd; ++b) cpu::barr(f, b) = cpu::cbarr(bias, 0);
+      for (size_t b = 0; b < f.d.bd; ++b) cpu::barr(f, b) = cpu::cbarr(bias, 0);
   } else {
     // {m} bias against {m,n} products: every column
-    for (unsigned b = 0; b < f.d.bd; ++b)
+    for (size_t b = 0; b < f.d.bd; ++b)
       cpu::mat(f, b).colwise() = Eigen::Map<const Eigen::VectorXf>(bias.batch_ptr(b), bias.d.rows());
   }
-  for (unsigned k = 1; k < a.n; k += 2) multiply(a.xs[k], a.xs[k + 1], f, 1.f, a.scratch);
+  for (size_t k = 1; k < a.n; k += 2) multiply(a.xs[k], a.xs[k + 1], f, 1.f, a.scratch);
 }
 
 void affine_bwd(const BackwardArgs& a) {
@@ -194,9 +194,9 @@ void affine_bwd(const BackwardArgs& a) {
       if (d.d.bd == g.d.bd)
         cpu::arr(d) += cpu::carr(g);
       else
-        for (unsigned b = 0; b < g.d.bd; ++b) cpu::barr(d, 0) += cpu::cbarr(g, b);
+        for (size_t b = 0; b < g.d.bd; ++b) cpu::barr(d, 0) += cpu::cbarr(g, b);
     } else {
-      for (unsigned b = 0; b < g.d.bd; ++b)
+      for (size_t b = 0; b < g.d.bd; ++b)
         Eigen::Map<Eigen::VectorXf>(d.batch_ptr(b), d.d.rows()) += cpu::cmat(g, b).rowwise().sum();
     }
   } else if (a.i % 2 == 1) {

@@ -31,8 +31,8 @@ Dim layer_norm_shape(const ArgDims& xs, AttrView) {
 size_t layer_norm_aux(const Dim& fx, const ArgDims&, AttrView) { return 2 * size_t(fx.bd); }
 void layer_norm_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &g = a.xs[1], &bias = a.xs[2];
-  const unsigned n = x.d.batch_size();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  const size_t n = x.d.batch_size();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const auto xb = cpu::cbarr(x, b);
     const float mu = xb.sum() / float(n);
     const float sigma = std::sqrt((xb - mu).square().sum() / float(n));
@@ -43,8 +43,8 @@ void layer_norm_fwd(const ForwardArgs& a) {
 }
 void layer_norm_bwd(const BackwardArgs& a) {
   const Tensor &x = a.xs[0], &g = a.xs[1];
-  const unsigned n = x.d.batch_size();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  const size_t n = x.d.batch_size();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const float mu = a.aux[2 * b], sigma = a.aux[2 * b + 1], s = sigma + kLayerNormEps;
     const auto dy = cpu::cbarr(a.dEdf, b);
     if (a.i == 2) {
@@ -92,7 +92,7 @@ Dim weight_norm_shape(const ArgDims& xs, AttrView) {
   return y;
 }
 void weight_norm_fwd(const ForwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const auto w = cpu::cbarr(a.xs[0], b);
     const float norm = std::sqrt(w.square().sum());
     if (!(norm > 0.f))
@@ -102,7 +102,7 @@ void weight_norm_fwd(const ForwardArgs& a) {
   }
 }
 void weight_norm_bwd(const BackwardArgs& a) {
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) {
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const auto w = cpu::cbarr(a.xs[0], b);
     const auto dy = cpu::cbarr(a.dEdf, b);
     const float norm = std::sqrt(w.square().sum());

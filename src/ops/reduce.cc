@@ -25,16 +25,16 @@ using ops::Fibers;
 template <bool kMean>
 void sum_elems_fwd(const ForwardArgs& a) {
   const Tensor& x = a.xs[0];
-  const unsigned bs = x.d.batch_size();
+  const size_t bs = x.d.batch_size();
   const float scale = kMean ? 1.f / float(bs) : 1.f;
-  for (unsigned b = 0; b < x.d.bd; ++b) a.fx.v[b] = cpu::cbarr(x, b).sum() * scale;
+  for (size_t b = 0; b < x.d.bd; ++b) a.fx.v[b] = cpu::cbarr(x, b).sum() * scale;
 }
 template <bool kMean>
 void sum_elems_bwd(const BackwardArgs& a) {
   const Tensor& x = a.xs[0];
-  const unsigned bs = x.d.batch_size();
+  const size_t bs = x.d.batch_size();
   const float scale = kMean ? 1.f / float(bs) : 1.f;
-  for (unsigned b = 0; b < x.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.dEdf.v[b] * scale;
+  for (size_t b = 0; b < x.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.dEdf.v[b] * scale;
 }
 template <bool kMean>
 std::vector<OpSample> sum_elems_samples() {
@@ -63,11 +63,11 @@ void sum_batches_fwd(const ForwardArgs& a) {
   const Tensor& x = a.xs[0];
   ArrayMap y = cpu::arr(a.fx);
   y = cpu::cbarr(x, 0);
-  for (unsigned b = 1; b < x.d.bd; ++b) y += cpu::cbarr(x, b);
+  for (size_t b = 1; b < x.d.bd; ++b) y += cpu::cbarr(x, b);
 }
 void sum_batches_bwd(const BackwardArgs& a) {
   CArrayMap g = cpu::carr(a.dEdf);
-  for (unsigned b = 0; b < a.xs[0].d.bd; ++b) cpu::barr(a.dEdxi, b) += g;
+  for (size_t b = 0; b < a.xs[0].d.bd; ++b) cpu::barr(a.dEdxi, b) += g;
 }
 std::vector<OpSample> sum_batches_samples() {
   auto build = [](ComputationGraph&, Xs x) { return sum_batches(x[0]); };
@@ -113,7 +113,7 @@ ReduceLayout reduce_layout(const Dim& x, uint32_t mask) {
       out_stride *= size;
     ++l.rank;
   };
-  for (unsigned k = 0; k < x.nd; ++k) add_axis(x.d[k], (mask >> k) & 1u);
+  for (size_t k = 0; k < x.nd; ++k) add_axis(x.d[k], (mask >> k) & 1u);
   add_axis(x.bd, (mask >> kBatchBit) & 1u);
   return l;
 }
@@ -124,13 +124,13 @@ float divisor(const ReduceAttr& r, const ReduceLayout& l) { return r.n ? float(r
 template <class F>
 void for_each_run(const ReduceLayout& l, F f) {
   size_t runs = 1;
-  for (unsigned k = 1; k < l.rank; ++k) runs *= l.size[k];
+  for (size_t k = 1; k < l.rank; ++k) runs *= l.size[k];
   if (l.size[0] == 0) return;
   unsigned idx[DYNET_MAX_TENSOR_DIM + 1] = {};
   size_t in = 0, out = 0;
   for (size_t t = 0; t < runs; ++t, in += l.size[0]) {
     f(in, out);
-    for (unsigned k = 1; k < l.rank; ++k) {
+    for (size_t k = 1; k < l.rank; ++k) {
       out += l.out_step[k];
       if (++idx[k] < l.size[k]) break;
       out -= l.out_step[k] * l.size[k];
@@ -141,39 +141,39 @@ void for_each_run(const ReduceLayout& l, F f) {
 
 inline float int_pow(float x, unsigned r) {
   float p = 1.f;
-  for (unsigned k = 0; k < r; ++k) p *= x;
+  for (size_t k = 0; k < r; ++k) p *= x;
   return p;
 }
 
 // y[o] = Σ_{i → o} f(x_i), accumulated into y (which must be zeroed or hold a partial sum).
 template <class F>
 void reduce_into(const ReduceLayout& l, const float* x, float* y, F f) {
-  const unsigned len = l.size[0];
+  const size_t len = l.size[0];
   const size_t step = l.out_step[0];
   for_each_run(l, [&](size_t in, size_t out) {
     const float* xr = x + in;
     if (step == 0) {
       float s = 0.f;
-      for (unsigned i = 0; i < len; ++i) s += f(xr[i], out);
+      for (size_t i = 0; i < len; ++i) s += f(xr[i], out);
       y[out] += s;
     } else {
       float* yr = y + out;
-      for (unsigned i = 0; i < len; ++i) yr[i] += f(xr[i], out + i);
+      for (size_t i = 0; i < len; ++i) yr[i] += f(xr[i], out + i);
     }
   });
 }
 // dx_i += f(x_i, o) for every input value i and its output o.
 template <class F>
 void spread_into(const ReduceLayout& l, const float* x, float* dx, F f) {
-  const unsigned len = l.size[0];
+  const size_t len = l.size[0];
   const size_t step = l.out_step[0];
   for_each_run(l, [&](size_t in, size_t out) {
-    for (unsigned i = 0; i < len; ++i) dx[in + i] += f(x[in + i], out + i * step);
+    for (size_t i = 0; i < len; ++i) dx[in + i] += f(x[in + i], out + i * step);
   });
 }
 
 Dim reduce_shape_checked(const char* op, const Dim& x, const ReduceAttr& r, bool needs_axis) {
-  for (unsigned k = 0; k < DYNET_MAX_TENSOR_DIM && !r.all_dims; ++k)
+  for (size_t k = 0; k < DYNET_MAX_TENSOR_DIM && !r.all_dims; ++k)
     if (((r.mask >> k) & 1u) && k > x.nd)
       op_error(op, "dim " + num(k) + " out of range for input " + x.str());
   if (needs_axis && r.mask == 0) op_error(op, "nothing to reduce: no dims given and the batch is kept");
@@ -224,7 +224,7 @@ void std_fwd(const ForwardArgs& a) {
   const ReduceAttr& r = a.attr.as<ReduceAttr>();
   const ReduceLayout l = reduce_layout(a.xs[0].d, r.mask);
   const float inv_n = 1.f / divisor(r, l);
-  const unsigned m = a.fx.d.size();
+  const size_t m = a.fx.d.size();
   float* mean = a.aux;
   ArrayMap(mean, m).setZero();
   reduce_into(l, a.xs[0].v, mean, [](float x, size_t) { return x; });
@@ -404,7 +404,7 @@ const OpId k_std_dim = register_op({.name = kStdDim,
 
 uint32_t dims_mask(const char* op, const std::vector<unsigned>& dims, bool b) {
   uint32_t mask = b ? (1u << kBatchBit) : 0u;
-  for (unsigned d : dims) {
+  for (size_t d : dims) {
     if (d >= DYNET_MAX_TENSOR_DIM)
       op_error(op, "dim " + num(d) + " out of range (tensors have at most " + num(DYNET_MAX_TENSOR_DIM) + " dims)");
     if ((mask >> d) & 1u) op_error(op, "dim " + num(d) + " is listed twice");
@@ -459,17 +459,17 @@ void extreme_dim_fwd(const ForwardArgs& a) {
   const float* x = a.xs[0].v;
   float* y = a.fx.v;
   unsigned* arg = reinterpret_cast<unsigned*>(a.aux);
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const float* xo = x + size_t(o) * f.n * f.inner;
     float* yo = y + size_t(o) * f.inner;
     unsigned* ao = arg + size_t(o) * f.inner;
-    for (unsigned i = 0; i < f.inner; ++i) {
+    for (size_t i = 0; i < f.inner; ++i) {
       yo[i] = xo[i];
       ao[i] = 0;
     }
-    for (unsigned k = 1; k < f.n; ++k) {
+    for (size_t k = 1; k < f.n; ++k) {
       const float* xk = xo + size_t(k) * f.inner;
-      for (unsigned i = 0; i < f.inner; ++i)
+      for (size_t i = 0; i < f.inner; ++i)
         if (kMax ? xk[i] > yo[i] : xk[i] < yo[i]) {
           yo[i] = xk[i];
           ao[i] = k;
@@ -480,8 +480,8 @@ void extreme_dim_fwd(const ForwardArgs& a) {
 void extreme_dim_bwd(const BackwardArgs& a) {
   const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
   const unsigned* arg = reinterpret_cast<const unsigned*>(a.aux);
-  for (unsigned o = 0; o < f.outer; ++o)
-    for (unsigned i = 0; i < f.inner; ++i) {
+  for (size_t o = 0; o < f.outer; ++o)
+    for (size_t i = 0; i < f.inner; ++i) {
       const size_t j = size_t(o) * f.inner + i;
       a.dEdxi.v[(size_t(o) * f.n + arg[j]) * f.inner + i] += a.dEdf.v[j];
     }
@@ -528,18 +528,18 @@ Dim logsumexp_dim_shape(const ArgDims& xs, AttrView a) {
 }
 void logsumexp_dim_fwd(const ForwardArgs& a) {
   const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const float* xo = a.xs[0].v + size_t(o) * f.n * f.inner;
     float* yo = a.fx.v + size_t(o) * f.inner;
-    for (unsigned i = 0; i < f.inner; ++i) {
+    for (size_t i = 0; i < f.inner; ++i) {
       float m = xo[i];
-      for (unsigned k = 1; k < f.n; ++k) m = std::max(m, xo[size_t(k) * f.inner + i]);
+      for (size_t k = 1; k < f.n; ++k) m = std::max(m, xo[size_t(k) * f.inner + i]);
       if (std::isinf(m)) {  // all -inf (or any +inf): the max is the answer
         yo[i] = m;
         continue;
       }
       float s = 0.f;
-      for (unsigned k = 0; k < f.n; ++k) s += std::exp(xo[size_t(k) * f.inner + i] - m);
+      for (size_t k = 0; k < f.n; ++k) s += std::exp(xo[size_t(k) * f.inner + i] - m);
       yo[i] = m + std::log(s);
     }
   }
@@ -547,13 +547,13 @@ void logsumexp_dim_fwd(const ForwardArgs& a) {
 // ∂y/∂x_k = exp(x_k - y), the softmax along d.
 void logsumexp_dim_bwd(const BackwardArgs& a) {
   const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const float* xo = a.xs[0].v + size_t(o) * f.n * f.inner;
     float* dxo = a.dEdxi.v + size_t(o) * f.n * f.inner;
     const float* yo = a.fx.v + size_t(o) * f.inner;
     const float* go = a.dEdf.v + size_t(o) * f.inner;
-    for (unsigned k = 0; k < f.n; ++k)
-      for (unsigned i = 0; i < f.inner; ++i) {
+    for (size_t k = 0; k < f.n; ++k)
+      for (size_t i = 0; i < f.inner; ++i) {
         const size_t j = size_t(k) * f.inner + i;
         dxo[j] += go[i] * std::exp(xo[j] - yo[i]);
       }
@@ -586,25 +586,25 @@ Dim cumsum_shape(const ArgDims& xs, AttrView a) {
 }
 void cumsum_fwd(const ForwardArgs& a) {
   const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const size_t base = size_t(o) * f.n * f.inner;
     const float* x = a.xs[0].v + base;
     float* y = a.fx.v + base;
-    for (unsigned i = 0; i < f.inner; ++i) y[i] = x[i];
-    for (unsigned k = 1; k < f.n; ++k)
-      for (unsigned i = 0; i < f.inner; ++i) y[size_t(k) * f.inner + i] = y[size_t(k - 1) * f.inner + i] + x[size_t(k) * f.inner + i];
+    for (size_t i = 0; i < f.inner; ++i) y[i] = x[i];
+    for (size_t k = 1; k < f.n; ++k)
+      for (size_t i = 0; i < f.inner; ++i) y[size_t(k) * f.inner + i] = y[size_t(k - 1) * f.inner + i] + x[size_t(k) * f.inner + i];
   }
 }
 // dx_k = Σ_{j ≥ k} g_j: a reversed cumulative sum, accumulated from the last index down.
 void cumsum_bwd(const BackwardArgs& a) {
   const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const size_t base = size_t(o) * f.n * f.inner;
     const float* g = a.dEdf.v + base;
     float* dx = a.dEdxi.v + base;
-    for (unsigned i = 0; i < f.inner; ++i) {
+    for (size_t i = 0; i < f.inner; ++i) {
       float tail = 0.f;
-      for (unsigned k = f.n; k-- > 0;) {
+      for (size_t k = f.n; k-- > 0;) {
         tail += g[size_t(k) * f.inner + i];
         dx[size_t(k) * f.inner + i] += tail;
       }
@@ -650,8 +650,8 @@ void kmax_pooling_fwd(const ForwardArgs& a) {
   const Fibers f = ops::fibers(a.xs[0].d, p.axis);
   unsigned* order = static_cast<unsigned*>(a.scratch.allocate(f.n * sizeof(unsigned)));
   unsigned* src = reinterpret_cast<unsigned*>(a.aux);
-  for (unsigned o = 0; o < f.outer; ++o)
-    for (unsigned i = 0; i < f.inner; ++i) {
+  for (size_t o = 0; o < f.outer; ++o)
+    for (size_t i = 0; i < f.inner; ++i) {
       const float* x = a.xs[0].v + size_t(o) * f.n * f.inner + i;
       auto at = [&](unsigned k) { return x[size_t(k) * f.inner]; };
       // Larger first, then earlier; NaN ranks above everything so the order stays strict.
@@ -662,12 +662,12 @@ void kmax_pooling_fwd(const ForwardArgs& a) {
         if (!nu && xu != xv) return xu > xv;
         return u < v;
       };
-      for (unsigned k = 0; k < f.n; ++k) order[k] = k;
+      for (size_t k = 0; k < f.n; ++k) order[k] = k;
       std::nth_element(order, order + (p.k - 1), order + f.n, before);
       std::sort(order, order + p.k);
       float* y = a.fx.v + size_t(o) * p.k * f.inner + i;
       unsigned* s = src + size_t(o) * p.k * f.inner + i;
-      for (unsigned j = 0; j < p.k; ++j) {
+      for (size_t j = 0; j < p.k; ++j) {
         y[size_t(j) * f.inner] = at(order[j]);
         s[size_t(j) * f.inner] = order[j];
       }
@@ -677,9 +677,9 @@ void kmax_pooling_bwd(const BackwardArgs& a) {
   const KMaxAttr& p = a.attr.as<KMaxAttr>();
   const Fibers f = ops::fibers(a.xs[0].d, p.axis);
   const unsigned* src = reinterpret_cast<const unsigned*>(a.aux);
-  for (unsigned o = 0; o < f.outer; ++o)
-    for (unsigned j = 0; j < p.k; ++j)
-      for (unsigned i = 0; i < f.inner; ++i) {
+  for (size_t o = 0; o < f.outer; ++o)
+    for (size_t j = 0; j < p.k; ++j)
+      for (size_t i = 0; i < f.inner; ++i) {
         const size_t y = (size_t(o) * p.k + j) * f.inner + i;
         a.dEdxi.v[(size_t(o) * f.n + src[y]) * f.inner + i] += a.dEdf.v[y];
       }
@@ -720,25 +720,25 @@ Dim fold_rows_shape(const ArgDims& xs, AttrView a) {
 }
 void fold_rows_fwd(const ForwardArgs& a) {
   const unsigned nrows = a.attr.as<unsigned>();
-  const unsigned rows = a.xs[0].d.rows(), cols = a.xs[0].d.size() / rows, orows = rows / nrows;
-  for (unsigned c = 0; c < cols; ++c) {
+  const size_t rows = a.xs[0].d.rows(), cols = a.xs[0].d.size() / rows, orows = rows / nrows;
+  for (size_t c = 0; c < cols; ++c) {
     const float* x = a.xs[0].v + size_t(c) * rows;
     float* y = a.fx.v + size_t(c) * orows;
-    for (unsigned i = 0; i < orows; ++i) {
+    for (size_t i = 0; i < orows; ++i) {
       float s = 0.f;
-      for (unsigned t = 0; t < nrows; ++t) s += x[i * nrows + t];
+      for (size_t t = 0; t < nrows; ++t) s += x[i * nrows + t];
       y[i] = s;
     }
   }
 }
 void fold_rows_bwd(const BackwardArgs& a) {
   const unsigned nrows = a.attr.as<unsigned>();
-  const unsigned rows = a.xs[0].d.rows(), cols = a.xs[0].d.size() / rows, orows = rows / nrows;
-  for (unsigned c = 0; c < cols; ++c) {
+  const size_t rows = a.xs[0].d.rows(), cols = a.xs[0].d.size() / rows, orows = rows / nrows;
+  for (size_t c = 0; c < cols; ++c) {
     float* dx = a.dEdxi.v + size_t(c) * rows;
     const float* g = a.dEdf.v + size_t(c) * orows;
-    for (unsigned i = 0; i < orows; ++i)
-      for (unsigned t = 0; t < nrows; ++t) dx[i * nrows + t] += g[i];
+    for (size_t i = 0; i < orows; ++i)
+      for (size_t t = 0; t < nrows; ++t) dx[i * nrows + t] += g[i];
   }
 }
 std::vector<OpSample> fold_rows_samples() {

@@ -41,7 +41,7 @@ Dim pick_shape(const ArgDims& xs, AttrView a) {
                          " batch elements");
   if (!p.pv && !p.pvec) {
     const unsigned* ids = a.tail<unsigned, PickAttr>();
-    for (unsigned k = 0; k < p.n; ++k)
+    for (size_t k = 0; k < p.n; ++k)
       if (ids[k] >= x.d[p.axis])
         op_error("pick", "index " + idx_str(ids[k]) + " out of range for dim " + idx_str(p.axis) + " (size " +
                              idx_str(x.d[p.axis]) + ") of input " + x.str());
@@ -56,10 +56,10 @@ void pick_fwd(const ForwardArgs& a) {
   const PickAttr& p = a.attr.as<PickAttr>();
   const Tensor& x = a.xs[0];
   const Fibers f = fibers(x.d, p.axis, false);
-  const unsigned B = a.fx.d.bd, bs = x.d.batch_size();
+  const size_t B = a.fx.d.bd, bs = x.d.batch_size();
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
   const ops::IndexList src = ops::index_list<PickAttr>("pick", a.attr);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const unsigned v = src.ids[b % src.n];
     if (v >= f.n)
       op_error("pick", "index " + idx_str(v) + " out of range for dim " + idx_str(p.axis) + " (size " +
@@ -67,7 +67,7 @@ void pick_fwd(const ForwardArgs& a) {
     ids[b] = v;
     const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * bs;
     float* y = a.fx.batch_ptr(b);
-    for (unsigned o = 0; o < f.outer; ++o)
+    for (size_t o = 0; o < f.outer; ++o)
       copy_floats(y + size_t(o) * f.inner, xb + (size_t(o) * f.n + v) * f.inner, f.inner);
   }
 }
@@ -75,12 +75,12 @@ void pick_bwd(const BackwardArgs& a) {
   const PickAttr& p = a.attr.as<PickAttr>();
   const Tensor& x = a.xs[0];
   const Fibers f = fibers(x.d, p.axis, false);
-  const unsigned B = a.fx.d.bd, bs = x.d.batch_size();
+  const size_t B = a.fx.d.bd, bs = x.d.batch_size();
   const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     float* dx = a.dEdxi.v + size_t(arg_batch(x.d, b, B)) * bs;
     const float* g = a.dEdf.batch_ptr(b);
-    for (unsigned o = 0; o < f.outer; ++o)
+    for (size_t o = 0; o < f.outer; ++o)
       add_floats(dx + (size_t(o) * f.n + ids[b]) * f.inner, g + size_t(o) * f.inner, f.inner);
   }
 }
@@ -144,14 +144,14 @@ void pick_range_fwd(const ForwardArgs& a) {
   const RangeAttr& r = a.attr.as<RangeAttr>();
   const Fibers f = fibers(a.xs[0].d, r.axis, true);
   const size_t len = size_t(r.e - r.s) * f.inner;
-  for (unsigned o = 0; o < f.outer; ++o)
+  for (size_t o = 0; o < f.outer; ++o)
     copy_floats(a.fx.v + o * len, a.xs[0].v + (size_t(o) * f.n + r.s) * f.inner, len);
 }
 void pick_range_bwd(const BackwardArgs& a) {
   const RangeAttr& r = a.attr.as<RangeAttr>();
   const Fibers f = fibers(a.xs[0].d, r.axis, true);
   const size_t len = size_t(r.e - r.s) * f.inner;
-  for (unsigned o = 0; o < f.outer; ++o)
+  for (size_t o = 0; o < f.outer; ++o)
     add_floats(a.dEdxi.v + (size_t(o) * f.n + r.s) * f.inner, a.dEdf.v + o * len, len);
 }
 std::vector<OpSample> pick_range_samples() {
@@ -183,10 +183,10 @@ Dim concatenate_shape(const ArgDims& xs, AttrView a) {
                                 idx_str(DYNET_MAX_TENSOR_DIM - 1) + ")");
   Dim out = xs[0];
   out.resize(std::max(out.nd, axis + 1));
-  unsigned total = 0;
-  for (unsigned i = 0; i < xs.size(); ++i) {
+  size_t total = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
     const Dim& x = xs[i];
-    for (unsigned k = 0; k < DYNET_MAX_TENSOR_DIM; ++k)
+    for (size_t k = 0; k < DYNET_MAX_TENSOR_DIM; ++k)
       if (k != axis && x[k] != xs[0][k])
         op_error("concatenate", "along dim " + idx_str(axis) + " the other dims must match, got " + xs[0].str() +
                                     " and " + x.str());
@@ -202,15 +202,15 @@ Dim concatenate_shape(const ArgDims& xs, AttrView a) {
 void concatenate_fwd(const ForwardArgs& a) {
   const unsigned axis = a.attr.as<unsigned>();
   const Fibers fo = fibers(a.fx.d, axis, false);
-  const unsigned B = a.fx.d.bd;
-  for (unsigned b = 0; b < B; ++b) {
+  const size_t B = a.fx.d.bd;
+  for (size_t b = 0; b < B; ++b) {
     float* y = a.fx.batch_ptr(b);
     size_t offset = 0;
-    for (unsigned i = 0; i < a.n; ++i) {
+    for (size_t i = 0; i < a.n; ++i) {
       const Tensor& x = a.xs[i];
       const size_t len = size_t(x.d[axis]) * fo.inner;
       const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * x.d.batch_size();
-      for (unsigned o = 0; o < fo.outer; ++o) copy_floats(y + o * size_t(fo.n) * fo.inner + offset, xb + o * len, len);
+      for (size_t o = 0; o < fo.outer; ++o) copy_floats(y + o * size_t(fo.n) * fo.inner + offset, xb + o * len, len);
       offset += len;
     }
   }
@@ -218,15 +218,15 @@ void concatenate_fwd(const ForwardArgs& a) {
 void concatenate_bwd(const BackwardArgs& a) {
   const unsigned axis = a.attr.as<unsigned>();
   const Fibers fo = fibers(a.fx.d, axis, false);
-  const unsigned B = a.fx.d.bd;
+  const size_t B = a.fx.d.bd;
   size_t offset = 0;
-  for (unsigned i = 0; i < a.i; ++i) offset += size_t(a.xs[i].d[axis]) * fo.inner;
+  for (size_t i = 0; i < a.i; ++i) offset += size_t(a.xs[i].d[axis]) * fo.inner;
   const Tensor& x = a.xs[a.i];
   const size_t len = size_t(x.d[axis]) * fo.inner;
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const float* g = a.dEdf.batch_ptr(b);
     float* dx = a.dEdxi.v + size_t(arg_batch(x.d, b, B)) * x.d.batch_size();
-    for (unsigned o = 0; o < fo.outer; ++o) add_floats(dx + o * len, g + o * size_t(fo.n) * fo.inner + offset, len);
+    for (size_t o = 0; o < fo.outer; ++o) add_floats(dx + o * len, g + o * size_t(fo.n) * fo.inner + offset, len);
   }
 }
 std::vector<OpSample> concatenate_samples() {
@@ -295,25 +295,25 @@ Dim transpose_shape(const ArgDims& xs, AttrView a) {
   const Dim& x = xs[0];
   auto perm_str = [&t] {
     std::string s = "{";
-    for (unsigned j = 0; j < t.n; ++j) {
+    for (size_t j = 0; j < t.n; ++j) {
       if (j) s += ',';
       s += idx_str(t.perm[j]);
     }
     return s + "}";
   };
   bool seen[DYNET_MAX_TENSOR_DIM] = {};
-  for (unsigned j = 0; j < t.n; ++j) {
+  for (size_t j = 0; j < t.n; ++j) {
     if (t.perm[j] >= t.n || seen[t.perm[j]])
       op_error("transpose", "dims " + perm_str() + " are not a permutation of 0.." + idx_str(t.n - 1));
     seen[t.perm[j]] = true;
   }
-  for (unsigned k = t.n; k < x.nd; ++k)
+  for (size_t k = t.n; k < x.nd; ++k)
     if (x.d[k] != 1)
       op_error("transpose", "dims " + perm_str() + " do not cover every dim of input " + x.str());
   Dim out;
   out.nd = t.n;
   out.bd = x.bd;
-  for (unsigned j = 0; j < t.n; ++j) out.d[j] = x[t.perm[j]];
+  for (size_t j = 0; j < t.n; ++j) out.d[j] = x[t.perm[j]];
   return out;
 }
 // dst (dim j = sdims[perm[j]]) = or += the permuted src.
@@ -321,7 +321,7 @@ template <bool kAccumulate>
 void permute(const float* src, const unsigned* sdims, unsigned k, const uint32_t* perm, float* dst) {
   size_t sstride[DYNET_MAX_TENSOR_DIM];
   size_t s = 1;
-  for (unsigned j = 0; j < k; ++j) {
+  for (size_t j = 0; j < k; ++j) {
     sstride[j] = s;
     s *= sdims[j];
   }
@@ -329,7 +329,7 @@ void permute(const float* src, const unsigned* sdims, unsigned k, const uint32_t
   if (total == 0) return;
   unsigned odims[DYNET_MAX_TENSOR_DIM], idx[DYNET_MAX_TENSOR_DIM] = {};
   size_t ostride[DYNET_MAX_TENSOR_DIM];
-  for (unsigned j = 0; j < k; ++j) {
+  for (size_t j = 0; j < k; ++j) {
     odims[j] = sdims[perm[j]];
     ostride[j] = sstride[perm[j]];
   }
@@ -346,13 +346,13 @@ void permute(const float* src, const unsigned* sdims, unsigned k, const uint32_t
   const size_t s0 = k ? ostride[0] : 1;
   size_t soff = 0;
   for (size_t t = 0; t < total; t += n0) {
-    for (unsigned i = 0; i < n0; ++i) {
+    for (size_t i = 0; i < n0; ++i) {
       if constexpr (kAccumulate)
         dst[t + i] += src[soff + i * s0];
       else
         dst[t + i] = src[soff + i * s0];
     }
-    for (unsigned j = 1; j < k; ++j) {
+    for (size_t j = 1; j < k; ++j) {
       soff += ostride[j];
       if (++idx[j] < odims[j]) break;
       soff -= ostride[j] * odims[j];
@@ -364,17 +364,17 @@ void transpose_fwd(const ForwardArgs& a) {
   const TransposeAttr& t = a.attr.as<TransposeAttr>();
   const Dim& x = a.xs[0].d;
   unsigned sdims[DYNET_MAX_TENSOR_DIM];
-  for (unsigned j = 0; j < t.n; ++j) sdims[j] = x[j];
-  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+  for (size_t j = 0; j < t.n; ++j) sdims[j] = x[j];
+  for (size_t b = 0; b < a.fx.d.bd; ++b)
     permute<false>(a.xs[0].batch_ptr(b), sdims, t.n, t.perm, a.fx.batch_ptr(b));
 }
 void transpose_bwd(const BackwardArgs& a) {
   const TransposeAttr& t = a.attr.as<TransposeAttr>();
   uint32_t inverse[DYNET_MAX_TENSOR_DIM];
-  for (unsigned j = 0; j < t.n; ++j) inverse[t.perm[j]] = j;
+  for (size_t j = 0; j < t.n; ++j) inverse[t.perm[j]] = j;
   unsigned gdims[DYNET_MAX_TENSOR_DIM];
-  for (unsigned j = 0; j < t.n; ++j) gdims[j] = a.fx.d[j];
-  for (unsigned b = 0; b < a.fx.d.bd; ++b)
+  for (size_t j = 0; j < t.n; ++j) gdims[j] = a.fx.d[j];
+  for (size_t b = 0; b < a.fx.d.bd; ++b)
     permute<true>(a.dEdf.batch_ptr(b), gdims, t.n, inverse, a.dEdxi.batch_ptr(b));
 }
 std::vector<OpSample> transpose_samples() {
@@ -417,7 +417,7 @@ Dim select_shape(const ArgDims& xs, AttrView a) {
   if (s.n == 0) op_error(op, "empty index list for input " + x.str());
   if (!s.p) {
     const unsigned* ids = a.tail<unsigned, SelectAttr>();
-    for (unsigned k = 0; k < s.n; ++k)
+    for (size_t k = 0; k < s.n; ++k)
       if (ids[k] >= x[kAxis])
         op_error(op, "index " + idx_str(ids[k]) + " out of range for input " + x.str() + " (dim " +
                          idx_str(x[kAxis]) + ")");
@@ -437,7 +437,7 @@ void select_fwd(const ForwardArgs& a) {
     op_error(op, "the index vector changed size after the node was created (" + idx_str(s.n) + " -> " +
                      std::to_string(s.p->size()) + ")");
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
-  for (unsigned k = 0; k < s.n; ++k) {
+  for (size_t k = 0; k < s.n; ++k) {
     if (src[k] >= f.n)
       op_error(op, "index " + idx_str(src[k]) + " out of range for input " + a.xs[0].d.str() + " (dim " +
                        idx_str(f.n) + ")");
@@ -445,8 +445,8 @@ void select_fwd(const ForwardArgs& a) {
   }
   const float* x = a.xs[0].v;
   float* y = a.fx.v;
-  for (unsigned o = 0; o < f.outer; ++o)
-    for (unsigned k = 0; k < s.n; ++k) {
+  for (size_t o = 0; o < f.outer; ++o)
+    for (size_t k = 0; k < s.n; ++k) {
       const float* from = x + (size_t(o) * f.n + ids[k]) * f.inner;
       float* to = y + (size_t(o) * s.n + k) * f.inner;
       if (f.inner == 1)
@@ -462,8 +462,8 @@ void select_bwd(const BackwardArgs& a) {
   const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
   float* dx = a.dEdxi.v;
   const float* g = a.dEdf.v;
-  for (unsigned o = 0; o < f.outer; ++o)
-    for (unsigned k = 0; k < s.n; ++k) {
+  for (size_t o = 0; o < f.outer; ++o)
+    for (size_t k = 0; k < s.n; ++k) {
       float* to = dx + (size_t(o) * f.n + ids[k]) * f.inner;
       const float* from = g + (size_t(o) * s.n + k) * f.inner;
       if (f.inner == 1)
@@ -545,7 +545,7 @@ Dim pick_batch_shape(const ArgDims& xs, AttrView a) {
   const Dim& x = xs[0];
   if (!p.pv && !p.pvec) {
     const unsigned* ids = a.tail<unsigned, BatchPickAttr>();
-    for (unsigned k = 0; k < p.n; ++k) check_batch_index(ids[k], x);
+    for (size_t k = 0; k < p.n; ++k) check_batch_index(ids[k], x);
   }
   Dim out = x;
   out.bd = p.n;
@@ -558,7 +558,7 @@ void pick_batch_fwd(const ForwardArgs& a) {
   const unsigned* src = ops::index_list<BatchPickAttr>(kPickBatch, a.attr).ids;
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
   const size_t bs = x.d.batch_size();
-  for (unsigned b = 0; b < p.n; ++b) {
+  for (size_t b = 0; b < p.n; ++b) {
     check_batch_index(src[b], x.d);
     ids[b] = src[b];
     copy_floats(a.fx.v + b * bs, x.v + ids[b] * bs, bs);
@@ -567,7 +567,7 @@ void pick_batch_fwd(const ForwardArgs& a) {
 void pick_batch_bwd(const BackwardArgs& a) {
   const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
   const size_t bs = a.xs[0].d.batch_size();
-  for (unsigned b = 0; b < a.fx.d.bd; ++b) add_floats(a.dEdxi.v + ids[b] * bs, a.dEdf.v + b * bs, bs);
+  for (size_t b = 0; b < a.fx.d.bd; ++b) add_floats(a.dEdxi.v + ids[b] * bs, a.dEdf.v + b * bs, bs);
 }
 std::vector<OpSample> pick_batch_samples() {
   static const unsigned index = 1;
@@ -606,7 +606,7 @@ Expression pick_batch_node(const Expression& x, BatchPickAttr p, const unsigned*
 Dim concatenate_to_batch_shape(const ArgDims& xs, AttrView) {
   Dim out = xs[0];
   out.bd = 0;
-  for (unsigned i = 0; i < xs.size(); ++i) {
+  for (size_t i = 0; i < xs.size(); ++i) {
     if (xs[i].single_batch() != xs[0].single_batch())
       op_error("concatenate_to_batch", "per-element dims differ: " + xs[0].str() + " and " + xs[i].str());
     out.bd += xs[i].bd;
@@ -615,14 +615,14 @@ Dim concatenate_to_batch_shape(const ArgDims& xs, AttrView) {
 }
 void concatenate_to_batch_fwd(const ForwardArgs& a) {
   size_t offset = 0;
-  for (unsigned i = 0; i < a.n; ++i) {
+  for (size_t i = 0; i < a.n; ++i) {
     copy_floats(a.fx.v + offset, a.xs[i].v, a.xs[i].d.size());
     offset += a.xs[i].d.size();
   }
 }
 void concatenate_to_batch_bwd(const BackwardArgs& a) {
   size_t offset = 0;
-  for (unsigned i = 0; i < a.i; ++i) offset += a.xs[i].d.size();
+  for (size_t i = 0; i < a.i; ++i) offset += a.xs[i].d.size();
   add_floats(a.dEdxi.v, a.dEdf.v + offset, a.dEdxi.d.size());
 }
 std::vector<OpSample> concatenate_to_batch_samples() {
@@ -660,7 +660,7 @@ StridedAxes resolve_strides(const Dim& x, const StridedAttr& s) {
   const char* op = "strided_select";
   auto list = [](const int32_t* v, unsigned n) {
     std::string t = "{";
-    for (unsigned k = 0; k < n; ++k) {
+    for (size_t k = 0; k < n; ++k) {
       if (k) t += ',';
       t += std::to_string(v[k]);
     }
@@ -670,11 +670,11 @@ StridedAxes resolve_strides(const Dim& x, const StridedAttr& s) {
     op_error(op, "strides " + list(s.strides, s.n_strides) + ", from " + list(s.from, s.n_from) + ", to " +
                      list(s.to, s.n_to) + " have more entries than the " + idx_str(r.rank) +
                      " axes (dims, then the batch) of input " + x.str());
-  for (unsigned k = 0; k < r.rank; ++k) {
-    const int size = int(k < x.nd ? x.d[k] : x.bd);
-    const int stride = k < s.n_strides ? s.strides[k] : 1;
-    const int from = k < s.n_from ? s.from[k] : 0;
-    const int to = k < s.n_to ? s.to[k] : size;
+  for (size_t k = 0; k < r.rank; ++k) {
+    const long size = k < x.nd ? x.d[k] : x.bd;
+    const long stride = k < s.n_strides ? s.strides[k] : 1;
+    const long from = k < s.n_from ? s.from[k] : 0;
+    const long to = k < s.n_to ? s.to[k] : size;
     const std::string axis = k < x.nd ? "dim " + idx_str(k) : std::string("the batch");
     if (stride < 1) op_error(op, "stride " + std::to_string(stride) + " on " + axis + " must be >= 1");
     if (from < 0 || to > size || from >= to)
@@ -690,7 +690,7 @@ StridedAxes resolve_strides(const Dim& x, const StridedAttr& s) {
 Dim strided_shape(const ArgDims& xs, AttrView a) {
   const StridedAxes r = resolve_strides(xs[0], a.as<StridedAttr>());
   Dim out = xs[0];
-  for (unsigned k = 0; k < out.nd; ++k) out.d[k] = r.count[k];
+  for (size_t k = 0; k < out.nd; ++k) out.d[k] = r.count[k];
   out.bd = r.count[out.nd];
   return out;
 }
@@ -700,26 +700,26 @@ void strided_copy(const Dim& xd, const StridedAttr& s, const float* src, float* 
   const StridedAxes r = resolve_strides(xd, s);
   size_t in_stride[kMaxAxes] = {};
   size_t stride = 1;
-  for (unsigned k = 0; k < r.rank; ++k) {
+  for (size_t k = 0; k < r.rank; ++k) {
     in_stride[k] = stride;
     stride *= r.in_size[k];
   }
   size_t total = 1;
-  for (unsigned k = 0; k < r.rank; ++k) total *= r.count[k];
+  for (size_t k = 0; k < r.rank; ++k) total *= r.count[k];
   size_t base = 0;
-  for (unsigned k = 0; k < r.rank; ++k) base += r.first[k] * in_stride[k];
+  for (size_t k = 0; k < r.rank; ++k) base += r.first[k] * in_stride[k];
   unsigned idx[kMaxAxes] = {};
   size_t in = base;
   const unsigned n0 = r.count[0];
   const size_t step0 = r.step[0] * in_stride[0];
   for (size_t j = 0; j < total; j += n0) {
-    for (unsigned i = 0; i < n0; ++i) {
+    for (size_t i = 0; i < n0; ++i) {
       if constexpr (kScatter)
         dst[in + i * step0] += src[j + i];
       else
         dst[j + i] = src[in + i * step0];
     }
-    for (unsigned k = 1; k < r.rank; ++k) {
+    for (size_t k = 1; k < r.rank; ++k) {
       in += r.step[k] * in_stride[k];
       if (++idx[k] < r.count[k]) break;
       in -= size_t(r.step[k]) * in_stride[k] * r.count[k];

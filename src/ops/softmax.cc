@@ -37,7 +37,7 @@ void softmax_fwd(const ForwardArgs& a) {
   const float* x = a.xs[0].v;
   float* y = a.fx.v;
   if (f.inner == 1) {
-    for (unsigned o = 0; o < f.outer; ++o) {
+    for (size_t o = 0; o < f.outer; ++o) {
       CArrayMap xc(x + size_t(o) * f.n, f.n);
       ArrayMap yc(y + size_t(o) * f.n, f.n);
       yc = (xc - xc.maxCoeff()).exp();
@@ -48,7 +48,7 @@ void softmax_fwd(const ForwardArgs& a) {
   ArrayMap m(a.scratch.allocate_floats(f.inner), f.inner);
   ArrayMap s(a.scratch.allocate_floats(f.inner), f.inner);
   const size_t block = size_t(f.inner) * f.n;
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     CArray2Map xb(x + o * block, f.inner, f.n);
     Array2Map yb(y + o * block, f.inner, f.n);
     m = xb.rowwise().maxCoeff();
@@ -64,7 +64,7 @@ void softmax_bwd(const BackwardArgs& a) {
   const float* g = a.dEdf.v;
   float* dx = a.dEdxi.v;
   if (f.inner == 1) {
-    for (unsigned o = 0; o < f.outer; ++o) {
+    for (size_t o = 0; o < f.outer; ++o) {
       const size_t off = size_t(o) * f.n;
       CArrayMap yc(y + off, f.n), gc(g + off, f.n);
       const float dot = (yc * gc).sum();
@@ -74,7 +74,7 @@ void softmax_bwd(const BackwardArgs& a) {
   }
   ArrayMap dot(a.scratch.allocate_floats(f.inner), f.inner);
   const size_t block = size_t(f.inner) * f.n;
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     CArray2Map yb(y + o * block, f.inner, f.n), gb(g + o * block, f.inner, f.n);
     dot = (yb * gb).rowwise().sum();
     Array2Map(dx + o * block, f.inner, f.n) += yb * (gb.colwise() - dot);
@@ -104,7 +104,7 @@ const OpId k_softmax = register_op({.name = "softmax",
 // log_softmax(x): x - log Σ exp(x) for each column.
 void log_softmax_fwd(const ForwardArgs& a) {
   const Fibers f = fibers(a.fx.d, 0);
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const size_t off = size_t(o) * f.n;
     CArrayMap xc(a.xs[0].v + off, f.n);
     ArrayMap yc(a.fx.v + off, f.n);
@@ -116,7 +116,7 @@ void log_softmax_fwd(const ForwardArgs& a) {
 // dx += g - softmax(x) Σ g
 void log_softmax_bwd(const BackwardArgs& a) {
   const Fibers f = fibers(a.fx.d, 0);
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const size_t off = size_t(o) * f.n;
     CArrayMap yc(a.fx.v + off, f.n), gc(a.dEdf.v + off, f.n);
     ArrayMap(a.dEdxi.v + off, f.n) += gc - yc.exp() * gc.sum();
@@ -140,7 +140,7 @@ const OpId k_log_softmax = register_op({.name = "log_softmax",
 // logsumexp({x_1..x_k}): log Σ_i exp(x_i), elementwise; the batch broadcasts.
 Dim logsumexp_shape(const ArgDims& xs, AttrView) {
   Dim out = xs[0];
-  for (unsigned i = 1; i < xs.size(); ++i) {
+  for (size_t i = 1; i < xs.size(); ++i) {
     if (xs[i].single_batch() != xs[0].single_batch())
       op_error("logsumexp", "arguments must have the same shape, got " + xs[0].str() + " and " + xs[i].str());
     out.bd = ops::broadcast_bd("logsumexp", out, xs[i]);
@@ -148,9 +148,9 @@ Dim logsumexp_shape(const ArgDims& xs, AttrView) {
   return out;
 }
 void logsumexp_fwd(const ForwardArgs& a) {
-  const unsigned B = a.fx.d.bd, bs = a.fx.d.batch_size();
+  const size_t B = a.fx.d.bd, bs = a.fx.d.batch_size();
   ArrayMap s(a.scratch.allocate_floats(bs), bs);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     ArrayMap y(a.fx.batch_ptr(b), bs);
     auto arg = [&](unsigned i) { return CArrayMap(a.xs[i].v + size_t(arg_batch(a.xs[i].d, b, B)) * bs, bs); };
     if (a.n == 1) {
@@ -158,17 +158,17 @@ void logsumexp_fwd(const ForwardArgs& a) {
       continue;
     }
     y = arg(0);  // running max, then the result
-    for (unsigned i = 1; i < a.n; ++i) y = y.max(arg(i));
+    for (size_t i = 1; i < a.n; ++i) y = y.max(arg(i));
     s.setZero();
-    for (unsigned i = 0; i < a.n; ++i) s += (arg(i) - y).exp();
+    for (size_t i = 0; i < a.n; ++i) s += (arg(i) - y).exp();
     y += s.log();
   }
 }
 // dx_i += g ⊙ exp(x_i - y)
 void logsumexp_bwd(const BackwardArgs& a) {
-  const unsigned B = a.fx.d.bd, bs = a.fx.d.batch_size();
+  const size_t B = a.fx.d.bd, bs = a.fx.d.batch_size();
   const Tensor& x = a.xs[a.i];
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const size_t xoff = size_t(arg_batch(x.d, b, B)) * bs;
     CArrayMap xb(x.v + xoff, bs), y(a.fx.batch_ptr(b), bs), g(a.dEdf.batch_ptr(b), bs);
     ArrayMap(a.dEdxi.v + xoff, bs) += g * (xb - y).exp();
@@ -204,7 +204,7 @@ struct PickAttr {
 // Fills ids[0..B) with the index for each output batch element, validated against `rows`.
 void read_indices(const char* op, AttrView a, unsigned rows, unsigned B, unsigned* ids) {
   const ops::IndexList src = ops::index_list<PickAttr>(op, a);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const unsigned v = src.ids[b % src.n];
     if (v >= rows)
       op_error(op, "index " + std::to_string(v) + " out of range for dim " + std::to_string(rows) + " of the input");
@@ -222,7 +222,7 @@ Dim pnls_shape(const ArgDims& xs, AttrView a) {
                                       std::to_string(x.bd) + " batch elements");
   if (!p.pv && !p.pvec) {
     const unsigned* ids = a.tail<unsigned, PickAttr>();
-    for (unsigned k = 0; k < p.n; ++k)
+    for (size_t k = 0; k < p.n; ++k)
       if (ids[k] >= x.rows())
         op_error("pickneglogsoftmax",
                  "index " + std::to_string(ids[k]) + " out of range for input " + x.str() + " (dim " +
@@ -234,10 +234,10 @@ Dim pnls_shape(const ArgDims& xs, AttrView a) {
 size_t pnls_aux(const Dim& fx, const ArgDims&, AttrView) { return 2 * size_t(fx.bd); }
 void pnls_fwd(const ForwardArgs& a) {
   const Tensor& x = a.xs[0];
-  const unsigned B = a.fx.d.bd, n = x.d.rows();
+  const size_t B = a.fx.d.bd, n = x.d.rows();
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux + B);
   read_indices("pickneglogsoftmax", a.attr, n, B, ids);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     CArrayMap xc(x.v + size_t(arg_batch(x.d, b, B)) * n, n);
     const float m = xc.maxCoeff();
     const float logz = m + std::log((xc - m).exp().sum());
@@ -248,9 +248,9 @@ void pnls_fwd(const ForwardArgs& a) {
 // dx += g (softmax(x) - onehot(v))
 void pnls_bwd(const BackwardArgs& a) {
   const Tensor& x = a.xs[0];
-  const unsigned B = a.fx.d.bd, n = x.d.rows();
+  const size_t B = a.fx.d.bd, n = x.d.rows();
   const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux + B);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const size_t off = size_t(arg_batch(x.d, b, B)) * n;
     const float g = a.dEdf.v[b];
     CArrayMap xc(x.v + off, n);
@@ -327,33 +327,33 @@ Dim restricted_log_softmax_shape(const ArgDims& xs, AttrView a) {
   return xs[0];
 }
 void restricted_log_softmax_fwd(const ForwardArgs& a) {
-  const unsigned n = a.attr.as<RestrictAttr>().n;
+  const size_t n = a.attr.as<RestrictAttr>().n;
   const unsigned* ids = a.attr.tail<unsigned, RestrictAttr>();
   const Fibers f = fibers(a.fx.d, 0);
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const float* x = a.xs[0].v + size_t(o) * f.n;
     float* y = a.fx.v + size_t(o) * f.n;
     float m = x[ids[0]];
-    for (unsigned k = 1; k < n; ++k) m = std::max(m, x[ids[k]]);
+    for (size_t k = 1; k < n; ++k) m = std::max(m, x[ids[k]]);
     float z = 0.f;
-    for (unsigned k = 0; k < n; ++k) z += std::exp(x[ids[k]] - m);
+    for (size_t k = 0; k < n; ++k) z += std::exp(x[ids[k]] - m);
     const float logz = m + std::log(z);
     ArrayMap(y, f.n).setConstant(-std::numeric_limits<float>::infinity());
-    for (unsigned k = 0; k < n; ++k) y[ids[k]] = x[ids[k]] - logz;
+    for (size_t k = 0; k < n; ++k) y[ids[k]] = x[ids[k]] - logz;
   }
 }
 // dx_r += g_r - softmax_R(x)_r Σ_{j∈R} g_j for r ∈ R
 void restricted_log_softmax_bwd(const BackwardArgs& a) {
-  const unsigned n = a.attr.as<RestrictAttr>().n;
+  const size_t n = a.attr.as<RestrictAttr>().n;
   const unsigned* ids = a.attr.tail<unsigned, RestrictAttr>();
   const Fibers f = fibers(a.fx.d, 0);
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const size_t off = size_t(o) * f.n;
     const float *y = a.fx.v + off, *g = a.dEdf.v + off;
     float* dx = a.dEdxi.v + off;
     float gsum = 0.f;
-    for (unsigned k = 0; k < n; ++k) gsum += g[ids[k]];
-    for (unsigned k = 0; k < n; ++k) dx[ids[k]] += g[ids[k]] - std::exp(y[ids[k]]) * gsum;
+    for (size_t k = 0; k < n; ++k) gsum += g[ids[k]];
+    for (size_t k = 0; k < n; ++k) dx[ids[k]] += g[ids[k]] - std::exp(y[ids[k]]) * gsum;
   }
 }
 std::vector<OpSample> restricted_log_softmax_samples() {
@@ -406,7 +406,7 @@ float sparsemax_threshold(const float* z, unsigned n, float* sorted) {
 void sparsemax_fwd(const ForwardArgs& a) {
   const Fibers f = fibers(a.fx.d, 0);
   float* sorted = a.scratch.allocate_floats(f.n);
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const size_t off = size_t(o) * f.n;
     const float tau = sparsemax_threshold(a.xs[0].v + off, f.n, sorted);
     ArrayMap(a.fx.v + off, f.n) = (CArrayMap(a.xs[0].v + off, f.n) - tau).max(0.f);
@@ -415,16 +415,16 @@ void sparsemax_fwd(const ForwardArgs& a) {
 // On the support S = {y > 0}: dx_i += g_i - mean_{j∈S} g_j; zero elsewhere.
 void sparsemax_bwd(const BackwardArgs& a) {
   const Fibers f = fibers(a.fx.d, 0);
-  for (unsigned o = 0; o < f.outer; ++o) {
+  for (size_t o = 0; o < f.outer; ++o) {
     const size_t off = size_t(o) * f.n;
     const float *y = a.fx.v + off, *g = a.dEdf.v + off;
     float* dx = a.dEdxi.v + off;
     float gsum = 0.f;
     unsigned support = 0;
-    for (unsigned k = 0; k < f.n; ++k)
+    for (size_t k = 0; k < f.n; ++k)
       if (y[k] > 0.f) gsum += g[k], ++support;
     const float gmean = gsum / static_cast<float>(support);
-    for (unsigned k = 0; k < f.n; ++k)
+    for (size_t k = 0; k < f.n; ++k)
       if (y[k] > 0.f) dx[k] += g[k] - gmean;
   }
 }
@@ -487,18 +487,18 @@ size_t sparsemax_loss_aux(const Dim&, const ArgDims& xs, AttrView) { return xs[0
 void sparsemax_loss_fwd(const ForwardArgs& a) {
   const SupportAttr& s = a.attr.as<SupportAttr>();
   const Tensor& x = a.xs[0];
-  const unsigned n = x.d.rows(), B = a.fx.d.bd;
+  const size_t n = x.d.rows(), B = a.fx.d.bd;
   const unsigned* q = s.pvec ? s.pvec->data() : a.attr.tail<unsigned, SupportAttr>();
   const size_t nq = s.pvec ? s.pvec->size() : s.n;
   if (s.pvec) check_index_set("sparsemax_loss", "target support", q, nq, n, x.d);
   const float qprob = 1.f / static_cast<float>(nq);
   float* sorted = a.scratch.allocate_floats(n);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const float* z = x.v + size_t(arg_batch(x.d, b, B)) * n;
     float* sm = a.aux + size_t(b) * n;
     const float tau = sparsemax_threshold(z, n, sorted);
     double loss = 0.5 * qprob;  // ½ ‖q‖² = ½ · nq · (1/nq)²
-    for (unsigned k = 0; k < n; ++k) {
+    for (size_t k = 0; k < n; ++k) {
       sm[k] = std::max(z[k] - tau, 0.f);
       if (sm[k] > 0.f) loss += 0.5 * (double(z[k]) - tau) * (double(z[k]) + tau);
     }
@@ -510,11 +510,11 @@ void sparsemax_loss_fwd(const ForwardArgs& a) {
 void sparsemax_loss_bwd(const BackwardArgs& a) {
   const SupportAttr& s = a.attr.as<SupportAttr>();
   const Tensor& x = a.xs[0];
-  const unsigned n = x.d.rows(), B = a.fx.d.bd;
+  const size_t n = x.d.rows(), B = a.fx.d.bd;
   const unsigned* q = s.pvec ? s.pvec->data() : a.attr.tail<unsigned, SupportAttr>();
   const size_t nq = s.pvec ? s.pvec->size() : s.n;
   const float qprob = 1.f / static_cast<float>(nq);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const float g = a.dEdf.v[b];
     float* dx = a.dEdxi.v + size_t(arg_batch(x.d, b, B)) * n;
     ArrayMap(dx, n) += g * CArrayMap(a.aux + size_t(b) * n, n);
@@ -577,15 +577,15 @@ Dim constrained_softmax_shape(const ArgDims& xs, AttrView) {
 size_t constrained_softmax_aux(const Dim& fx, const ArgDims&, AttrView) { return size_t(fx.bd) * (fx.rows() + 1); }
 void constrained_softmax_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &u = a.xs[1];
-  const unsigned n = a.fx.d.rows(), B = a.fx.d.bd;
+  const size_t n = a.fx.d.rows(), B = a.fx.d.bd;
   float* q = a.scratch.allocate_floats(n);
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * n;
     const float* ub = u.v + size_t(arg_batch(u.d, b, B)) * n;
     float* p = a.fx.v + size_t(b) * n;
     float* saturated = a.aux + size_t(b) * (n + 1);
     double bound_sum = 0;
-    for (unsigned k = 0; k < n; ++k) {
+    for (size_t k = 0; k < n; ++k) {
       if (!(ub[k] >= 0.f))
         op_error("constrained_softmax", "upper bound u[" + std::to_string(k) + "] = " + std::to_string(ub[k]) +
                                             " is negative (batch element " + std::to_string(b) + ")");
@@ -596,19 +596,19 @@ void constrained_softmax_fwd(const ForwardArgs& a) {
                                           " < 1, so no distribution satisfies them (batch element " +
                                           std::to_string(b) + ")");
     const float m = CArrayMap(xb, n).maxCoeff();
-    for (unsigned k = 0; k < n; ++k) q[k] = std::exp(xb[k] - m), saturated[k] = 0.f;
+    for (size_t k = 0; k < n; ++k) q[k] = std::exp(xb[k] - m), saturated[k] = 0.f;
     // Saturating the rows that exceed their bound only raises the others' share, so a row once
     // saturated stays saturated: repeat until no free row exceeds its bound (at most n rounds).
     double mass = 0;  // Σ_A u
     for (bool changed = true; changed;) {
       changed = false;
       double free_sum = 0;
-      for (unsigned k = 0; k < n; ++k)
+      for (size_t k = 0; k < n; ++k)
         if (saturated[k] == 0.f) free_sum += q[k];
       if (free_sum <= 0) break;
       const double scale = (1.0 - mass) / free_sum;
       double new_mass = mass;
-      for (unsigned k = 0; k < n; ++k) {
+      for (size_t k = 0; k < n; ++k) {
         if (saturated[k] != 0.f) continue;
         p[k] = static_cast<float>(q[k] * scale);
         if (p[k] > ub[k]) p[k] = ub[k], saturated[k] = 1.f, new_mass += ub[k], changed = true;
@@ -621,19 +621,19 @@ void constrained_softmax_fwd(const ForwardArgs& a) {
 // With s = 1 - Σ_A u and ḡ = Σ_{k∉A} p_k g_k / s:
 // dx_k += p_k (g_k - ḡ) for free rows, du_k += g_k - ḡ for saturated rows.
 void constrained_softmax_bwd(const BackwardArgs& a) {
-  const unsigned n = a.fx.d.rows(), B = a.fx.d.bd;
+  const size_t n = a.fx.d.rows(), B = a.fx.d.bd;
   const Tensor& arg = a.xs[a.i];
-  for (unsigned b = 0; b < B; ++b) {
+  for (size_t b = 0; b < B; ++b) {
     const float* p = a.fx.v + size_t(b) * n;
     const float* g = a.dEdf.v + size_t(b) * n;
     const float* saturated = a.aux + size_t(b) * (n + 1);
     const double free_mass = 1.0 - saturated[n];
     double weighted = 0;
-    for (unsigned k = 0; k < n; ++k)
+    for (size_t k = 0; k < n; ++k)
       if (saturated[k] == 0.f) weighted += double(p[k]) * g[k];
     const float gbar = free_mass > 0 ? static_cast<float>(weighted / free_mass) : 0.f;
     float* d = a.dEdxi.v + size_t(arg_batch(arg.d, b, B)) * n;
-    for (unsigned k = 0; k < n; ++k) {
+    for (size_t k = 0; k < n; ++k) {
       const bool is_saturated = saturated[k] != 0.f;
       if (a.i == 0 && !is_saturated) d[k] += p[k] * (g[k] - gbar);
       if (a.i == 1 && is_saturated) d[k] += g[k] - gbar;

@@ -268,7 +268,7 @@ float Trainer::clip_gradients() {
     if (p->all_updated) {
       sq += sum_of_squares(p->all_grads.v, p->all_dim.size());
     } else {
-      for (unsigned r : p->non_zero_grads) sq += sum_of_squares(p->grads[r].v, p->dim.size());
+      for (size_t r : p->non_zero_grads) sq += sum_of_squares(p->grads[r].v, p->dim.size());
     }
   }
   const float norm = static_cast<float>(std::sqrt(sq));
@@ -383,12 +383,12 @@ void Trainer::update() {
 
 void Trainer::update(const std::vector<unsigned>& updated_params, const std::vector<unsigned>& updated_lookup_params) {
   const ParameterCollectionStorage& s = model->get_storage();
-  for (unsigned i : updated_params)
+  for (size_t i : updated_params)
     if (i >= s.params.size())
       throw std::invalid_argument("Trainer::update: parameter index " + std::to_string(i) +
                                   " out of range (the collection has " + std::to_string(s.params.size()) +
                                   " parameters)");
-  for (unsigned i : updated_lookup_params)
+  for (size_t i : updated_lookup_params)
     if (i >= s.lookup_params.size())
       throw std::invalid_argument("Trainer::update: lookup parameter index " + std::to_string(i) +
                                   " out of range (the collection has " + std::to_string(s.lookup_params.size()) +
@@ -398,8 +398,8 @@ void Trainer::update(const std::vector<unsigned>& updated_params, const std::vec
   unswap_before_update();
   allocate_state();
   begin_update();
-  for (unsigned i : updated_params) update_parameter(i, gscale);
-  for (unsigned i : updated_lookup_params) update_lookup_parameter(i, gscale);
+  for (size_t i : updated_params) update_parameter(i, gscale);
+  for (size_t i : updated_lookup_params) update_lookup_parameter(i, gscale);
   finish_update();
 }
 

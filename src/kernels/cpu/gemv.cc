@@ -7,7 +7,14 @@
 #include <cstring>
 #include <vector>
 
+// target_clones resolves through an IFUNC at load time, before the sanitizer runtimes are set up
+// (ThreadSanitizer crashes before main); sanitizer builds configure -DDYNET_ISA_CLONES=OFF and get
+// the baseline version only.
+#ifdef DYNET_NO_ISA_CLONES
+#define DYNET_CLONES
+#else
 #define DYNET_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
 
 namespace dynet::cpu {
 
@@ -34,41 +41,41 @@ inline v4 hsum4(v8 s0, v8 s1, v8 s2, v8 s3) {
 }
 
 // Contiguous copy of a strided vector (the rare case; products of DyNet tensors are contiguous).
-const float* contiguous(const float* x, int n, int inc, std::vector<float>& buf) {
+const float* contiguous(const float* x, long n, long inc, std::vector<float>& buf) {
   if (inc == 1) return x;
   buf.resize(n);
-  for (int i = 0; i < n; ++i) buf[i] = x[i * inc];
+  for (long i = 0; i < n; ++i) buf[i] = x[i * inc];
   return buf.data();
 }
 }  // namespace
 
 DYNET_CLONES
-static void gemv_n_contig(int M, int K, float alpha, const float* A, int lda, const float* x, float* __restrict y) {
-  int k = 0;
+static void gemv_n_contig(long M, long K, float alpha, const float* A, long lda, const float* x, float* __restrict y) {
+  long k = 0;
   for (; k + 4 <= K; k += 4) {  // four columns per pass: y is loaded and stored a quarter as often
     const float a0 = alpha * x[k], a1 = alpha * x[k + 1], a2 = alpha * x[k + 2], a3 = alpha * x[k + 3];
-    const float *c0 = A + (long)k * lda, *c1 = c0 + lda, *c2 = c1 + lda, *c3 = c2 + lda;
-    for (int i = 0; i < M; ++i) y[i] += a0 * c0[i] + a1 * c1[i] + a2 * c2[i] + a3 * c3[i];
+    const float *c0 = A + k * lda, *c1 = c0 + lda, *c2 = c1 + lda, *c3 = c2 + lda;
+    for (long i = 0; i < M; ++i) y[i] += a0 * c0[i] + a1 * c1[i] + a2 * c2[i] + a3 * c3[i];
   }
   for (; k < K; ++k) {
     const float a = alpha * x[k];
-    const float* c = A + (long)k * lda;
-    for (int i = 0; i < M; ++i) y[i] += a * c[i];
+    const float* c = A + k * lda;
+    for (long i = 0; i < M; ++i) y[i] += a * c[i];
   }
 }
 
 DYNET_CLONES
-static void gemv_t_contig(int K, int N, float alpha, const float* A, long lda, const float* x, float beta, float* y,
+static void gemv_t_contig(long K, long N, float alpha, const float* A, long lda, const float* x, float beta, float* y,
                           long incy) {
-  auto put = [&](int j, float d) {
+  auto put = [&](long j, float d) {
     float& yj = y[j * incy];
     yj = beta == 0.f ? alpha * d : beta * yj + alpha * d;
   };
-  int j = 0;
+  long j = 0;
   for (; j + 4 <= N; j += 4) {
     const float *a0 = A + j * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
     v8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
-    int i = 0;
+    long i = 0;
     for (; i + 8 <= K; i += 8) {
       const v8 xv = load8(x + i);
       s0 += load8(a0 + i) * xv;
@@ -92,7 +99,7 @@ static void gemv_t_contig(int K, int N, float alpha, const float* A, long lda, c
   for (; j < N; ++j) {
     const float* a = A + j * lda;
     v8 s0 = {};
-    int i = 0;
+    long i = 0;
     for (; i + 8 <= K; i += 8) s0 += load8(a + i) * load8(x + i);
     float r = hsum(s0);
     for (; i < K; ++i) r += a[i] * x[i];
@@ -101,38 +108,38 @@ static void gemv_t_contig(int K, int N, float alpha, const float* A, long lda, c
 }
 
 DYNET_CLONES
-static void ger_contig(int M, int N, float alpha, const float* x, const float* y, int incy, float* A, int lda) {
-  for (int j = 0; j < N; ++j) {
-    const float b = alpha * y[(long)j * incy];
-    float* __restrict c = A + (long)j * lda;
-    for (int i = 0; i < M; ++i) c[i] += b * x[i];
+static void ger_contig(long M, long N, float alpha, const float* x, const float* y, long incy, float* A, long lda) {
+  for (long j = 0; j < N; ++j) {
+    const float b = alpha * y[j * incy];
+    float* __restrict c = A + j * lda;
+    for (long i = 0; i < M; ++i) c[i] += b * x[i];
   }
 }
 
-void gemv_n(int M, int K, float alpha, const float* A, int lda, const float* x, int incx, float beta, float* y,
-            int incy) {
+void gemv_n(long M, long K, float alpha, const float* A, long lda, const float* x, long incx, float beta, float* y,
+            long incy) {
   std::vector<float> xbuf, ybuf;
   const float* xc = contiguous(x, K, incx, xbuf);
   float* yc = incy == 1 ? y : (ybuf.assign(M, 0.f), ybuf.data());
   if (incy != 1)
-    for (int i = 0; i < M; ++i) yc[i] = y[(long)i * incy];
+    for (long i = 0; i < M; ++i) yc[i] = y[i * incy];
   if (beta == 0.f)
     std::memset(yc, 0, sizeof(float) * M);
   else if (beta != 1.f)
-    for (int i = 0; i < M; ++i) yc[i] *= beta;
+    for (long i = 0; i < M; ++i) yc[i] *= beta;
   gemv_n_contig(M, K, alpha, A, lda, xc, yc);
   if (incy != 1)
-    for (int i = 0; i < M; ++i) y[(long)i * incy] = yc[i];
+    for (long i = 0; i < M; ++i) y[i * incy] = yc[i];
 }
 
-void gemv_t(int K, int N, float alpha, const float* A, int lda, const float* x, int incx, float beta, float* y,
-            int incy) {
+void gemv_t(long K, long N, float alpha, const float* A, long lda, const float* x, long incx, float beta, float* y,
+            long incy) {
   std::vector<float> xbuf;
   const float* xc = contiguous(x, K, incx, xbuf);
   gemv_t_contig(K, N, alpha, A, lda, xc, beta, y, incy);
 }
 
-void ger(int M, int N, float alpha, const float* x, int incx, const float* y, int incy, float* A, int lda) {
+void ger(long M, long N, float alpha, const float* x, long incx, const float* y, long incy, float* A, long lda) {
   std::vector<float> xbuf;
   ger_contig(M, N, alpha, contiguous(x, M, incx, xbuf), y, incy, A, lda);
 }

@@ -4,12 +4,12 @@
 namespace dynet::cpu {
 
 // y = alpha · A · x + beta · y      (A is M x K)
-void gemv_n(int M, int K, float alpha, const float* A, int lda, const float* x, int incx, float beta, float* y,
-            int incy);
+void gemv_n(long M, long K, float alpha, const float* A, long lda, const float* x, long incx, float beta, float* y,
+            long incy);
 // y = alpha · Aᵀ · x + beta · y     (A is K x N, y has N elements)
-void gemv_t(int K, int N, float alpha, const float* A, int lda, const float* x, int incx, float beta, float* y,
-            int incy);
+void gemv_t(long K, long N, float alpha, const float* A, long lda, const float* x, long incx, float beta, float* y,
+            long incy);
 // A += alpha · x · yᵀ               (A is M x N)
-void ger(int M, int N, float alpha, const float* x, int incx, const float* y, int incy, float* A, int lda);
+void ger(long M, long N, float alpha, const float* x, long incx, const float* y, long incy, float* A, long lda);
 
 }  // namespace dynet::cpu
