@@ -1,8 +1,10 @@
 #include "kernels/cpu/gemm.h"
 
 #include "kernels/cpu/gemv.h"
+#include "kernels/cpu/parallel.h"
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdexcept>
@@ -23,6 +25,14 @@ constexpr long kMaxOwnKernelElems = 256 * 256;
 
 // a·b <= limit, without overflowing for dims up to 2^32.
 bool product_at_most(long a, long b, long limit) { return a <= limit && b <= limit && a * b <= limit; }
+
+// Blocks for a product of `macs` multiply-adds whose split side has `extent` rows or columns: two per
+// thread, so a helper that wakes late still takes a share, but at least 16 wide and 2M multiply-adds
+// each (oneDNN's per-call cost and packing).
+long chunk_count(long extent, double macs, int threads) {
+  const double by_size = std::min(double(extent / 16), macs / double(1L << 21));
+  return static_cast<long>(std::max(1.0, std::min(2.0 * threads, by_size)));
+}
 
 // C = beta · C
 void scale(float* C, long M, long N, long ldc, float beta) {
@@ -66,15 +76,41 @@ void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const
     return;
   }
   // oneDNN's sgemm is row-major: compute Cᵀ = op(B)ᵀ · op(A)ᵀ, which in row-major memory is our C.
-  // It splits work over OpenMP threads; below ~8M multiply-adds the split costs more than it saves
-  // (64x64x1000, a weight gradient over a 1000-step chain: 2 threads slower than 1), so those run
-  // on the calling thread alone.
-  const bool single = double(M) * double(N) * double(K) < double(1L << 23);
+  // oneDNN always runs on the calling thread alone (never an OpenMP team: its workers spin for
+  // milliseconds after each product and steal the cores of a busy machine). Products of 8M
+  // multiply-adds and more are split into blocks of C shared with sleeping helper threads
+  // (parallel_chunks); below that the split costs more than it saves (64x64x1000, a weight gradient
+  // over a 1000-step chain: 2 threads slower than 1).
   const int threads = omp_get_max_threads();
-  if (single && threads > 1) omp_set_num_threads(1);
-  dnnl_status_t st = dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', N, M, K, alpha, B, ldb, A, lda, beta, C, ldc);
-  if (single && threads > 1) omp_set_num_threads(threads);
-  if (st != dnnl_success) throw std::runtime_error("gemm: oneDNN sgemm failed with status " + std::to_string(st));
+  if (threads > 1) omp_set_num_threads(1);
+  struct RestoreThreads {
+    int n;
+    ~RestoreThreads() {
+      if (n > 1) omp_set_num_threads(n);
+    }
+  } restore{threads};
+  auto sgemm = [&](long m, long n, const float* a, const float* b, float* c) {
+    const dnnl_status_t st =
+        dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', n, m, K, alpha, b, ldb, a, lda, beta, c, ldc);
+    if (st != dnnl_success) throw std::runtime_error("gemm: oneDNN sgemm failed with status " + std::to_string(st));
+  };
+  const double macs = double(M) * double(N) * double(K);
+  const long chunks = threads < 2 || macs < double(1L << 23) ? 1 : chunk_count(std::max(M, N), macs, threads);
+  if (chunks == 1) {
+    sgemm(M, N, A, B, C);
+    return;
+  }
+  // Split the longer side of C, so the operand every block shares is the smaller one.
+  const bool split_rows = M >= N;
+  const long extent = split_rows ? M : N;
+  const long step = (extent / chunks + 15) / 16 * 16;
+  parallel_chunks(static_cast<int>((extent + step - 1) / step), threads, [&](int j) {
+    const long lo = j * step, len = std::min(step, extent - lo);
+    if (split_rows)  // rows lo.. of op(A) and C
+      sgemm(len, N, A + (trans_a ? lo * lda : lo), B, C + lo);
+    else  // columns lo.. of op(B) and C
+      sgemm(M, len, A, B + (trans_b ? lo : lo * ldb), C + lo * ldc);
+  });
 }
 
 }  // namespace dynet::cpu

@@ -1,0 +1,107 @@
+#include "kernels/cpu/lstm.h"
+
+#include <bit>
+#include <cstdint>
+
+#define DYNET_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+
+namespace dynet::cpu {
+
+namespace {
+
+// e^x for x in [-87, 88] (clamped outside), written so that GCC vectorizes loops over it (libm's expf
+// is a call it cannot vectorize without -ffast-math): x = n·ln 2 + r with |r| <= ln 2 / 2 (ln 2 split
+// in two so that n·ln2_hi is exact), e^r by its Taylor series to r^7 (truncation below 1e-8
+// relative), 2^n from the exponent bits. Within 2 ulp of the exact value.
+inline float exp_clamped(float x) {
+  x = x < -87.f ? -87.f : (x > 88.f ? 88.f : x);  // NaN stays NaN (and so does the result)
+  const float round = 12582912.f;  // 1.5 · 2^23: adding and subtracting it rounds to an integer
+  float n = (x * 1.44269504088896341f + round) - round;
+  const float r = (x - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
+  n = n == n ? n : 0.f;  // the integer conversion below needs a number
+  float p = 1.f / 5040.f;
+  p = p * r + 1.f / 720.f;
+  p = p * r + 1.f / 120.f;
+  p = p * r + 1.f / 24.f;
+  p = p * r + 1.f / 6.f;
+  p = p * r + 0.5f;
+  p = p * r + 1.f;
+  p = p * r + 1.f;
+  return p * std::bit_cast<float>(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+}
+
+inline float logistic(float x) { return 1.f / (1.f + exp_clamped(-x)); }
+
+// tanh(x) = 1 - 2 / (e^{2x} + 1) loses relative precision near 0, where the odd Taylor series to x^9
+// is used instead (|x| < 0.25: truncation below 1e-8 relative).
+inline float tanh_(float x) {
+  const float a = x < 0.f ? -x : x;
+  const float big = 1.f - 2.f / (exp_clamped(2.f * a) + 1.f);
+  const float x2 = x * x;
+  float s = 62.f / 2835.f;
+  s = s * x2 - 17.f / 315.f;
+  s = s * x2 + 2.f / 15.f;
+  s = s * x2 - 1.f / 3.f;
+  const float small = a + a * x2 * s;
+  const float t = a < 0.25f ? small : big;
+  return x < 0.f ? -t : t;
+}
+
+}  // namespace
+
+DYNET_CLONES void lstm_activate_gates(float* gates, int H, int B) {
+  for (int b = 0; b < B; ++b) {
+    float* col = gates + static_cast<long>(b) * 4 * H;
+    for (int k = 0; k < 3 * H; ++k) col[k] = logistic(col[k]);
+    for (int k = 3 * H; k < 4 * H; ++k) col[k] = tanh_(col[k]);
+  }
+}
+
+DYNET_CLONES void lstm_gates_grad(const float* y, const float* dy, float* d, int H, int B) {
+  for (int b = 0; b < B; ++b) {
+    const long o = static_cast<long>(b) * 4 * H;
+    for (int k = 0; k < 3 * H; ++k) d[o + k] = dy[o + k] * y[o + k] * (1.f - y[o + k]);
+    for (int k = 3 * H; k < 4 * H; ++k) d[o + k] = dy[o + k] * (1.f - y[o + k] * y[o + k]);
+  }
+}
+
+DYNET_CLONES void lstm_c_forward(const float* gates, const float* c_prev, float* c, int H) {
+  const float *i = gates, *f = gates + H, *g = gates + 3 * H;
+  for (int k = 0; k < H; ++k) c[k] = i[k] * g[k] + f[k] * c_prev[k];
+}
+
+DYNET_CLONES void lstm_c_backward_c(const float* gates, const float* dc, float* dc_prev, int H) {
+  const float* f = gates + H;
+  for (int k = 0; k < H; ++k) dc_prev[k] += dc[k] * f[k];
+}
+
+DYNET_CLONES void lstm_c_backward_gates(const float* gates, const float* c_prev, const float* dc, float* dgates,
+                                        int H) {
+  const float *i = gates, *g = gates + 3 * H;
+  float *di = dgates, *df = dgates + H, *dg = dgates + 3 * H;
+  for (int k = 0; k < H; ++k) {
+    di[k] += dc[k] * g[k];
+    df[k] += dc[k] * c_prev[k];
+    dg[k] += dc[k] * i[k];
+  }
+}
+
+DYNET_CLONES void lstm_h_forward(const float* gates, const float* c, float* tanh_c, float* h, int H) {
+  const float* o = gates + 2 * H;
+  for (int k = 0; k < H; ++k) {
+    tanh_c[k] = tanh_(c[k]);
+    h[k] = o[k] * tanh_c[k];
+  }
+}
+
+DYNET_CLONES void lstm_h_backward_c(const float* gates, const float* tanh_c, const float* dh, float* dc, int H) {
+  const float* o = gates + 2 * H;
+  for (int k = 0; k < H; ++k) dc[k] += dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
+}
+
+DYNET_CLONES void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, int H) {
+  float* dout = dgates + 2 * H;
+  for (int k = 0; k < H; ++k) dout[k] += dh[k] * tanh_c[k];
+}
+
+}  // namespace dynet::cpu

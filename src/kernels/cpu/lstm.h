@@ -1,0 +1,28 @@
+// Elementwise kernels of the fused LSTM nodes (vanilla_lstm_gates/_c/_h). Plain loops compiled for
+// AVX-512, AVX2+FMA and the baseline (picked at load time): Eigen here is built for SSE2, and these
+// passes are most of an LSTM step's time besides its GEMMs. Gate blocks are stacked i, f, o, g (H rows
+// each); matrices are column-major {4H, B}.
+#pragma once
+
+namespace dynet::cpu {
+
+// In place: rows [0, 3H) of every column become σ(x), rows [3H, 4H) tanh(x).
+void lstm_activate_gates(float* gates, int H, int B);
+// d = dy ⊙ y ⊙ (1 - y) on rows [0, 3H), dy ⊙ (1 - y²) on rows [3H, 4H); y are activated gates.
+void lstm_gates_grad(const float* y, const float* dy, float* d, int H, int B);
+
+// One column each (H elements; gates has 4H).
+// c = i ⊙ g + f ⊙ c_prev
+void lstm_c_forward(const float* gates, const float* c_prev, float* c, int H);
+// dc_prev += dc ⊙ f
+void lstm_c_backward_c(const float* gates, const float* dc, float* dc_prev, int H);
+// di += dc ⊙ g, df += dc ⊙ c_prev, dg += dc ⊙ i (dgates has 4H rows)
+void lstm_c_backward_gates(const float* gates, const float* c_prev, const float* dc, float* dgates, int H);
+// tanh_c = tanh(c), h = o ⊙ tanh_c
+void lstm_h_forward(const float* gates, const float* c, float* tanh_c, float* h, int H);
+// dc += dh ⊙ o ⊙ (1 - tanh_c²)
+void lstm_h_backward_c(const float* gates, const float* tanh_c, const float* dh, float* dc, int H);
+// do += dh ⊙ tanh_c (dgates has 4H rows)
+void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, int H);
+
+}  // namespace dynet::cpu

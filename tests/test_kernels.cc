@@ -1,0 +1,181 @@
+// CPU kernels below the op layer: GEMM against a plain triple loop (every transpose combination, both
+// ways of splitting a large product over threads) and the work sharing behind it.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/lstm.h"
+#include "kernels/cpu/parallel.h"
+
+namespace dynet::cpu {
+namespace {
+
+// C = alpha op(A) op(B) + beta C in double precision, column-major.
+std::vector<float> reference_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const std::vector<float>& A,
+                                  int lda, const std::vector<float>& B, int ldb, float beta, std::vector<float> C,
+                                  int ldc) {
+  for (int j = 0; j < N; ++j)
+    for (int i = 0; i < M; ++i) {
+      double s = 0;
+      for (int k = 0; k < K; ++k) s += double(ta ? A[k + i * lda] : A[i + k * lda]) * (tb ? B[j + k * ldb] : B[k + j * ldb]);
+      C[i + j * ldc] = float(alpha * s + beta * C[i + j * ldc]);
+    }
+  return C;
+}
+
+std::vector<float> random_floats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+class ThreadCount {
+ public:
+  explicit ThreadCount(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
+  ~ThreadCount() { omp_set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
+// Large enough (>= 8M multiply-adds) to be split over threads; padded leading dimensions catch
+// sub-block offsets that ignore them.
+void check_large_gemm(int M, int N, int K, int threads) {
+  ThreadCount tc(threads);
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      const int lda = (ta ? K : M) + 3, ldb = (tb ? N : K) + 5, ldc = M + 7;
+      const auto A = random_floats(size_t(lda) * (ta ? M : K), 1);
+      const auto B = random_floats(size_t(ldb) * (tb ? K : N), 2);
+      auto C = random_floats(size_t(ldc) * N, 3);
+      const auto expected = reference_gemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 2.f, C, ldc);
+      gemm(ta, tb, M, N, K, 0.5f, A.data(), lda, B.data(), ldb, 2.f, C.data(), ldc);
+      double worst = 0;
+      for (int j = 0; j < N; ++j)
+        for (int i = 0; i < M; ++i) worst = std::max(worst, double(std::abs(C[i + j * ldc] - expected[i + j * ldc])));
+      EXPECT_LT(worst, 1e-3) << "ta=" << ta << " tb=" << tb << " M=" << M << " N=" << N << " K=" << K;
+      // The padding between columns of C is untouched.
+      for (int j = 0; j < N; ++j)
+        for (int i = M; i < ldc && i + j * ldc < int(C.size()); ++i)
+          ASSERT_EQ(C[i + j * ldc], expected[i + j * ldc]);
+    }
+}
+
+TEST(Gemm, LargeProductsSplitByRowsMatchTheReference) { check_large_gemm(803, 50, 330, 2); }
+TEST(Gemm, LargeProductsSplitByColumnsMatchTheReference) { check_large_gemm(60, 1001, 200, 3); }
+TEST(Gemm, LargeProductsOnOneThreadMatchTheReference) { check_large_gemm(803, 50, 330, 1); }
+
+TEST(Gemm, LeavesTheCallersThreadCountAsItWas) {
+  ThreadCount tc(3);
+  const auto A = random_floats(800 * 300, 4), B = random_floats(300 * 64, 5);
+  std::vector<float> C(800 * 64);
+  gemm(false, false, 800, 64, 300, 1.f, A.data(), 800, B.data(), 300, 0.f, C.data(), 800);
+  EXPECT_EQ(omp_get_max_threads(), 3);
+}
+
+TEST(ParallelChunks, RunsEveryChunkOnce) {
+  for (int threads : {1, 2, 4}) {
+    std::vector<std::atomic<int>> hits(97);
+    parallel_chunks(97, threads, [&](int i) { hits[i].fetch_add(1); });
+    for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  }
+}
+
+TEST(ParallelChunks, CallsFromManyThreadsAtOnce) {
+  // One caller owns the helpers at a time; the others run their chunks alone. Every job completes.
+  std::atomic<long> total{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&] {
+      for (int job = 0; job < 200; ++job) parallel_chunks(8, 3, [&](int i) { total.fetch_add(i + 1); });
+    });
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(total.load(), 4L * 200 * 36);
+}
+
+TEST(ParallelChunks, RethrowsAChunksException) {
+  std::atomic<int> ran{0};
+  EXPECT_THROW(parallel_chunks(64, 2,
+                               [&](int i) {
+                                 ran.fetch_add(1);
+                                 if (i == 5) throw std::runtime_error("chunk 5 failed");
+                               }),
+               std::runtime_error);
+  EXPECT_LE(ran.load(), 64);
+  // The pool is usable afterwards.
+  std::atomic<int> after{0};
+  parallel_chunks(10, 2, [&](int) { after.fetch_add(1); });
+  EXPECT_EQ(after.load(), 10);
+}
+
+// The gate activations against libm in double precision, over the whole float range that matters
+// (and beyond it, where they saturate), plus NaN propagation.
+TEST(LstmKernels, GateActivationsMatchLibm) {
+  const int H = 300, B = 4;  // 1200 logistic and 400 tanh values per column set
+  std::vector<float> x;
+  for (int k = 0; k < 4 * H * B; ++k) x.push_back(-30.f + 60.f * float(k) / float(4 * H * B));
+  const std::vector<float> special = {0.f, -0.f, 1e-30f, -1e-7f, 0.2499f, 0.25f, 0.2501f, 20.f, -20.f, 100.f, -100.f, 1e30f, -1e30f,
+                                      std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  for (size_t k = 0; k < special.size(); ++k) {
+    x[k] = special[k];          // logistic rows of column 0
+    x[3 * H + k] = special[k];  // tanh rows of column 0
+  }
+  std::vector<float> y = x;
+  lstm_activate_gates(y.data(), H, B);
+  for (int b = 0; b < B; ++b)
+    for (int r = 0; r < 4 * H; ++r) {
+      const double in = x[b * 4 * H + r];
+      const double expect = r < 3 * H ? 1.0 / (1.0 + std::exp(-in)) : std::tanh(in);
+      const double got = y[b * 4 * H + r];
+      EXPECT_LE(std::abs(got - expect), 3e-7 * std::abs(expect) + 1e-37) << "x = " << in << (r < 3 * H ? " (logistic)" : " (tanh)");
+    }
+  std::vector<float> nan(4 * 2, std::numeric_limits<float>::quiet_NaN());
+  lstm_activate_gates(nan.data(), 2, 1);
+  for (float v : nan) EXPECT_TRUE(std::isnan(v));
+}
+
+TEST(LstmKernels, CellKernelsMatchTheFormulas) {
+  const int H = 37;  // not a multiple of any vector width
+  const auto gates = random_floats(4 * H, 7), c_prev = random_floats(H, 8), dc = random_floats(H, 9),
+             dh = random_floats(H, 10);
+  const float *i = gates.data(), *f = i + H, *o = i + 2 * H, *g = i + 3 * H;
+  std::vector<float> c(H), tanh_c(H), h(H), dc_prev(H, 0.5f), dgates(4 * H, 0.25f), dc_from_h(H, -1.f);
+  lstm_c_forward(gates.data(), c_prev.data(), c.data(), H);
+  lstm_c_backward_c(gates.data(), dc.data(), dc_prev.data(), H);
+  lstm_c_backward_gates(gates.data(), c_prev.data(), dc.data(), dgates.data(), H);
+  lstm_h_forward(gates.data(), c.data(), tanh_c.data(), h.data(), H);
+  lstm_h_backward_c(gates.data(), tanh_c.data(), dh.data(), dc_from_h.data(), H);
+  lstm_h_backward_gates(tanh_c.data(), dh.data(), dgates.data(), H);
+  for (int k = 0; k < H; ++k) {
+    const double ck = double(i[k]) * g[k] + double(f[k]) * c_prev[k], t = std::tanh(ck);
+    EXPECT_NEAR(c[k], ck, 1e-6);
+    EXPECT_NEAR(tanh_c[k], t, 1e-6);
+    EXPECT_NEAR(h[k], o[k] * t, 1e-6);
+    EXPECT_NEAR(dc_prev[k], 0.5 + dc[k] * f[k], 1e-6);
+    EXPECT_NEAR(dgates[k], 0.25 + dc[k] * g[k], 1e-6);              // di
+    EXPECT_NEAR(dgates[H + k], 0.25 + dc[k] * c_prev[k], 1e-6);     // df
+    EXPECT_NEAR(dgates[2 * H + k], 0.25 + dh[k] * t, 1e-6);         // do
+    EXPECT_NEAR(dgates[3 * H + k], 0.25 + dc[k] * i[k], 1e-6);      // dg
+    EXPECT_NEAR(dc_from_h[k], -1 + dh[k] * o[k] * (1 - t * t), 1e-6);
+  }
+  std::vector<float> y(4 * H), d(4 * H);
+  for (int k = 0; k < 4 * H; ++k) y[k] = k < 3 * H ? 0.5f + 0.4f * gates[k] : 0.9f * gates[k];
+  lstm_gates_grad(y.data(), dgates.data(), d.data(), H, 1);
+  for (int k = 0; k < 4 * H; ++k) {
+    const double dy = dgates[k], yk = y[k];
+    EXPECT_NEAR(d[k], k < 3 * H ? dy * yk * (1 - yk) : dy * (1 - yk * yk), 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace dynet::cpu
