@@ -264,6 +264,43 @@ TEST(VanillaLSTM, FirstStepMatchesTheFormula) {
   EXPECT_NEAR(as_scalar(s[1].value()), h2, 1e-6);
 }
 
+// With DyNet's default forget bias of 1 the builder runs the fused LSTM nodes; with any other bias
+// the separate ones. A builder with forget bias 0 whose bias parameter carries the 1 in its forget
+// block computes the same function, so the two paths must agree (batched, two layers, several steps).
+TEST(VanillaLSTM, FusedAndSeparateNodesAgree) {
+  const unsigned in = 3, hid = 4, batch = 2, steps = 4;
+  ParameterCollection m1, m0;
+  VanillaLSTMBuilder fused(2, in, hid, m1, false, 1.f), separate(2, in, hid, m0, false, 0.f);
+  std::mt19937 rng(5);
+  auto p1 = m1.parameters_list(), p0 = m0.parameters_list();
+  ASSERT_EQ(p1.size(), p0.size());
+  for (size_t k = 0; k < p1.size(); ++k) {
+    std::vector<float> v = random_vector(p1[k]->dim.size(), rng);
+    p1[k]->set_value(v);
+    if (p1[k]->dim.ndims() == 1)  // a bias {4·hid}: rows i, f, o, g
+      for (unsigned r = hid; r < 2 * hid; ++r) v[r] += 1.f;
+    p0[k]->set_value(v);
+  }
+  std::vector<std::vector<float>> xs;
+  for (unsigned t = 0; t < steps; ++t) xs.push_back(random_vector(in * batch, rng));
+  ComputationGraph g;
+  fused.new_graph(g);
+  separate.new_graph(g);
+  fused.start_new_sequence();
+  separate.start_new_sequence();
+  for (unsigned t = 0; t < steps; ++t) {
+    Expression x = input(g, Dim({in}, batch), xs[t]);
+    const std::vector<float> a = as_vector(fused.add_input(x).value()), b = as_vector(separate.add_input(x).value());
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], 1e-5) << "step " << t << " element " << k;
+  }
+  const std::vector<Expression> s1 = fused.final_s(), s0 = separate.final_s();
+  for (size_t k = 0; k < s1.size(); ++k) {
+    const std::vector<float> a = as_vector(s1[k].value()), b = as_vector(s0[k].value());
+    for (size_t j = 0; j < a.size(); ++j) EXPECT_NEAR(a[j], b[j], 1e-5) << "state " << k;
+  }
+}
+
 // start_new_sequence(h0) and set_s(-1 ...) then add_input give the same states; the h0 vector is
 // [c_1..c_L, h_1..h_L].
 TEST(VanillaLSTM, InitialStateAndSetS) {

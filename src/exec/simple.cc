@@ -59,11 +59,14 @@ void SimpleExecutor::backward_node(VariableIndex i) {
   if (!def.backward || (r.flags & kNoGradient)) return;
   const VariableIndex* a = cg_->node_args(i);
   const Tensor* xs = gather_arg_values(i);
+  bool repeat = false;
   for (size_t k = 0; k < r.nargs; ++k) {
     if (!reached_[a[k]]) continue;
     const PoolScope scratch(scratch_pool_);
     const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
-    def.backward(BackwardArgs{xs, r.nargs, fx_[i], grad_[i], static_cast<unsigned>(k), grad_[a[k]], attr, aux_[i], scratch_pool_, &sink});
+    def.backward(BackwardArgs{xs, r.nargs, fx_[i], grad_[i], static_cast<unsigned>(k), grad_[a[k]], attr, aux_[i],
+                              scratch_pool_, &sink, repeat});
+    repeat = true;
   }
 }
 

@@ -16,6 +16,7 @@
 #include "core/mem.h"
 #include "dynet/globals.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/lstm.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -174,8 +175,7 @@ void gates_fwd(const ForwardArgs& a) {
   pre.middleRows(g.H, g.H).array() += 1.f;  // forget bias
   cpu::gemm(false, false, H4, long(B), long(g.I), 1.f, w.Wx, H4, xin, long(g.I), 1.f, a.fx.v, H4);
   cpu::gemm(false, false, H4, long(B), long(g.H), 1.f, w.Wh, H4, hin, long(g.H), 1.f, a.fx.v, H4);
-  pre.topRows(3 * g.H) = pre.topRows(3 * g.H).array().logistic().matrix();
-  pre.bottomRows(g.H) = pre.bottomRows(g.H).array().tanh().matrix();
+  cpu::lstm_activate_gates(a.fx.v, long(g.H), long(B));
 }
 
 void gates_bwd(const BackwardArgs& a) {
@@ -183,16 +183,9 @@ void gates_bwd(const BackwardArgs& a) {
   const GatesGeom g = gates_geom(a.xs, at, a.fx.d.bd);
   const size_t B = g.B, H = g.H, H4 = 4 * H;
 
-  // dpre = dgates ⊙ σ'(pre) (i, f, o) or tanh'(pre) (g), from the gate values.
+  // dpre = dgates ⊙ σ'(pre) (i, f, o) or tanh'(pre) (g), from the gate values; once per backward pass.
   float* dpre = a.aux + g.dpre_at();
-  {
-    cpu::CMatMap y(a.fx.v, H4, B), dy(a.dEdf.v, H4, B);
-    cpu::MatMap d(dpre, H4, B);
-    const auto ys = y.topRows(3 * H).array();
-    d.topRows(3 * H) = (dy.topRows(3 * H).array() * ys * (1.f - ys)).matrix();
-    const auto yt = y.bottomRows(H).array();
-    d.bottomRows(H) = (dy.bottomRows(H).array() * (1.f - yt.square())).matrix();
-  }
+  if (!a.repeat) cpu::lstm_gates_grad(a.fx.v, a.dEdf.v, dpre, long(H), long(B));
   const Tensor& dx = a.dEdxi;
   const unsigned i = a.i;
   if (i == kBias) {
@@ -202,8 +195,8 @@ void gates_bwd(const BackwardArgs& a) {
   if (i == kWx || i == kWh) {
     const size_t k = i == kWx ? g.I : H;
     const float* in = i == kWx ? x_in(a.xs, a.aux, at, g) : h_in(a.xs, a.aux, g);
-    if (B == 1 && a.low_rank)
-      a.low_rank->add(dpre, in, long(H4), long(k));
+    if (a.low_rank && a.low_rank->takes(long(B)))
+      a.low_rank->add(dpre, in, long(H4), long(k), long(B));
     else
       cpu::gemm(false, true, H4, long(k), long(B), 1.f, dpre, H4, in, long(k), 1.f, dx.v, H4);
     return;
@@ -335,45 +328,37 @@ Dim cell_shape(const ArgDims& xs, AttrView) {
                      " must be vectors of H and 4·H");
   return Dim({c.rows()}, ops::broadcast_bd(op, c, gates));
 }
-using CVec = Eigen::Map<const Eigen::ArrayXf>;
-using Vec = Eigen::Map<Eigen::ArrayXf>;
-
+// A state or gates argument that is not batched is broadcast: batch_ptr gives its only element.
 void lstm_c_fwd(const ForwardArgs& a) {
-  const size_t H = a.fx.d.rows();
-  for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    const float* gt = a.xs[1].batch_ptr(b);
-    Vec(a.fx.batch_ptr(b), H) = CVec(gt, H) * CVec(gt + 3 * H, H) + CVec(gt + H, H) * CVec(a.xs[0].batch_ptr(b), H);
-  }
+  const long H = long(a.fx.d.rows());
+  for (size_t b = 0; b < a.fx.d.bd; ++b)
+    cpu::lstm_c_forward(a.xs[1].batch_ptr(b), a.xs[0].batch_ptr(b), a.fx.batch_ptr(b), H);
 }
 void lstm_c_bwd(const BackwardArgs& a) {
-  const size_t H = a.fx.d.rows();
+  const long H = long(a.fx.d.rows());
   for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    const float* gt = a.xs[1].batch_ptr(b);
-    const CVec dc(a.dEdf.batch_ptr(b), H);
-    float* d = a.dEdxi.batch_ptr(b);
-    if (a.i == 0) {
-      Vec(d, H) += dc * CVec(gt + H, H);
-    } else {
-      Vec(d, H) += dc * CVec(gt + 3 * H, H);
-      Vec(d + H, H) += dc * CVec(a.xs[0].batch_ptr(b), H);
-      Vec(d + 3 * H, H) += dc * CVec(gt, H);
-    }
+    if (a.i == 0)
+      cpu::lstm_c_backward_c(a.xs[1].batch_ptr(b), a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H);
+    else
+      cpu::lstm_c_backward_gates(a.xs[1].batch_ptr(b), a.xs[0].batch_ptr(b), a.dEdf.batch_ptr(b),
+                                 a.dEdxi.batch_ptr(b), H);
   }
 }
+// aux keeps tanh(c_t) from forward for both backward calls.
+size_t lstm_h_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
 void lstm_h_fwd(const ForwardArgs& a) {
-  const size_t H = a.fx.d.rows();
+  const long H = long(a.fx.d.rows());
   for (size_t b = 0; b < a.fx.d.bd; ++b)
-    Vec(a.fx.batch_ptr(b), H) = CVec(a.xs[1].batch_ptr(b) + 2 * H, H) * CVec(a.xs[0].batch_ptr(b), H).tanh();
+    cpu::lstm_h_forward(a.xs[1].batch_ptr(b), a.xs[0].batch_ptr(b), a.aux + size_t(b) * H, a.fx.batch_ptr(b), H);
 }
 void lstm_h_bwd(const BackwardArgs& a) {
-  const size_t H = a.fx.d.rows();
+  const long H = long(a.fx.d.rows());
   for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    const Eigen::ArrayXf t = CVec(a.xs[0].batch_ptr(b), H).tanh();
-    const CVec dh(a.dEdf.batch_ptr(b), H);
+    const float* tanh_c = a.aux + size_t(b) * H;
     if (a.i == 0)
-      Vec(a.dEdxi.batch_ptr(b), H) += dh * CVec(a.xs[1].batch_ptr(b) + 2 * H, H) * (1.f - t.square());
+      cpu::lstm_h_backward_c(a.xs[1].batch_ptr(b), tanh_c, a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H);
     else
-      Vec(a.dEdxi.batch_ptr(b) + 2 * H, H) += dh * t;
+      cpu::lstm_h_backward_gates(tanh_c, a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H);
   }
 }
 template <bool kCell>
@@ -398,6 +383,7 @@ const OpId k_lstm_h = register_op({.name = "vanilla_lstm_h",
                                    .shape = cell_shape<false>,
                                    .forward = lstm_h_fwd,
                                    .backward = lstm_h_bwd,
+                                   .aux_floats = lstm_h_aux,
                                    .batch = {.batchable = true},
                                    .samples = cell_samples<false>});
 

@@ -60,7 +60,8 @@ const float* batch_sum(const Tensor& g, MemPool& scratch) {
 void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch, const LowRankSink* low_rank) {
   const long m = rows(g), n = cols(x), k = rows(x);
   const size_t bd = g.d.bd;
-  if (low_rank && dW.d.bd == 1 && x.d.bd == bd) {  // the batch folds into the columns
+  if (low_rank && dW.d.bd == 1 && x.d.bd == bd && low_rank->takes(n * static_cast<long>(bd))) {
+    // the batch folds into the columns
     low_rank->add(g.v, x.v, m, k, n * static_cast<long>(bd));
     return;
   }

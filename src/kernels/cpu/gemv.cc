@@ -7,14 +7,7 @@
 #include <cstring>
 #include <vector>
 
-// target_clones resolves through an IFUNC at load time, before the sanitizer runtimes are set up
-// (ThreadSanitizer crashes before main); sanitizer builds configure -DDYNET_ISA_CLONES=OFF and get
-// the baseline version only.
-#ifdef DYNET_NO_ISA_CLONES
-#define DYNET_CLONES
-#else
-#define DYNET_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
+#include "kernels/cpu/clones.h"
 
 namespace dynet::cpu {
 

@@ -3,7 +3,7 @@
 #include <bit>
 #include <cstdint>
 
-#define DYNET_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#include "kernels/cpu/clones.h"
 
 namespace dynet::cpu {
 
@@ -49,59 +49,59 @@ inline float tanh_(float x) {
 
 }  // namespace
 
-DYNET_CLONES void lstm_activate_gates(float* gates, int H, int B) {
-  for (int b = 0; b < B; ++b) {
-    float* col = gates + static_cast<long>(b) * 4 * H;
-    for (int k = 0; k < 3 * H; ++k) col[k] = logistic(col[k]);
+DYNET_CLONES void lstm_activate_gates(float* gates, long H, long B) {
+  for (long b = 0; b < B; ++b) {
+    float* col = gates + b * 4 * H;
+    for (long k = 0; k < 3 * H; ++k) col[k] = logistic(col[k]);
     for (int k = 3 * H; k < 4 * H; ++k) col[k] = tanh_(col[k]);
   }
 }
 
-DYNET_CLONES void lstm_gates_grad(const float* y, const float* dy, float* d, int H, int B) {
-  for (int b = 0; b < B; ++b) {
-    const long o = static_cast<long>(b) * 4 * H;
-    for (int k = 0; k < 3 * H; ++k) d[o + k] = dy[o + k] * y[o + k] * (1.f - y[o + k]);
+DYNET_CLONES void lstm_gates_grad(const float* y, const float* dy, float* d, long H, long B) {
+  for (long b = 0; b < B; ++b) {
+    const long o = b * 4 * H;
+    for (long k = 0; k < 3 * H; ++k) d[o + k] = dy[o + k] * y[o + k] * (1.f - y[o + k]);
     for (int k = 3 * H; k < 4 * H; ++k) d[o + k] = dy[o + k] * (1.f - y[o + k] * y[o + k]);
   }
 }
 
-DYNET_CLONES void lstm_c_forward(const float* gates, const float* c_prev, float* c, int H) {
+DYNET_CLONES void lstm_c_forward(const float* gates, const float* c_prev, float* c, long H) {
   const float *i = gates, *f = gates + H, *g = gates + 3 * H;
-  for (int k = 0; k < H; ++k) c[k] = i[k] * g[k] + f[k] * c_prev[k];
+  for (long k = 0; k < H; ++k) c[k] = i[k] * g[k] + f[k] * c_prev[k];
 }
 
-DYNET_CLONES void lstm_c_backward_c(const float* gates, const float* dc, float* dc_prev, int H) {
+DYNET_CLONES void lstm_c_backward_c(const float* gates, const float* dc, float* dc_prev, long H) {
   const float* f = gates + H;
-  for (int k = 0; k < H; ++k) dc_prev[k] += dc[k] * f[k];
+  for (long k = 0; k < H; ++k) dc_prev[k] += dc[k] * f[k];
 }
 
 DYNET_CLONES void lstm_c_backward_gates(const float* gates, const float* c_prev, const float* dc, float* dgates,
-                                        int H) {
+                                        long H) {
   const float *i = gates, *g = gates + 3 * H;
   float *di = dgates, *df = dgates + H, *dg = dgates + 3 * H;
-  for (int k = 0; k < H; ++k) {
+  for (long k = 0; k < H; ++k) {
     di[k] += dc[k] * g[k];
     df[k] += dc[k] * c_prev[k];
     dg[k] += dc[k] * i[k];
   }
 }
 
-DYNET_CLONES void lstm_h_forward(const float* gates, const float* c, float* tanh_c, float* h, int H) {
+DYNET_CLONES void lstm_h_forward(const float* gates, const float* c, float* tanh_c, float* h, long H) {
   const float* o = gates + 2 * H;
-  for (int k = 0; k < H; ++k) {
+  for (long k = 0; k < H; ++k) {
     tanh_c[k] = tanh_(c[k]);
     h[k] = o[k] * tanh_c[k];
   }
 }
 
-DYNET_CLONES void lstm_h_backward_c(const float* gates, const float* tanh_c, const float* dh, float* dc, int H) {
+DYNET_CLONES void lstm_h_backward_c(const float* gates, const float* tanh_c, const float* dh, float* dc, long H) {
   const float* o = gates + 2 * H;
-  for (int k = 0; k < H; ++k) dc[k] += dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
+  for (long k = 0; k < H; ++k) dc[k] += dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
 }
 
-DYNET_CLONES void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, int H) {
+DYNET_CLONES void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long H) {
   float* dout = dgates + 2 * H;
-  for (int k = 0; k < H; ++k) dout[k] += dh[k] * tanh_c[k];
+  for (long k = 0; k < H; ++k) dout[k] += dh[k] * tanh_c[k];
 }
 
 }  // namespace dynet::cpu

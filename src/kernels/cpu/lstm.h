@@ -7,22 +7,22 @@
 namespace dynet::cpu {
 
 // In place: rows [0, 3H) of every column become σ(x), rows [3H, 4H) tanh(x).
-void lstm_activate_gates(float* gates, int H, int B);
+void lstm_activate_gates(float* gates, long H, long B);
 // d = dy ⊙ y ⊙ (1 - y) on rows [0, 3H), dy ⊙ (1 - y²) on rows [3H, 4H); y are activated gates.
-void lstm_gates_grad(const float* y, const float* dy, float* d, int H, int B);
+void lstm_gates_grad(const float* y, const float* dy, float* d, long H, long B);
 
 // One column each (H elements; gates has 4H).
 // c = i ⊙ g + f ⊙ c_prev
-void lstm_c_forward(const float* gates, const float* c_prev, float* c, int H);
+void lstm_c_forward(const float* gates, const float* c_prev, float* c, long H);
 // dc_prev += dc ⊙ f
-void lstm_c_backward_c(const float* gates, const float* dc, float* dc_prev, int H);
+void lstm_c_backward_c(const float* gates, const float* dc, float* dc_prev, long H);
 // di += dc ⊙ g, df += dc ⊙ c_prev, dg += dc ⊙ i (dgates has 4H rows)
-void lstm_c_backward_gates(const float* gates, const float* c_prev, const float* dc, float* dgates, int H);
+void lstm_c_backward_gates(const float* gates, const float* c_prev, const float* dc, float* dgates, long H);
 // tanh_c = tanh(c), h = o ⊙ tanh_c
-void lstm_h_forward(const float* gates, const float* c, float* tanh_c, float* h, int H);
+void lstm_h_forward(const float* gates, const float* c, float* tanh_c, float* h, long H);
 // dc += dh ⊙ o ⊙ (1 - tanh_c²)
-void lstm_h_backward_c(const float* gates, const float* tanh_c, const float* dh, float* dc, int H);
+void lstm_h_backward_c(const float* gates, const float* tanh_c, const float* dh, float* dc, long H);
 // do += dh ⊙ tanh_c (dgates has 4H rows)
-void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, int H);
+void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long H);
 
 }  // namespace dynet::cpu
