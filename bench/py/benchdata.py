@@ -311,12 +311,17 @@ def minor_faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def train_and_time(args, impl, step):
     """step(k) trains on example k and returns (summed loss, loss terms, units); prints the JSON line."""
     for k in range(args.warmup):
         step(k)
     loss_sum = loss_terms = units = 0.0
-    faults = minor_faults()
+    faults, cpu = minor_faults(), cpu_seconds()
     start = time.perf_counter()
     for k in range(args.steps):
         loss, terms, n = step(args.warmup + k)
@@ -324,7 +329,7 @@ def train_and_time(args, impl, step):
         loss_terms += terms
         units += n
     seconds = time.perf_counter() - start
-    faults = minor_faults() - faults
+    faults, cpu = minor_faults() - faults, cpu_seconds() - cpu
     unit, loss_unit = UNITS[args.task]
     print(json.dumps({
         "task": args.task, "impl": impl, "minibatch": args.minibatch, "steps": args.steps,
@@ -333,5 +338,6 @@ def train_and_time(args, impl, step):
         "loss": loss_sum / loss_terms if loss_terms else 0.0, "loss_unit": loss_unit,
         "peak_rss_mb": round(peak_rss_mb(), 1), "minor_faults_per_step": faults / args.steps if args.steps else 0.0,
         "data": "synthetic" if args.task == "bilstm" else data_kind(args.data), "threads": args.threads,
-        "update_batch": args.update_batch, "autobatch": args.autobatch, "manual": bool(args.manual)}),
+        "update_batch": args.update_batch, "autobatch": args.autobatch, "manual": bool(args.manual),
+        "cpu_seconds": cpu}),
         flush=True)

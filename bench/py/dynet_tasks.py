@@ -22,10 +22,19 @@ def add_module_arg(parser):
     parser.add_argument("--impl", default="dynet-py", help="the implementation name in the result line")
 
 
+# The original DyNet cannot grow its memory pools under autobatching ("Dynet does not support both
+# dynamic increasing of memory pool size, and automatic batching"): it needs a fixed --dynet-mem large
+# enough for the biggest graph (MB, split over its pools; only the pages it touches count in RSS).
+DYNET_AUTOBATCH_MEM_MB = 2048
+
+
 def load_dynet(module, seed, autobatch):
     if module == "dynet":
         import dynet_config  # must come before the first import of dynet
-        dynet_config.set(random_seed=seed, autobatch=autobatch)
+        if autobatch:
+            dynet_config.set(random_seed=seed, autobatch=autobatch, mem=DYNET_AUTOBATCH_MEM_MB)
+        else:
+            dynet_config.set(random_seed=seed)
     elif autobatch:
         sys.argv += ["--dynet-autobatch", str(autobatch)]  # DyNet's other way to set it, read at import
     return importlib.import_module(module)

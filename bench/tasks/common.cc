@@ -100,6 +100,13 @@ double minor_faults() {
   return static_cast<double>(usage.ru_minflt);
 }
 
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 double peak_rss_mb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -432,11 +439,11 @@ void print_result(const Result& r) {
       "\"units\": %.0f, \"unit\": \"%s\", \"seconds\": %.6f, \"throughput\": %.3f, \"loss\": %.6f, "
       "\"loss_unit\": \"%s\", \"peak_rss_mb\": %.1f, \"minor_faults_per_step\": %.1f, \"data\": \"%s\", "
       "\"threads\": %d, \"update_batch\": %u, \"ranks\": %d, \"reduce_seconds\": %.6f, \"autobatch\": %d, "
-      "\"manual\": %s}\n",
+      "\"manual\": %s, \"cpu_seconds\": %.6f}\n",
       r.task.c_str(), r.minibatch, r.steps, r.warmup, r.units, r.unit.c_str(), r.seconds,
       r.seconds > 0 ? r.units / r.seconds : 0.0, r.loss_count > 0 ? r.loss_sum / r.loss_count : 0.0,
       r.loss_unit.c_str(), peak_rss_mb(), r.steps > 0 ? r.minor_faults / r.steps : 0.0, r.data.c_str(), r.threads,
-      r.update_batch, r.ranks, r.reduce_seconds, r.autobatch, r.manual ? "true" : "false");
+      r.update_batch, r.ranks, r.reduce_seconds, r.autobatch, r.manual ? "true" : "false", r.cpu_seconds);
   std::fflush(stdout);
 }
 

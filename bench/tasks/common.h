@@ -134,6 +134,7 @@ struct Result {
   int autobatch = 0;
   bool manual = false;
   double minor_faults = 0;  // minor page faults during the timed steps (getrusage)
+  double cpu_seconds = 0;   // CPU time of the timed steps: on a busy machine, less noisy than `seconds`
 };
 void print_result(const Result& result);
 
@@ -143,8 +144,9 @@ struct StepOutcome {
   double loss = 0, loss_terms = 0, units = 0;
 };
 
-// Minor page faults of the process so far (getrusage).
+// Minor page faults and CPU seconds (user + system, all threads) of the process so far (getrusage).
 double minor_faults();
+double cpu_seconds();
 
 // Runs options.warmup untimed steps, then options.steps timed ones; step(k) trains on example k.
 template <typename StepFn>
@@ -158,7 +160,7 @@ Result train_and_time(const Options& options, StepFn&& step) {
   r.data = data_kind(options.data_dir);
   r.autobatch = options.autobatch;
   r.manual = options.manual;
-  const double faults_before = minor_faults();
+  const double faults_before = minor_faults(), cpu_before = cpu_seconds();
   auto start = std::chrono::steady_clock::now();
   for (int k = 0; k < options.steps; ++k) {
     StepOutcome out = step(options.warmup + k);
@@ -168,6 +170,7 @@ Result train_and_time(const Options& options, StepFn&& step) {
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.minor_faults = minor_faults() - faults_before;
+  r.cpu_seconds = cpu_seconds() - cpu_before;
   return r;
 }
 
