@@ -2,11 +2,13 @@
 //   DYNET_UPDATE_DOCS=1 build/tests/dynet_tests --gtest_filter=OpRegistry.DocsAreCurrent   rewrites it
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "core/op.h"
+#include "ops/api.h"
 #include "dynet/expr.h"
 
 namespace dynet {
@@ -50,6 +52,20 @@ std::string gradient(const OpDef& def) {
   return "checked";
 }
 
+// The public functions that create the op (from the API entries): C++ and Python names.
+std::string functions(const OpDef& def, bool python) {
+  std::vector<std::string> names;
+  for (const ApiFn& f : api_registry()) {
+    const char* spec = python ? f.py : f.cpp;
+    if (!spec || !f.op || std::string(f.op) != def.name) continue;
+    const std::string n = "`" + parse_api_spec(spec).name + "`";
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 std::string generate() {
   std::ostringstream os;
   os << "# Operations\n\nGenerated from the op registry by `tests/test_ops_doc.cc` (do not edit by hand):\n"
@@ -57,11 +73,13 @@ std::string generate() {
         "Every op below is run by the generic harness (`tests/test_ops.cc`) on each of its samples: shape rule vs "
         "value, finite-difference gradients of every input and parameter, gradient accumulation, and bad shapes "
         "throwing an error that names the op.\n\n"
-        "| op | math | example shapes | batch rule | gradient | samples |\n|---|---|---|---|---|---|\n";
+        "C++ and Python columns list the public functions whose result is the op's node (from the API entries, "
+        "src/ops/api.h; Python names are `dynet`'s).\n\n"
+        "| op | math | C++ | Python | example shapes | batch rule | gradient | samples |\n|---|---|---|---|---|---|---|---|\n";
   for (const OpDef& d : op_registry()) {
-    if (std::string(d.name).rfind("harness_", 0) == 0) continue;
+    if (!d.name || std::string(d.name).rfind("harness_", 0) == 0) continue;
     const size_t n = d.samples ? d.samples().size() : 0;
-    os << "| `" << d.name << "` | " << (d.doc ? d.doc : "") << " | " << example_shapes(d) << " | "
+    os << "| `" << d.name << "` | " << (d.doc ? d.doc : "") << " | " << functions(d, false) << " | " << functions(d, true) << " | " << example_shapes(d) << " | "
        << batch_behaviour(d) << " | " << gradient(d) << " | " << n << " |\n";
   }
   return os.str();

@@ -1,4 +1,6 @@
-// Expressions: the DyNet-compatible way to add nodes to a ComputationGraph.
+// Expressions: the DyNet-compatible way to add nodes to a ComputationGraph. The declarations are
+// generated from the API entries next to each op's definition (src/ops/api.h); the comment after each
+// is its op's math from the registry (docs/ops.md has the full table).
 // Shapes are column-major; `bd` is the batch count. Elementwise binary ops broadcast size-1 dims
 // and an unbatched side against a batched one.
 #pragma once
@@ -13,257 +15,226 @@ namespace dynet {
 
 enum GradientMode { zero_gradient, straight_through_gradient };
 
-// ---- inputs ----
-Expression input(ComputationGraph& g, real s, Device* device = nullptr);
-Expression input(ComputationGraph& g, const real* ps, Device* device = nullptr);  // read at forward time
-Expression input(ComputationGraph& g, const Dim& d, const std::vector<float>& data, Device* device = nullptr);
-Expression input(ComputationGraph& g, const Dim& d, const std::vector<float>* pdata, Device* device = nullptr);
-// sparse: data[k] at position ids[k], defdata elsewhere
-Expression input(ComputationGraph& g, const Dim& d, const std::vector<unsigned>& ids, const std::vector<float>& data,
-                 float defdata = 0.f, Device* device = nullptr);
-Expression parameter(ComputationGraph& g, Parameter p);
-Expression parameter(ComputationGraph& g, LookupParameter lp);  // the whole table {d..., n}
-Expression const_parameter(ComputationGraph& g, Parameter p);
-Expression const_parameter(ComputationGraph& g, LookupParameter lp);
-Expression lookup(ComputationGraph& g, LookupParameter p, unsigned index);
-Expression lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex);
-Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices);  // batch of rows
-Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices);
-Expression const_lookup(ComputationGraph& g, LookupParameter p, unsigned index);
-Expression const_lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex);
-Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices);
-Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices);
-// e_idx ∈ R^d: 1 at idx, 0 elsewhere; the vector form gives one per batch element ({d} x |ids|)
-Expression one_hot(ComputationGraph& g, unsigned d, unsigned idx, Device* device = nullptr);
-Expression one_hot(ComputationGraph& g, unsigned d, const std::vector<unsigned>& ids, Device* device = nullptr);
-Expression zeros(ComputationGraph& g, const Dim& d, Device* device = nullptr);
-Expression zeroes(ComputationGraph& g, const Dim& d, Device* device = nullptr);
-Expression ones(ComputationGraph& g, const Dim& d, Device* device = nullptr);
-Expression constant(ComputationGraph& g, const Dim& d, float val, Device* device = nullptr);
-Expression random_normal(ComputationGraph& g, const Dim& d, float mean = 0.f, float stddev = 1.f,
-                         Device* device = nullptr);
-// each value is `scale` with probability p, else 0
-Expression random_bernoulli(ComputationGraph& g, const Dim& d, float p, float scale = 1.0f, Device* device = nullptr);
-Expression random_uniform(ComputationGraph& g, const Dim& d, float left, float right, Device* device = nullptr);
-Expression random_gumbel(ComputationGraph& g, const Dim& d, float mu = 0.0f, float beta = 1.0f,
-                         Device* device = nullptr);
+// ---- BEGIN GENERATED from the API entries next to each definition (src/ops/api.h); do not edit by hand
+// ---- src/ops/input.cc ----
+Expression input(ComputationGraph& g, float s, Device* device = nullptr);  // y = the given values (column-major, batch elements last)
+Expression input(ComputationGraph& g, const float* ps, Device* device = nullptr);  // y = *pdata (or *ps), read at every forward
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<float>& data, Device* device = nullptr);  // y = the given values (column-major, batch elements last)
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<float>* pdata, Device* device = nullptr);  // y = *pdata (or *ps), read at every forward
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<unsigned>& ids, const std::vector<float>& data, float defdata = 0.f, Device* device = nullptr);  // y[ids[k]] = data[k], y = defdata elsewhere
+Expression parameter(ComputationGraph& g, Parameter p);  // y = p · s (s: the weight-decay scale, 1 without decay; dE/dy accumulates into p's gradient)
+Expression const_parameter(ComputationGraph& g, Parameter p);  // y = p · s (s: the weight-decay scale; no gradient to p)
+Expression parameter(ComputationGraph& g, LookupParameter lp);  // y = p · s (s: the weight-decay scale, 1 without decay; dE/dy accumulates into p's gradient)
+Expression const_parameter(ComputationGraph& g, LookupParameter lp);  // y = p · s (s: the weight-decay scale; no gradient to p)
+Expression lookup(ComputationGraph& g, LookupParameter p, unsigned index);  // y[b] = E[ids[b]] · s (one row per batch element; s: the weight-decay scale)
+Expression lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex);  // y[b] = E[ids[b]] · s (one row per batch element; s: the weight-decay scale)
+Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices);  // y[b] = E[ids[b]] · s (one row per batch element; s: the weight-decay scale)
+Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices);  // y[b] = E[ids[b]] · s (one row per batch element; s: the weight-decay scale)
+Expression const_lookup(ComputationGraph& g, LookupParameter p, unsigned index);  // y[b] = E[ids[b]] · s (no gradient to E)
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex);  // y[b] = E[ids[b]] · s (no gradient to E)
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices);  // y[b] = E[ids[b]] · s (no gradient to E)
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices);  // y[b] = E[ids[b]] · s (no gradient to E)
+Expression constant(ComputationGraph& g, const Dim& d, float val, Device* device = nullptr);  // y = c everywhere (zeros, ones, constant)
+Expression one_hot(ComputationGraph& g, unsigned d, unsigned idx, Device* device = nullptr);  // y[b] = e_{ids[b]} ∈ R^d (1 at ids[b], 0 elsewhere)
+Expression one_hot(ComputationGraph& g, unsigned d, const std::vector<unsigned>& ids, Device* device = nullptr);  // y[b] = e_{ids[b]} ∈ R^d (1 at ids[b], 0 elsewhere)
+Expression zeros(ComputationGraph& g, const Dim& d, Device* device = nullptr);  // y = c everywhere (zeros, ones, constant)
+Expression zeroes(ComputationGraph& g, const Dim& d, Device* device = nullptr);  // y = c everywhere (zeros, ones, constant)
+Expression ones(ComputationGraph& g, const Dim& d, Device* device = nullptr);  // y = c everywhere (zeros, ones, constant)
+Expression random_normal(ComputationGraph& g, const Dim& d, float mean = 0.f, float stddev = 1.f, Device* device = nullptr);  // y ~ N(mean, stddev²) per value
+Expression random_bernoulli(ComputationGraph& g, const Dim& d, float p, float scale = 1.0f, Device* device = nullptr);  // y = scale with probability p, else 0, per value
+Expression random_uniform(ComputationGraph& g, const Dim& d, float left, float right, Device* device = nullptr);  // y ~ U(left, right) per value
+Expression random_gumbel(ComputationGraph& g, const Dim& d, float mu = 0.0f, float beta = 1.0f, Device* device = nullptr);  // y = μ - β log(-log u), u ~ U(0, 1) per value
 
-// ---- arithmetic ----
-Expression operator-(const Expression& x);                          // -x
-Expression operator+(const Expression& x, const Expression& y);     // x + y (broadcasting)
-Expression operator+(const Expression& x, real y);                  // x + y
-Expression operator+(real x, const Expression& y);                  // x + y
-Expression operator-(const Expression& x, const Expression& y);     // x - y (broadcasting)
-Expression operator-(real x, const Expression& y);                  // x - y
-Expression operator-(const Expression& x, real y);                  // x - y
-Expression operator*(const Expression& x, const Expression& y);     // matrix product x·y
-Expression operator*(const Expression& x, float y);                 // x * y
-inline Expression operator*(float y, const Expression& x) { return x * y; }
-Expression operator/(const Expression& x, const Expression& y);     // elementwise x / y (broadcasting)
-Expression operator/(const Expression& x, float y);                 // x / y
-Expression cmult(const Expression& x, const Expression& y);         // elementwise x ⊙ y (broadcasting)
-Expression cdiv(const Expression& x, const Expression& y);          // elementwise x / y (broadcasting)
-Expression colwise_add(const Expression& x, const Expression& bias);  // x + bias for every column
-Expression affine_transform(const std::initializer_list<Expression>& xs);  // xs[0] + Σ xs[2k+1]·xs[2k+2]
-Expression affine_transform(const std::vector<Expression>& xs);
-Expression sum(const std::initializer_list<Expression>& xs);        // Σ xs (same shapes; batch broadcasts)
-Expression sum(const std::vector<Expression>& xs);
-Expression average(const std::initializer_list<Expression>& xs);    // Σ xs / n
-Expression average(const std::vector<Expression>& xs);
-Expression pow(const Expression& x, const Expression& y);  // elementwise x^y (broadcasting; y may be {1})
-Expression min(const Expression& x, const Expression& y);  // elementwise min (broadcasting); ties: gradient to y
-Expression max(const Expression& x, const Expression& y);  // elementwise max (broadcasting); ties: gradient to y
-Expression max(const std::initializer_list<Expression>& xs);  // elementwise max of the list; gradient to the argmax
-Expression max(const std::vector<Expression>& xs);             // (ties: the last), same shapes, batch broadcasts
-Expression circ_conv(const Expression& u, const Expression& v);  // y[k] = Σ_i u[i] v[(k - i) mod n]
-Expression circ_corr(const Expression& u, const Expression& v);  // y[k] = Σ_i u[i] v[(i + k) mod n]
+// ---- src/ops/arith.cc ----
+Expression operator+(const Expression& x, const Expression& y);  // y = x₁ + x₂ (broadcasting)
+Expression operator-(const Expression& x, const Expression& y);  // y = x₁ - x₂ (broadcasting)
+Expression cmult(const Expression& x, const Expression& y);  // y = x₁ ⊙ x₂ (broadcasting)
+Expression cdiv(const Expression& x, const Expression& y);  // y = x₁ / x₂ (broadcasting)
+Expression operator/(const Expression& x, const Expression& y);  // y = x₁ / x₂ (broadcasting)
+Expression pow(const Expression& x, const Expression& y);  // y = x₁ ^ x₂ (broadcasting)
+Expression min(const Expression& x, const Expression& y);  // y = min(x₁, x₂) (broadcasting)
+Expression max(const Expression& x, const Expression& y);  // y = max(x₁, x₂) (broadcasting)
+Expression operator+(const Expression& x, float y);  // y = x + c
+Expression operator+(float x, const Expression& y);  // y = x + c
+Expression operator-(const Expression& x, float y);  // y = x + c
+Expression operator-(float x, const Expression& y);  // y = c - x
+Expression operator*(const Expression& x, float y);  // y = c x
+Expression operator*(float y, const Expression& x);  // y = c x
+Expression operator/(const Expression& x, float y);  // y = c x
+Expression colwise_add(const Expression& x, const Expression& bias);  // y[:, j] = x[:, j] + b
+Expression sum(const std::initializer_list<Expression>& xs);  // y = Σᵢ xᵢ
+Expression sum(const std::vector<Expression>& xs);  // y = Σᵢ xᵢ
+Expression average(const std::initializer_list<Expression>& xs);  // y = (1/n) Σᵢ xᵢ
+Expression average(const std::vector<Expression>& xs);  // y = (1/n) Σᵢ xᵢ
+Expression dot_product(const Expression& x, const Expression& y);  // y = Σ x₁ ⊙ x₂ (per batch element)
+Expression squared_norm(const Expression& x);  // y = Σ x² (per batch element)
+Expression squared_distance(const Expression& x, const Expression& y);  // y = Σ (x₁ - x₂)² (per batch element)
 
-// ---- elementwise math ----
-Expression tanh(const Expression& x);
-Expression logistic(const Expression& x);  // 1 / (1 + e^-x)
-Expression rectify(const Expression& x);   // max(x, 0)
-Expression elu(const Expression& x, float alpha = 1.f);  // x > 0 ? x : alpha (e^x - 1)
-Expression selu(const Expression& x);                     // 1.0507 · (x > 0 ? x : 1.6733 (e^x - 1))
-Expression silu(const Expression& x, float beta = 1.f);   // x σ(βx)
-Expression softsign(const Expression& x);                 // x / (1 + |x|)
-Expression log_sigmoid(const Expression& x);              // ln σ(x) = -ln(1 + e^-x)
-Expression exp(const Expression& x);
-Expression log(const Expression& x);
-Expression lgamma(const Expression& x);  // ln Γ(x)
-Expression sqrt(const Expression& x);
-Expression square(const Expression& x);
-Expression cube(const Expression& x);
-Expression abs(const Expression& x);
-Expression erf(const Expression& x);
-Expression sin(const Expression& x);
-Expression cos(const Expression& x);
-Expression tan(const Expression& x);
-Expression asin(const Expression& x);
-Expression acos(const Expression& x);
-Expression atan(const Expression& x);
-Expression sinh(const Expression& x);
-Expression cosh(const Expression& x);
-Expression asinh(const Expression& x);
-Expression acosh(const Expression& x);  // x ≥ 1
-Expression atanh(const Expression& x);  // |x| < 1
-// Rounding: the gradient is zero, or with straight_through_gradient passed through unchanged.
-Expression round(const Expression& x, GradientMode gradient_mode = zero_gradient);
-Expression ceil(const Expression& x, GradientMode gradient_mode = zero_gradient);
-Expression floor(const Expression& x, GradientMode gradient_mode = zero_gradient);
+// ---- src/ops/unary.cc ----
+Expression tanh(const Expression& x);  // y = tanh(x)
+Expression logistic(const Expression& x);  // y = 1 / (1 + e^-x)
+Expression rectify(const Expression& x);  // y = max(x, 0)
+Expression exp(const Expression& x);  // y = e^x
+Expression log(const Expression& x);  // y = ln(x)
+Expression sqrt(const Expression& x);  // y = √x
+Expression square(const Expression& x);  // y = x²
+Expression cube(const Expression& x);  // y = x³
+Expression abs(const Expression& x);  // y = abs(x)
+Expression erf(const Expression& x);  // y = erf(x) = 2/√π ∫₀ˣ e^(-t²) dt
+Expression sin(const Expression& x);  // y = sin(x)
+Expression cos(const Expression& x);  // y = cos(x)
+Expression tan(const Expression& x);  // y = tan(x)
+Expression asin(const Expression& x);  // y = arcsin(x)
+Expression acos(const Expression& x);  // y = arccos(x)
+Expression atan(const Expression& x);  // y = arctan(x)
+Expression sinh(const Expression& x);  // y = sinh(x)
+Expression cosh(const Expression& x);  // y = cosh(x)
+Expression asinh(const Expression& x);  // y = arsinh(x)
+Expression acosh(const Expression& x);  // y = arcosh(x), x ≥ 1
+Expression atanh(const Expression& x);  // y = artanh(x), -1 < x < 1
+Expression log_sigmoid(const Expression& x);  // y = ln σ(x) = -ln(1 + e^-x)
+Expression lgamma(const Expression& x);  // y = ln Γ(x)
+Expression softsign(const Expression& x);  // y = x / (1 + abs(x))
+Expression selu(const Expression& x);  // y = λ (x > 0 ? x : α (e^x - 1)), λ = 1.0507, α = 1.6733
+Expression elu(const Expression& x, float alpha = 1.f);  // y = x > 0 ? x : α (e^x - 1)
+Expression silu(const Expression& x, float beta = 1.f);  // y = x σ(βx)
+Expression operator-(const Expression& x);  // y = -x
 
-// ---- softmax and losses ----
-Expression softmax(const Expression& x, unsigned d = 0);  // along dim d (0: each column)
-Expression log_softmax(const Expression& x);              // each column
-Expression logsumexp(const std::initializer_list<Expression>& xs);  // log Σ e^xs (elementwise over the list)
-Expression logsumexp(const std::vector<Expression>& xs);
-Expression pickneglogsoftmax(const Expression& x, unsigned v);      // -log softmax(x)[v]
-Expression pickneglogsoftmax(const Expression& x, const unsigned* pv);
-Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>& v);  // one index per batch element
-Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>* pv);
-Expression squared_norm(const Expression& x);                        // Σ x² per batch element
-Expression squared_distance(const Expression& x, const Expression& y);  // Σ (x - y)² per batch element
-Expression dot_product(const Expression& x, const Expression& y);       // Σ x ⊙ y per batch element
-// log_softmax over the listed rows of each column; the other rows are -inf (log of probability 0)
-Expression log_softmax(const Expression& x, const std::vector<unsigned>& restriction);
-Expression sparsemax(const Expression& x);  // max(x - τ, 0), τ such that each column sums to 1
-// ½ Σ_{x_j>τ} (x_j² - τ²) + ½ ‖q‖² - qᵀx, q uniform over target_support (x a column vector)
-Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& target_support);
-Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>* ptarget_support);
-// the distribution nearest softmax(x) (in KL) with each p_k ≤ y_k (needs y ≥ 0, Σ y ≥ 1)
-Expression constrained_softmax(const Expression& x, const Expression& y);
-// Σ_{i≠index} max(0, m - x[index] + x[i]) per batch element (m ≥ 0)
-Expression hinge(const Expression& x, unsigned index, float m = 1.0f);
-Expression hinge(const Expression& x, const unsigned* pindex, float m = 1.0f);
-Expression hinge(const Expression& x, const std::vector<unsigned>& indices, float m = 1.0f);  // one per batch elem
-Expression hinge(const Expression& x, const std::vector<unsigned>* pindices, float m = 1.0f);
-// hinge along dim d of a matrix: one correct index per column (d = 0) or row (d = 1)
-Expression hinge_dim(const Expression& x, const std::vector<unsigned>& indices, unsigned d = 0, float m = 1.0f);
-Expression hinge_dim(const Expression& x, const std::vector<unsigned>* pindices, unsigned d = 0, float m = 1.0f);
-Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>& indices, unsigned d = 0,
-                     float m = 1.0f);  // one index vector per batch element
-Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>* pindices, unsigned d = 0,
-                     float m = 1.0f);
-Expression l2_norm(const Expression& x);                          // sqrt(Σ x²) per batch element
-Expression l1_distance(const Expression& x, const Expression& y);  // Σ |x - y| per batch element
-// Σ h(x - y) per batch element, h(a) = |a| < c ? a² : c (2|a| - c) (DyNet's scale: twice the usual Huber)
-Expression huber_distance(const Expression& x, const Expression& y, float c = 1.345f);
-// -Σ [y ln x + (1 - y) ln(1 - x)] per batch element (x probabilities, y targets in [0, 1])
-Expression binary_log_loss(const Expression& x, const Expression& y);
-Expression pairwise_rank_loss(const Expression& x, const Expression& y, real m = 1.0f);  // max(0, m - x + y)
-// -ln Poisson(y; λ = e^x) = e^x - y x + ln y! (x one value per batch element)
-Expression poisson_loss(const Expression& x, unsigned y);
-Expression poisson_loss(const Expression& x, const unsigned* py);
+// ---- src/ops/math.cc ----
+Expression max(const std::initializer_list<Expression>& xs);  // y = max(x₁, …, xₙ) elementwise; gradient to the argmax (last on ties)
+Expression max(const std::vector<Expression>& xs);  // y = max(x₁, …, xₙ) elementwise; gradient to the argmax (last on ties)
+Expression circ_conv(const Expression& u, const Expression& v);  // y[k] = Σᵢ u[i] v[(k - i) mod n]
+Expression circ_corr(const Expression& u, const Expression& v);  // y[k] = Σᵢ u[i] v[(i + k) mod n]
+Expression round(const Expression& x, GradientMode gradient_mode = zero_gradient);  // y = round(x) (halves away from 0); ∂y/∂x = 0, or 1 straight-through
+Expression ceil(const Expression& x, GradientMode gradient_mode = zero_gradient);  // y = ⌈x⌉; ∂y/∂x = 0, or 1 straight-through
+Expression floor(const Expression& x, GradientMode gradient_mode = zero_gradient);  // y = ⌊x⌋; ∂y/∂x = 0, or 1 straight-through
+Expression argmax(const Expression& x, GradientMode gradient_mode);  // y = one_hot(argmaxᵢ x[i, j]) per column j; ∂y/∂x = 0, or 1 straight-through
+Expression flip_gradient(const Expression& x);  // y = x; dE/dx = λ · dE/dy
 
-// ---- selection and shape ----
-Expression pick(const Expression& x, unsigned v, unsigned d = 0);  // x[v] along dim d (dim removed)
-Expression pick(const Expression& x, const unsigned* pv, unsigned d = 0);
-Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d = 0);  // one per batch element
-Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d = 0);
-Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d = 0);  // x[s:e] along dim d
-Expression pickrange(const Expression& x, unsigned s, unsigned e);  // deprecated name of pick_range(x, s, e, 0)
-Expression pick_batch_elem(const Expression& x, unsigned v);         // batch element v (bd = 1)
-Expression pick_batch_elem(const Expression& x, const unsigned* pv);
-Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>& v);  // batch elements v[0], v[1], ...
-Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>* pv);
-Expression concatenate_to_batch(const std::initializer_list<Expression>& xs);  // batches of xs one after another
-Expression concatenate_to_batch(const std::vector<Expression>& xs);
-// x[from[k] : to[k] : strides[k]] on each dim k; entry x.nd (one past the last dim) addresses the batch.
-// Missing entries mean stride 1, from 0, to the axis size.
-Expression strided_select(const Expression& x, const std::vector<int>& strides, const std::vector<int>& from = {},
-                          const std::vector<int>& to = {});
-Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d = 0);
-Expression concatenate(const std::vector<Expression>& xs, unsigned d = 0);
-Expression concatenate_cols(const std::initializer_list<Expression>& xs);
-Expression concatenate_cols(const std::vector<Expression>& xs);
-Expression reshape(const Expression& x, const Dim& d);  // same size; d.bd may change the batch count
-Expression transpose(const Expression& x, const std::vector<unsigned>& dims = {1, 0});
-Expression select_rows(const Expression& x, const std::vector<unsigned>& rows);
-Expression select_rows(const Expression& x, const std::vector<unsigned>* prows);
-Expression select_cols(const Expression& x, const std::vector<unsigned>& cols);
-Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols);
+// ---- src/ops/matmul.cc ----
+Expression operator*(const Expression& x, const Expression& y);  // y = x₁ x₂ (matrix product)
+Expression affine_transform(const std::initializer_list<Expression>& xs);  // y = b + Σᵢ Wᵢ xᵢ (b {m} is added to every column)
+Expression affine_transform(const std::vector<Expression>& xs);  // y = b + Σᵢ Wᵢ xᵢ (b {m} is added to every column)
 
-// ---- reductions ----
-// Moments are raw: (1/n) Σ x^r. std is the population standard deviation sqrt((1/n) Σ (x - μ)²).
-// In the *_dim forms b = true also reduces the batch, and n > 0 replaces the divisor (for masking).
-Expression sum_elems(const Expression& x);                 // Σ all elements, per batch element
-Expression mean_elems(const Expression& x);                // mean of all elements, per batch element
-Expression moment_elems(const Expression& x, unsigned r);  // (1/N) Σ x^r, per batch element
-Expression std_elems(const Expression& x);                 // standard deviation, per batch element
-Expression sum_batches(const Expression& x);               // Σ over the batch
-Expression moment_batches(const Expression& x, unsigned r);  // (1/B) Σ_b x[b]^r
-Expression mean_batches(const Expression& x);              // (1/B) Σ_b x[b]
-Expression std_batches(const Expression& x);               // standard deviation over the batch
-Expression sum_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false);  // Σ over dims
-Expression sum_rows(const Expression& x);  // Σ_i x[i, :] = sum_dim(x, {0}) (a row's worth of sums)
-Expression sum_cols(const Expression& x);  // Σ_j x[:, j] = sum_dim(x, {1}) (a column's worth of sums)
-Expression moment_dim(const Expression& x, const std::vector<unsigned>& dims, unsigned r, bool b = false,
-                      unsigned n = 0);  // (1/n) Σ x^r over dims
-Expression mean_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false, unsigned n = 0);
-Expression std_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false, unsigned n = 0);
-Expression average_cols(const Expression& x);              // mean of the columns of a matrix
-Expression cumsum(const Expression& x, unsigned d);        // y[k] = Σ_{j≤k} x[j] along dim d
-Expression max_dim(const Expression& x, unsigned d = 0);   // max along dim d (removed)
-Expression min_dim(const Expression& x, unsigned d = 0);   // min along dim d (removed)
-Expression logsumexp_dim(const Expression& x, unsigned d);  // log Σ exp(x) along dim d (removed)
-Expression kmax_pooling(const Expression& x, unsigned k, unsigned d = 1);  // k largest along d, order kept
-Expression fold_rows(const Expression& x, unsigned nrows = 2);  // Σ of each block of nrows rows
+// ---- src/ops/softmax.cc ----
+Expression softmax(const Expression& x, unsigned d = 0);  // y = exp(x) / Σ exp(x) along dim d
+Expression log_softmax(const Expression& x);  // y = x - log Σ exp(x) (each column)
+Expression logsumexp(const std::initializer_list<Expression>& xs);  // y = log Σᵢ exp(xᵢ) (elementwise over the list)
+Expression logsumexp(const std::vector<Expression>& xs);  // y = log Σᵢ exp(xᵢ) (elementwise over the list)
+Expression log_softmax(const Expression& x, const std::vector<unsigned>& restriction);  // y_r = x_r - log Σ_{j∈R} exp(x_j) for r ∈ R, y_r = -inf otherwise (each column)
+Expression sparsemax(const Expression& x);  // y = max(x - τ, 0) with τ such that Σ y = 1 (each column)
+Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& target_support);  // y = ½ Σ_{j: x_j>τ} (x_j² - τ²) + ½ ‖q‖² - qᵀx, q uniform over the target rows (per batch element)
+Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>* ptarget_support);  // y = ½ Σ_{j: x_j>τ} (x_j² - τ²) + ½ ‖q‖² - qᵀx, q uniform over the target rows (per batch element)
+Expression constrained_softmax(const Expression& x, const Expression& y);  // y = argmin_{p ∈ simplex, p ≤ u} KL(p ‖ softmax(x)), i.e. y_k = min(u_k, c exp(x_k)) with c such that Σ y = 1
+Expression pickneglogsoftmax(const Expression& x, unsigned v);  // y = log Σ exp(x) - x[v] (per batch element, v one index or one per element)
+Expression pickneglogsoftmax(const Expression& x, const unsigned* pv);  // y = log Σ exp(x) - x[v] (per batch element, v one index or one per element)
+Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>& v);  // y = log Σ exp(x) - x[v] (per batch element, v one index or one per element)
+Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>* pv);  // y = log Σ exp(x) - x[v] (per batch element, v one index or one per element)
 
-// ---- noise and gradient flow ----
-Expression dropout(const Expression& x, real p);  // zero with probability p, keep scaled by 1/(1-p)
-Expression dropout_dim(const Expression& x, unsigned d, real p);  // one draw per fiber along dim d (d = 0: columns)
-Expression dropout_batch(const Expression& x, real p);  // one draw per batch element
-Expression block_dropout(const Expression& x, real p);  // one draw for the whole tensor (p may be 1)
-Expression noise(const Expression& x, real stddev);  // x + N(0, stddev)
-Expression nobackprop(const Expression& x);          // x; no gradient flows back
-Expression scale_gradient(const Expression& x, float lambd = 1.0f);  // x; gradient scaled by lambd
-// x on `device`; this build has only the CPU, so it checks the device and returns x
+// ---- src/ops/losses.cc ----
+Expression hinge(const Expression& x, unsigned index, float m = 1.0f);  // y = Σ_{i≠c} max(0, m - x[c] + x[i]), c the correct index (per batch element)
+Expression hinge(const Expression& x, const unsigned* pindex, float m = 1.0f);  // y = Σ_{i≠c} max(0, m - x[c] + x[i]), c the correct index (per batch element)
+Expression hinge(const Expression& x, const std::vector<unsigned>& indices, float m = 1.0f);  // y = Σ_{i≠c} max(0, m - x[c] + x[i]), c the correct index (per batch element)
+Expression hinge(const Expression& x, const std::vector<unsigned>* pindices, float m = 1.0f);  // y = Σ_{i≠c} max(0, m - x[c] + x[i]), c the correct index (per batch element)
+Expression hinge_dim(const Expression& x, const std::vector<unsigned>& indices, unsigned d = 0, float m = 1.0f);  // y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) along dim d (d = 0 shown; per batch element)
+Expression hinge_dim(const Expression& x, const std::vector<unsigned>* pindices, unsigned d = 0, float m = 1.0f);  // y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) along dim d (d = 0 shown; per batch element)
+Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>& indices, unsigned d = 0, float m = 1.0f);  // y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) along dim d (d = 0 shown; per batch element)
+Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>* pindices, unsigned d = 0, float m = 1.0f);  // y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) along dim d (d = 0 shown; per batch element)
+Expression l2_norm(const Expression& x);  // y = sqrt(Σ x²) (per batch element)
+Expression l1_distance(const Expression& x, const Expression& y);  // y = Σ abs(x₁ - x₂) (per batch element)
+Expression huber_distance(const Expression& x, const Expression& y, float c = 1.345f);  // y = Σ h(x₁ - x₂), h(a) = a² if abs(a) < c else c (2 abs(a) - c) (per batch element; DyNet's scale)
+Expression binary_log_loss(const Expression& x, const Expression& y);  // y = -Σ [x₂ ln x₁ + (1 - x₂) ln(1 - x₁)] (per batch element; ln clamped at ln FLT_MIN)
+Expression pairwise_rank_loss(const Expression& x, const Expression& y, float m = 1.0f);  // y = max(0, m - x₁ + x₂) (elementwise)
+Expression poisson_loss(const Expression& x, unsigned y);  // y = e^x - t x + ln t! (t the target count)
+Expression poisson_loss(const Expression& x, const unsigned* py);  // y = e^x - t x + ln t! (t the target count)
+
+// ---- src/ops/select.cc ----
+Expression pick(const Expression& x, unsigned v, unsigned d = 0);  // y = x[v] along dim d (removed); vector forms: y[b] = x[b][v[b]]
+Expression pick(const Expression& x, const unsigned* pv, unsigned d = 0);  // y = x[v] along dim d (removed); vector forms: y[b] = x[b][v[b]]
+Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d = 0);  // y = x[v] along dim d (removed); vector forms: y[b] = x[b][v[b]]
+Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d = 0);  // y = x[v] along dim d (removed); vector forms: y[b] = x[b][v[b]]
+Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d = 0);  // y = x[s:e) along dim d
+Expression pickrange(const Expression& x, unsigned s, unsigned e);  // y = x[s:e) along dim d
+Expression pick_batch_elem(const Expression& x, unsigned v);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
+Expression pick_batch_elem(const Expression& x, const unsigned* pv);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>& v);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>* pv);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
+Expression concatenate_to_batch(const std::initializer_list<Expression>& xs);  // y = [xs[0][0..B0), xs[1][0..B1), ...] along the batch
+Expression concatenate_to_batch(const std::vector<Expression>& xs);  // y = [xs[0][0..B0), xs[1][0..B1), ...] along the batch
+Expression strided_select(const Expression& x, const std::vector<int>& strides, const std::vector<int>& from = {}, const std::vector<int>& to = {});  // y = x[from_k : to_k : strides_k] on each dim k, then the batch
+Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d = 0);  // y = [xs[0]; xs[1]; ...] along dim d (unbatched arguments broadcast)
+Expression concatenate(const std::vector<Expression>& xs, unsigned d = 0);  // y = [xs[0]; xs[1]; ...] along dim d (unbatched arguments broadcast)
+Expression concatenate_cols(const std::initializer_list<Expression>& xs);  // y = [xs[0]; xs[1]; ...] along dim d (unbatched arguments broadcast)
+Expression concatenate_cols(const std::vector<Expression>& xs);  // y = [xs[0]; xs[1]; ...] along dim d (unbatched arguments broadcast)
+Expression reshape(const Expression& x, const Dim& d);  // y = x viewed with dim d (same values, column-major; no copy)
+Expression transpose(const Expression& x, const std::vector<unsigned>& dims = {1, 0});  // y[i_{dims[0]}, i_{dims[1]}, ...] = x[i_0, i_1, ...] (output dim j = input dim dims[j])
+Expression select_rows(const Expression& x, const std::vector<unsigned>& rows);  // y[k, ...] = x[rows[k], ...]
+Expression select_rows(const Expression& x, const std::vector<unsigned>* prows);  // y[k, ...] = x[rows[k], ...]
+Expression select_cols(const Expression& x, const std::vector<unsigned>& cols);  // y[:, k, ...] = x[:, cols[k], ...]
+Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols);  // y[:, k, ...] = x[:, cols[k], ...]
+
+// ---- src/ops/reduce.cc ----
+Expression sum_elems(const Expression& x);  // y_b = Σ_i x_b[i] (per batch element)
+Expression mean_elems(const Expression& x);  // y_b = (1/N) Σ_i x_b[i], N = values per batch element
+Expression moment_elems(const Expression& x, unsigned r);  // y_b = (1/N) Σ_i x_b[i]^r, N = values per batch element
+Expression std_elems(const Expression& x);  // y_b = sqrt((1/N) Σ_i (x_b[i] - μ_b)²), μ_b = mean_elems(x)_b
+Expression sum_batches(const Expression& x);  // y = Σ_b x[b] (result has one batch element)
+Expression moment_batches(const Expression& x, unsigned r);  // y = (1/B) Σ_b x[b]^r (elementwise over the B batch elements)
+Expression mean_batches(const Expression& x);  // y = (1/B) Σ_b x[b]
+Expression std_batches(const Expression& x);  // y = sqrt((1/B) Σ_b (x[b] - μ)²), μ = mean_batches(x)
+Expression sum_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false);  // y = Σ x over the given dims (and the batch when b); those dims are removed
+Expression sum_rows(const Expression& x);  // y = Σ x over the given dims (and the batch when b); those dims are removed
+Expression sum_cols(const Expression& x);  // y = Σ x over the given dims (and the batch when b); those dims are removed
+Expression moment_dim(const Expression& x, const std::vector<unsigned>& dims, unsigned r, bool b = false, unsigned n = 0);  // y = (1/n) Σ x^r over the given dims (and the batch when b); n = count unless given
+Expression mean_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false, unsigned n = 0);  // y = (1/n) Σ x over the given dims (and the batch when b); n = count unless given
+Expression std_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false, unsigned n = 0);  // y = sqrt((1/n) Σ (x - μ)²), μ = (1/n) Σ x, over the given dims (and the batch when b)
+Expression average_cols(const Expression& x);  // y[i] = (1/C) Σ_j x[i, j] for an R x C matrix x
+Expression max_dim(const Expression& x, unsigned d = 0);  // y = max_k x[.., k, ..] along dim d (removed); gradient to the first argmax
+Expression min_dim(const Expression& x, unsigned d = 0);  // y = min_k x[.., k, ..] along dim d (removed); gradient to the first argmin
+Expression logsumexp_dim(const Expression& x, unsigned d);  // y = log Σ_k exp(x[.., k, ..]) along dim d (removed)
+Expression cumsum(const Expression& x, unsigned d);  // y[.., k, ..] = Σ_{j ≤ k} x[.., j, ..] along dim d
+Expression kmax_pooling(const Expression& x, unsigned k, unsigned d = 1);  // y = the k largest x along dim d, in their original order
+Expression fold_rows(const Expression& x, unsigned nrows = 2);  // y[i, j] = Σ_{t<nrows} x[i·nrows + t, j]
+
+// ---- src/ops/flow.cc ----
+Expression dropout(const Expression& x, float p);  // y = x ⊙ m / (1-p), m ~ Bernoulli(1-p) per value
+Expression dropout_dim(const Expression& x, unsigned d, float p);  // y = x ⊙ m / (1-p), m ~ Bernoulli(1-p) shared along dim d
+Expression dropout_batch(const Expression& x, float p);  // y[b] = x[b] · m_b / (1-p), m_b ~ Bernoulli(1-p) per batch element
+Expression block_dropout(const Expression& x, float p);  // y = x · m / (1-p), one m ~ Bernoulli(1-p) for the whole tensor
+Expression noise(const Expression& x, float stddev);  // y = x + ε, ε ~ N(0, stddev²) per value
+Expression nobackprop(const Expression& x);  // y = x; dE/dx = 0
+Expression scale_gradient(const Expression& x, float lambd = 1.0f);  // y = x; dE/dx = λ · dE/dy
 Expression to_device(const Expression& x, Device* device);
-Expression flip_gradient(const Expression& x);                       // x; gradient negated
-// One-hot of the maximum of each column (first on ties); gradient zero or, straight-through, passed unchanged.
-Expression argmax(const Expression& x, GradientMode gradient_mode);
 
-// ---- convolution (images are column-major {H, W, C}, filters {KH, KW, C_in, C_out}) ----
-Expression filter1d_narrow(const Expression& x, const Expression& f);  // y[i,j] = Σ_{r,c} x[r,j+c] f[r,c,i]
-Expression kmh_ngram(const Expression& x, unsigned n);                 // y[:,j] = Σ_{k<n} x[:,j+k]
-// 2-d cross-correlation; stride {rows, cols}; is_valid false: TensorFlow's 'SAME' padding
-Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride, bool is_valid = true);
-Expression conv2d(const Expression& x, const Expression& f, const Expression& b, const std::vector<unsigned>& stride,
-                  bool is_valid = true);  // + b[c_out]
-Expression maxpooling2d(const Expression& x, const std::vector<unsigned>& ksize, const std::vector<unsigned>& stride,
-                        bool is_valid = true);  // max over each ksize window
+// ---- src/ops/conv.cc ----
+Expression filter1d_narrow(const Expression& x, const Expression& f);  // y[i,j] = Σ_{r,c} x[r,j+c] · f[r,c,i]
+Expression kmh_ngram(const Expression& x, unsigned n);  // y[:,j] = Σ_{k<n} x[:,j+k]
+Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride, bool is_valid = true);  // y[i,j,o] = b[o] + Σ_{p,q,c} x[i·sh+p-pad_h, j·sw+q-pad_w, c] · f[p,q,c,o]
+Expression conv2d(const Expression& x, const Expression& f, const Expression& b, const std::vector<unsigned>& stride, bool is_valid = true);  // y[i,j,o] = b[o] + Σ_{p,q,c} x[i·sh+p-pad_h, j·sw+q-pad_w, c] · f[p,q,c,o]
+Expression maxpooling2d(const Expression& x, const std::vector<unsigned>& ksize, const std::vector<unsigned>& stride, bool is_valid = true);  // y[i,j,c] = max over the window at (i·sh-pad_h, j·sw-pad_w) of x[·,·,c]
 
-// ---- tensor (3-d) contractions ----
-Expression contract3d_1d(const Expression& x, const Expression& y);  // z[i,j] = Σ_k x[i,j,k] y[k]
-Expression contract3d_1d(const Expression& x, const Expression& y, const Expression& b);  // + b[i,j]
-// t[i] = Σ_{j,k} x[i,j,k] y[k] z[j]
-Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z);
-Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z,
-                            const Expression& b);  // + b[i]
+// ---- src/ops/contract.cc ----
+Expression contract3d_1d(const Expression& x, const Expression& y);  // z[i,j] = b[i,j] + Σ_k x[i,j,k] · y[k]
+Expression contract3d_1d(const Expression& x, const Expression& y, const Expression& b);  // z[i,j] = b[i,j] + Σ_k x[i,j,k] · y[k]
+Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z);  // t[i] = b[i] + Σ_{j,k} x[i,j,k] · y[k] · z[j]
+Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z, const Expression& b);  // t[i] = b[i] + Σ_{j,k} x[i,j,k] · y[k] · z[j]
 
-// ---- linear algebra (per batch element) ----
-Expression inverse(const Expression& x);                             // x⁻¹
-Expression logdet(const Expression& x);                              // log |det x|
-Expression trace_of_product(const Expression& x, const Expression& y);  // tr(x yᵀ)
+// ---- src/ops/linalg.cc ----
+Expression inverse(const Expression& x);  // y = x⁻¹
+Expression logdet(const Expression& x);  // y = log abs(det x)
+Expression trace_of_product(const Expression& x, const Expression& y);  // y = tr(x · yᵀ) = Σ x ⊙ y
 
-// ---- normalization ----
-Expression layer_norm(const Expression& x, const Expression& g, const Expression& b);  // g ⊙ (x - μ) / (σ + 1e-8) + b
-Expression weight_norm(const Expression& w, const Expression& g);                      // g w / ‖w‖
+// ---- src/ops/norm.cc ----
+Expression layer_norm(const Expression& x, const Expression& g, const Expression& b);  // y = g ⊙ (x - μ) / (σ + 1e-8) + b, μ and σ (1/n) over the elements
+Expression weight_norm(const Expression& w, const Expression& g);  // y = g · w / ‖w‖
 
-// ---- fused LSTM nodes (gates stacked i, f, o, g; forget bias +1 inside) ----
-// [σ(a_i); σ(a_f + 1); σ(a_o); tanh(a_g)] with a = Wx x_t + Wh h_tm1 + b (weights + N(0, weightnoise_std²))
-Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
-                              const Expression& Wh, const Expression& b, real weightnoise_std = 0.f);
-Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
-                                     const Expression& Wh, const Expression& b, real weightnoise_std = 0.f);
-// the same with x_t ⊙ dropout_mask_x and h_tm1 ⊙ dropout_mask_h
-Expression vanilla_lstm_gates_dropout(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
-                                      const Expression& Wh, const Expression& b, const Expression& dropout_mask_x,
-                                      const Expression& dropout_mask_h, real weightnoise_std = 0.f);
-Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
-                                             const Expression& Wx, const Expression& Wh, const Expression& b,
-                                             const Expression& dropout_mask_x, const Expression& dropout_mask_h,
-                                             real weightnoise_std = 0.f);
-Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t);  // i ⊙ g + f ⊙ c_tm1
-Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t);    // o ⊙ tanh(c_t)
+// ---- src/ops/lstm_nodes.cc ----
+Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx, const Expression& Wh, const Expression& b, float weightnoise_std = 0.f);  // [σ(a_i); σ(a_f + 1); σ(a_o); tanh(a_g)], a = Wx·(x⊙m_x) + Wh·(h⊙m_h) + b
+Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx, const Expression& Wh, const Expression& b, float weightnoise_std = 0.f);  // [σ(a_i); σ(a_f + 1); σ(a_o); tanh(a_g)], a = Wx·(x⊙m_x) + Wh·(h⊙m_h) + b
+Expression vanilla_lstm_gates_dropout(const Expression& x_t, const Expression& h_tm1, const Expression& Wx, const Expression& Wh, const Expression& b, const Expression& dropout_mask_x, const Expression& dropout_mask_h, float weightnoise_std = 0.f);  // [σ(a_i); σ(a_f + 1); σ(a_o); tanh(a_g)], a = Wx·(x⊙m_x) + Wh·(h⊙m_h) + b
+Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx, const Expression& Wh, const Expression& b, const Expression& dropout_mask_x, const Expression& dropout_mask_h, float weightnoise_std = 0.f);  // [σ(a_i); σ(a_f + 1); σ(a_o); tanh(a_g)], a = Wx·(x⊙m_x) + Wh·(h⊙m_h) + b
+Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t);  // c = i ⊙ g + f ⊙ c_tm1 (i, f, g: blocks of gates)
+Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t);  // h = o ⊙ tanh(c_t) (o: block of gates)
+// ---- END GENERATED
 
 }  // namespace dynet

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -508,34 +509,58 @@ const OpId k_squared_norm = register_op({.name = "squared_norm",
 
 // ---- expr.h ----
 Expression operator+(const Expression& x, const Expression& y) { return make_node(k_cwise_sum, x, y); }
+DYNET_API(operator+, "cwise_sum", "operator+(x, y)", nullptr, Expression(const Expression&, const Expression&));
 Expression operator-(const Expression& x, const Expression& y) { return make_node(k_cwise_sub, x, y); }
+DYNET_API(operator-, "cwise_subtract", "operator-(x, y)", nullptr, Expression(const Expression&, const Expression&));
 Expression cmult(const Expression& x, const Expression& y) { return make_node(k_cmult, x, y); }
+DYNET_API(cmult, "cmult", "cmult(x, y)", "cmult(x, y)", Expression(const Expression&, const Expression&));
 Expression cdiv(const Expression& x, const Expression& y) { return make_node(k_cdiv, x, y); }
+DYNET_API(cdiv, "cdiv", "cdiv(x, y)", "cdiv(x, y)", Expression(const Expression&, const Expression&));
 Expression operator/(const Expression& x, const Expression& y) { return make_node(k_cdiv, x, y); }
+DYNET_API(operator/, "cdiv", "operator/(x, y)", nullptr, Expression(const Expression&, const Expression&));
 Expression pow(const Expression& x, const Expression& y) { return make_node(k_pow, x, y); }
+DYNET_API(pow, "pow", "pow(x, y)", "pow(x, y)", Expression(const Expression&, const Expression&));
 Expression min(const Expression& x, const Expression& y) { return make_node(k_min, x, y); }
+DYNET_API(min, "min", "min(x, y)", "bmin(x, y)", Expression(const Expression&, const Expression&));
 Expression max(const Expression& x, const Expression& y) { return make_node(k_max, x, y); }
+DYNET_API(max, "max", "max(x, y)", "bmax(x, y)", Expression(const Expression&, const Expression&));
 
 Expression operator+(const Expression& x, real y) { return make_node(k_plus_const, x, y); }
+DYNET_API(operator+, "plus_const", "operator+(x, y)", nullptr, Expression(const Expression&, float));
 Expression operator+(real x, const Expression& y) { return make_node(k_plus_const, y, x); }
+DYNET_API(operator+, "plus_const", "operator+(x, y)", nullptr, Expression(float, const Expression&));
 Expression operator-(const Expression& x, real y) { return make_node(k_plus_const, x, -y); }
+DYNET_API(operator-, "plus_const", "operator-(x, y)", nullptr, Expression(const Expression&, float));
 Expression operator-(real x, const Expression& y) { return make_node(k_const_minus, y, x); }
+DYNET_API(operator-, "const_minus", "operator-(x, y)", nullptr, Expression(float, const Expression&));
 Expression operator*(const Expression& x, float y) { return make_node(k_scalar_mult, x, y); }
+DYNET_API(operator*, "scalar_mult", "operator*(x, y)", nullptr, Expression(const Expression&, float));
 Expression operator/(const Expression& x, float y) { return make_node(k_scalar_mult, x, 1.f / y); }
+Expression operator*(float y, const Expression& x) { return x * y; }
+DYNET_API(operator*, "scalar_mult", "operator*(y, x)", nullptr, Expression(float, const Expression&));
+DYNET_API(operator/, "scalar_mult", "operator/(x, y)", nullptr, Expression(const Expression&, float));
 
 Expression colwise_add(const Expression& x, const Expression& bias) { return make_node(k_colwise_add, x, bias); }
+DYNET_API(colwise_add, "colwise_add", "colwise_add(x, bias)", "colwise_add(x, y)", Expression(const Expression&, const Expression&));
 
 Expression sum(const std::initializer_list<Expression>& xs) { return make_node_n(k_sum, xs); }
+DYNET_API(sum, "sum", "sum(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
 Expression sum(const std::vector<Expression>& xs) { return make_node_n(k_sum, xs); }
+DYNET_API(sum, "sum", "sum(xs)", "esum(xs)", Expression(const std::vector<Expression>&));
 Expression average(const std::initializer_list<Expression>& xs) {
   return make_node_n(k_average, xs);
 }
+DYNET_API(average, "average", "average(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
 Expression average(const std::vector<Expression>& xs) { return make_node_n(k_average, xs); }
+DYNET_API(average, "average", "average(xs)", "average(xs)", Expression(const std::vector<Expression>&));
 
 Expression dot_product(const Expression& x, const Expression& y) { return make_node(k_dot_product, x, y); }
+DYNET_API(dot_product, "dot_product", "dot_product(x, y)", "dot_product(x, y)", Expression(const Expression&, const Expression&));
 Expression squared_norm(const Expression& x) { return make_node(k_squared_norm, x); }
+DYNET_API(squared_norm, "squared_norm", "squared_norm(x)", "squared_norm(x)", Expression(const Expression&));
 Expression squared_distance(const Expression& x, const Expression& y) {
   return make_node(k_squared_distance, x, y);
 }
+DYNET_API(squared_distance, "squared_distance", "squared_distance(x, y)", "squared_distance(x, y)", Expression(const Expression&, const Expression&));
 
 }  // namespace dynet

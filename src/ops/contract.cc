@@ -3,6 +3,7 @@
 // for a shared x against a batch of y's, one GEMM with the batch folded into the columns).
 #include "core/mem.h"
 #include "kernels/cpu/gemm.h"
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -182,14 +183,18 @@ const OpId k_c311 = register_op({.name = "contract3d_1d_1d",
 }  // namespace
 
 Expression contract3d_1d(const Expression& x, const Expression& y) { return make_node(k_c31, x, y); }
+DYNET_API(contract3d_1d, "contract3d_1d", "contract3d_1d(x, y)", "contract3d_1d(x, y)", Expression(const Expression&, const Expression&));
 Expression contract3d_1d(const Expression& x, const Expression& y, const Expression& b) {
   return make_node(k_c31, {&x, &y, &b});
 }
+DYNET_API(contract3d_1d, "contract3d_1d", "contract3d_1d(x, y, b)", "contract3d_1d_bias(x, y, b)", Expression(const Expression&, const Expression&, const Expression&));
 Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z) {
   return make_node(k_c311, {&x, &y, &z});
 }
+DYNET_API(contract3d_1d_1d, "contract3d_1d_1d", "contract3d_1d_1d(x, y, z)", "contract3d_1d_1d(x, y, z)", Expression(const Expression&, const Expression&, const Expression&));
 Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z, const Expression& b) {
   return make_node(k_c311, {&x, &y, &z, &b});
 }
+DYNET_API(contract3d_1d_1d, "contract3d_1d_1d", "contract3d_1d_1d(x, y, z, b)", "contract3d_1d_1d_bias(x, y, z, b)", Expression(const Expression&, const Expression&, const Expression&, const Expression&));
 
 }  // namespace dynet

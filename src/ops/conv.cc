@@ -36,6 +36,7 @@
 
 #include "core/mem.h"
 #include "kernels/cpu/gemm.h"
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -638,18 +639,22 @@ void check_pair(const char* op, const char* what, const std::vector<unsigned>& v
 }  // namespace
 
 Expression filter1d_narrow(const Expression& x, const Expression& f) { return make_node(k_filter1d, x, f); }
+DYNET_API(filter1d_narrow, "filter1d_narrow", "filter1d_narrow(x, f)", "filter1d_narrow(x, y)", Expression(const Expression&, const Expression&));
 Expression kmh_ngram(const Expression& x, unsigned n) { return make_node(k_kmh, x, n); }
+DYNET_API(kmh_ngram, "kmh_ngram", "kmh_ngram(x, n)", "kmh_ngram(x, v)", Expression(const Expression&, unsigned));
 Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride, bool is_valid) {
   check_pair("conv2d", "stride", stride);
   const WindowAttr at{0, 0, stride[0], stride[1], is_valid};
   return make_node(k_conv2d, {&x, &f}, &at);
 }
+DYNET_API(conv2d, "conv2d", "conv2d(x, f, stride, is_valid = true)", "conv2d(x, f, stride, is_valid=True)", Expression(const Expression&, const Expression&, const std::vector<unsigned>&, bool));
 Expression conv2d(const Expression& x, const Expression& f, const Expression& b, const std::vector<unsigned>& stride,
                   bool is_valid) {
   check_pair("conv2d", "stride", stride);
   const WindowAttr at{0, 0, stride[0], stride[1], is_valid};
   return make_node(k_conv2d, {&x, &f, &b}, &at);
 }
+DYNET_API(conv2d, "conv2d", "conv2d(x, f, b, stride, is_valid = true)", "conv2d_bias(x, f, b, stride, is_valid=True)", Expression(const Expression&, const Expression&, const Expression&, const std::vector<unsigned>&, bool));
 Expression maxpooling2d(const Expression& x, const std::vector<unsigned>& ksize, const std::vector<unsigned>& stride,
                         bool is_valid) {
   check_pair("maxpooling2d", "ksize", ksize);
@@ -657,5 +662,6 @@ Expression maxpooling2d(const Expression& x, const std::vector<unsigned>& ksize,
   const WindowAttr at{ksize[0], ksize[1], stride[0], stride[1], is_valid};
   return make_node(k_maxpool, x, at);
 }
+DYNET_API(maxpooling2d, "maxpooling2d", "maxpooling2d(x, ksize, stride, is_valid = true)", "maxpooling2d(x, ksize, stride, is_valid=True)", Expression(const Expression&, const std::vector<unsigned>&, const std::vector<unsigned>&, bool));
 
 }  // namespace dynet

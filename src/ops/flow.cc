@@ -2,6 +2,7 @@
 // nobackprop, scale_gradient.
 #include <random>
 
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -247,24 +248,31 @@ Expression dropout(const Expression& x, real p) {
   if (!(p >= 0.f && p < 1.f)) op_error("dropout", "p must be in [0, 1), got " + std::to_string(p));
   return make_node(k_dropout, x, p);
 }
+DYNET_API(dropout, "dropout", "dropout(x, p)", "dropout(x, p)", Expression(const Expression&, float));
 Expression dropout_dim(const Expression& x, unsigned d, real p) {
   if (!(p >= 0.f && p < 1.f)) op_error("dropout_dim", "p must be in [0, 1), got " + std::to_string(p));
   return make_node(k_dropout_dim, x, DropoutDimAttr{d, p});
 }
+DYNET_API(dropout_dim, "dropout_dim", "dropout_dim(x, d, p)", "dropout_dim(x, d, p)", Expression(const Expression&, unsigned, float));
 Expression dropout_batch(const Expression& x, real p) {
   if (!(p >= 0.f && p < 1.f)) op_error("dropout_batch", "p must be in [0, 1), got " + std::to_string(p));
   return make_node(k_dropout_batch, x, p);
 }
+DYNET_API(dropout_batch, "dropout_batch", "dropout_batch(x, p)", "dropout_batch(x, p)", Expression(const Expression&, float));
 Expression block_dropout(const Expression& x, real p) {
   if (!(p >= 0.f && p <= 1.f)) op_error("block_dropout", "p must be in [0, 1], got " + std::to_string(p));
   return make_node(k_block_dropout, x, p);
 }
+DYNET_API(block_dropout, "block_dropout", "block_dropout(x, p)", "block_dropout(x, p)", Expression(const Expression&, float));
 Expression noise(const Expression& x, real stddev) {
   if (!(stddev >= 0.f)) op_error("noise", "stddev must be >= 0, got " + std::to_string(stddev));
   return make_node(k_noise, x, stddev);
 }
+DYNET_API(noise, "noise", "noise(x, stddev)", "noise(x, stddev)", Expression(const Expression&, float));
 Expression nobackprop(const Expression& x) { return make_node(k_nobackprop, x); }
+DYNET_API(nobackprop, "nobackprop", "nobackprop(x)", "nobackprop(x)", Expression(const Expression&));
 Expression scale_gradient(const Expression& x, float lambd) { return make_node(k_scale_gradient, x, lambd); }
+DYNET_API(scale_gradient, "scale_gradient", "scale_gradient(x, lambd = 1.0f)", "scale_gradient(x, lambd=1.0)", Expression(const Expression&, float));
 Expression to_device(const Expression& x, Device* device) {
   detail::graph_of("to_device", {&x});
   if (device == nullptr || device->type != DeviceType::CPU)
@@ -272,5 +280,6 @@ Expression to_device(const Expression& x, Device* device) {
                                 " is not available in this build (devices: CPU)");
   return x;
 }
+DYNET_API(to_device, nullptr, "to_device(x, device)", "to_device(e, device_str)", Expression(const Expression&, Device*));
 
 }  // namespace dynet

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "core/leaf_ops.h"
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -136,83 +137,114 @@ VariableIndex add_blob(ComputationGraph& g, OpId op, const AttrWithTail<H, T>& w
 
 // ---- expr.h ----
 Expression input(ComputationGraph& g, real s, Device* d) { return Expression(&g, g.add_input(s, d)); }
+DYNET_API(input, "input", "input(g, s: payload, device = nullptr)", nullptr, Expression(ComputationGraph&, float, Device*));
 Expression input(ComputationGraph& g, const real* ps, Device* d) { return Expression(&g, g.add_input(ps, d)); }
+DYNET_API(input, "input_ptr", "input(g, ps: payload, device = nullptr)", "@scalarInput(s, device='')", Expression(ComputationGraph&, const float*, Device*));
 Expression input(ComputationGraph& g, const Dim& dim, const std::vector<float>& data, Device* d) {
   return Expression(&g, g.add_input(dim, data, d));
 }
+DYNET_API(input, "input", "input(g, d, data: payload, device = nullptr)", nullptr, Expression(ComputationGraph&, const Dim&, const std::vector<float>&, Device*));
 Expression input(ComputationGraph& g, const Dim& dim, const std::vector<float>* pdata, Device* d) {
   return Expression(&g, g.add_input(dim, pdata, d));
 }
+DYNET_API(input, "input_ptr", "input(g, d, pdata: payload, device = nullptr)", "@inputTensor(arr, batched=False, device='', reusable_expr=False)", Expression(ComputationGraph&, const Dim&, const std::vector<float>*, Device*));
+DYNET_API(input, "input_ptr", nullptr, "@inputVector(v, device='')", Expression(ComputationGraph&, const Dim&, const std::vector<float>*, Device*));
+DYNET_API(input, "input_ptr", nullptr, "@vecInput(dim, device='')", Expression(ComputationGraph&, const Dim&, const std::vector<float>*, Device*));
+DYNET_API(input, "input_ptr", nullptr, "@inputMatrix(v, d)", Expression(ComputationGraph&, const Dim&, const std::vector<float>*, Device*));
+DYNET_API(input, "input_ptr", nullptr, "@matInput(d1, d2)", Expression(ComputationGraph&, const Dim&, const std::vector<float>*, Device*));
 Expression input(ComputationGraph& g, const Dim& dim, const std::vector<unsigned>& ids,
                  const std::vector<float>& data, float defdata, Device* d) {
   return Expression(&g, g.add_input(dim, ids, data, defdata, d));
 }
+DYNET_API(input, "sparse_input", "input(g, d, ids: payload, data: payload, defdata = 0.f, device = nullptr)", "@sparse_inputTensor(idxs, values, shape, batched=False, defval=0, device='')", Expression(ComputationGraph&, const Dim&, const std::vector<unsigned>&, const std::vector<float>&, float, Device*));
 Expression parameter(ComputationGraph& g, Parameter p) { return Expression(&g, g.add_parameters(p)); }
+DYNET_API(parameter, "parameter", "parameter(g, p)", nullptr, Expression(ComputationGraph&, Parameter));
 Expression const_parameter(ComputationGraph& g, Parameter p) { return Expression(&g, g.add_const_parameters(p)); }
+DYNET_API(const_parameter, "const_parameter", "const_parameter(g, p)", nullptr, Expression(ComputationGraph&, Parameter));
 Expression parameter(ComputationGraph& g, LookupParameter lp) {
   return Expression(&g, add_lookup_table_node(g, lp, false));
 }
+DYNET_API(parameter, "parameter", "parameter(g, lp)", nullptr, Expression(ComputationGraph&, LookupParameter));
 Expression const_parameter(ComputationGraph& g, LookupParameter lp) {
   return Expression(&g, add_lookup_table_node(g, lp, true));
 }
+DYNET_API(const_parameter, "const_parameter", "const_parameter(g, lp)", nullptr, Expression(ComputationGraph&, LookupParameter));
 Expression lookup(ComputationGraph& g, LookupParameter p, unsigned index) {
   return Expression(&g, g.add_lookup(p, index));
 }
+DYNET_API(lookup, "lookup", "lookup(g, p, index: payload)", "lookup(p, index=0, update=True)", Expression(ComputationGraph&, LookupParameter, unsigned));
 Expression lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex) {
   return Expression(&g, g.add_lookup(p, pindex));
 }
+DYNET_API(lookup, "lookup", "lookup(g, p, pindex: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, const unsigned*));
 Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices) {
   return Expression(&g, g.add_lookup(p, indices));
 }
+DYNET_API(lookup, "lookup", "lookup(g, p, indices: payload)", "lookup_batch(p, indices, update=True)", Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>&));
 Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices) {
   return Expression(&g, g.add_lookup(p, pindices));
 }
+DYNET_API(lookup, "lookup", "lookup(g, p, pindices: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>*));
 Expression const_lookup(ComputationGraph& g, LookupParameter p, unsigned index) {
   return Expression(&g, g.add_const_lookup(p, index));
 }
+DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, index: payload)", "lookup(p, index=0, update=False)", Expression(ComputationGraph&, LookupParameter, unsigned));
 Expression const_lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex) {
   return Expression(&g, g.add_const_lookup(p, pindex));
 }
+DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, pindex: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, const unsigned*));
 Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices) {
   return Expression(&g, g.add_const_lookup(p, indices));
 }
+DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, indices: payload)", "lookup_batch(p, indices, update=False)", Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>&));
 Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices) {
   return Expression(&g, g.add_const_lookup(p, pindices));
 }
+DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, pindices: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>*));
 Expression constant(ComputationGraph& g, const Dim& d, float val, Device*) {
   check_dim("constant", d);
   return Expression(&g, add(g, k_constant, ConstAttr{d, val}));
 }
+DYNET_API(constant, "constant", "constant(g, d, val, device = nullptr)", "constant(dim, val, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, Device*));
 Expression one_hot(ComputationGraph& g, unsigned d, unsigned idx, Device*) {
   return Expression(&g, add_blob(g, k_one_hot, attr_with_tail(OneHotAttr{d, 1}, &idx, 1)));
 }
+DYNET_API(one_hot, "one_hot", "one_hot(g, d, idx: payload, device = nullptr)", "one_hot(d, idx, device='')", Expression(ComputationGraph&, unsigned, unsigned, Device*));
 Expression one_hot(ComputationGraph& g, unsigned d, const std::vector<unsigned>& ids, Device*) {
   const OneHotAttr h{d, static_cast<uint32_t>(ids.size())};
   return Expression(&g, add_blob(g, k_one_hot, attr_with_tail(h, ids.data(), ids.size())));
 }
+DYNET_API(one_hot, "one_hot", "one_hot(g, d, ids: payload, device = nullptr)", nullptr, Expression(ComputationGraph&, unsigned, const std::vector<unsigned>&, Device*));
 Expression zeros(ComputationGraph& g, const Dim& d, Device* dev) { return constant(g, d, 0.f, dev); }
+DYNET_API(zeros, "constant", "zeros(g, d, device = nullptr)", "zeros(dim, batch_size=1)", Expression(ComputationGraph&, const Dim&, Device*));
 Expression zeroes(ComputationGraph& g, const Dim& d, Device* dev) { return constant(g, d, 0.f, dev); }
+DYNET_API(zeroes, "constant", "zeroes(g, d, device = nullptr)", "zeroes(dim, batch_size=1)", Expression(ComputationGraph&, const Dim&, Device*));
 Expression ones(ComputationGraph& g, const Dim& d, Device* dev) { return constant(g, d, 1.f, dev); }
+DYNET_API(ones, "constant", "ones(g, d, device = nullptr)", "ones(dim, batch_size=1)", Expression(ComputationGraph&, const Dim&, Device*));
 Expression random_normal(ComputationGraph& g, const Dim& d, float mean, float stddev, Device*) {
   check_dim("random_normal", d);
   if (!(stddev >= 0)) op_error("random_normal", "stddev must be >= 0, got " + std::to_string(stddev));
   return Expression(&g, add(g, k_random_normal, RandomAttr{d, mean, stddev}));
 }
+DYNET_API(random_normal, "random_normal", "random_normal(g, d, mean = 0.f, stddev = 1.f, device = nullptr)", "random_normal(dim, mean=0.0, stddev=1.0, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
 Expression random_bernoulli(ComputationGraph& g, const Dim& d, float p, float scale, Device*) {
   check_dim("random_bernoulli", d);
   if (!(p >= 0 && p <= 1)) op_error("random_bernoulli", "p must be in [0, 1], got " + std::to_string(p));
   return Expression(&g, add(g, k_random_bernoulli, RandomAttr{d, p, scale}));
 }
+DYNET_API(random_bernoulli, "random_bernoulli", "random_bernoulli(g, d, p, scale = 1.0f, device = nullptr)", "random_bernoulli(dim, p, scale=1.0, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
 Expression random_uniform(ComputationGraph& g, const Dim& d, float left, float right, Device*) {
   check_dim("random_uniform", d);
   if (!(left < right))
     op_error("random_uniform", "needs left < right, got [" + std::to_string(left) + ", " + std::to_string(right) + "]");
   return Expression(&g, add(g, k_random_uniform, RandomAttr{d, left, right}));
 }
+DYNET_API(random_uniform, "random_uniform", "random_uniform(g, d, left, right, device = nullptr)", "random_uniform(dim, left, right, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
 Expression random_gumbel(ComputationGraph& g, const Dim& d, float mu, float beta, Device*) {
   check_dim("random_gumbel", d);
   if (!(beta > 0)) op_error("random_gumbel", "beta must be > 0, got " + std::to_string(beta));
   return Expression(&g, add(g, k_random_gumbel, RandomAttr{d, mu, beta}));
 }
+DYNET_API(random_gumbel, "random_gumbel", "random_gumbel(g, d, mu = 0.0f, beta = 1.0f, device = nullptr)", "random_gumbel(dim, mu=0.0, beta=1.0, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
 
 }  // namespace dynet

@@ -4,6 +4,7 @@
 #include <Eigen/LU>
 #include <cmath>
 
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -130,7 +131,10 @@ const OpId k_trace = register_op({.name = "trace_of_product",
 }  // namespace
 
 Expression inverse(const Expression& x) { return make_node(k_inverse, x); }
+DYNET_API(inverse, "inverse", "inverse(x)", "inverse(x)", Expression(const Expression&));
 Expression logdet(const Expression& x) { return make_node(k_logdet, x); }
+DYNET_API(logdet, "logdet", "logdet(x)", "logdet(x)", Expression(const Expression&));
 Expression trace_of_product(const Expression& x, const Expression& y) { return make_node(k_trace, x, y); }
+DYNET_API(trace_of_product, "trace_of_product", "trace_of_product(x, y)", "trace_of_product(x, y)", Expression(const Expression&, const Expression&));
 
 }  // namespace dynet

@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -608,24 +609,29 @@ const OpId k_poisson_loss = register_op({.name = "poisson_loss",
 Expression hinge(const Expression& x, unsigned index, float m) {
   return hinge_node(x, HingeAttr{nullptr, nullptr, 1, 0, m, 0}, &index);
 }
+DYNET_API(hinge, "hinge", "hinge(x, index: payload, m = 1.0f)", "hinge(x, v, m=1.0)", Expression(const Expression&, unsigned, float));
 Expression hinge(const Expression& x, const unsigned* pindex, float m) {
   if (!pindex) throw std::invalid_argument("hinge: null index pointer");
   return hinge_node(x, HingeAttr{pindex, nullptr, 1, 0, m, 0}, nullptr);
 }
+DYNET_API(hinge, "hinge", "hinge(x, pindex: payload, m = 1.0f)", nullptr, Expression(const Expression&, const unsigned*, float));
 Expression hinge(const Expression& x, const std::vector<unsigned>& indices, float m) {
   if (indices.empty()) throw std::invalid_argument("hinge: empty index vector");
   return hinge_node(x, HingeAttr{nullptr, nullptr, static_cast<uint32_t>(indices.size()), 1, m, 0}, indices.data());
 }
+DYNET_API(hinge, "hinge", "hinge(x, indices: payload, m = 1.0f)", "hinge_batch(x, vs, m=1.0)", Expression(const Expression&, const std::vector<unsigned>&, float));
 Expression hinge(const Expression& x, const std::vector<unsigned>* pindices, float m) {
   if (!pindices) throw std::invalid_argument("hinge: null index pointer");
   if (pindices->empty()) throw std::invalid_argument("hinge: empty index vector");
   return hinge_node(x, HingeAttr{nullptr, pindices, static_cast<uint32_t>(pindices->size()), 1, m, 0}, nullptr);
 }
+DYNET_API(hinge, "hinge", "hinge(x, pindices: payload, m = 1.0f)", nullptr, Expression(const Expression&, const std::vector<unsigned>*, float));
 
 Expression hinge_dim(const Expression& x, const std::vector<unsigned>& indices, unsigned d, float m) {
   return hinge_dim_node(x, HingeDimAttr{nullptr, nullptr, 1, static_cast<uint32_t>(indices.size()), 0, d, m, 0},
                         indices.data());
 }
+DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, indices: payload, d = 0, m = 1.0f)", "hinge_dim(x, v, d=0, m=1.0)", Expression(const Expression&, const std::vector<unsigned>&, unsigned, float));
 Expression hinge_dim(const Expression& x, const std::vector<unsigned>* pindices, unsigned d, float m) {
   if (!pindices)
     throw std::invalid_argument(
@@ -633,6 +639,7 @@ Expression hinge_dim(const Expression& x, const std::vector<unsigned>* pindices,
   return hinge_dim_node(x, HingeDimAttr{pindices, nullptr, 1, static_cast<uint32_t>(pindices->size()), 0, d, m, 0},
                         nullptr);
 }
+DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, pindices: payload, d = 0, m = 1.0f)", nullptr, Expression(const Expression&, const std::vector<unsigned>*, unsigned, float));
 Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>& indices, unsigned d, float m) {
   if (indices.empty()) throw std::invalid_argument("hinge_dim: empty list of index vectors");
   const size_t len = indices[0].size();
@@ -648,6 +655,7 @@ Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned
       x, HingeDimAttr{nullptr, nullptr, static_cast<uint32_t>(indices.size()), static_cast<uint32_t>(len), 1, d, m, 0},
       flat.data());
 }
+DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, indices: payload, d = 0, m = 1.0f)", "hinge_dim(x, v, d=0, m=1.0)", Expression(const Expression&, const std::vector<std::vector<unsigned>>&, unsigned, float));
 Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>* pindices, unsigned d, float m) {
   if (!pindices) throw std::invalid_argument("hinge_dim: null index pointer");
   if (pindices->empty()) throw std::invalid_argument("hinge_dim: empty list of index vectors");
@@ -657,20 +665,28 @@ Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned
                                      static_cast<uint32_t>((*pindices)[0].size()), 1, d, m, 0},
                         nullptr);
 }
+DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, pindices: payload, d = 0, m = 1.0f)", nullptr, Expression(const Expression&, const std::vector<std::vector<unsigned>>*, unsigned, float));
 
 Expression l2_norm(const Expression& x) { return make_node(k_l2_norm, x); }
+DYNET_API(l2_norm, "l2_norm", "l2_norm(x)", "l2_norm(x)", Expression(const Expression&));
 Expression l1_distance(const Expression& x, const Expression& y) { return make_node(k_l1_distance, x, y); }
+DYNET_API(l1_distance, "l1_distance", "l1_distance(x, y)", "l1_distance(x, y)", Expression(const Expression&, const Expression&));
 Expression huber_distance(const Expression& x, const Expression& y, float c) {
   return make_node(k_huber_distance, {&x, &y}, &c);
 }
+DYNET_API(huber_distance, "huber_distance", "huber_distance(x, y, c = 1.345f)", "huber_distance(x, y, c=1.345)", Expression(const Expression&, const Expression&, float));
 Expression binary_log_loss(const Expression& x, const Expression& y) { return make_node(k_binary_log_loss, x, y); }
+DYNET_API(binary_log_loss, "binary_log_loss", "binary_log_loss(x, y)", "binary_log_loss(x, y)", Expression(const Expression&, const Expression&));
 Expression pairwise_rank_loss(const Expression& x, const Expression& y, real m) {
   return make_node(k_pairwise_rank_loss, {&x, &y}, &m);
 }
+DYNET_API(pairwise_rank_loss, "pairwise_rank_loss", "pairwise_rank_loss(x, y, m = 1.0f)", "pairwise_rank_loss(x, y, m=1.0)", Expression(const Expression&, const Expression&, float));
 Expression poisson_loss(const Expression& x, unsigned y) { return make_node(k_poisson_loss, x, PoissonAttr{nullptr, y, 0}); }
+DYNET_API(poisson_loss, "poisson_loss", "poisson_loss(x, y: payload)", "poisson_loss(log_lambda, x)", Expression(const Expression&, unsigned));
 Expression poisson_loss(const Expression& x, const unsigned* py) {
   if (!py) throw std::invalid_argument("poisson_loss: null target pointer");
   return make_node(k_poisson_loss, x, PoissonAttr{py, 0, 0});
 }
+DYNET_API(poisson_loss, "poisson_loss", "poisson_loss(x, py: payload)", nullptr, Expression(const Expression&, const unsigned*));
 
 }  // namespace dynet

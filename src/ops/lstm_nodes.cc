@@ -17,6 +17,7 @@
 #include "dynet/globals.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/lstm.h"
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -393,26 +394,32 @@ Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, co
                               const Expression& Wh, const Expression& b, real weightnoise_std) {
   return gates_node(&x_t, 1, h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
 }
+DYNET_API(vanilla_lstm_gates, "vanilla_lstm_gates", "vanilla_lstm_gates(x_t, h_tm1, Wx, Wh, b, weightnoise_std = 0.f)", "vanilla_lstm_gates(x_t, h_tm1, Wx, Wh, b, weightnoise_std=0.0)", Expression(const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, float));
 Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
                                      const Expression& Wh, const Expression& b, real weightnoise_std) {
   return gates_node(x_t.data(), x_t.size(), h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
 }
+DYNET_API(vanilla_lstm_gates_concat, "vanilla_lstm_gates", "vanilla_lstm_gates_concat(x_t, h_tm1, Wx, Wh, b, weightnoise_std = 0.f)", "vanilla_lstm_gates_concat(x_t, h_tm1, Wx, Wh, b, weightnoise_std=0.0)", Expression(const std::vector<Expression>&, const Expression&, const Expression&, const Expression&, const Expression&, float));
 Expression vanilla_lstm_gates_dropout(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
                                       const Expression& Wh, const Expression& b, const Expression& dropout_mask_x,
                                       const Expression& dropout_mask_h, real weightnoise_std) {
   return gates_node(&x_t, 1, h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
 }
+DYNET_API(vanilla_lstm_gates_dropout, "vanilla_lstm_gates", "vanilla_lstm_gates_dropout(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std = 0.f)", "vanilla_lstm_gates_dropout(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std=0.0)", Expression(const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, float));
 Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
                                              const Expression& Wx, const Expression& Wh, const Expression& b,
                                              const Expression& dropout_mask_x, const Expression& dropout_mask_h,
                                              real weightnoise_std) {
   return gates_node(x_t.data(), x_t.size(), h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
 }
+DYNET_API(vanilla_lstm_gates_dropout_concat, "vanilla_lstm_gates", "vanilla_lstm_gates_dropout_concat(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std = 0.f)", "vanilla_lstm_gates_dropout_concat(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std=0.0)", Expression(const std::vector<Expression>&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, float));
 Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t) {
   return make_node(k_lstm_c, c_tm1, gates_t);
 }
+DYNET_API(vanilla_lstm_c, "vanilla_lstm_c", "vanilla_lstm_c(c_tm1, gates_t)", "vanilla_lstm_c(c_tm1, gates_t)", Expression(const Expression&, const Expression&));
 Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t) {
   return make_node(k_lstm_h, c_t, gates_t);
 }
+DYNET_API(vanilla_lstm_h, "vanilla_lstm_h", "vanilla_lstm_h(c_t, gates_t)", "vanilla_lstm_h(c_t, gates_t)", Expression(const Expression&, const Expression&));
 
 }  // namespace dynet

@@ -2,6 +2,7 @@
 // gradient (round/ceil/floor), argmax as a one-hot, and flip_gradient.
 #include <cmath>
 
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -267,20 +268,29 @@ Expression gradient_mode_node(OpId op, const Expression& x, GradientMode gm) {
 Expression max(const std::initializer_list<Expression>& xs) {
   return make_node_n(k_max_list, xs);
 }
+DYNET_API(max, "max_list", "max(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
 Expression max(const std::vector<Expression>& xs) { return make_node_n(k_max_list, xs); }
+DYNET_API(max, "max_list", "max(xs)", "emax(xs)", Expression(const std::vector<Expression>&));
 Expression circ_conv(const Expression& u, const Expression& v) { return make_node(k_circ_conv, u, v); }
+DYNET_API(circ_conv, "circ_conv", "circ_conv(u, v)", "circ_conv(u, v)", Expression(const Expression&, const Expression&));
 Expression circ_corr(const Expression& u, const Expression& v) { return make_node(k_circ_corr, u, v); }
+DYNET_API(circ_corr, "circ_corr", "circ_corr(u, v)", "circ_corr(u, v)", Expression(const Expression&, const Expression&));
 Expression round(const Expression& x, GradientMode gradient_mode) {
   return gradient_mode_node(k_round, x, gradient_mode);
 }
+DYNET_API(round, "round", "round(x, gradient_mode = zero_gradient)", "round(x, gradient_mode)", Expression(const Expression&, GradientMode));
 Expression ceil(const Expression& x, GradientMode gradient_mode) { return gradient_mode_node(k_ceil, x, gradient_mode); }
+DYNET_API(ceil, "ceil", "ceil(x, gradient_mode = zero_gradient)", "ceil(x, gradient_mode)", Expression(const Expression&, GradientMode));
 Expression floor(const Expression& x, GradientMode gradient_mode) {
   return gradient_mode_node(k_floor, x, gradient_mode);
 }
+DYNET_API(floor, "floor", "floor(x, gradient_mode = zero_gradient)", "floor(x, gradient_mode)", Expression(const Expression&, GradientMode));
 Expression argmax(const Expression& x, GradientMode gradient_mode) {
   return gradient_mode_node(k_argmax, x, gradient_mode);
 }
+DYNET_API(argmax, "argmax", "argmax(x, gradient_mode)", "argmax(x, gradient_mode)", Expression(const Expression&, GradientMode));
 // As DyNet: scale_gradient with λ = -1 (the value is x's memory, the gradient is negated).
 Expression flip_gradient(const Expression& x) { return scale_gradient(x, -1.f); }
+DYNET_API(flip_gradient, "scale_gradient", "flip_gradient(x)", "flip_gradient(x)", Expression(const Expression&));
 
 }  // namespace dynet

@@ -3,6 +3,7 @@
 // one batched, the batch folds into the columns of a single GEMM, since batch is the slowest axis.
 #include "kernels/cpu/gemm.h"
 #include "core/mem.h"
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -238,11 +239,14 @@ const OpId k_affine = register_op({.name = "affine_transform",
 }  // namespace
 
 Expression operator*(const Expression& x, const Expression& y) { return make_node(k_matmul, x, y); }
+DYNET_API(operator*, "matmul", "operator*(x, y)", nullptr, Expression(const Expression&, const Expression&));
 Expression affine_transform(const std::initializer_list<Expression>& xs) {
   return make_node_n(k_affine, xs);
 }
+DYNET_API(affine_transform, "affine_transform", "affine_transform(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
 Expression affine_transform(const std::vector<Expression>& xs) {
   return make_node_n(k_affine, xs);
 }
+DYNET_API(affine_transform, "affine_transform", "affine_transform(xs)", "affine_transform(exprs)", Expression(const std::vector<Expression>&));
 
 }  // namespace dynet

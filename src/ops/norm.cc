@@ -6,6 +6,7 @@
 // to σ (not to the variance). One node instead of six saves the intermediates and their gradients.
 #include <cmath>
 
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -137,6 +138,8 @@ const OpId k_weight_norm = register_op({.name = "weight_norm",
 Expression layer_norm(const Expression& x, const Expression& g, const Expression& b) {
   return make_node(k_layer_norm, {&x, &g, &b});
 }
+DYNET_API(layer_norm, "layer_norm", "layer_norm(x, g, b)", "layer_norm(x, g, b)", Expression(const Expression&, const Expression&, const Expression&));
 Expression weight_norm(const Expression& w, const Expression& g) { return make_node(k_weight_norm, w, g); }
+DYNET_API(weight_norm, "weight_norm", "weight_norm(w, g)", "weight_norm(w, g)", Expression(const Expression&, const Expression&));
 
 }  // namespace dynet

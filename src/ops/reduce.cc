@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/mem.h"
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -771,42 +772,63 @@ Expression reduce_elems_node(OpId op, const Expression& x, unsigned order = 1) {
 }  // namespace
 
 Expression sum_elems(const Expression& x) { return make_node(k_sum_elems, x); }
+DYNET_API(sum_elems, "sum_elems", "sum_elems(x)", "sum_elems(x)", Expression(const Expression&));
 Expression mean_elems(const Expression& x) { return make_node(k_mean_elems, x); }
+DYNET_API(mean_elems, "mean_elems", "mean_elems(x)", "mean_elems(x)", Expression(const Expression&));
 Expression moment_elems(const Expression& x, unsigned r) {
   return reduce_elems_node(k_moment_elems, x, r);
 }
+DYNET_API(moment_elems, "moment_elems", "moment_elems(x, r)", "moment_elems(x, r)", Expression(const Expression&, unsigned));
 Expression std_elems(const Expression& x) { return reduce_elems_node(k_std_elems, x); }
+DYNET_API(std_elems, "std_elems", "std_elems(x)", "std_elems(x)", Expression(const Expression&));
 
 Expression sum_batches(const Expression& x) { return make_node(k_sum_batches, x); }
+DYNET_API(sum_batches, "sum_batches", "sum_batches(x)", "sum_batches(x)", Expression(const Expression&));
 Expression moment_batches(const Expression& x, unsigned r) {
   return reduce_node(k_moment_batches, x, 1u << kBatchBit, r);
 }
+DYNET_API(moment_batches, "moment_batches", "moment_batches(x, r)", "moment_batches(x, r)", Expression(const Expression&, unsigned));
 Expression mean_batches(const Expression& x) { return reduce_node(k_mean_batches, x, 1u << kBatchBit); }
+DYNET_API(mean_batches, "mean_batches", "mean_batches(x)", "mean_batches(x)", Expression(const Expression&));
 Expression std_batches(const Expression& x) { return reduce_node(k_std_batches, x, 1u << kBatchBit); }
+DYNET_API(std_batches, "std_batches", "std_batches(x)", "std_batches(x)", Expression(const Expression&));
 
 Expression sum_dim(const Expression& x, const std::vector<unsigned>& dims, bool b) {
   return reduce_node(k_sum_dim, x, dims_mask(kSumDim, dims, b));
 }
+DYNET_API(sum_dim, "sum_dim", "sum_dim(x, dims, b = false)", "sum_dim(x, d, b=False, n=0)", Expression(const Expression&, const std::vector<unsigned>&, bool));
 Expression sum_rows(const Expression& x) { return sum_dim(x, {0}); }
+DYNET_API(sum_rows, "sum_dim", "sum_rows(x)", nullptr, Expression(const Expression&));
 Expression sum_cols(const Expression& x) { return sum_dim(x, {1}); }
+DYNET_API(sum_cols, "sum_dim", "sum_cols(x)", nullptr, Expression(const Expression&));
 Expression moment_dim(const Expression& x, const std::vector<unsigned>& dims, unsigned r, bool b, unsigned n) {
   return reduce_node(k_moment_dim, x, dims_mask(kMomentDim, dims, b), r, n);
 }
+DYNET_API(moment_dim, "moment_dim", "moment_dim(x, dims, r, b = false, n = 0)", "moment_dim(x, d, r, b, n=0)", Expression(const Expression&, const std::vector<unsigned>&, unsigned, bool, unsigned));
 Expression mean_dim(const Expression& x, const std::vector<unsigned>& dims, bool b, unsigned n) {
   return reduce_node(k_mean_dim, x, dims_mask(kMeanDim, dims, b), 1, n);
 }
+DYNET_API(mean_dim, "mean_dim", "mean_dim(x, dims, b = false, n = 0)", "mean_dim(x, d, b, n=0)", Expression(const Expression&, const std::vector<unsigned>&, bool, unsigned));
 Expression std_dim(const Expression& x, const std::vector<unsigned>& dims, bool b, unsigned n) {
   return reduce_node(k_std_dim, x, dims_mask(kStdDim, dims, b), 1, n);
 }
+DYNET_API(std_dim, "std_dim", "std_dim(x, dims, b = false, n = 0)", "std_dim(x, d, b, n=0)", Expression(const Expression&, const std::vector<unsigned>&, bool, unsigned));
 Expression average_cols(const Expression& x) { return reduce_node(k_average_cols, x, 1u << 1); }
+DYNET_API(average_cols, "average_cols", "average_cols(x)", nullptr, Expression(const Expression&));
 
 Expression max_dim(const Expression& x, unsigned d) { return make_node(k_max_dim, x, d); }
+DYNET_API(max_dim, "max_dim", "max_dim(x, d = 0)", "max_dim(x, d=0)", Expression(const Expression&, unsigned));
 Expression min_dim(const Expression& x, unsigned d) { return make_node(k_min_dim, x, d); }
+DYNET_API(min_dim, "min_dim", "min_dim(x, d = 0)", "min_dim(x, d=0)", Expression(const Expression&, unsigned));
 Expression logsumexp_dim(const Expression& x, unsigned d) { return make_node(k_logsumexp_dim, x, d); }
+DYNET_API(logsumexp_dim, "logsumexp_dim", "logsumexp_dim(x, d)", "logsumexp_dim(x, d=0)", Expression(const Expression&, unsigned));
 Expression cumsum(const Expression& x, unsigned d) { return make_node(k_cumsum, x, d); }
+DYNET_API(cumsum, "cumsum", "cumsum(x, d)", "cumsum(x, d=0)", Expression(const Expression&, unsigned));
 Expression kmax_pooling(const Expression& x, unsigned k, unsigned d) {
   return make_node(k_kmax_pooling, x, KMaxAttr{k, d});
 }
+DYNET_API(kmax_pooling, "kmax_pooling", "kmax_pooling(x, k, d = 1)", "kmax_pooling(x, k, d=1)", Expression(const Expression&, unsigned, unsigned));
 Expression fold_rows(const Expression& x, unsigned nrows) { return make_node(k_fold_rows, x, nrows); }
+DYNET_API(fold_rows, "fold_rows", "fold_rows(x, nrows = 2)", "fold_rows(x, nrows=2)", Expression(const Expression&, unsigned));
 
 }  // namespace dynet

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -759,41 +760,53 @@ const OpId k_strided_select = register_op({.name = "strided_select",
 }  // namespace
 
 Expression pick(const Expression& x, unsigned v, unsigned d) { return pick_node(x, PickAttr{nullptr, nullptr, 1, 0, d}, &v); }
+DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", "pick(e, index=0, dim=0)", Expression(const Expression&, unsigned, unsigned));
 Expression pick(const Expression& x, const unsigned* pv, unsigned d) {
   if (!pv) throw std::invalid_argument("pick: null index pointer");
   return pick_node(x, PickAttr{pv, nullptr, 1, 0, d}, nullptr);
 }
+DYNET_API(pick, "pick", "pick(x, pv: payload, d = 0)", nullptr, Expression(const Expression&, const unsigned*, unsigned));
 Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d) {
   if (v.empty()) throw std::invalid_argument("pick: empty index vector");
   return pick_node(x, PickAttr{nullptr, nullptr, static_cast<uint32_t>(v.size()), 1, d}, v.data());
 }
+DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", "pick_batch(e, indices, dim=0)", Expression(const Expression&, const std::vector<unsigned>&, unsigned));
 Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d) {
   if (!pv) throw std::invalid_argument("pick: null index pointer");
   if (pv->empty()) throw std::invalid_argument("pick: empty index vector");
   return pick_node(x, PickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 1, d}, nullptr);
 }
+DYNET_API(pick, "pick", "pick(x, pv: payload, d = 0)", nullptr, Expression(const Expression&, const std::vector<unsigned>*, unsigned));
 Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d) {
   return make_node(k_pick_range, x, RangeAttr{s, e, d});
 }
+DYNET_API(pick_range, "pick_range", "pick_range(x, s, e, d = 0)", "pick_range(x, s, e, d=0)", Expression(const Expression&, unsigned, unsigned, unsigned));
 Expression pickrange(const Expression& x, unsigned s, unsigned e) { return pick_range(x, s, e, 0); }
+DYNET_API(pickrange, "pick_range", "pickrange(x, s, e)", "pickrange(x, s, e)", Expression(const Expression&, unsigned, unsigned));
 Expression pick_batch_elem(const Expression& x, unsigned v) {
   return pick_batch_node(x, BatchPickAttr{nullptr, nullptr, 1, 0}, &v);
 }
+DYNET_API(pick_batch_elem, "pick_batch_elems", "pick_batch_elem(x, v: payload)", "pick_batch_elem(x, v)", Expression(const Expression&, unsigned));
 Expression pick_batch_elem(const Expression& x, const unsigned* pv) {
   if (!pv) op_error(kPickBatch, "null index pointer");
   return pick_batch_node(x, BatchPickAttr{pv, nullptr, 1, 0}, nullptr);
 }
+DYNET_API(pick_batch_elem, "pick_batch_elems", "pick_batch_elem(x, pv: payload)", nullptr, Expression(const Expression&, const unsigned*));
 Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>& v) {
   return pick_batch_node(x, BatchPickAttr{nullptr, nullptr, static_cast<uint32_t>(v.size()), 0}, v.data());
 }
+DYNET_API(pick_batch_elems, "pick_batch_elems", "pick_batch_elems(x, v: payload)", "pick_batch_elems(x, vs)", Expression(const Expression&, const std::vector<unsigned>&));
 Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>* pv) {
   if (!pv) op_error(kPickBatch, "null index pointer");
   return pick_batch_node(x, BatchPickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 0}, nullptr);
 }
+DYNET_API(pick_batch_elems, "pick_batch_elems", "pick_batch_elems(x, pv: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
 Expression concatenate_to_batch(const std::initializer_list<Expression>& xs) {
   return make_node_n(k_concatenate_to_batch, xs);
 }
+DYNET_API(concatenate_to_batch, "concatenate_to_batch", "concatenate_to_batch(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
 Expression concatenate_to_batch(const std::vector<Expression>& xs) { return make_node_n(k_concatenate_to_batch, xs); }
+DYNET_API(concatenate_to_batch, "concatenate_to_batch", "concatenate_to_batch(xs)", "concatenate_to_batch(xs)", Expression(const std::vector<Expression>&));
 Expression strided_select(const Expression& x, const std::vector<int>& strides, const std::vector<int>& from,
                           const std::vector<int>& to) {
   if (strides.size() > kMaxAxes || from.size() > kMaxAxes || to.size() > kMaxAxes)
@@ -807,15 +820,21 @@ Expression strided_select(const Expression& x, const std::vector<int>& strides, 
   std::copy(to.begin(), to.end(), s.to);
   return make_node(k_strided_select, x, s);
 }
+DYNET_API(strided_select, "strided_select", "strided_select(x, strides, from = {}, to = {})", "strided_select(x, strides, range_from, range_to)", Expression(const Expression&, const std::vector<int>&, const std::vector<int>&, const std::vector<int>&));
 Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d) {
   return make_node_n(k_concatenate, xs, &d, sizeof(d));
 }
+DYNET_API(concatenate, "concatenate", "concatenate(xs, d = 0)", nullptr, Expression(const std::initializer_list<Expression>&, unsigned));
 Expression concatenate(const std::vector<Expression>& xs, unsigned d) {
   return make_node_n(k_concatenate, xs, &d, sizeof(d));
 }
+DYNET_API(concatenate, "concatenate", "concatenate(xs, d = 0)", "concatenate(xs, d=0)", Expression(const std::vector<Expression>&, unsigned));
 Expression concatenate_cols(const std::initializer_list<Expression>& xs) { return concatenate(xs, 1); }
+DYNET_API(concatenate_cols, "concatenate", "concatenate_cols(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
 Expression concatenate_cols(const std::vector<Expression>& xs) { return concatenate(xs, 1); }
+DYNET_API(concatenate_cols, "concatenate", "concatenate_cols(xs)", "concatenate_cols(xs)", Expression(const std::vector<Expression>&));
 Expression reshape(const Expression& x, const Dim& d) { return make_node(k_reshape, x, d); }
+DYNET_API(reshape, "reshape", "reshape(x, d)", "reshape(x, d, batch_size=1)", Expression(const Expression&, const Dim&));
 Expression transpose(const Expression& x, const std::vector<unsigned>& dims) {
   if (dims.size() > DYNET_MAX_TENSOR_DIM)
     op_error("transpose", idx_str(unsigned(dims.size())) + " dims given; at most " +
@@ -825,19 +844,24 @@ Expression transpose(const Expression& x, const std::vector<unsigned>& dims) {
   for (size_t j = 0; j < dims.size(); ++j) t.perm[j] = dims[j];
   return make_node(k_transpose, x, t);
 }
+DYNET_API(transpose, "transpose", "transpose(x, dims = {1, 0})", "transpose(x, dims=[1, 0])", Expression(const Expression&, const std::vector<unsigned>&));
 Expression select_rows(const Expression& x, const std::vector<unsigned>& rows) {
   return select_node(k_select_rows, x, nullptr, &rows);
 }
+DYNET_API(select_rows, "select_rows", "select_rows(x, rows)", "select_rows(x, rs)", Expression(const Expression&, const std::vector<unsigned>&));
 Expression select_rows(const Expression& x, const std::vector<unsigned>* prows) {
   if (!prows) throw std::invalid_argument("select_rows: null index pointer");
   return select_node(k_select_rows, x, prows, nullptr);
 }
+DYNET_API(select_rows, "select_rows", "select_rows(x, prows)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
 Expression select_cols(const Expression& x, const std::vector<unsigned>& cols) {
   return select_node(k_select_cols, x, nullptr, &cols);
 }
+DYNET_API(select_cols, "select_cols", "select_cols(x, cols)", "select_cols(x, cs)", Expression(const Expression&, const std::vector<unsigned>&));
 Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols) {
   if (!pcols) throw std::invalid_argument("select_cols: null index pointer");
   return select_node(k_select_cols, x, pcols, nullptr);
 }
+DYNET_API(select_cols, "select_cols", "select_cols(x, pcols)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
 
 }  // namespace dynet

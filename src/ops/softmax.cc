@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/mem.h"
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -676,20 +677,27 @@ const OpId k_constrained_softmax =
 }  // namespace
 
 Expression softmax(const Expression& x, unsigned d) { return make_node(k_softmax, x, d); }
+DYNET_API(softmax, "softmax", "softmax(x, d = 0)", "softmax(x, d=0)", Expression(const Expression&, unsigned));
 Expression log_softmax(const Expression& x) { return make_node(k_log_softmax, x); }
+DYNET_API(log_softmax, "log_softmax", "log_softmax(x)", "log_softmax(x, restrict=None)", Expression(const Expression&));
 Expression logsumexp(const std::initializer_list<Expression>& xs) { return make_node_n(k_logsumexp, xs); }
+DYNET_API(logsumexp, "logsumexp", "logsumexp(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
 Expression logsumexp(const std::vector<Expression>& xs) { return make_node_n(k_logsumexp, xs); }
+DYNET_API(logsumexp, "logsumexp", "logsumexp(xs)", "logsumexp(xs)", Expression(const std::vector<Expression>&));
 
 Expression log_softmax(const Expression& x, const std::vector<unsigned>& restriction) {
   const RestrictAttr r{static_cast<uint32_t>(restriction.size()), 0};
   const auto blob = attr_with_tail(r, restriction.data(), restriction.size());
   return make_node_n(k_restricted_log_softmax, &x, 1, blob.data(), blob.bytes());
 }
+DYNET_API(log_softmax, "restricted_log_softmax", "log_softmax(x, restriction)", "log_softmax(x, restrict=None)", Expression(const Expression&, const std::vector<unsigned>&));
 Expression sparsemax(const Expression& x) { return make_node(k_sparsemax, x); }
+DYNET_API(sparsemax, "sparsemax", "sparsemax(x)", "sparsemax(x)", Expression(const Expression&));
 Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& target_support) {
   return sparsemax_loss_node(x, SupportAttr{nullptr, static_cast<uint32_t>(target_support.size()), 0},
                              target_support.data());
 }
+DYNET_API(sparsemax_loss, "sparsemax_loss", "sparsemax_loss(x, target_support: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>&));
 Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>* ptarget_support) {
   if (!ptarget_support)
     throw std::invalid_argument(
@@ -697,25 +705,31 @@ Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>* ptar
         "std::vector<unsigned>{0})");
   return sparsemax_loss_node(x, SupportAttr{ptarget_support, 0, 0}, nullptr);
 }
+DYNET_API(sparsemax_loss, "sparsemax_loss", "sparsemax_loss(x, ptarget_support: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
 Expression constrained_softmax(const Expression& x, const Expression& y) {
   return make_node(k_constrained_softmax, x, y);
 }
+DYNET_API(constrained_softmax, "constrained_softmax", "constrained_softmax(x, y)", "constrained_softmax(x, y)", Expression(const Expression&, const Expression&));
 
 Expression pickneglogsoftmax(const Expression& x, unsigned v) {
   return pnls_node(x, PickAttr{nullptr, nullptr, 1, 0}, &v);
 }
+DYNET_API(pickneglogsoftmax, "pickneglogsoftmax", "pickneglogsoftmax(x, v: payload)", "pickneglogsoftmax(x, v)", Expression(const Expression&, unsigned));
 Expression pickneglogsoftmax(const Expression& x, const unsigned* pv) {
   if (!pv) throw std::invalid_argument("pickneglogsoftmax: null index pointer");
   return pnls_node(x, PickAttr{pv, nullptr, 1, 0}, nullptr);
 }
+DYNET_API(pickneglogsoftmax, "pickneglogsoftmax", "pickneglogsoftmax(x, pv: payload)", nullptr, Expression(const Expression&, const unsigned*));
 Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>& v) {
   if (v.empty()) throw std::invalid_argument("pickneglogsoftmax: empty index vector");
   return pnls_node(x, PickAttr{nullptr, nullptr, static_cast<uint32_t>(v.size()), 1}, v.data());
 }
+DYNET_API(pickneglogsoftmax, "pickneglogsoftmax", "pickneglogsoftmax(x, v: payload)", "pickneglogsoftmax_batch(x, vs)", Expression(const Expression&, const std::vector<unsigned>&));
 Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>* pv) {
   if (!pv) throw std::invalid_argument("pickneglogsoftmax: null index pointer");
   if (pv->empty()) throw std::invalid_argument("pickneglogsoftmax: empty index vector");
   return pnls_node(x, PickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 1}, nullptr);
 }
+DYNET_API(pickneglogsoftmax, "pickneglogsoftmax", "pickneglogsoftmax(x, pv: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
 
 }  // namespace dynet

@@ -4,6 +4,7 @@
 
 #include <unsupported/Eigen/SpecialFunctions>  // erf, lgamma, digamma on arrays
 
+#include "ops/api.h"
 #include "ops/common.h"
 
 namespace dynet {
@@ -53,6 +54,7 @@ constexpr float kSeluAlpha = 1.6732632423543772848f;
                                    .samples = FN##_samples});                                                      \
   }                                                                                                                \
   Expression FN(const Expression& x) { return make_node(k_##FN, x); }                                             \
+  DYNET_API(FN, NAME, ops::public_name(#FN "(x)"), ops::public_name(#FN "(x)"), Expression(const Expression&)); \
   namespace {                                                                                                      \
   std::vector<OpSample> FN##_samples() {                                                                           \
     return unary_samples(static_cast<Expression (*)(const Expression&)>(FN), LO, HI, KINK);                       \
@@ -147,7 +149,10 @@ const OpId k_silu = register_op({.name = "silu",
 }  // namespace
 
 Expression elu(const Expression& x, float alpha) { return make_node(k_elu, x, alpha); }
+DYNET_API(elu, "elu", "elu(x, alpha = 1.f)", "elu(x, alpha=1.0)", Expression(const Expression&, float));
 Expression silu(const Expression& x, float beta) { return make_node(k_silu, x, beta); }
+DYNET_API(silu, "silu", "silu(x, beta = 1.f)", "silu(x, beta=1.0)", Expression(const Expression&, float));
 Expression operator-(const Expression& x) { return negate_(x); }
+DYNET_API(operator-, "negate", "operator-(x)", nullptr, Expression(const Expression&));
 
 }  // namespace dynet
