@@ -1,0 +1,356 @@
+"""dynet: DyNet's Python API on a modern C++ engine (`import dynet as dy`).
+
+The op functions (dy.tanh, dy.pickneglogsoftmax, ...) are generated at import from the API entries next
+to each op's C++ definition (src/ops/api.h); the rest of the module is here and in python/src.
+"""
+import os as _os
+import pickle as _pickle
+import sys as _sys
+
+import dynet_config as _dynet_config
+
+from . import _dynet
+from ._dynet import *  # noqa: F401,F403  (the op functions, Expression, trainers, builders, ...)
+from ._dynet import (Expression, Parameters, LookupParameters, ParameterCollection, PyInitializer,
+                     _RNNBuilder)
+
+__version__ = "2.1"
+
+# ---------------------------------------------------------------------------------------------
+# Initialization: dynet_config.set(...) before import, else --dynet-* flags in sys.argv (consumed).
+_initialized = None
+
+
+class DynetParams:
+    """DyNet's settings object: set them, then init() (once per process)."""
+
+    def __init__(self):
+        self.mem, self.random_seed, self.autobatch, self.profiling = "512", 0, 0, 0
+        self.weight_decay, self.shared_parameters, self.requested_gpus, self.gpu_mask = 0.0, False, 0, []
+
+    def from_args(self, shared_parameters=None):
+        args = _sys.argv
+        keep = [args[0]] if args else []
+        i = 1
+        names = {"--dynet-mem": "mem", "--dynet-seed": "random_seed", "--dynet-autobatch": "autobatch",
+                 "--dynet-profiling": "profiling", "--dynet-weight-decay": "weight_decay",
+                 "--dynet-gpus": "requested_gpus", "--dynet-devices": None, "--dynet-gpu-ids": None}
+        while i < len(args):
+            a = args[i]
+            key, value = a, None
+            if "=" in a:
+                key, value = a.split("=", 1)
+            norm = key.replace("_", "-")
+            if norm in ("--dynet-gpu", "--dynet-viz"):
+                i += 1
+                continue
+            if norm in names:
+                if value is None:
+                    if i + 1 >= len(args):
+                        raise ValueError("%s needs a value" % key)
+                    value = args[i + 1]
+                    i += 1
+                attr = names[norm]
+                if attr == "mem":
+                    self.mem = value
+                elif attr == "weight_decay":
+                    self.weight_decay = float(value)
+                elif attr is not None:
+                    setattr(self, attr, int(value))
+                i += 1
+                continue
+            keep.append(a)
+            i += 1
+        _sys.argv[:] = keep
+        if shared_parameters is not None:
+            self.shared_parameters = bool(shared_parameters)
+
+    def from_config(self, conf):
+        self.mem = conf.get("mem", self.mem)
+        self.random_seed = conf.get("seed", self.random_seed)
+        self.autobatch = conf.get("autobatch", self.autobatch)
+        self.profiling = conf.get("profiling", self.profiling)
+        self.weight_decay = conf.get("weight_decay", self.weight_decay)
+        self.shared_parameters = conf.get("shared_params", self.shared_parameters)
+        self.requested_gpus = conf.get("requested_gpus", self.requested_gpus)
+        self.gpu_mask = conf.get("gpu_mask", self.gpu_mask)
+
+    def set_mem(self, mem): self.mem = mem
+    def set_random_seed(self, random_seed): self.random_seed = random_seed
+    def set_autobatch(self, autobatch): self.autobatch = autobatch
+    def set_profiling(self, profiling): self.profiling = profiling
+    def set_weight_decay(self, weight_decay): self.weight_decay = weight_decay
+    def set_shared_parameters(self, shared_parameters): self.shared_parameters = shared_parameters
+    def set_requested_gpus(self, requested_gpus): self.requested_gpus = requested_gpus
+    def set_gpu_mask(self, gpu_mask): self.gpu_mask = list(gpu_mask)
+    def set_cpu_mode(self): self.requested_gpus = 0
+
+    def _key(self):
+        return (str(self.mem), int(self.random_seed), int(self.autobatch), int(self.profiling),
+                float(self.weight_decay))
+
+    def init(self):
+        global _initialized
+        key = self._key()
+        if _initialized is not None:
+            if _initialized != key:
+                raise RuntimeError("dynet is already initialized with other settings (%r); initialize once, "
+                                   "before building models" % (_initialized,))
+            return
+        mem = str(self.mem)
+        _dynet._initialize([], int(self.random_seed), "" if mem == "512" else mem, float(self.weight_decay),
+                           int(self.autobatch), int(self.profiling))
+        _initialized = key
+
+
+def init(shared_parameters=None):
+    """Initializes from sys.argv's --dynet-* flags (DyNet's dy.init)."""
+    p = DynetParams()
+    p.from_args(shared_parameters)
+    p.init()
+
+
+def init_from_params(params):
+    params.init()
+
+
+# ---------------------------------------------------------------------------------------------
+Model = ParameterCollection
+
+
+def _to_dims(dim):
+    if isinstance(dim, int):
+        return [dim]
+    return [int(d) for d in dim]
+
+
+def _initializer(init, scale, mean, std, lookup):
+    import numpy as np
+    if init is None:
+        return None
+    if isinstance(init, PyInitializer):
+        return init
+    if isinstance(init, np.ndarray):
+        return NumpyInitializer(init)
+    if isinstance(init, (int, float)):
+        return ConstInitializer(init)
+    raise TypeError("init must be an initializer or a numpy array")
+
+
+def _add_parameters(self, dim, init=None, name="", device="", scale=1.0, mean=0.0, std=1.0):
+    import numpy as np
+    if isinstance(init, np.ndarray):
+        return self.parameters_from_numpy(init, name=name)
+    return self._add_parameters(_to_dims(dim), _initializer(init, scale, mean, std, False), name)
+
+
+def _add_lookup_parameters(self, dim, init=None, name="", device="", scale=1.0, mean=0.0, std=1.0):
+    import numpy as np
+    if isinstance(init, np.ndarray):
+        return self.lookup_parameters_from_numpy(init, name=name)
+    return self._add_lookup_parameters(_to_dims(dim), _initializer(init, scale, mean, std, True), name)
+
+
+def _parameters_from_numpy(self, array, name="", device=""):
+    return self._add_parameters(list(array.shape), NumpyInitializer(array), name)
+
+
+def _lookup_parameters_from_numpy(self, array, name="", device=""):
+    p = self._add_lookup_parameters(list(array.shape), None, name)
+    p.init_from_array(array)
+    return p
+
+
+ParameterCollection.add_parameters = _add_parameters
+ParameterCollection.add_lookup_parameters = _add_lookup_parameters
+ParameterCollection.parameters_from_numpy = _parameters_from_numpy
+ParameterCollection.lookup_parameters_from_numpy = _lookup_parameters_from_numpy
+ParameterCollection.add_subcollection = lambda self, name=None: self._add_subcollection(name or "")
+ParameterCollection.parameters_list = lambda self: self._parameters_list()
+ParameterCollection.lookup_parameters_list = lambda self: self._lookup_parameters_list()
+ParameterCollection.save = lambda self, fname, name="", append=False: self._save(fname, name, append)
+ParameterCollection.populate = lambda self, fname, key="": self._populate(fname, key)
+ParameterCollection.load_param = lambda self, fname, key: self._load_param(fname, key)
+ParameterCollection.load_lookup_param = lambda self, fname, key: self._load_lookup_param(fname, key)
+Parameters.save = lambda self, fname, key="", append=False: self._save(fname, key, append)
+Parameters.populate = lambda self, fname, key="": self._populate(fname, key)
+LookupParameters.save = lambda self, fname, key="", append=False: self._save(fname, key, append)
+LookupParameters.populate = lambda self, fname, key="": self._populate(fname, key)
+
+
+def parameter(*args):
+    """The expressions of parameters in the current graph (DyNet 2.1 also adds them on first use)."""
+    result = [p.expr(True) for p in args]
+    return result[0] if len(result) == 1 else result
+
+
+def const_parameter(*args):
+    result = [p.expr(False) for p in args]
+    return result[0] if len(result) == 1 else result
+
+
+# ---- initializers ----
+def NormalInitializer(mean=0, var=1): return _dynet._init_normal(mean, var)
+def UniformInitializer(scale): return _dynet._init_uniform(scale)
+def ConstInitializer(c): return _dynet._init_const(c)
+def IdentityInitializer(): return _dynet._init_identity()
+def GlorotInitializer(is_lookup=False, gain=1.0): return _dynet._init_glorot(is_lookup, gain)
+def FromFileInitializer(fname): return _dynet._init_fromfile(fname)
+def NumpyInitializer(array): return _dynet._init_vector(array)
+
+
+# ---------------------------------------------------------------------------------------------
+# RNN states: (builder, state index) pairs over the C++ builder's state machine.
+class RNNState:
+    def __init__(self, builder, state_idx=-1, prev_state=None, out=None):
+        self.builder, self.state_idx, self._prev, self._out = builder, state_idx, prev_state, out
+
+    def add_input(self, x):
+        idx, out = self.builder._add_input(self.state_idx, x)
+        return RNNState(self.builder, idx, self, out)
+
+    def add_inputs(self, xs):
+        states, cur = [], self
+        for x in xs:
+            cur = cur.add_input(x)
+            states.append(cur)
+        return states
+
+    def transduce(self, xs):
+        return [s.output() for s in self.add_inputs(xs)]
+
+    def output(self):
+        return self._out
+
+    def h(self):
+        return self.builder._get_h(self.state_idx)
+
+    def s(self):
+        return self.builder._get_s(self.state_idx)
+
+    def prev(self):
+        return self._prev
+
+    def b(self):
+        return self.builder
+
+    def set_h(self, es=None):
+        idx, out = self.builder._set_h(self.state_idx, list(es or []))
+        return RNNState(self.builder, idx, self, out)
+
+    def set_s(self, es=None):
+        idx, out = self.builder._set_s(self.state_idx, list(es or []))
+        return RNNState(self.builder, idx, self, out)
+
+
+def _initial_state(self, vecs=None, update=True):
+    self._new_graph(update)
+    idx = self._start(list(vecs) if vecs is not None else [])
+    return RNNState(self, idx)
+
+
+_RNNBuilder.initial_state = _initial_state
+_RNNBuilder.initial_state_from_raw_vectors = lambda self, vecs, update=True: _initial_state(
+    self, [inputTensor(v) for v in vecs], update)
+_RNNBuilder.param_collection = lambda self: getattr(self, "_pc", None)
+LSTMBuilder = VanillaLSTMBuilder
+
+
+class BiRNNBuilder:
+    """Stacked bidirectional RNNs over any builder class (DyNet's pure-Python BiRNNBuilder)."""
+
+    def __init__(self, num_layers, input_dim, hidden_dim, model, rnn_builder_factory, builder_layers=None):
+        assert num_layers > 0 and hidden_dim % 2 == 0
+        self.builder_layers = []
+        if builder_layers is None:
+            f = rnn_builder_factory(1, input_dim, hidden_dim // 2, model)
+            b = rnn_builder_factory(1, input_dim, hidden_dim // 2, model)
+            self.builder_layers.append((f, b))
+            for _ in range(num_layers - 1):
+                f = rnn_builder_factory(1, hidden_dim, hidden_dim // 2, model)
+                b = rnn_builder_factory(1, hidden_dim, hidden_dim // 2, model)
+                self.builder_layers.append((f, b))
+        else:
+            self.builder_layers = builder_layers
+
+    def whoami(self):
+        return "BiRNNBuilder"
+
+    def set_dropout(self, p):
+        for fb, bb in self.builder_layers:
+            fb.set_dropout(p)
+            bb.set_dropout(p)
+
+    def disable_dropout(self):
+        for fb, bb in self.builder_layers:
+            fb.disable_dropout()
+            bb.disable_dropout()
+
+    def add_inputs(self, es):
+        for fb, bb in self.builder_layers[:-1]:
+            fs = fb.initial_state().transduce(es)
+            bs = bb.initial_state().transduce(reversed(es))
+            es = [concatenate([f, b]) for f, b in zip(fs, reversed(bs))]
+        fb, bb = self.builder_layers[-1]
+        fs = fb.initial_state().add_inputs(es)
+        bs = bb.initial_state().add_inputs(reversed(es))
+        return [(f, b) for f, b in zip(fs, reversed(bs))]
+
+    def transduce(self, es):
+        for fb, bb in self.builder_layers:
+            fs = fb.initial_state().transduce(es)
+            bs = bb.initial_state().transduce(list(reversed(es)))
+            es = [concatenate([f, b]) for f, b in zip(fs, reversed(bs))]
+        return es
+
+
+# ---------------------------------------------------------------------------------------------
+# Model files: DyNet's basename.data (text records) + basename.meta (a sequence of pickles).
+def save(basename, objects):
+    data, meta = basename + ".data", basename + ".meta"
+    if _os.path.exists(data):
+        _os.remove(data)
+    with open(meta, "wb") as mf:
+        for obj in objects:
+            if isinstance(obj, Parameters):
+                obj.save(data, append=True)
+                _pickle.dump(("Parameters", obj.name()), mf)
+            elif isinstance(obj, LookupParameters):
+                obj.save(data, append=True)
+                _pickle.dump(("LookupParameters", obj.name()), mf)
+            else:
+                raise TypeError("dy.save: cannot save %r (Parameters and LookupParameters only)" % (obj,))
+
+
+def load_generator(basename, params):
+    data, meta = basename + ".data", basename + ".meta"
+    with open(meta, "rb") as mf:
+        while True:
+            try:
+                kind, name = _pickle.load(mf)[:2]
+            except EOFError:
+                return
+            if kind == "Parameters":
+                yield params.load_param(data, name)
+            elif kind == "LookupParameters":
+                yield params.load_lookup_param(data, name)
+            else:
+                raise ValueError("dy.load: this file holds a %s, which this module cannot load yet" % kind)
+
+
+def load(basename, params):
+    return list(load_generator(basename, params))
+
+
+# ---------------------------------------------------------------------------------------------
+def _init_at_import():
+    conf = _dynet_config.get()
+    p = DynetParams()
+    if conf is None:
+        p.from_args()
+    else:
+        p.from_config(conf)
+    p.init()
+
+
+_init_at_import()

@@ -1,0 +1,238 @@
+// The Expression type, the current graph, and the mapping of C++ exceptions to Python ones.
+#include <map>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <vector>
+
+#include "ext.h"
+
+namespace dynet::py {
+
+// ---------------------------------------------------------------------------------------------
+// Graphs. The global graph lives as long as the module; a thread's `with` blocks stack over it.
+namespace {
+thread_local std::vector<ComputationGraph*> t_graph_stack;
+ComputationGraph* g_global = nullptr;
+uint64_t g_version = 0;
+std::mutex g_storage_mutex;
+std::map<ComputationGraph*, std::vector<std::shared_ptr<void>>> g_storage;
+}  // namespace
+
+ComputationGraph& global_graph() {
+  if (!g_global) g_global = new ComputationGraph();  // never freed: expressions may outlive the module
+  return *g_global;
+}
+uint64_t& global_graph_version() { return g_version; }
+ComputationGraph& current_graph() { return t_graph_stack.empty() ? global_graph() : *t_graph_stack.back(); }
+void push_graph(ComputationGraph* g) { t_graph_stack.push_back(g); }
+void pop_graph(ComputationGraph* g) {
+  for (size_t k = t_graph_stack.size(); k-- > 0;)
+    if (t_graph_stack[k] == g) {
+      t_graph_stack.erase(t_graph_stack.begin() + k);
+      return;
+    }
+}
+void keep_alive_for_graph(ComputationGraph& g, std::shared_ptr<void> storage) {
+  std::lock_guard<std::mutex> lock(g_storage_mutex);
+  g_storage[&g].push_back(std::move(storage));
+}
+void release_graph_storage(ComputationGraph& g) {
+  std::vector<std::shared_ptr<void>> old;
+  std::lock_guard<std::mutex> lock(g_storage_mutex);
+  auto it = g_storage.find(&g);
+  if (it != g_storage.end()) {
+    old.swap(it->second);
+    g_storage.erase(it);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors: the same message, as ValueError (std::invalid_argument/domain_error), IndexError
+// (std::out_of_range) or RuntimeError (everything else).
+void raise_from_cpp() {
+  try {
+    throw;
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const std::out_of_range& e) {
+    PyErr_SetString(PyExc_IndexError, e.what());
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::domain_error& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expression objects. A free list keeps allocation off the hot path (one object per op call).
+PyTypeObject* ExprType = nullptr;
+namespace {
+constexpr int kFreeListMax = 4096;
+PyExpr* g_free_list[kFreeListMax];
+int g_free_count = 0;
+
+void expr_dealloc(PyObject* self) {
+  PyExpr* p = reinterpret_cast<PyExpr*>(self);
+  delete p->storage;
+  p->storage = nullptr;
+  if (Py_TYPE(self) == ExprType && g_free_count < kFreeListMax) {
+    g_free_list[g_free_count++] = p;
+    return;
+  }
+  PyTypeObject* tp = Py_TYPE(self);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+}  // namespace
+
+PyObject* wrap(const Expression& e) {
+  PyExpr* p;
+  if (g_free_count > 0) {
+    p = g_free_list[--g_free_count];  // still holds its reference to the (heap) type
+    Py_SET_REFCNT(reinterpret_cast<PyObject*>(p), 1);
+  } else {
+    p = PyObject_New(PyExpr, ExprType);
+    if (!p) return nullptr;
+  }
+  p->e = e;
+  p->storage = nullptr;
+  p->kind = 0;
+  return reinterpret_cast<PyObject*>(p);
+}
+
+bool to_expr(PyObject* o, Expression& out) {
+  if (Py_TYPE(o) == ExprType || PyObject_TypeCheck(o, ExprType)) {
+    out = reinterpret_cast<PyExpr*>(o)->e;
+    return true;
+  }
+  return param_to_expr(o, out);
+}
+
+namespace {
+// ---- number protocol: the hot path of graph construction ----
+bool as_float(PyObject* o, float& v) {
+  if (PyFloat_CheckExact(o)) {
+    v = static_cast<float>(PyFloat_AS_DOUBLE(o));
+    return true;
+  }
+  if (PyLong_Check(o) || PyFloat_Check(o) || PyIndex_Check(o)) {
+    const double d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    v = static_cast<float>(d);
+    return true;
+  }
+  return false;
+}
+
+template <class F>
+PyObject* guarded(F&& f) {
+  try {
+    return wrap(f());
+  } catch (...) {
+    raise_from_cpp();
+    return nullptr;
+  }
+}
+
+PyObject* nb_add(PyObject* a, PyObject* b) {
+  Expression x, y;
+  float c;
+  if (to_expr(a, x)) {
+    if (to_expr(b, y)) return guarded([&] { return x + y; });
+    if (as_float(b, c)) return guarded([&] { return x + c; });
+  } else if (to_expr(b, y) && as_float(a, c)) {
+    return guarded([&] { return c + y; });
+  }
+  if (PyErr_Occurred()) return nullptr;
+  Py_RETURN_NOTIMPLEMENTED;
+}
+PyObject* nb_sub(PyObject* a, PyObject* b) {
+  Expression x, y;
+  float c;
+  if (to_expr(a, x)) {
+    if (to_expr(b, y)) return guarded([&] { return x - y; });
+    if (as_float(b, c)) return guarded([&] { return x - c; });
+  } else if (to_expr(b, y) && as_float(a, c)) {
+    return guarded([&] { return c - y; });
+  }
+  if (PyErr_Occurred()) return nullptr;
+  Py_RETURN_NOTIMPLEMENTED;
+}
+PyObject* nb_mul(PyObject* a, PyObject* b) {
+  Expression x, y;
+  float c;
+  if (to_expr(a, x)) {
+    if (to_expr(b, y)) return guarded([&] { return x * y; });
+    if (as_float(b, c)) return guarded([&] { return x * c; });
+  } else if (to_expr(b, y) && as_float(a, c)) {
+    return guarded([&] { return y * c; });
+  }
+  if (PyErr_Occurred()) return nullptr;
+  Py_RETURN_NOTIMPLEMENTED;
+}
+// DyNet's Python `/` takes an expression and a number (Expression / Expression raises there).
+PyObject* nb_div(PyObject* a, PyObject* b) {
+  Expression x, y;
+  float c;
+  if (to_expr(a, x)) {
+    if (as_float(b, c)) return guarded([&] { return x / c; });
+    if (to_expr(b, y)) return guarded([&] { return cdiv(x, y); });
+  } else if (to_expr(b, y) && as_float(a, c)) {
+    return guarded([&] { return c * pow(y, constant(*y.pg, Dim({1}), -1.f)); });
+  }
+  if (PyErr_Occurred()) return nullptr;
+  Py_RETURN_NOTIMPLEMENTED;
+}
+PyObject* nb_neg(PyObject* a) {
+  Expression x;
+  if (!to_expr(a, x)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "expected an Expression");
+    return nullptr;
+  }
+  return guarded([&] { return -x; });
+}
+PyObject* nb_pow(PyObject* a, PyObject* b, PyObject* mod) {
+  Expression x, y;
+  float c;
+  if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
+  if (to_expr(a, x)) {
+    if (to_expr(b, y)) return guarded([&] { return pow(x, y); });
+    if (as_float(b, c)) return guarded([&] { return pow(x, constant(*x.pg, Dim({1}), c)); });
+  } else if (to_expr(b, y) && as_float(a, c)) {
+    return guarded([&] { return pow(constant(*y.pg, Dim({1}), c), y); });
+  }
+  if (PyErr_Occurred()) return nullptr;
+  Py_RETURN_NOTIMPLEMENTED;
+}
+}  // namespace
+
+void init_expression(nb::module_& m) {
+  static PyType_Slot slots[] = {
+      {Py_tp_dealloc, reinterpret_cast<void*>(expr_dealloc)},
+      {Py_tp_doc, const_cast<char*>("A node of a computation graph (DyNet's Expression).")},
+      {Py_nb_add, reinterpret_cast<void*>(nb_add)},
+      {Py_nb_subtract, reinterpret_cast<void*>(nb_sub)},
+      {Py_nb_multiply, reinterpret_cast<void*>(nb_mul)},
+      {Py_nb_true_divide, reinterpret_cast<void*>(nb_div)},
+      {Py_nb_negative, reinterpret_cast<void*>(nb_neg)},
+      {Py_nb_power, reinterpret_cast<void*>(nb_pow)},
+      {0, nullptr}};
+  static PyType_Spec spec = {"dynet._dynet.Expression", sizeof(PyExpr), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+                             slots};
+  PyObject* type = PyType_FromSpec(&spec);
+  if (!type) throw nb::python_error();
+  ExprType = reinterpret_cast<PyTypeObject*>(type);
+  m.attr("Expression") = nb::handle(type);
+}
+
+}  // namespace dynet::py

@@ -1,0 +1,418 @@
+// The op functions of `dynet`, built at import from the API entries (src/ops/api.h): no list of ops here.
+// Each Python name becomes one callable object (type dynet._dynet.op) holding the entries (overloads) that
+// carry that name. A call converts the arguments by the entry's parameter types, tries the overloads in
+// registration order, and calls the C++ function through the entry's invoker. Its __nb_signature__ (read
+// by nanobind's stubgen) is written from the same entries, so the stubs show the same names and defaults.
+#include <algorithm>
+#include <cstring>
+#include <structmember.h>
+#include <memory>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ext.h"
+#include "ops/api.h"
+
+namespace dynet::py {
+namespace {
+
+Device* device_from(PyObject* o) {
+  if (o == Py_None) return nullptr;
+  if (!PyUnicode_Check(o)) throw std::invalid_argument("device: expected a string such as 'CPU'");
+  const char* s = PyUnicode_AsUTF8(o);
+  if (!s) throw nb::python_error();
+  if (*s == 0) return nullptr;
+  return get_device_manager_device(s);
+}
+
+// One Python parameter of an entry.
+struct PyParam {
+  std::string name;
+  nb::object def;       // default (or, for a Python-only parameter, the value that selects the entry)
+  int cpp = -1;         // the C++ parameter it converts to; -1: Python-only, -2: batch_size
+};
+
+struct Overload {
+  const ApiFn* fn;
+  std::vector<PyParam> params;
+  std::vector<ApiParamSpec> cpp;  // C++ parameter names and defaults (empty for Python-only adapters)
+  int dim_param = -1;             // the Dim parameter batch_size applies to
+};
+
+// Storage for one converted argument; the largest alternative decides the size.
+struct Slot {
+  alignas(16) unsigned char buf[sizeof(std::vector<std::vector<unsigned>>) > sizeof(Dim)
+                                    ? sizeof(std::vector<std::vector<unsigned>>) + sizeof(Dim)
+                                    : sizeof(Dim) + 16];
+  void (*destroy)(void*) = nullptr;
+  template <class T, class... A>
+  T* make(A&&... a) {
+    T* p = new (buf) T(std::forward<A>(a)...);
+    if constexpr (!std::is_trivially_destructible_v<T>) destroy = [](void* q) { static_cast<T*>(q)->~T(); };
+    return p;
+  }
+  ~Slot() {
+    if (destroy) destroy(buf);
+  }
+};
+static_assert(sizeof(Dim) + 16 <= sizeof(Slot::buf));
+
+// "Mismatch": the argument does not fit this overload (try the next); other exceptions are errors.
+struct Mismatch {};
+
+long long to_int(PyObject* o) {
+  if (PyBool_Check(o) || !PyIndex_Check(o)) throw Mismatch{};
+  const long long v = PyLong_AsLongLong(o);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
+}
+unsigned to_unsigned(PyObject* o, const char* what) {
+  const long long v = to_int(o);
+  if (v < 0 || v > 0xffffffffLL)
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(v) + " is not a valid unsigned index");
+  return static_cast<unsigned>(v);
+}
+float to_float(PyObject* o) {
+  if (PyFloat_Check(o)) return static_cast<float>(PyFloat_AS_DOUBLE(o));
+  if (PyBool_Check(o) || !(PyLong_Check(o) || PyIndex_Check(o) || PyNumber_Check(o))) throw Mismatch{};
+  const double d = PyFloat_AsDouble(o);
+  if (d == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw Mismatch{};
+  }
+  return static_cast<float>(d);
+}
+// A sequence (list, tuple, numpy array, range) as a fast sequence; strings and Expressions are not.
+nb::object as_sequence(PyObject* o) {
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || Py_TYPE(o) == ExprType || !PySequence_Check(o)) throw Mismatch{};
+  PyObject* s = PySequence_Fast(o, "expected a sequence");
+  if (!s) {
+    PyErr_Clear();
+    throw Mismatch{};
+  }
+  return nb::steal(s);
+}
+template <class T, class F>
+std::vector<T> to_vector(PyObject* o, F&& one) {
+  nb::object s = as_sequence(o);
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(s.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(s.ptr());
+  std::vector<T> v;
+  v.reserve(n);
+  for (Py_ssize_t k = 0; k < n; ++k) v.push_back(one(items[k]));
+  return v;
+}
+
+Dim to_dim(PyObject* o, const char* what) {
+  if (PyIndex_Check(o) && !PyBool_Check(o)) return Dim({to_unsigned(o, what)});
+  std::vector<unsigned> d = to_vector<unsigned>(o, [&](PyObject* x) { return to_unsigned(x, what); });
+  if (d.size() > DYNET_MAX_TENSOR_DIM)
+    throw std::invalid_argument(std::string(what) + ": at most " + std::to_string(DYNET_MAX_TENSOR_DIM) + " dims");
+  Dim r;
+  r.nd = static_cast<unsigned>(d.size());
+  for (unsigned k = 0; k < r.nd; ++k) r.d[k] = d[k];
+  return r;
+}
+
+GradientMode to_gradient_mode(PyObject* o) {
+  if (!PyUnicode_Check(o)) throw Mismatch{};
+  const std::string s = PyUnicode_AsUTF8(o);
+  if (s == "zero_gradient") return zero_gradient;
+  if (s == "straight_through_gradient") return straight_through_gradient;
+  throw std::invalid_argument("gradient_mode must be 'zero_gradient' or 'straight_through_gradient', not '" + s + "'");
+}
+
+// C++ default (for a C++ parameter the Python spec leaves out): the few literal forms expr.h uses.
+void cpp_default(Slot& slot, ApiType t, const std::string& def, void*& out) {
+  switch (t) {
+    case ApiType::Device: out = slot.make<Device*>(nullptr); return;
+    case ApiType::Real: out = slot.make<float>(std::stof(def)); return;
+    case ApiType::Unsigned: out = slot.make<unsigned>(static_cast<unsigned>(std::stoul(def))); return;
+    case ApiType::Int: out = slot.make<int>(std::stoi(def)); return;
+    case ApiType::Bool: out = slot.make<bool>(def == "true"); return;
+    case ApiType::GradMode: out = slot.make<GradientMode>(def == "zero_gradient" ? zero_gradient : straight_through_gradient); return;
+    default: throw std::logic_error("no Python value for a C++ default of type " + std::string(api_cpp_type(t)));
+  }
+}
+
+// Converts o into slot as type t; throws Mismatch when it cannot be that type.
+void* convert(Slot& slot, ApiType t, PyObject* o, const char* what) {
+  switch (t) {
+    case ApiType::Expr: {
+      Expression* e = slot.make<Expression>();
+      if (!to_expr(o, *e)) {
+        if (PyErr_Occurred()) throw nb::python_error();
+        throw Mismatch{};
+      }
+      return e;
+    }
+    case ApiType::ExprList: {
+      if (Py_TYPE(o) == ExprType) throw Mismatch{};
+      return slot.make<std::vector<Expression>>(to_vector<Expression>(o, [](PyObject* x) {
+        Expression e;
+        if (!to_expr(x, e)) {
+          if (PyErr_Occurred()) throw nb::python_error();
+          throw Mismatch{};
+        }
+        return e;
+      }));
+    }
+    case ApiType::Real: return slot.make<float>(to_float(o));
+    case ApiType::Unsigned: return slot.make<unsigned>(to_unsigned(o, what));
+    case ApiType::Int: return slot.make<int>(static_cast<int>(to_int(o)));
+    case ApiType::Bool:
+      if (!PyBool_Check(o) && !PyLong_Check(o)) throw Mismatch{};
+      return slot.make<bool>(PyObject_IsTrue(o) == 1);
+    case ApiType::Dim: return slot.make<Dim>(to_dim(o, what));
+    case ApiType::RealVec: return slot.make<std::vector<float>>(to_vector<float>(o, to_float));
+    case ApiType::UnsignedVec:
+      return slot.make<std::vector<unsigned>>(to_vector<unsigned>(o, [&](PyObject* x) { return to_unsigned(x, what); }));
+    case ApiType::IntVec:
+      return slot.make<std::vector<int>>(to_vector<int>(o, [](PyObject* x) { return static_cast<int>(to_int(x)); }));
+    case ApiType::UnsignedVecVec:
+      return slot.make<std::vector<std::vector<unsigned>>>(to_vector<std::vector<unsigned>>(o, [&](PyObject* x) {
+        return to_vector<unsigned>(x, [&](PyObject* y) { return to_unsigned(y, what); });
+      }));
+    case ApiType::GradMode: return slot.make<GradientMode>(to_gradient_mode(o));
+    case ApiType::Device: return slot.make<Device*>(device_from(o));
+    case ApiType::Graph: return &current_graph();
+    default: throw Mismatch{};  // Parameter/LookupParameter and pointer forms: bound by module.cc's classes
+  }
+}
+
+bool equal(PyObject* a, PyObject* b) {
+  if (a == b) return true;
+  const int r = PyObject_RichCompareBool(a, b, Py_EQ);
+  if (r < 0) PyErr_Clear();
+  return r == 1;
+}
+
+// ---- the callable type ----
+struct PyOp {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  std::vector<Overload>* overloads;
+  PyObject* name;
+  PyObject* signature;  // __nb_signature__
+  PyObject* doc;
+  PyObject* impl;  // custom entries ("@name"): the module's own function, called with the arguments as given
+};
+
+PyObject* call_overload(const Overload& ov, PyObject* const* args, size_t nargs, PyObject* kwnames) {
+  const size_t np = ov.params.size();
+  PyObject* given[16] = {};
+  if (nargs > np) throw Mismatch{};
+  for (size_t k = 0; k < nargs; ++k) given[k] = args[k];
+  if (kwnames) {
+    const Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < nk; ++k) {
+      const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+      size_t j = 0;
+      while (j < np && ov.params[j].name != key) ++j;
+      if (j == np || given[j]) throw Mismatch{};
+      given[j] = args[nargs + k];
+    }
+  }
+  Slot slots[16];
+  void* ptrs[16] = {};
+  PyObject* batch_size = nullptr;
+  for (size_t k = 0; k < np; ++k) {
+    const PyParam& p = ov.params[k];
+    PyObject* v = given[k] ? given[k] : p.def.ptr();
+    if (!v) throw Mismatch{};  // a required argument is missing
+    if (p.cpp == -2) {
+      batch_size = v;
+    } else if (p.cpp == -1) {
+      if (!equal(v, p.def.ptr())) throw Mismatch{};
+    } else {
+      ptrs[p.cpp] = convert(slots[p.cpp], ov.fn->types[p.cpp], v, p.name.c_str());
+    }
+  }
+  for (unsigned k = 0; k < ov.fn->ntypes; ++k) {
+    if (ptrs[k]) continue;
+    if (ov.fn->types[k] == ApiType::Graph)
+      ptrs[k] = &current_graph();
+    else
+      cpp_default(slots[k], ov.fn->types[k], ov.cpp.at(k).def, ptrs[k]);
+  }
+  if (batch_size && ov.dim_param >= 0) static_cast<Dim*>(ptrs[ov.dim_param])->bd = to_unsigned(batch_size, "batch_size");
+  return wrap(ov.fn->invoke(ov.fn->fn, ptrs));
+}
+
+PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  PyOp* op = reinterpret_cast<PyOp*>(self);
+  if (op->impl) return PyObject_Vectorcall(op->impl, args, nargsf, kwnames);
+  const size_t nargs = PyVectorcall_NARGS(nargsf);
+  try {
+    for (const Overload& ov : *op->overloads) {
+      try {
+        return call_overload(ov, args, nargs, kwnames);
+      } catch (const Mismatch&) {
+      }
+    }
+  } catch (...) {
+    raise_from_cpp();
+    return nullptr;
+  }
+  // No overload fits: say what was expected.
+  std::string got;
+  for (size_t k = 0; k < nargs; ++k) got += std::string(k ? ", " : "") + Py_TYPE(args[k])->tp_name;
+  if (kwnames)
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k)
+      got += std::string(got.empty() ? "" : ", ") + PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k)) + "=" +
+             Py_TYPE(args[nargs + k])->tp_name;
+  PyErr_Format(PyExc_TypeError, "%U(): incompatible arguments (%s); expected:\n%U", op->name, got.c_str(), op->signature);
+  return nullptr;
+}
+
+void op_dealloc(PyObject* self) {
+  PyOp* op = reinterpret_cast<PyOp*>(self);
+  delete op->overloads;
+  Py_XDECREF(op->name);
+  Py_XDECREF(op->signature);
+  Py_XDECREF(op->doc);
+  Py_XDECREF(op->impl);
+  PyTypeObject* tp = Py_TYPE(self);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+PyObject* op_get_signature(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<PyOp*>(self)->signature); }
+PyObject* op_get_name(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<PyOp*>(self)->name); }
+PyObject* op_get_doc(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<PyOp*>(self)->doc); }
+PyObject* op_get_module(PyObject*, void*) { return PyUnicode_FromString("dynet"); }
+PyObject* op_repr(PyObject* self) { return PyUnicode_FromFormat("<dynet op %U>", reinterpret_cast<PyOp*>(self)->name); }
+
+PyGetSetDef g_op_getset[] = {
+    {"__nb_signature__", op_get_signature, nullptr, nullptr, nullptr},
+    {"__name__", op_get_name, nullptr, nullptr, nullptr},
+    {"__qualname__", op_get_name, nullptr, nullptr, nullptr},
+    {"__doc__", op_get_doc, nullptr, nullptr, nullptr},
+    {"__module__", op_get_module, nullptr, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyTypeObject* op_type() {
+  static PyTypeObject* type = [] {
+    static PyMemberDef members[] = {
+        {"__vectorcalloffset__", T_PYSSIZET, static_cast<Py_ssize_t>(offsetof(PyOp, vectorcall)), READONLY, nullptr},
+        {nullptr, 0, 0, 0, nullptr}};
+    static PyType_Slot slots[] = {{Py_tp_dealloc, reinterpret_cast<void*>(op_dealloc)},
+                                  {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+                                  {Py_tp_getset, g_op_getset},
+                                  {Py_tp_members, members},
+                                  {Py_tp_repr, reinterpret_cast<void*>(op_repr)},
+                                  {0, nullptr}};
+    static PyType_Spec spec = {"dynet._dynet.op", sizeof(PyOp), 0,
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, slots};
+    PyObject* t = PyType_FromSpec(&spec);
+    if (!t) throw nb::python_error();
+    return reinterpret_cast<PyTypeObject*>(t);
+  }();
+  return type;
+}
+
+// The Python type shown in stubs for a parameter type.
+const char* py_type(ApiType t) {
+  switch (t) {
+    case ApiType::Expr: return "Expression";
+    case ApiType::ExprList: return "collections.abc.Sequence[Expression]";
+    case ApiType::Real: return "float";
+    case ApiType::Unsigned:
+    case ApiType::Int: return "int";
+    case ApiType::Bool: return "bool";
+    case ApiType::Dim: return "int | collections.abc.Sequence[int]";
+    case ApiType::RealVec: return "collections.abc.Sequence[float]";
+    case ApiType::UnsignedVec:
+    case ApiType::IntVec: return "collections.abc.Sequence[int]";
+    case ApiType::UnsignedVecVec: return "collections.abc.Sequence[collections.abc.Sequence[int]]";
+    case ApiType::GradMode: return "str";
+    case ApiType::Device: return "str";
+    case ApiType::Param: return "Parameters";
+    case ApiType::LookupParam: return "LookupParameters";
+    default: return "object";
+  }
+}
+
+// `def name(a: T, b: T = default) -> Expression: ...` for one overload (custom entries: untyped).
+std::string stub_line(const std::string& name, const Overload& ov, const ApiSpec& spec, PyObject* repr_of) {
+  std::string s = "def " + name + "(";
+  for (size_t k = 0; k < ov.params.size(); ++k) {
+    const PyParam& p = ov.params[k];
+    if (k) s += ", ";
+    s += p.name;
+    if (!spec.custom) {
+      if (p.cpp >= 0) s += std::string(": ") + py_type(ov.fn->types[p.cpp]);
+      else if (p.cpp == -2) s += ": int";
+    }
+    if (p.def) s += " = " + spec.params[k].def;
+  }
+  (void)repr_of;
+  return s + ") -> Expression: ...";
+}
+
+}  // namespace
+
+// Registered by name in module.cc: Python functions whose arguments the module converts itself ("@name").
+std::unordered_map<std::string, nb::object>& custom_ops();
+
+void init_ops(nb::module_& m) {
+  nb::object literal_eval = nb::module_::import_("ast").attr("literal_eval");
+  std::vector<std::string> order;
+  std::unordered_map<std::string, std::vector<Overload>> by_name;
+  std::unordered_map<std::string, std::vector<std::string>> stubs;
+  for (const ApiFn& f : api_registry()) {
+    if (!f.py) continue;
+    const ApiSpec spec = parse_api_spec(f.py);
+    Overload ov{&f, {}, f.cpp ? parse_api_spec(f.cpp).params : std::vector<ApiParamSpec>(f.ntypes), -1};
+    std::vector<int> explicit_params;
+    for (unsigned k = 0; k < f.ntypes; ++k) {
+      if (f.types[k] == ApiType::Dim) ov.dim_param = static_cast<int>(k);
+      if (f.types[k] != ApiType::Graph) explicit_params.push_back(static_cast<int>(k));
+    }
+    size_t next = 0;
+    for (const ApiParamSpec& p : spec.params) {
+      PyParam pp{p.name, p.def.empty() ? nb::object() : literal_eval(nb::str(p.def.c_str())), -1};
+      if (p.name == "batch_size")
+        pp.cpp = -2;
+      else if (next < explicit_params.size())
+        pp.cpp = explicit_params[next++];
+      ov.params.push_back(std::move(pp));
+    }
+    if (by_name.find(spec.name) == by_name.end()) order.push_back(spec.name);
+    stubs[spec.name].push_back(stub_line(spec.name, ov, spec, nullptr));
+    if (!spec.custom) by_name[spec.name].push_back(std::move(ov));
+    else by_name[spec.name];  // the module's own function; its signature still comes from here
+  }
+  for (const std::string& name : order) {
+    std::vector<std::string> lines = stubs[name];
+    std::string sig;
+    // Overloads with one Python signature (e.g. log_softmax's two C++ functions) show it once.
+    std::vector<std::string> unique;
+    for (const std::string& l : lines)
+      if (std::find(unique.begin(), unique.end(), l) == unique.end()) unique.push_back(l);
+    for (size_t k = 0; k < unique.size(); ++k)
+      sig += (unique.size() > 1 ? "@typing.overload\n" : "") + unique[k] + (k + 1 < unique.size() ? "\n" : "");
+    auto& overloads = by_name[name];
+    PyObject* impl = nullptr;
+    if (overloads.empty()) {
+      auto it = custom_ops().find(name);
+      if (it == custom_ops().end()) throw std::logic_error("dynet: no Python binding for the custom entry " + name);
+      impl = it->second.inc_ref().ptr();
+    }
+    PyOp* op = PyObject_New(PyOp, op_type());
+    if (!op) throw nb::python_error();
+    op->vectorcall = op_vectorcall;
+    op->overloads = new std::vector<Overload>(std::move(overloads));
+    op->name = PyUnicode_FromString(name.c_str());
+    op->signature = PyUnicode_FromString(sig.c_str());
+    const char* opname = op->overloads->empty() ? nullptr : op->overloads->front().fn->op;
+    const std::string doc = opname ? std::string(op_def(op_id(opname)).doc ? op_def(op_id(opname)).doc : "") : "";
+    op->doc = PyUnicode_FromString(doc.c_str());
+    op->impl = impl;
+    m.attr(name.c_str()) = nb::steal(reinterpret_cast<PyObject*>(op));
+  }
+}
+
+}  // namespace dynet::py
