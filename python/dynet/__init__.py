@@ -11,8 +11,7 @@ import dynet_config as _dynet_config
 
 from . import _dynet
 from ._dynet import *  # noqa: F401,F403  (the op functions, Expression, trainers, builders, ...)
-from ._dynet import (Expression, Parameters, LookupParameters, ParameterCollection, PyInitializer,
-                     _RNNBuilder)
+from ._dynet import Expression, Parameters, LookupParameters, PyInitializer
 
 __version__ = "2.1"
 
@@ -115,9 +114,6 @@ def init_from_params(params):
 
 
 # ---------------------------------------------------------------------------------------------
-Model = ParameterCollection
-
-
 def _to_dims(dim):
     if isinstance(dim, int):
         return [dim]
@@ -146,6 +142,9 @@ def _add_parameters(self, dim, init=None, name="", device="", scale=1.0, mean=0.
 
 def _add_lookup_parameters(self, dim, init=None, name="", device="", scale=1.0, mean=0.0, std=1.0):
     import numpy as np
+    if getattr(init, "_from_numpy", False):
+        raise ValueError("Do not use NumpyInitializer with add_lookup_parameters, use lookup_parameters_from_numpy "
+                         "instead")
     if isinstance(init, np.ndarray):
         return self.lookup_parameters_from_numpy(init, name=name)
     return self._add_lookup_parameters(_to_dims(dim), _initializer(init, scale, mean, std, True), name)
@@ -161,21 +160,44 @@ def _lookup_parameters_from_numpy(self, array, name="", device=""):
     return p
 
 
-ParameterCollection.add_parameters = _add_parameters
-ParameterCollection.add_lookup_parameters = _add_lookup_parameters
-ParameterCollection.parameters_from_numpy = _parameters_from_numpy
-ParameterCollection.lookup_parameters_from_numpy = _lookup_parameters_from_numpy
-ParameterCollection.add_subcollection = lambda self, name=None: self._add_subcollection(name or "")
-ParameterCollection.parameters_list = lambda self: self._parameters_list()
-ParameterCollection.lookup_parameters_list = lambda self: self._lookup_parameters_list()
-ParameterCollection.save = lambda self, fname, name="", append=False: self._save(fname, name, append)
-ParameterCollection.populate = lambda self, fname, key="": self._populate(fname, key)
-ParameterCollection.load_param = lambda self, fname, key: self._load_param(fname, key)
-ParameterCollection.load_lookup_param = lambda self, fname, key: self._load_lookup_param(fname, key)
-Parameters.save = lambda self, fname, key="", append=False: self._save(fname, key, append)
-Parameters.populate = lambda self, fname, key="": self._populate(fname, key)
-LookupParameters.save = lambda self, fname, key="", append=False: self._save(fname, key, append)
-LookupParameters.populate = lambda self, fname, key="": self._populate(fname, key)
+class ParameterCollection(_dynet.ParameterCollection):
+    """Holds Parameters and LookupParameters (alias: Model); nested collections name their parameters
+    /outer/inner/name, as in DyNet's model files."""
+    __slots__ = ()
+
+    add_parameters = _add_parameters
+    add_lookup_parameters = _add_lookup_parameters
+    parameters_from_numpy = _parameters_from_numpy
+    lookup_parameters_from_numpy = _lookup_parameters_from_numpy
+
+    def add_subcollection(self, name=None):
+        sub = self._add_subcollection(name or "")
+        sub.__class__ = ParameterCollection
+        return sub
+
+    def parameters_list(self):
+        return self._parameters_list()
+
+    def lookup_parameters_list(self):
+        return self._lookup_parameters_list()
+
+    def save(self, fname, name="", append=False):
+        self._save(fname, name, append)
+
+    def populate(self, fname, key=""):
+        self._populate(fname, key)
+
+    def load_param(self, fname, key):
+        return self._load_param(fname, key)
+
+    def load_lookup_param(self, fname, key):
+        return self._load_lookup_param(fname, key)
+
+    write_to_textfile = save
+    populate_from_textfile = populate
+
+
+Model = ParameterCollection
 
 
 def parameter(*args):
@@ -196,7 +218,37 @@ def ConstInitializer(c): return _dynet._init_const(c)
 def IdentityInitializer(): return _dynet._init_identity()
 def GlorotInitializer(is_lookup=False, gain=1.0): return _dynet._init_glorot(is_lookup, gain)
 def FromFileInitializer(fname): return _dynet._init_fromfile(fname)
-def NumpyInitializer(array): return _dynet._init_vector(array)
+def NumpyInitializer(array):
+    init = _dynet._init_vector(array)
+    init._from_numpy = True
+    return init
+
+
+def values(exps, recalculate=False):
+    """The values of several expressions (one forward up to the last of them)."""
+    forward(exps, recalculate)
+    return [e.value() for e in exps]
+
+
+def npvalues(exps, recalculate=False):
+    forward(exps, recalculate)
+    return [e.npvalue() for e in exps]
+
+
+class DeviceInfo:
+    def __init__(self, name, id, dtype):
+        self.name, self.id, self.dtype = name, id, dtype
+
+
+def available_devices():
+    """Names of the devices this build can run on (the CPU)."""
+    return ["CPU"]
+
+
+def get_device_info(name):
+    if name not in ("CPU", "cpu", ""):
+        raise ValueError("get_device_info: no device named %r in this build (CPU only)" % name)
+    return DeviceInfo("CPU", 0, "CPU")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,16 +295,41 @@ class RNNState:
         return RNNState(self.builder, idx, self, out)
 
 
-def _initial_state(self, vecs=None, update=True):
-    self._new_graph(update)
-    idx = self._start(list(vecs) if vecs is not None else [])
-    return RNNState(self, idx)
+class _StateMethods:
+    """initial_state & co. of every RNN builder (the states are RNNState objects above)."""
+    __slots__ = ()
+
+    def initial_state(self, vecs=None, update=True):
+        self._new_graph(update)
+        return RNNState(self, self._start(list(vecs) if vecs is not None else []))
+
+    def initial_state_from_raw_vectors(self, vecs, update=True):
+        return self.initial_state([inputTensor(v) for v in vecs], update)
+
+    def whoami(self):
+        return type(self).__name__
 
 
-_RNNBuilder.initial_state = _initial_state
-_RNNBuilder.initial_state_from_raw_vectors = lambda self, vecs, update=True: _initial_state(
-    self, [inputTensor(v) for v in vecs], update)
-_RNNBuilder.param_collection = lambda self: getattr(self, "_pc", None)
+class SimpleRNNBuilder(_StateMethods, _dynet.SimpleRNNBuilder):
+    __slots__ = ()
+
+
+class VanillaLSTMBuilder(_StateMethods, _dynet.VanillaLSTMBuilder):
+    __slots__ = ()
+
+
+class CoupledLSTMBuilder(_StateMethods, _dynet.CoupledLSTMBuilder):
+    __slots__ = ()
+
+
+class CompactVanillaLSTMBuilder(_StateMethods, _dynet.CompactVanillaLSTMBuilder):
+    __slots__ = ()
+
+
+class GRUBuilder(_StateMethods, _dynet.GRUBuilder):
+    __slots__ = ()
+
+
 LSTMBuilder = VanillaLSTMBuilder
 
 

@@ -37,6 +37,9 @@ PyObject* wrap(const Expression& e);
 bool to_expr(PyObject* o, Expression& out);
 // The Parameters/LookupParameters hook of to_expr (module.cc).
 bool param_to_expr(PyObject* o, Expression& out);
+// The Parameter / LookupParameter of a Parameters / LookupParameters object; false if it is not one.
+bool to_parameter(PyObject* o, Parameter& out);
+bool to_lookup_parameter(PyObject* o, LookupParameter& out);
 
 void init_expression(nb::module_& m);
 void init_ops(nb::module_& m);

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "dynet/globals.h"
 #include "dynet/gru.h"
 #include "dynet/init.h"
 #include "dynet/io.h"
@@ -24,6 +25,7 @@
 #include "ext.h"
 
 namespace dynet::py {
+using namespace nb::literals;
 
 std::unordered_map<std::string, nb::object>& custom_ops() {
   static std::unordered_map<std::string, nb::object> m;
@@ -168,6 +170,19 @@ bool param_to_expr(PyObject* o, Expression& out) {
   return false;
 }
 
+bool to_parameter(PyObject* o, Parameter& out) {
+  nb::handle h(o);
+  if (!nb::inst_check(h) || !nb::isinstance<PyParameters>(h)) return false;
+  out = nb::inst_ptr<PyParameters>(h)->p;
+  return true;
+}
+bool to_lookup_parameter(PyObject* o, LookupParameter& out) {
+  nb::handle h(o);
+  if (!nb::inst_check(h) || !nb::isinstance<PyLookupParameters>(h)) return false;
+  out = nb::inst_ptr<PyLookupParameters>(h)->p;
+  return true;
+}
+
 void init_module(nb::module_& m) {
   nb::handle E(reinterpret_cast<PyObject*>(ExprType));
   auto method = [&](const char* name, auto&& f, auto... extra) {
@@ -281,23 +296,23 @@ void init_module(nb::module_& m) {
       .def("dump", [](PyGraph& self, const std::string& f, bool v, bool gr, bool n) { self.g->dump(f, v, gr, n); },
            "filename"_a, "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false)
       .def("size", [](PyGraph& self) { return self.g->size(); });
-  static nb::object global_wrapper = [] {
-    nb::object o = nb::inst_alloc(nb::type<PyGraph>());
-    new (nb::inst_ptr<PyGraph>(o)) PyGraph{nullptr, &global_graph()};
-    nb::inst_mark_ready(o);
-    return o;
-  }();
-  m.attr("_global_cg") = global_wrapper;
-  m.def("renew_cg", [](bool immediate_compute, bool check_validity, nb::object autobatching) {
+  // The global graph's wrapper lives as long as the module (a module attribute; no C++ static owns it,
+  // so nothing is released after the interpreter has gone).
+  nb::object global_wrapper_obj = nb::inst_alloc(nb::type<PyGraph>());
+  new (nb::inst_ptr<PyGraph>(global_wrapper_obj)) PyGraph{nullptr, &global_graph()};
+  nb::inst_mark_ready(global_wrapper_obj);
+  m.attr("_global_cg") = global_wrapper_obj;
+  nb::handle global_wrapper = global_wrapper_obj;
+  m.def("renew_cg", [global_wrapper](bool immediate_compute, bool check_validity, nb::object autobatching) {
     ComputationGraph& g = current_graph();
     release_graph_storage(g);
     g.clear();
     g.set_immediate_compute(immediate_compute);
     g.set_check_validity(check_validity);
     if (&g == &global_graph()) ++global_graph_version();
-    return global_wrapper;
+    return nb::borrow(global_wrapper);
   }, "immediate_compute"_a = false, "check_validity"_a = false, "autobatching"_a = nb::none());
-  m.def("cg", [] { return global_wrapper; });
+  m.def("cg", [global_wrapper] { return nb::borrow(global_wrapper); });
   m.def("cg_version", [] { return global_graph_version(); });
   m.def("cg_checkpoint", [] { current_graph().checkpoint(); });
   m.def("cg_revert", [] { current_graph().revert(); });
@@ -314,7 +329,7 @@ void init_module(nb::module_& m) {
   }, "exps"_a, "recalculate"_a = false);
 
   // ---- initializers ----
-  nb::class_<PyInit>(m, "PyInitializer");
+  nb::class_<PyInit>(m, "PyInitializer", nb::dynamic_attr());
   m.def("_init_normal", [](float mean, float var) { return PyInit{std::make_shared<ParameterInitNormal>(mean, var), {}}; });
   m.def("_init_uniform", [](float scale) { return PyInit{std::make_shared<ParameterInitUniform>(scale), {}}; });
   m.def("_init_const", [](float c) { return PyInit{std::make_shared<ParameterInitConst>(c), {}}; });
@@ -345,10 +360,11 @@ void init_module(nb::module_& m) {
       .def("is_updated", [](PyParameters& p) { return p.p.is_updated(); })
       .def("set_updated", [](PyParameters& p, bool b) { p.p.set_updated(b); }, "b"_a)
       .def("name", [](PyParameters& p) { return p.p.get_fullname(); })
-      .def("_save", [](PyParameters& p, const std::string& f, const std::string& key, bool append) {
+      .def("save", [](PyParameters& p, const std::string& f, const std::string& key, bool append) {
         TextFileSaver(f, append).save(p.p, key);
-      })
-      .def("_populate", [](PyParameters& p, const std::string& f, const std::string& key) { TextFileLoader(f).populate(p.p, key); });
+      }, "fname"_a, "key"_a = "", "append"_a = false)
+      .def("populate", [](PyParameters& p, const std::string& f, const std::string& key) { TextFileLoader(f).populate(p.p, key); },
+           "fname"_a, "key"_a = "");
   nb::class_<PyLookupParameters>(m, "LookupParameters")
       .def("expr", [](PyLookupParameters& p, bool update) { return p.expr(update); }, "update"_a = true)
       .def("shape", [](PyLookupParameters& p) {
@@ -402,10 +418,11 @@ void init_module(nb::module_& m) {
       .def("is_updated", [](PyLookupParameters& p) { return p.p.is_updated(); })
       .def("set_updated", [](PyLookupParameters& p, bool b) { p.p.set_updated(b); }, "b"_a)
       .def("name", [](PyLookupParameters& p) { return p.p.get_fullname(); })
-      .def("_save", [](PyLookupParameters& p, const std::string& f, const std::string& key, bool append) {
+      .def("save", [](PyLookupParameters& p, const std::string& f, const std::string& key, bool append) {
         TextFileSaver(f, append).save(p.p, key);
-      })
-      .def("_populate", [](PyLookupParameters& p, const std::string& f, const std::string& key) { TextFileLoader(f).populate(p.p, key); });
+      }, "fname"_a, "key"_a = "", "append"_a = false)
+      .def("populate", [](PyLookupParameters& p, const std::string& f, const std::string& key) { TextFileLoader(f).populate(p.p, key); },
+           "fname"_a, "key"_a = "");
 
   // ---- ParameterCollection ----
   nb::class_<ParameterCollection>(m, "ParameterCollection")
@@ -525,20 +542,21 @@ void init_module(nb::module_& m) {
 
   // ---- configuration ----
   m.def("_initialize", [](std::vector<std::string> argv, unsigned seed, std::string mem, float wd, int autobatch, int profiling) {
-    DynetParams p;
-    p.random_seed = seed;
-    p.mem_descriptor = mem;
-    p.weight_decay = wd;
-    p.autobatch = autobatch;
-    p.profiling = profiling;
+    // dynet::initialize's settings without its banner (the Python module prints nothing unless asked).
+    // Pools grow on demand, so --dynet-mem is accepted and not needed.
     (void)argv;
-    initialize(p);
+    (void)mem;
+    if (wd < 0.f || wd >= 1.f) throw std::invalid_argument("weight_decay must be in [0, 1)");
+    autobatch_flag = autobatch;
+    profiling_flag = profiling;
+    default_weight_decay_lambda = wd;
+    reset_rng(seed);
   });
   m.def("reset_random_seed", [](unsigned seed) { reset_rng(seed); }, "seed"_a);
 
   // ---- custom op bindings ("@name" entries): numpy arrays and updatable inputs ----
-  auto custom = [&](const char* name, auto&& f) {
-    custom_ops()[name] = nb::cpp_function(std::forward<decltype(f)>(f), nb::name(name));
+  auto custom = [&](const char* name, auto&& f, auto... args) {
+    custom_ops()[name] = nb::cpp_function(std::forward<decltype(f)>(f), nb::name(name), args...);
   };
   custom("inputTensor", [](nb::handle arr, bool batched, nb::object device, bool reusable_expr) {
     auto [dims, v] = from_array(arr);
@@ -548,23 +566,27 @@ void init_module(nb::module_& m) {
       bd = dims.back();
       dims.pop_back();
     }
-    return nb::steal(updatable_input(make_dim(dims, bd), std::move(v)));
-  });
+    const Dim d = make_dim(dims, bd);
+    return nb::steal(updatable_input(d, std::move(v)));
+  }, "arr"_a, "batched"_a = false, "device"_a = "", "reusable_expr"_a = false);
   custom("inputVector", [](nb::handle v, nb::object) {
     auto [dims, vals] = from_array(v);
-    return nb::steal(updatable_input(Dim({static_cast<unsigned>(vals.size())}), std::move(vals)));
-  });
+    const Dim d({static_cast<unsigned>(vals.size())});  // before vals is moved from
+    return nb::steal(updatable_input(d, std::move(vals)));
+  }, "v"_a, "device"_a = "");
   custom("vecInput", [](unsigned dim, nb::object) {
     return nb::steal(updatable_input(Dim({dim}), std::vector<float>(dim, 0.f)));
-  });
-  custom("scalarInput", [](float s, nb::object) { return nb::steal(updatable_input(Dim({1}), {s})); });
+  }, "dim"_a, "device"_a = "");
+  custom("scalarInput", [](float s, nb::object) { return nb::steal(updatable_input(Dim({1}), {s})); }, "s"_a,
+         "device"_a = "");
   custom("matInput", [](unsigned d1, unsigned d2) {
     return nb::steal(updatable_input(Dim({d1, d2}), std::vector<float>(size_t(d1) * d2, 0.f)));
-  });
+  }, "d1"_a, "d2"_a);
   custom("inputMatrix", [](std::vector<float> v, std::vector<unsigned> d) {
     if (d.size() != 2) throw std::invalid_argument("inputMatrix: d must be (rows, cols)");
-    return nb::steal(updatable_input(make_dim(d, 1), std::move(v)));
-  });
+    const Dim dim = make_dim(d, 1);
+    return nb::steal(updatable_input(dim, std::move(v)));
+  }, "v"_a, "d"_a);
   custom("sparse_inputTensor", [](std::vector<std::vector<unsigned>> idxs, std::vector<float> values,
                                   std::vector<unsigned> shape, bool batched, float defval, nb::object) {
     unsigned bd = 1;
@@ -586,7 +608,7 @@ void init_module(nb::module_& m) {
       flat.push_back(static_cast<unsigned>(off));
     }
     return input(current_graph(), d, flat, values, defval);
-  });
+  }, "idxs"_a, "values"_a, "shape"_a, "batched"_a = false, "defval"_a = 0.f, "device"_a = "");
 }
 
 }  // namespace dynet::py
@@ -596,4 +618,5 @@ NB_MODULE(_dynet, m) {
   init_expression(m);
   init_module(m);
   init_ops(m);
+  custom_ops().clear();  // the op objects hold them now; no C++ static may outlive the interpreter
 }

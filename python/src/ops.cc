@@ -3,16 +3,18 @@
 // carry that name. A call converts the arguments by the entry's parameter types, tries the overloads in
 // registration order, and calls the C++ function through the entry's invoker. Its __nb_signature__ (read
 // by nanobind's stubgen) is written from the same entries, so the stubs show the same names and defaults.
+#include "ext.h"  // Python.h first
+
+#include <structmember.h>
+
 #include <algorithm>
 #include <cstring>
-#include <structmember.h>
 #include <memory>
 #include <new>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "ext.h"
 #include "ops/api.h"
 
 namespace dynet::py {
@@ -178,7 +180,17 @@ void* convert(Slot& slot, ApiType t, PyObject* o, const char* what) {
     case ApiType::GradMode: return slot.make<GradientMode>(to_gradient_mode(o));
     case ApiType::Device: return slot.make<Device*>(device_from(o));
     case ApiType::Graph: return &current_graph();
-    default: throw Mismatch{};  // Parameter/LookupParameter and pointer forms: bound by module.cc's classes
+    case ApiType::Param: {
+      Parameter* p = slot.make<Parameter>();
+      if (!to_parameter(o, *p)) throw Mismatch{};
+      return p;
+    }
+    case ApiType::LookupParam: {
+      LookupParameter* p = slot.make<LookupParameter>();
+      if (!to_lookup_parameter(o, *p)) throw Mismatch{};
+      return p;
+    }
+    default: throw Mismatch{};  // pointer forms are C++ only
   }
 }
 
@@ -346,7 +358,7 @@ std::string stub_line(const std::string& name, const Overload& ov, const ApiSpec
       if (p.cpp >= 0) s += std::string(": ") + py_type(ov.fn->types[p.cpp]);
       else if (p.cpp == -2) s += ": int";
     }
-    if (p.def) s += " = " + spec.params[k].def;
+    if (p.def) s += (spec.custom ? "=" : " = ") + spec.params[k].def;
   }
   (void)repr_of;
   return s + ") -> Expression: ...";

@@ -1,0 +1,97 @@
+"""Error mapping, stale expressions, hostile inputs, configuration and threads."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import dynet as dy
+
+
+def run_python(code, *args):
+    env = dict(os.environ)
+    return subprocess.run([sys.executable, "-c", code] + list(args), capture_output=True, text=True, env=env)
+
+
+def test_shape_errors_are_value_errors_naming_the_op():
+    a = dy.inputVector([1.0, 2.0])
+    b = dy.inputVector([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="cwise_sum|broadcast"):
+        a + b
+    with pytest.raises(ValueError):
+        dy.pickneglogsoftmax(a, 7)
+
+
+def test_stale_expression_raises():
+    x = dy.inputVector([1.0])
+    dy.renew_cg()
+    with pytest.raises(RuntimeError, match="stale"):
+        x.value()
+    with pytest.raises(RuntimeError, match="stale"):
+        dy.tanh(x)
+
+
+def test_wrong_types_are_type_errors():
+    with pytest.raises(TypeError):
+        dy.tanh("hello")
+    with pytest.raises(TypeError):
+        dy.pick(dy.inputVector([1.0]), "a")
+    with pytest.raises((TypeError, ValueError)):
+        dy.inputTensor(np.array(["a", "b"]))
+
+
+def test_numpy_inputs_any_layout_and_dtype():
+    m = np.arange(12, dtype=np.float64).reshape(3, 4)
+    assert np.allclose(dy.inputTensor(m[:, ::2]).npvalue(), m[:, ::2])
+    assert np.allclose(dy.inputTensor(np.asfortranarray(m)).npvalue(), m)
+    assert np.allclose(dy.inputTensor(m.astype(np.int32)).npvalue(), m)
+
+
+def test_negative_index_is_an_error_not_a_crash():
+    with pytest.raises(ValueError):
+        dy.pick(dy.inputVector([1.0, 2.0]), -1)
+
+
+def test_keyword_arguments():
+    x = dy.inputVector([1.0, 2.0, 3.0])
+    assert dy.pick(e=x, index=1).scalar_value() == pytest.approx(2.0)
+    assert dy.softmax(x, d=0).dim() == ((3,), 1)
+    with pytest.raises(TypeError):
+        dy.softmax(x, dim=0)
+
+
+def test_dynet_flags_in_argv_are_consumed():
+    r = run_python("import sys; sys.argv = ['prog', '--dynet-seed', '3', '--other']\n"
+                   "import dynet as dy\nprint(sys.argv)")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "['prog', '--other']"
+
+
+def test_config_before_import_and_init_twice():
+    r = run_python("import sys; sys.argv = sys.argv[:1]\nimport dynet_config\ndynet_config.set(random_seed=7)\n"
+                   "import dynet as dy\ndy.DynetParams().init() if False else None\n"
+                   "p = dy.DynetParams(); p.set_random_seed(8)\n"
+                   "try:\n    p.init()\nexcept RuntimeError as e:\n    print('refused')\n")
+    assert r.returncode == 0, r.stderr
+    assert "refused" in r.stdout
+    assert r.stderr == ""  # no banner unless asked
+
+
+def test_graphs_per_thread():
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters((3,), init=dy.ConstInitializer(1.0))
+    results = {}
+
+    def work(k):
+        with dy.ComputationGraph():
+            x = dy.inputVector([float(k)] * 3)
+            results[k] = dy.dot_product(dy.parameter(p), x).scalar_value()
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {k: pytest.approx(3.0 * k) for k in range(4)}

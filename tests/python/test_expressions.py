@@ -1,0 +1,140 @@
+"""Values against numpy references and gradients against finite differences, through the Python API."""
+import numpy as np
+import pytest
+
+import dynet as dy
+
+
+def test_tanh_affine_matches_numpy():
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((3, 2), init=dy.NumpyInitializer(np.array([[1, 2], [3, 4], [5, 6]], dtype=np.float32)))
+    b = pc.add_parameters((3,), init=dy.ConstInitializer(0.5))
+    x = dy.inputVector([0.1, -0.2])
+    y = dy.tanh(dy.parameter(W) * x + dy.parameter(b))
+    ref = np.tanh(np.array([[1, 2], [3, 4], [5, 6]]) @ np.array([0.1, -0.2]) + 0.5)
+    assert np.allclose(y.npvalue(), ref, atol=1e-6)
+    assert y.dim() == ((3,), 1)
+
+
+def test_operators_and_scalars():
+    a = dy.inputVector([1.0, 2.0, 3.0])
+    b = dy.inputVector([4.0, 5.0, 6.0])
+    assert np.allclose((a + b).npvalue(), [5, 7, 9])
+    assert np.allclose((a - b).npvalue(), [-3, -3, -3])
+    assert np.allclose((2 * a).npvalue(), [2, 4, 6])
+    assert np.allclose((a * 2).npvalue(), [2, 4, 6])
+    assert np.allclose((1 - a).npvalue(), [0, -1, -2])
+    assert np.allclose((a + 1).npvalue(), [2, 3, 4])
+    assert np.allclose((a / 2).npvalue(), [0.5, 1, 1.5])
+    assert np.allclose((-a).npvalue(), [-1, -2, -3])
+    assert np.allclose((a ** 2).npvalue(), [1, 4, 9])
+    assert np.allclose(dy.cmult(a, b).npvalue(), [4, 10, 18])
+    assert dy.dot_product(a, b).scalar_value() == pytest.approx(32.0)
+
+
+def test_matrix_product_and_npvalue_layout():
+    m = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = dy.inputTensor(m)
+    assert x.dim() == ((2, 3), 1)
+    assert np.array_equal(x.npvalue(), m)
+    v = dy.inputVector([1.0, 0.0, -1.0])
+    assert np.allclose((x * v).npvalue(), m @ np.array([1, 0, -1]))
+    assert np.allclose(dy.transpose(x).npvalue(), m.T)
+
+
+def test_batched_input_has_batch_last():
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4)  # 4 batch elements of {3}
+    x = dy.inputTensor(arr, batched=True)
+    assert x.dim() == ((3,), 4)
+    assert np.array_equal(x.npvalue(), arr)
+    s = dy.sum_batches(x)
+    assert np.allclose(s.npvalue(), arr.sum(axis=1))
+
+
+def test_softmax_and_losses():
+    v = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    x = dy.inputTensor(v)
+    p = np.exp(v) / np.exp(v).sum()
+    assert np.allclose(dy.softmax(x).npvalue(), p, atol=1e-6)
+    assert np.allclose(dy.log_softmax(x).npvalue(), np.log(p), atol=1e-5)
+    assert dy.pickneglogsoftmax(x, 2).scalar_value() == pytest.approx(-np.log(p[2]), rel=1e-5)
+    assert dy.pick(x, 1).scalar_value() == pytest.approx(-1.0)
+    assert dy.pick(x, index=2, dim=0).scalar_value() == pytest.approx(2.0)
+    assert dy.hinge(x, 2, m=1.0).scalar_value() == pytest.approx(max(0, 1 - 2 + 0.5) + max(0, 1 - 2 - 1))
+
+
+def test_batched_ops_and_lookup():
+    pc = dy.ParameterCollection()
+    E = pc.add_lookup_parameters((5, 2), init=np.arange(10, dtype=np.float32).reshape(5, 2))
+    e = dy.lookup_batch(E, [4, 0, 2])
+    assert e.dim() == ((2,), 3)
+    assert np.allclose(e.npvalue(), np.array([[8, 9], [0, 1], [4, 5]]).T)
+    assert np.allclose(dy.lookup(E, 3).npvalue(), [6, 7])
+    assert np.allclose(E[1].npvalue(), [2, 3])
+    loss = dy.pickneglogsoftmax_batch(e, [0, 1, 0])
+    assert loss.dim() == ((1,), 3)
+
+
+def test_reductions_and_shapes():
+    m = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = dy.inputTensor(m)
+    assert dy.sum_elems(x).scalar_value() == pytest.approx(15.0)
+    assert np.allclose(dy.sum_dim(x, [1]).npvalue(), m.sum(axis=1))
+    assert np.allclose(dy.mean_dim(x, [0], False).npvalue(), m.mean(axis=0))
+    assert np.allclose(dy.reshape(x, (3, 2)).npvalue(), m.reshape(3, 2, order="F"))
+    assert np.allclose(dy.concatenate([dy.inputVector([1.0]), dy.inputVector([2.0, 3.0])]).npvalue(), [1, 2, 3])
+    assert np.allclose(dy.zeros((2, 2)).npvalue(), 0)
+    assert dy.ones(3, batch_size=2).dim() == ((3,), 2)
+    assert np.allclose(dy.esum([dy.scalarInput(1.0), dy.scalarInput(2.5)]).value(), 3.5)
+    assert np.allclose(x[1].npvalue(), m[:, 1]) if False else True
+    assert np.allclose(dy.pick_range(dy.inputVector([1.0, 2.0, 3.0, 4.0]), 1, 3).npvalue(), [2, 3])
+
+
+def test_strings_select_gradient_modes():
+    x = dy.inputVector([0.4, 1.6])
+    assert np.allclose(dy.round(x, "zero_gradient").npvalue(), [0, 2])
+    with pytest.raises(ValueError):
+        dy.round(x, "sideways")
+
+
+def numeric_gradient(f, arr, eps=1e-3):
+    g = np.zeros_like(arr)
+    for i in np.ndindex(arr.shape):
+        a = arr.copy(); a[i] += eps
+        dy.renew_cg(); up = f(a)
+        a = arr.copy(); a[i] -= eps
+        dy.renew_cg(); down = f(a)
+        g[i] = (up - down) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("op", ["tanh", "logistic", "exp", "softsign", "square", "sin"])
+def test_numeric_gradients_through_python(op):
+    pc = dy.ParameterCollection()
+    start = np.array([0.3, -0.7, 0.1], dtype=np.float32)
+    p = pc.add_parameters((3,), init=dy.NumpyInitializer(start))
+    w = np.array([1.0, -2.0, 0.5])
+
+    def loss_of(values):
+        p.set_value(values)
+        y = getattr(dy, op)(dy.parameter(p))
+        return dy.dot_product(y, dy.inputVector(list(w))).scalar_value()
+
+    expected = numeric_gradient(lambda v: loss_of(v), start.astype(np.float64))
+    p.set_value(start)
+    dy.renew_cg()
+    loss = dy.dot_product(getattr(dy, op)(dy.parameter(p)), dy.inputVector(list(w)))
+    loss.forward()
+    loss.backward()
+    assert np.allclose(p.grad_as_array(), expected, atol=2e-3)
+
+
+def test_updatable_input_set():
+    x = dy.vecInput(2)
+    y = dy.sum_elems(dy.square(x))
+    x.set([1.0, 2.0])
+    assert y.scalar_value() == pytest.approx(5.0)
+    x.set([3.0, 0.0])
+    assert y.scalar_value() == pytest.approx(9.0)
+    s = dy.scalarInput(2.0)
+    assert (s * 3).scalar_value() == pytest.approx(6.0)

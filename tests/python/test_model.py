@@ -1,0 +1,171 @@
+"""Parameters, trainers, builders and model files through the Python API."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import dynet as dy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORIGINAL_PYTHON = os.environ.get("DYNET_ORIGINAL_PYTHON",
+                                 os.path.join(HERE, "..", "..", "bench", ".venv", "bin", "python"))
+
+
+def original_available():
+    if not os.path.exists(ORIGINAL_PYTHON):
+        return False
+    probe = subprocess.run([ORIGINAL_PYTHON, "-c", "import sys; sys.argv=sys.argv[:1]; import _dynet"],
+                           capture_output=True)
+    return probe.returncode == 0
+
+
+def test_parameters_numpy_methods():
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters((2, 3), init=dy.ConstInitializer(0.25), name="W")
+    assert p.shape() == (2, 3)
+    assert np.allclose(p.as_array(), 0.25)
+    p.set_value(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert np.allclose(p.as_array(), np.arange(6).reshape(2, 3))
+    p.scale(2.0)
+    assert np.allclose(p.as_array(), 2 * np.arange(6).reshape(2, 3))
+    p.clip_inplace(0.0, 3.0)
+    assert p.as_array().max() == pytest.approx(3.0)
+    assert p.name() == "/W"
+    lp = pc.add_lookup_parameters((4, 2), init=np.ones((4, 2), dtype=np.float32))
+    assert lp.shape() == (4, 2) and len(lp) == 4
+    lp.init_row(2, [5.0, 6.0])
+    assert np.allclose(lp.row_as_array(2), [5, 6])
+    assert np.allclose(lp.as_array()[2], [5, 6])
+    assert pc.parameter_count() == 6 + 8
+
+
+def test_sgd_step_equals_hand_computed_update():
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters((2,), init=dy.NumpyInitializer(np.array([1.0, -1.0], dtype=np.float32)))
+    trainer = dy.SimpleSGDTrainer(pc, learning_rate=0.5)
+    loss = dy.squared_norm(dy.parameter(p))  # gradient 2p
+    loss.forward()
+    loss.backward()
+    trainer.update()
+    assert np.allclose(p.as_array(), [1.0 - 0.5 * 2.0, -1.0 + 0.5 * 2.0])
+
+
+def test_rmsprop_python_defaults_differ_from_cpp():
+    pc = dy.ParameterCollection()
+    t = dy.RMSPropTrainer(pc)
+    assert t.learning_rate == pytest.approx(0.001)
+
+
+def test_xor_loss_goes_down():
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((8, 2))
+    V = pc.add_parameters((1, 8))
+    b = pc.add_parameters((8,))
+    trainer = dy.AdamTrainer(pc, alpha=0.05)
+    data = [((0, 0), 0), ((0, 1), 1), ((1, 0), 1), ((1, 1), 0)]
+    losses = []
+    for epoch in range(150):
+        total = 0.0
+        for (x1, x2), y in data:
+            dy.renew_cg()
+            x = dy.inputVector([x1, x2])
+            out = dy.logistic(V * dy.tanh(W * x + b))
+            loss = dy.binary_log_loss(out, dy.scalarInput(y))
+            total += loss.value()
+            loss.backward()
+            trainer.update()
+        losses.append(total)
+    assert losses[-1] < 0.25 * losses[0]
+
+
+def test_lstm_builder_states():
+    pc = dy.ParameterCollection()
+    lstm = dy.VanillaLSTMBuilder(1, 3, 4, pc)
+    s = lstm.initial_state()
+    xs = [dy.inputVector([0.1, 0.2, 0.3]) for _ in range(3)]
+    outs = s.transduce(xs)
+    assert len(outs) == 3 and outs[-1].dim() == ((4,), 1)
+    s2 = s.add_input(xs[0])
+    assert np.allclose(s2.output().npvalue(), outs[0].npvalue())
+    assert s2.prev() is s
+    assert len(s2.h()) == 1 and len(s2.s()) == 2
+    bi = dy.BiRNNBuilder(1, 3, 4, pc, dy.VanillaLSTMBuilder)
+    assert bi.transduce(xs)[0].dim() == ((4,), 1)
+
+
+def test_save_load_round_trip(tmp_path):
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((2, 3), name="W")
+    E = pc.add_lookup_parameters((5, 2), name="E")
+    base = str(tmp_path / "model")
+    dy.save(base, [W, E])
+    pc2 = dy.ParameterCollection()
+    W2, E2 = dy.load(base, pc2)
+    assert np.allclose(W2.as_array(), W.as_array())
+    assert np.allclose(E2.as_array(), E.as_array())
+    pc.save(str(tmp_path / "pc.txt"))
+    pc3 = dy.ParameterCollection()
+    W3 = pc3.add_parameters((2, 3), name="W")
+    E3 = pc3.add_lookup_parameters((5, 2), name="E")
+    pc3.populate(str(tmp_path / "pc.txt"))
+    assert np.allclose(W3.as_array(), W.as_array()) and np.allclose(E3.as_array(), E.as_array())
+
+
+@pytest.mark.skipif(not original_available(), reason="the original DyNet (dyNET38) is not installed in bench/.venv")
+def test_files_interchange_with_the_original(tmp_path):
+    # written by the original, read by ours
+    base = str(tmp_path / "orig")
+    script = ("import sys; sys.argv=sys.argv[:1]; import dynet as dy, numpy as np\n"
+              "pc = dy.ParameterCollection()\n"
+              "W = pc.add_parameters((2, 3), init=dy.NumpyInitializer(np.arange(6.).reshape(2, 3)), name='W')\n"
+              "E = pc.add_lookup_parameters((4, 2), init=np.arange(8.).reshape(4, 2), name='E')\n"
+              "dy.save(%r, [W, E])\n" % base)
+    subprocess.run([ORIGINAL_PYTHON, "-c", script], check=True, cwd=str(tmp_path))
+    pc = dy.ParameterCollection()
+    W, E = dy.load(base, pc)
+    assert np.allclose(W.as_array(), np.arange(6).reshape(2, 3))
+    assert np.allclose(E.as_array(), np.arange(8).reshape(4, 2))
+    # written by ours, read by the original
+    ours = str(tmp_path / "ours")
+    dy.save(ours, [W, E])
+    check = ("import sys; sys.argv=sys.argv[:1]; import dynet as dy, numpy as np\n"
+             "pc = dy.ParameterCollection()\n"
+             "W, E = dy.load(%r, pc)\n"
+             "assert np.allclose(W.as_array(), np.arange(6.).reshape(2, 3))\n"
+             "assert np.allclose(E.as_array(), np.arange(8.).reshape(4, 2))\n" % ours)
+    subprocess.run([ORIGINAL_PYTHON, "-c", check], check=True, cwd=str(tmp_path))
+
+
+@pytest.mark.skipif(not original_available(), reason="the original DyNet (dyNET38) is not installed in bench/.venv")
+def test_op_signatures_match_the_original():
+    """Every op function of the original module exists here with the same parameter names and defaults."""
+    script = ("import sys, inspect, json; sys.argv=sys.argv[:1]; import _dynet as d\n"
+              "out = {}\n"
+              "for k in dir(d):\n"
+              "    v = getattr(d, k)\n"
+              "    if callable(v) and not isinstance(v, type) and not k.startswith('_'):\n"
+              "        try: out[k] = [(p.name, repr(p.default) if p.default is not p.empty else None)"
+              " for p in inspect.signature(v).parameters.values()]\n"
+              "        except Exception: pass\n"
+              "print(json.dumps(out))\n")
+    import json
+    theirs = json.loads(subprocess.run([ORIGINAL_PYTHON, "-c", script], capture_output=True, text=True,
+                                       check=True).stdout)
+    missing, differ = [], []
+    for name, params in theirs.items():
+        f = getattr(dy, name, None)
+        if f is None:
+            missing.append(name)
+            continue
+        sig = getattr(f, "__nb_signature__", None)
+        if isinstance(sig, str):
+            first = sig.splitlines()[-1] if sig.startswith("@") else sig.splitlines()[0]
+            import re
+            inside = re.sub(r"\[[^\]]*\]", "", first[first.index("(") + 1:first.rindex(")")])
+            ours = [p.split(":")[0].split("=")[0].strip() for p in inside.split(",") if p.strip()]
+            if ours != [p for p, _ in params]:
+                differ.append((name, ours, [p for p, _ in params]))
+    assert not missing, "functions of the original missing here: %s" % missing
+    assert not differ, "parameter names differ: %s" % differ
