@@ -11,7 +11,7 @@ import dynet_config as _dynet_config
 
 from . import _dynet
 from ._dynet import *  # noqa: F401,F403  (the op functions, Expression, trainers, builders, ...)
-from ._dynet import Expression, Parameters, LookupParameters, PyInitializer
+from ._dynet import Expression, LookupParameters, ParameterCollection, Parameters
 
 __version__ = "2.1"
 
@@ -114,89 +114,6 @@ def init_from_params(params):
 
 
 # ---------------------------------------------------------------------------------------------
-def _to_dims(dim):
-    if isinstance(dim, int):
-        return [dim]
-    return [int(d) for d in dim]
-
-
-def _initializer(init, scale, mean, std, lookup):
-    import numpy as np
-    if init is None:
-        return None
-    if isinstance(init, PyInitializer):
-        return init
-    if isinstance(init, np.ndarray):
-        return NumpyInitializer(init)
-    if isinstance(init, (int, float)):
-        return ConstInitializer(init)
-    raise TypeError("init must be an initializer or a numpy array")
-
-
-def _add_parameters(self, dim, init=None, name="", device="", scale=1.0, mean=0.0, std=1.0):
-    import numpy as np
-    if isinstance(init, np.ndarray):
-        return self.parameters_from_numpy(init, name=name)
-    return self._add_parameters(_to_dims(dim), _initializer(init, scale, mean, std, False), name)
-
-
-def _add_lookup_parameters(self, dim, init=None, name="", device="", scale=1.0, mean=0.0, std=1.0):
-    import numpy as np
-    if getattr(init, "_from_numpy", False):
-        raise ValueError("Do not use NumpyInitializer with add_lookup_parameters, use lookup_parameters_from_numpy "
-                         "instead")
-    if isinstance(init, np.ndarray):
-        return self.lookup_parameters_from_numpy(init, name=name)
-    return self._add_lookup_parameters(_to_dims(dim), _initializer(init, scale, mean, std, True), name)
-
-
-def _parameters_from_numpy(self, array, name="", device=""):
-    return self._add_parameters(list(array.shape), NumpyInitializer(array), name)
-
-
-def _lookup_parameters_from_numpy(self, array, name="", device=""):
-    p = self._add_lookup_parameters(list(array.shape), None, name)
-    p.init_from_array(array)
-    return p
-
-
-class ParameterCollection(_dynet.ParameterCollection):
-    """Holds Parameters and LookupParameters (alias: Model); nested collections name their parameters
-    /outer/inner/name, as in DyNet's model files."""
-    __slots__ = ()
-
-    add_parameters = _add_parameters
-    add_lookup_parameters = _add_lookup_parameters
-    parameters_from_numpy = _parameters_from_numpy
-    lookup_parameters_from_numpy = _lookup_parameters_from_numpy
-
-    def add_subcollection(self, name=None):
-        sub = self._add_subcollection(name or "")
-        sub.__class__ = ParameterCollection
-        return sub
-
-    def parameters_list(self):
-        return self._parameters_list()
-
-    def lookup_parameters_list(self):
-        return self._lookup_parameters_list()
-
-    def save(self, fname, name="", append=False):
-        self._save(fname, name, append)
-
-    def populate(self, fname, key=""):
-        self._populate(fname, key)
-
-    def load_param(self, fname, key):
-        return self._load_param(fname, key)
-
-    def load_lookup_param(self, fname, key):
-        return self._load_lookup_param(fname, key)
-
-    write_to_textfile = save
-    populate_from_textfile = populate
-
-
 Model = ParameterCollection
 
 
@@ -233,6 +150,13 @@ def values(exps, recalculate=False):
 def npvalues(exps, recalculate=False):
     forward(exps, recalculate)
     return [e.npvalue() for e in exps]
+
+
+def from_dlpack(tensor, batched=False):
+    """An input expression from any DLPack tensor (torch, numpy, ...): dims as its shape, the last axis the
+    batch when batched (values are copied into the graph, as inputTensor does)."""
+    import numpy as np
+    return inputTensor(np.from_dlpack(tensor), batched=batched)
 
 
 class DeviceInfo:
@@ -296,8 +220,19 @@ class RNNState:
 
 
 class _StateMethods:
-    """initial_state & co. of every RNN builder (the states are RNNState objects above)."""
-    __slots__ = ()
+    """initial_state & co. of every RNN builder (the states are RNNState objects above), and the spec
+    that dy.save writes: (layers, input_dim, hidden_dim, the other constructor arguments)."""
+
+    _spec_defaults = ()  # the constructor arguments after `model` that the original's spec records
+
+    def __init__(self, layers, input_dim, hidden_dim, model, *args):
+        super().__init__(layers, input_dim, hidden_dim, model, *args)
+        self.spec = (layers, input_dim, hidden_dim) + tuple(args) + self._spec_defaults[len(args):]
+
+    @classmethod
+    def from_spec(cls, spec, model):
+        return cls(*spec[:3], model, *spec[3:])
+
 
     def initial_state(self, vecs=None, update=True):
         self._new_graph(update)
@@ -311,23 +246,42 @@ class _StateMethods:
 
 
 class SimpleRNNBuilder(_StateMethods, _dynet.SimpleRNNBuilder):
-    __slots__ = ()
+    pass
 
 
 class VanillaLSTMBuilder(_StateMethods, _dynet.VanillaLSTMBuilder):
-    __slots__ = ()
+    _spec_defaults = (False, 1.0)  # ln_lstm, forget_bias
 
 
 class CoupledLSTMBuilder(_StateMethods, _dynet.CoupledLSTMBuilder):
-    __slots__ = ()
+    pass
 
 
 class CompactVanillaLSTMBuilder(_StateMethods, _dynet.CompactVanillaLSTMBuilder):
-    __slots__ = ()
+    pass
 
 
 class GRUBuilder(_StateMethods, _dynet.GRUBuilder):
-    __slots__ = ()
+    pass
+
+
+class SparseLSTMBuilder(_StateMethods, _dynet.SparseLSTMBuilder):
+    _spec_defaults = (False, 1.0)
+
+
+class FastLSTMBuilder(_StateMethods, _dynet.FastLSTMBuilder):
+    pass
+
+
+class StandardSoftmaxBuilder(_dynet.StandardSoftmaxBuilder):
+    def __init__(self, input_dim, num_classes, pc, bias=True):
+        super().__init__(input_dim, num_classes, pc, bias)
+        self.spec = (input_dim, num_classes, bias)
+
+    @classmethod
+    def from_spec(cls, spec, model):
+        return cls(spec[0], spec[1], model, *spec[2:])
+
 
 
 LSTMBuilder = VanillaLSTMBuilder
@@ -384,6 +338,7 @@ class BiRNNBuilder:
 # ---------------------------------------------------------------------------------------------
 # Model files: DyNet's basename.data (text records) + basename.meta (a sequence of pickles).
 def save(basename, objects):
+    """Writes basename.data (text records) and basename.meta (one pickle per object), as DyNet does."""
     data, meta = basename + ".data", basename + ".meta"
     if _os.path.exists(data):
         _os.remove(data)
@@ -395,24 +350,41 @@ def save(basename, objects):
             elif isinstance(obj, LookupParameters):
                 obj.save(data, append=True)
                 _pickle.dump(("LookupParameters", obj.name()), mf)
+            elif hasattr(obj, "spec") and hasattr(obj, "param_collection"):
+                pc = obj.param_collection()
+                pc.save(data, append=True)
+                _pickle.dump((type(obj), obj.spec, pc.name()), mf)
             else:
-                raise TypeError("dy.save: cannot save %r (Parameters and LookupParameters only)" % (obj,))
+                raise TypeError("dy.save: cannot save %r" % (obj,))
+
+
+class _MetaUnpickler(_pickle.Unpickler):
+    """Reads .meta files of the original DyNet, whose classes live in its `_dynet` module."""
+
+    def find_class(self, module, name):
+        if module in ("_dynet", "dynet", "dynet._dynet"):
+            return globals()[name]
+        return super().find_class(module, name)
 
 
 def load_generator(basename, params):
     data, meta = basename + ".data", basename + ".meta"
     with open(meta, "rb") as mf:
+        unpickler = _MetaUnpickler(mf)
         while True:
             try:
-                kind, name = _pickle.load(mf)[:2]
+                entry = unpickler.load()
             except EOFError:
                 return
+            kind, name = entry[0], entry[-1]
             if kind == "Parameters":
                 yield params.load_param(data, name)
             elif kind == "LookupParameters":
                 yield params.load_lookup_param(data, name)
             else:
-                raise ValueError("dy.load: this file holds a %s, which this module cannot load yet" % kind)
+                builder = kind.from_spec(entry[1], params)
+                builder.param_collection().populate(data, name.rstrip("/"))
+                yield builder
 
 
 def load(basename, params):

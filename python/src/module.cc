@@ -15,6 +15,8 @@
 #include <unordered_map>
 
 #include "dynet/globals.h"
+#include "dynet/cfsm-builder.h"
+#include "dynet/fast-lstm.h"
 #include "dynet/gru.h"
 #include "dynet/init.h"
 #include "dynet/io.h"
@@ -242,6 +244,9 @@ void init_module(nb::module_& m) {
     *v = nv;
     if (!p->e.is_stale()) p->e.pg->invalidate();
   });
+  // DLPack: the value as a CPU tensor (a copy, as npvalue()).
+  method("__dlpack__", [](const Expression& e, nb::kwargs) { return to_numpy(value_of(e, false)).attr("__dlpack__")(); });
+  method("__dlpack_device__", [](const Expression&) { return std::make_pair(1, 0); });  // kDLCPU, device 0
   method("__getitem__", [](const Expression& e, nb::handle key) -> Expression {
     if (e.is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
     if (PyLong_Check(key.ptr())) {
@@ -412,6 +417,24 @@ void init_module(nb::module_& m) {
         if (r >= st.grads.size()) throw nb::index_error("row out of range");
         return to_numpy(st.grads[r]);
       }, "row"_a)
+      .def("rows_as_array", [](PyLookupParameters& p, std::vector<unsigned> rows) {
+        auto& st = p.p.get_storage();
+        nb::list out;
+        for (unsigned r : rows) {
+          if (r >= st.values.size()) throw nb::index_error("row out of range");
+          out.append(to_numpy(st.values[r]));
+        }
+        return nb::module_::import_("numpy").attr("array")(out);
+      }, "rows"_a)
+      .def("rows_grad_as_array", [](PyLookupParameters& p, std::vector<unsigned> rows) {
+        auto& st = p.p.get_storage();
+        nb::list out;
+        for (unsigned r : rows) {
+          if (r >= st.grads.size()) throw nb::index_error("row out of range");
+          out.append(to_numpy(st.grads[r]));
+        }
+        return nb::module_::import_("numpy").attr("array")(out);
+      }, "rows"_a)
       .def("zero", [](PyLookupParameters& p) { p.p.zero(); })
       .def("scale", [](PyLookupParameters& p, float s) { p.p.scale(s); }, "s"_a)
       .def("scale_gradient", [](PyLookupParameters& p, float s) { p.p.scale_gradient(s); }, "s"_a)
@@ -425,48 +448,97 @@ void init_module(nb::module_& m) {
            "fname"_a, "key"_a = "");
 
   // ---- ParameterCollection ----
-  nb::class_<ParameterCollection>(m, "ParameterCollection")
+  auto init_of = [](nb::handle init) -> PyInit* {
+    if (init.is_none()) return nullptr;
+    if (!nb::isinstance<PyInit>(init)) throw nb::type_error("init must be an initializer (dy.*Initializer) or a numpy array");
+    return nb::inst_ptr<PyInit>(init);
+  };
+  auto is_array = [](nb::handle o) { return nb::hasattr(o, "shape") && nb::hasattr(o, "dtype"); };
+  auto from_numpy = [](ParameterCollection& pc, nb::handle array, const std::string& name) {
+    auto [dims, v] = from_array(array);
+    return PyParameters{pc.add_parameters(make_dim(dims, 1), ParameterInitFromVector(v), name), {}};
+  };
+  auto lookup_from_numpy = [](ParameterCollection& pc, nb::handle array, const std::string& name) {
+    auto [dims, v] = from_array(array);
+    if (dims.size() < 2) throw std::invalid_argument("lookup_parameters_from_numpy: the array needs a row per entry (n, d...)");
+    const unsigned n = dims[0];
+    LookupParameter lp = pc.add_lookup_parameters(n, make_dim(std::vector<unsigned>(dims.begin() + 1, dims.end()), 1), name);
+    const size_t rs = v.size() / n;
+    for (unsigned r = 0; r < n; ++r) {  // v is column-major over (n, d...): row r is strided by n
+      std::vector<float> row(rs);
+      for (size_t k = 0; k < rs; ++k) row[k] = v[r + k * n];
+      lp.initialize(r, row);
+    }
+    return PyLookupParameters{lp, {}};
+  };
+  nb::class_<ParameterCollection>(m, "ParameterCollection",
+                                  "Holds Parameters and LookupParameters (alias: Model); nested collections name their "
+                                  "parameters /outer/inner/name, as in DyNet's model files.")
       .def(nb::init<>())
-      .def("_add_parameters", [](ParameterCollection& pc, std::vector<unsigned> dims, PyInit* init, const std::string& name) {
-        Dim d = make_dim(dims, 1);
-        Parameter p = init ? pc.add_parameters(d, *init->init, name) : pc.add_parameters(d, 0.f, name);
-        return PyParameters{p, {}};
-      }, "dims"_a, "init"_a.none(), "name"_a = "")
-      .def("_add_lookup_parameters", [](ParameterCollection& pc, std::vector<unsigned> dims, PyInit* init, const std::string& name) {
-        if (dims.size() < 2) throw std::invalid_argument("add_lookup_parameters: dim must be (n, d...), got fewer than 2 numbers");
-        Dim d = make_dim(std::vector<unsigned>(dims.begin() + 1, dims.end()), 1);
-        LookupParameter p = init ? pc.add_lookup_parameters(dims[0], d, *init->init, name)
-                                 : pc.add_lookup_parameters(dims[0], d, name);
-        return PyLookupParameters{p, {}};
-      }, "dims"_a, "init"_a.none(), "name"_a = "")
-      .def("_add_subcollection", [](ParameterCollection& pc, const std::string& name) { return pc.add_subcollection(name); })
+      .def("add_parameters", [=](ParameterCollection& pc, nb::handle dim, nb::handle init, const std::string& name,
+                                 nb::handle, float, float, float) {
+        if (is_array(init)) return from_numpy(pc, init, name);
+        const Dim d = make_dim(dims_of(dim), 1);
+        if (PyFloat_Check(init.ptr()) || PyLong_Check(init.ptr()))
+          return PyParameters{pc.add_parameters(d, ParameterInitConst(nb::cast<float>(init)), name), {}};
+        PyInit* in = init_of(init);
+        return PyParameters{in ? pc.add_parameters(d, *in->init, name) : pc.add_parameters(d, 0.f, name), {}};
+      }, "dim"_a, "init"_a = nb::none(), "name"_a = "", "device"_a = "", "scale"_a = 1.f, "mean"_a = 0.f, "std"_a = 1.f)
+      .def("add_lookup_parameters", [=](ParameterCollection& pc, nb::handle dim, nb::handle init, const std::string& name,
+                                        nb::handle, float, float, float) {
+        if (is_array(init)) return lookup_from_numpy(pc, init, name);
+        if (nb::hasattr(init, "_from_numpy"))
+          throw std::invalid_argument("Do not use NumpyInitializer with add_lookup_parameters, use "
+                                      "lookup_parameters_from_numpy instead");
+        std::vector<unsigned> dims = dims_of(dim);
+        if (dims.size() < 2) throw std::invalid_argument("add_lookup_parameters: dim must be (n, d...)");
+        const Dim d = make_dim(std::vector<unsigned>(dims.begin() + 1, dims.end()), 1);
+        PyInit* in = init_of(init);
+        return PyLookupParameters{in ? pc.add_lookup_parameters(dims[0], d, *in->init, name)
+                                     : pc.add_lookup_parameters(dims[0], d, name), {}};
+      }, "dim"_a, "init"_a = nb::none(), "name"_a = "", "device"_a = "", "scale"_a = 1.f, "mean"_a = 0.f, "std"_a = 1.f)
+      .def("parameters_from_numpy", [=](ParameterCollection& pc, nb::handle a, const std::string& name, nb::handle) {
+        return from_numpy(pc, a, name);
+      }, "array"_a, "name"_a = "", "device"_a = "")
+      .def("lookup_parameters_from_numpy", [=](ParameterCollection& pc, nb::handle a, const std::string& name, nb::handle) {
+        return lookup_from_numpy(pc, a, name);
+      }, "array"_a, "name"_a = "", "device"_a = "")
+      .def("add_subcollection", [](ParameterCollection& pc, std::optional<std::string> name) {
+        return pc.add_subcollection(name.value_or(""));
+      }, "name"_a = nb::none())
       .def("parameter_count", &ParameterCollection::parameter_count)
       .def("name", &ParameterCollection::get_fullname)
       .def("get_weight_decay", &ParameterCollection::get_weight_decay_lambda)
       .def("set_weight_decay", &ParameterCollection::set_weight_decay_lambda, "lam"_a)
       .def("set_weight_decay_lambda", &ParameterCollection::set_weight_decay_lambda, "lam"_a)
-      .def("_parameters_list", [](ParameterCollection& pc) {
+      .def("parameters_list", [](ParameterCollection& pc) {
         std::vector<PyParameters> out;
         for (auto& s : pc.parameters_list()) out.push_back({Parameter(s), {}});
         return out;
       })
-      .def("_lookup_parameters_list", [](ParameterCollection& pc) {
+      .def("lookup_parameters_list", [](ParameterCollection& pc) {
         std::vector<PyLookupParameters> out;
         for (auto& s : pc.lookup_parameters_list()) out.push_back({LookupParameter(s), {}});
         return out;
       })
-      .def("_save", [](ParameterCollection& pc, const std::string& f, const std::string& key, bool append) {
+      .def("save", [](ParameterCollection& pc, const std::string& f, const std::string& key, bool append) {
         TextFileSaver(f, append).save(pc, key);
-      })
-      .def("_populate", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
+      }, "fname"_a, "name"_a = "", "append"_a = false)
+      .def("write_to_textfile", [](ParameterCollection& pc, const std::string& f, const std::string& key, bool append) {
+        TextFileSaver(f, append).save(pc, key);
+      }, "fname"_a, "key"_a = "", "append"_a = false)
+      .def("populate", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         TextFileLoader(f).populate(pc, key);
-      })
-      .def("_load_param", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
+      }, "fname"_a, "key"_a = "")
+      .def("populate_from_textfile", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
+        TextFileLoader(f).populate(pc, key);
+      }, "fname"_a, "key"_a = "")
+      .def("load_param", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         return PyParameters{TextFileLoader(f).load_param(pc, key), {}};
-      })
-      .def("_load_lookup_param", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
+      }, "fname"_a, "key"_a)
+      .def("load_lookup_param", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         return PyLookupParameters{TextFileLoader(f).load_lookup_param(pc, key), {}};
-      });
+      }, "fname"_a, "key"_a);
 
   // ---- trainers ----
   nb::class_<Trainer>(m, "Trainer")
@@ -520,6 +592,7 @@ void init_module(nb::module_& m) {
       .def("_get_h", [](RNNBuilder& b, int i) { return b.get_h(RNNPointer(i)); })
       .def("_get_s", [](RNNBuilder& b, int i) { return b.get_s(RNNPointer(i)); })
       .def("_head", [](RNNBuilder& b, int i) { return static_cast<int>(b.get_head(RNNPointer(i))); })
+      .def("param_collection", [](RNNBuilder& b) { return b.get_parameter_collection(); })
       .def("set_dropout", [](RNNBuilder& b, float p) { b.set_dropout(p); }, "f"_a)
       .def("disable_dropout", [](RNNBuilder& b) { b.disable_dropout(); });
   nb::class_<SimpleRNNBuilder, RNNBuilder>(m, "SimpleRNNBuilder")
@@ -536,6 +609,42 @@ void init_module(nb::module_& m) {
   nb::class_<CompactVanillaLSTMBuilder, RNNBuilder>(m, "CompactVanillaLSTMBuilder")
       .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
            "model"_a, nb::keep_alive<1, 5>());
+  nb::class_<SparseLSTMBuilder, RNNBuilder>(m, "SparseLSTMBuilder")
+      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, bool, float>(), "layers"_a, "input_dim"_a,
+           "hidden_dim"_a, "model"_a, "ln_lstm"_a = false, "forget_bias"_a = 1.f, nb::keep_alive<1, 5>())
+      .def("set_sparsity", [](SparseLSTMBuilder& b, float s) { b.set_sparsity(s); }, "sparsity"_a)
+      .def("set_dropouts", [](SparseLSTMBuilder& b, float d, float dr) { b.set_dropout(d, dr); }, "d"_a, "d_r"_a)
+      .def("set_dropout_masks", [](SparseLSTMBuilder& b, unsigned bs) { b.set_dropout_masks(bs); }, "batch_size"_a = 1);
+  nb::class_<FastLSTMBuilder, RNNBuilder>(m, "FastLSTMBuilder")
+      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
+           "model"_a, nb::keep_alive<1, 5>());
+
+  // ---- softmax builders (the graph's parameters are added on each call, as DyNet's Python does) ----
+  nb::class_<SoftmaxBuilder>(m, "SoftmaxBuilder")
+      .def("neg_log_softmax", [](SoftmaxBuilder& b, const Expression& x, unsigned c, bool update) {
+        b.new_graph(current_graph(), update);
+        return b.neg_log_softmax(x, c);
+      }, "x"_a, "c"_a, "update"_a = true)
+      .def("neg_log_softmax_batch", [](SoftmaxBuilder& b, const Expression& x, std::vector<unsigned> c, bool update) {
+        b.new_graph(current_graph(), update);
+        return b.neg_log_softmax(x, c);
+      }, "x"_a, "c"_a, "update"_a = true)
+      .def("sample", [](SoftmaxBuilder& b, const Expression& x) {
+        b.new_graph(current_graph(), true);
+        return b.sample(x);
+      }, "x"_a)
+      .def("full_log_distribution", [](SoftmaxBuilder& b, const Expression& x, bool update) {
+        b.new_graph(current_graph(), update);
+        return b.full_log_distribution(x);
+      }, "x"_a, "update"_a = true)
+      .def("full_logits", [](SoftmaxBuilder& b, const Expression& x, bool update) {
+        b.new_graph(current_graph(), update);
+        return b.full_logits(x);
+      }, "x"_a, "update"_a = true)
+      .def("param_collection", [](SoftmaxBuilder& b) { return b.get_parameter_collection(); });
+  nb::class_<StandardSoftmaxBuilder, SoftmaxBuilder>(m, "StandardSoftmaxBuilder")
+      .def(nb::init<unsigned, unsigned, ParameterCollection&, bool>(), "input_dim"_a, "num_classes"_a, "pc"_a,
+           "bias"_a = true, nb::keep_alive<1, 4>());
   nb::class_<GRUBuilder, RNNBuilder>(m, "GRUBuilder")
       .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
            "model"_a, nb::keep_alive<1, 5>());

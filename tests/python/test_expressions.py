@@ -138,3 +138,11 @@ def test_updatable_input_set():
     assert y.scalar_value() == pytest.approx(9.0)
     s = dy.scalarInput(2.0)
     assert (s * 3).scalar_value() == pytest.approx(6.0)
+
+
+def test_dlpack_both_ways():
+    x = dy.inputTensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert x.__dlpack_device__() == (1, 0)
+    assert np.array_equal(np.from_dlpack(x), np.arange(6).reshape(2, 3))
+    y = dy.from_dlpack(np.arange(4, dtype=np.float32))
+    assert np.array_equal(y.npvalue(), np.arange(4))

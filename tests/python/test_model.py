@@ -13,11 +13,16 @@ ORIGINAL_PYTHON = os.environ.get("DYNET_ORIGINAL_PYTHON",
                                  os.path.join(HERE, "..", "..", "bench", ".venv", "bin", "python"))
 
 
+def original_env():
+    """The environment for the original's interpreter: without our package on PYTHONPATH."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 def original_available():
     if not os.path.exists(ORIGINAL_PYTHON):
         return False
     probe = subprocess.run([ORIGINAL_PYTHON, "-c", "import sys; sys.argv=sys.argv[:1]; import _dynet"],
-                           capture_output=True)
+                           capture_output=True, env=original_env())
     return probe.returncode == 0
 
 
@@ -121,21 +126,25 @@ def test_files_interchange_with_the_original(tmp_path):
               "pc = dy.ParameterCollection()\n"
               "W = pc.add_parameters((2, 3), init=dy.NumpyInitializer(np.arange(6.).reshape(2, 3)), name='W')\n"
               "E = pc.add_lookup_parameters((4, 2), init=np.arange(8.).reshape(4, 2), name='E')\n"
-              "dy.save(%r, [W, E])\n" % base)
-    subprocess.run([ORIGINAL_PYTHON, "-c", script], check=True, cwd=str(tmp_path))
+              "lstm = dy.VanillaLSTMBuilder(1, 3, 4, pc)\n"
+              "dy.save(%r, [W, E, lstm])\n" % base)
+    subprocess.run([ORIGINAL_PYTHON, "-c", script], check=True, cwd=str(tmp_path), env=original_env())
     pc = dy.ParameterCollection()
-    W, E = dy.load(base, pc)
+    W, E, lstm = dy.load(base, pc)
+    assert isinstance(lstm, dy.VanillaLSTMBuilder) and lstm.spec == (1, 3, 4, False, 1.0)
+    assert len(lstm.param_collection().parameters_list()) == 3
     assert np.allclose(W.as_array(), np.arange(6).reshape(2, 3))
     assert np.allclose(E.as_array(), np.arange(8).reshape(4, 2))
     # written by ours, read by the original
     ours = str(tmp_path / "ours")
-    dy.save(ours, [W, E])
+    dy.save(ours, [W, E, lstm])
     check = ("import sys; sys.argv=sys.argv[:1]; import dynet as dy, numpy as np\n"
              "pc = dy.ParameterCollection()\n"
-             "W, E = dy.load(%r, pc)\n"
+             "W, E, lstm = dy.load(%r, pc)\n"
+             "assert isinstance(lstm, dy.VanillaLSTMBuilder)\n"
              "assert np.allclose(W.as_array(), np.arange(6.).reshape(2, 3))\n"
              "assert np.allclose(E.as_array(), np.arange(8.).reshape(4, 2))\n" % ours)
-    subprocess.run([ORIGINAL_PYTHON, "-c", check], check=True, cwd=str(tmp_path))
+    subprocess.run([ORIGINAL_PYTHON, "-c", check], check=True, cwd=str(tmp_path), env=original_env())
 
 
 @pytest.mark.skipif(not original_available(), reason="the original DyNet (dyNET38) is not installed in bench/.venv")
@@ -152,7 +161,7 @@ def test_op_signatures_match_the_original():
               "print(json.dumps(out))\n")
     import json
     theirs = json.loads(subprocess.run([ORIGINAL_PYTHON, "-c", script], capture_output=True, text=True,
-                                       check=True).stdout)
+                                       check=True, env=original_env()).stdout)
     missing, differ = [], []
     for name, params in theirs.items():
         f = getattr(dy, name, None)
