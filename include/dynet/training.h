@@ -50,6 +50,18 @@ class Trainer {
   // rule with momentum keeps moving it, as in DyNet), then clears all gradients (frozen parameters'
   // too). Lookup parameters: only the rows that received gradients when sparse_updates_enabled,
   // else the whole table. Then the moving average, the update counter and the weight-decay step.
+  // A gradient holding NaN or Inf (clipping on or off) refuses the whole update before anything
+  // changes: it throws std::runtime_error naming the parameters and clears all gradients, so the
+  // model stays usable and the next step starts afresh (DyNet threw only with clipping on and kept
+  // the bad gradients, so every later update threw again).
+  //
+  // Threads: any number of graphs may run forward and backward at once while other threads call
+  // update() (on this trainer or another over the same parameters). An update excludes every graph's
+  // forward and backward while it runs (the process-wide parameter lock, writer-preferring): it
+  // applies exactly the gradients accumulated before it, each once, and never a half-written one;
+  // values never tear. save, populate, the moving-average swaps and clip_gradients take the same
+  // lock. The trainer's own settings (learning_rate, restart(), ...) are plain members: change them
+  // from one thread, not while another thread is in update().
   virtual void update();
   // Updates only the given parameters (indices into m.parameters_list() / m.lookup_parameters_list())
   // and clears only their gradients; the clipping norm still covers every gradient.
@@ -62,7 +74,8 @@ class Trainer {
   void restart(real lr);
 
   // The factor gradients are multiplied by in this update: clip_threshold / ||g|| when the global L2
-  // norm of all gradients exceeds clip_threshold, else 1. Throws std::runtime_error on NaN/Inf.
+  // norm of all gradients exceeds clip_threshold, else 1. When a gradient holds NaN or Inf (clipping
+  // on or off) it throws std::runtime_error naming the parameters and clears all gradients.
   float clip_gradients();
   // Folds every pending weight-decay scale of the collection into the parameter values and resets
   // the scales to 1 (done automatically once a scale falls below 0.25).
@@ -188,6 +201,14 @@ class Trainer {
   void step_weight_decay();
   void fold_weight_decay(L2WeightDecay& decay);
   void unswap_before_update();
+  void restore_weights();  // swap_params_to_weights() without taking the parameter lock
+  // clip_gradients() without taking the parameter lock; throws (see refuse_non_finite_gradients)
+  // when a gradient value is NaN or Inf, whether or not clipping is enabled.
+  float gradient_scale();
+  double squared_gradient_norm(double (*sum)(const float*, size_t)) const;
+  // Clears every gradient of the collection and throws std::runtime_error naming the parameters
+  // whose gradients are not finite.
+  [[noreturn]] void refuse_non_finite_gradients(double squared_norm);
 
   std::vector<Tensor*> values_;  // update_rule's argument, reused across calls
   std::vector<ShadowState> state_;  // shadow_state(), fetched by the first update

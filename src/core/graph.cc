@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include <mutex>
+#include <shared_mutex>
 
 #include "core/executor.h"
+#include "core/param_lock.h"
 
 namespace dynet {
 
@@ -173,7 +175,11 @@ const Tensor& ComputationGraph::forward(VariableIndex last) {
 const Tensor& ComputationGraph::incremental_forward(const Expression& last) { return incremental_forward(last.i); }
 const Tensor& ComputationGraph::incremental_forward(VariableIndex last) {
   check_index(last, "incremental_forward");
-  if (!exec_->computed(last)) exec_->forward(last);
+  if (!exec_->computed(last)) {
+    // Parameter values are read under the shared side of the parameter lock: no update runs meanwhile.
+    std::shared_lock<detail::ParameterLock> lock(detail::parameter_lock());
+    exec_->forward(last);
+  }
   return exec_->value(last);
 }
 
@@ -195,6 +201,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
                                 std::to_string(last) + " (" + op_def(nodes_[last].op).name + ") has dim " +
                                 nodes_[last].dim.str());
   incremental_forward(last);
+  std::shared_lock<detail::ParameterLock> lock(detail::parameter_lock());
   exec_->backward(last, full);
 }
 

@@ -1,5 +1,7 @@
 #include "dynet/model.h"
 
+#include "core/param_lock.h"
+
 #include "dynet/globals.h"
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 
@@ -59,6 +62,29 @@ void check_name(const std::string& name, const char* what) {
     throw std::invalid_argument(std::string(what) + ": name '" + name + "' may not contain '/' or '_'");
 }
 }  // namespace
+
+// ---- the parameter lock ----
+namespace detail {
+ParameterLock::ParameterLock() {
+  pthread_rwlockattr_t attr;
+  pthread_rwlockattr_init(&attr);
+#ifdef __GLIBC__
+  // glibc prefers readers by default, which lets overlapping forwards of other threads starve update().
+  pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+  pthread_rwlock_init(&rw_, &attr);
+  pthread_rwlockattr_destroy(&attr);
+}
+ParameterLock::~ParameterLock() { pthread_rwlock_destroy(&rw_); }
+void ParameterLock::fail(int status) {
+  throw std::logic_error("dynet: the parameter lock failed (" + std::string(std::strerror(status)) +
+                         "): a thread took it while holding it");
+}
+ParameterLock& parameter_lock() {
+  static ParameterLock lock;
+  return lock;
+}
+}  // namespace detail
 
 // ---- L2WeightDecay ----
 L2WeightDecay::L2WeightDecay(float lambda, std::shared_ptr<const L2WeightDecay> parent) : parent_(std::move(parent)) {
@@ -196,35 +222,41 @@ auto& storage_of(const P& p, const char* what) {
   if (!p.p) throw std::runtime_error(std::string(what) + ": the parameter is not initialised");
   return *p.p;
 }
+// Changes of values or gradients made outside a trainer exclude graph evaluation and updates.
+template <class F>
+void exclusively(F&& f) {
+  std::unique_lock<detail::ParameterLock> lock(detail::parameter_lock());
+  f();
+}
 }  // namespace
 
 ParameterStorage& Parameter::get_storage() const { return storage_of(*this, "Parameter"); }
 std::string Parameter::get_fullname() const { return get_storage().name; }
-void Parameter::zero() { get_storage().zero(); }
+void Parameter::zero() { exclusively([&] { get_storage().zero(); }); }
 Dim Parameter::dim() const { return get_storage().dim; }
 Tensor* Parameter::values() { return &get_storage().values; }
 Tensor* Parameter::gradients() { return &get_storage().g; }
 float Parameter::current_weight_decay() const { return get_storage().current_weight_decay(); }
 void Parameter::set_updated(bool b) { get_storage().updated = b; }
 bool Parameter::is_updated() const { return get_storage().updated; }
-void Parameter::scale(float s) { get_storage().scale_parameters(s); }
-void Parameter::scale_gradient(float s) { get_storage().scale_gradient(s); }
-void Parameter::clip_inplace(float left, float right) { get_storage().clip(left, right); }
-void Parameter::set_value(const std::vector<float>& val) { get_storage().set_value(val); }
+void Parameter::scale(float s) { exclusively([&] { get_storage().scale_parameters(s); }); }
+void Parameter::scale_gradient(float s) { exclusively([&] { get_storage().scale_gradient(s); }); }
+void Parameter::clip_inplace(float left, float right) { exclusively([&] { get_storage().clip(left, right); }); }
+void Parameter::set_value(const std::vector<float>& val) { exclusively([&] { get_storage().set_value(val); }); }
 
 LookupParameterStorage& LookupParameter::get_storage() const { return storage_of(*this, "LookupParameter"); }
 void LookupParameter::initialize(unsigned index, const std::vector<float>& val) const {
-  get_storage().initialize(index, val);
+  exclusively([&] { get_storage().initialize(index, val); });
 }
-void LookupParameter::zero() { get_storage().zero(); }
+void LookupParameter::zero() { exclusively([&] { get_storage().zero(); }); }
 std::string LookupParameter::get_fullname() const { return get_storage().name; }
 Dim LookupParameter::dim() const { return get_storage().dim; }
 std::vector<Tensor>* LookupParameter::values() { return &get_storage().values; }
 float LookupParameter::current_weight_decay() const { return get_storage().current_weight_decay(); }
 void LookupParameter::set_updated(bool b) { get_storage().updated = b; }
 bool LookupParameter::is_updated() const { return get_storage().updated; }
-void LookupParameter::scale(float s) { get_storage().scale_parameters(s); }
-void LookupParameter::scale_gradient(float s) { get_storage().scale_gradient(s); }
+void LookupParameter::scale(float s) { exclusively([&] { get_storage().scale_parameters(s); }); }
+void LookupParameter::scale_gradient(float s) { exclusively([&] { get_storage().scale_gradient(s); }); }
 
 // ---- ParameterCollection ----
 ParameterCollection::ParameterCollection() : ParameterCollection("/", {}, default_weight_decay_lambda, nullptr) {}
@@ -264,6 +296,7 @@ void ParameterCollection::register_storage(const std::shared_ptr<ParameterStorag
     else
       s.params.push_back(std::static_pointer_cast<ParameterStorage>(p));
   };
+  std::unique_lock<detail::ParameterLock> lock(detail::parameter_lock());  // trainers iterate the lists
   add(*storage_);
   for (auto& a : ancestors_) add(*a);
 }
@@ -374,6 +407,7 @@ bool ParameterCollection::is_updated_param(const Parameter* p) { return p->get_s
 bool ParameterCollection::is_updated_lookup_param(const LookupParameter* p) { return p->get_storage().updated; }
 
 float ParameterCollection::gradient_l2_norm() const {
+  std::unique_lock<detail::ParameterLock> lock(detail::parameter_lock());
   double s = 0;
   for (auto& p : storage_->all_params) {
     float x;
@@ -383,9 +417,12 @@ float ParameterCollection::gradient_l2_norm() const {
   return static_cast<float>(std::sqrt(s));
 }
 void ParameterCollection::reset_gradient() {
-  for (auto& p : storage_->all_params) p->clear_grad();
+  exclusively([&] {
+    for (auto& p : storage_->all_params) p->clear_grad();
+  });
 }
 void ParameterCollection::project_weights(float radius) {
+  std::unique_lock<detail::ParameterLock> lock(detail::parameter_lock());
   for (auto& p : storage_->params) {
     float s;
     p->squared_l2norm(&s);

@@ -5,9 +5,12 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <stdexcept>
 #include <vector>
 
+#include "core/param_lock.h"
 #include "io/atomic_file.h"
 #include "io/text_format.h"
 
@@ -110,6 +113,8 @@ void TextFileSaver::write_records(const io_detail::TextRecord* items, size_t n) 
 }
 
 namespace {
+// Savers read values and gradients with no update running (graphs may go on computing meanwhile).
+using SharedParameters = std::shared_lock<detail::ParameterLock>;
 io_detail::TextRecord param_item(const std::shared_ptr<ParameterStorage>& p, std::string name) {
   check_record_name(name, "TextFileSaver");
   return {false, std::move(name), p->dim, p->values.v, p->nonzero_grad ? p->g.v : nullptr,
@@ -132,6 +137,7 @@ void TextFileSaver::save(const ParameterCollection& model, const std::string& ke
   }
   const std::string& own = model.get_fullname();
   auto renamed = [&](const std::string& full) { return key.empty() ? full : prefix + full.substr(own.size()); };
+  SharedParameters lock(detail::parameter_lock());
   const ParameterCollectionStorage& s = model.get_storage();
   std::vector<io_detail::TextRecord> items;
   items.reserve(s.params.size() + s.lookup_params.size());
@@ -142,12 +148,14 @@ void TextFileSaver::save(const ParameterCollection& model, const std::string& ke
 
 void TextFileSaver::save(const Parameter& param, const std::string& key) {
   if (!param.p) throw std::invalid_argument("TextFileSaver::save: the Parameter is not initialised");
+  SharedParameters lock(detail::parameter_lock());
   io_detail::TextRecord it = param_item(param.p, key.empty() ? param.p->name : key);
   write_records(&it, 1);
 }
 
 void TextFileSaver::save(const LookupParameter& param, const std::string& key) {
   if (!param.p) throw std::invalid_argument("TextFileSaver::save: the LookupParameter is not initialised");
+  SharedParameters lock(detail::parameter_lock());
   io_detail::TextRecord it = lookup_item(param.p, key.empty() ? param.p->name : key);
   write_records(&it, 1);
 }
@@ -311,6 +319,10 @@ class RecordReader {
   size_t line_no_ = 0;
 };
 
+// Loaders write values with no graph computing or update running.
+using ExclusiveParameters = std::unique_lock<detail::ParameterLock>;
+
+// Writes a parsed record into a parameter; the caller holds the parameter lock exclusively.
 void assign(ParameterStorage& p, const ParsedRecord& r) {
   std::copy(r.values.begin(), r.values.end(), p.values.v);
   if (r.has_grads) {
@@ -395,6 +407,7 @@ void TextFileLoader::populate(ParameterCollection& model, const std::string& key
                              " parameters and " + std::to_string(n_lookups) + " lookup parameters under key '" +
                              key + "' but the model has " + std::to_string(params.size()) + " and " +
                              std::to_string(lookups.size()));
+  ExclusiveParameters lock(detail::parameter_lock());
   for (size_t i = 0; i < params.size(); ++i) assign(*s.params[i], params[i]);
   for (size_t i = 0; i < lookups.size(); ++i) assign(*s.lookup_params[i], lookups[i]);
 }
@@ -407,6 +420,7 @@ void TextFileLoader::populate(Parameter& param, const std::string& key) {
   if (!(header.dim == param.p->dim))
     throw std::runtime_error(mismatch(who, name, filename_, header.dim, "the parameter " + param.p->name,
                                       param.p->dim));
+  ExclusiveParameters lock(detail::parameter_lock());
   assign(*param.p, record);
 }
 
@@ -418,6 +432,7 @@ void TextFileLoader::populate(LookupParameter& lookup_param, const std::string& 
   if (!(header.dim == lookup_param.p->all_dim))
     throw std::runtime_error(mismatch(who, name, filename_, header.dim,
                                       "the lookup parameter " + lookup_param.p->name, lookup_param.p->all_dim));
+  ExclusiveParameters lock(detail::parameter_lock());
   assign(*lookup_param.p, record);
 }
 
@@ -426,6 +441,7 @@ Parameter TextFileLoader::load_param(ParameterCollection& model, const std::stri
   if (key.empty()) throw std::invalid_argument(std::string(who) + ": key must name a record");
   const auto [header, record] = find_record(filename_, who, false, key);
   Parameter p = model.add_parameters(header.dim, ParameterInitConst(0.f));
+  ExclusiveParameters lock(detail::parameter_lock());
   p.p->name = header.name;
   assign(*p.p, record);
   return p;
@@ -439,6 +455,7 @@ LookupParameter TextFileLoader::load_lookup_param(ParameterCollection& model, co
   const size_t n = row.d[row.nd - 1];
   row.resize(row.nd - 1);
   LookupParameter p = model.add_lookup_parameters(n, row, ParameterInitConst(0.f));
+  ExclusiveParameters lock(detail::parameter_lock());
   p.p->name = header.name;
   assign(*p.p, record);
   return p;

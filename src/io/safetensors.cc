@@ -5,11 +5,14 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "dynet/io.h"
+#include "core/param_lock.h"
 #include "io/atomic_file.h"
 
 namespace dynet {
@@ -325,6 +328,7 @@ std::string shape_text(const std::vector<uint64_t>& shape) {
 }  // namespace
 
 void save_safetensors(const std::string& filename, const ParameterCollection& model) {
+  std::shared_lock<detail::ParameterLock> lock(detail::parameter_lock());  // no update while values are read
   const std::vector<Entry> entries = entries_of(model);
   std::string header = "{\"__metadata__\":{\"format\":\"dynet\"}";
   uint64_t offset = 0;
@@ -462,6 +466,7 @@ void load_safetensors(const std::string& filename, ParameterCollection& model) {
       });
     }
   }
+  std::unique_lock<detail::ParameterLock> lock(detail::parameter_lock());
   const ParameterCollectionStorage& st = model.get_storage();
   size_t i = 0;
   for (const auto& p : st.params) {

@@ -29,7 +29,8 @@ using ops::fibers;
 // softmax(x, d): exp(x) / Σ exp(x) along dim d.
 Dim softmax_shape(const ArgDims& xs, AttrView a) {
   const unsigned d = a.as<unsigned>();
-  if (d >= DYNET_MAX_TENSOR_DIM)
+  // Past the rank the "dim" has size 1 and the result would be all ones: a mistake, not a request.
+  if (d >= xs[0].nd)
     op_error("softmax", "dim " + std::to_string(d) + " out of range for input " + xs[0].str());
   return xs[0];
 }
@@ -91,7 +92,8 @@ std::vector<OpSample> softmax_samples() {
           {"tensor_dim1", {Dim({2, 3, 4})}, along(1), -2, 2},
           {"batched", {Dim({3, 2}, 3)}, along(0), -2, 2},
           {"batched_dim1", {Dim({3, 2}, 2)}, along(1), -2, 2},
-          {"bad_dim", {Dim({3})}, along(DYNET_MAX_TENSOR_DIM), -1, 1, true}};
+          {"bad_dim", {Dim({3})}, along(DYNET_MAX_TENSOR_DIM), -1, 1, true},
+          {"dim_past_rank", {Dim({3, 4})}, along(2), -1, 1, true}};
 }
 const OpId k_softmax = register_op({.name = "softmax",
                                     .doc = "y = exp(x) / Σ exp(x) along dim d",
@@ -483,8 +485,12 @@ Dim sparsemax_loss_shape(const ArgDims& xs, AttrView a) {
   if (!s.pvec) check_index_set("sparsemax_loss", "target support", a.tail<unsigned, SupportAttr>(), s.n, x.rows(), x);
   return Dim({1}, x.bd);
 }
-// aux: sparsemax(x), kept for the gradient
-size_t sparsemax_loss_aux(const Dim&, const ArgDims& xs, AttrView) { return xs[0].size(); }
+// aux: sparsemax(x), then the support the forward read (its size, then its rows): the gradient uses
+// exactly those, even when the vector behind the pointer changed since.
+size_t sparsemax_loss_aux(const Dim&, const ArgDims& xs, AttrView a) {
+  const SupportAttr& s = a.as<SupportAttr>();
+  return xs[0].size() + 1 + (s.pvec ? s.pvec->size() : s.n);
+}
 void sparsemax_loss_fwd(const ForwardArgs& a) {
   const SupportAttr& s = a.attr.as<SupportAttr>();
   const Tensor& x = a.xs[0];
@@ -492,6 +498,9 @@ void sparsemax_loss_fwd(const ForwardArgs& a) {
   const unsigned* q = s.pvec ? s.pvec->data() : a.attr.tail<unsigned, SupportAttr>();
   const size_t nq = s.pvec ? s.pvec->size() : s.n;
   if (s.pvec) check_index_set("sparsemax_loss", "target support", q, nq, n, x.d);
+  uint32_t* kept = reinterpret_cast<uint32_t*>(a.aux + x.d.size());
+  kept[0] = static_cast<uint32_t>(nq);
+  std::memcpy(kept + 1, q, nq * sizeof(unsigned));
   const float qprob = 1.f / static_cast<float>(nq);
   float* sorted = a.scratch.allocate_floats(n);
   for (size_t b = 0; b < B; ++b) {
@@ -509,11 +518,11 @@ void sparsemax_loss_fwd(const ForwardArgs& a) {
 }
 // dx += g (sparsemax(x) - q)
 void sparsemax_loss_bwd(const BackwardArgs& a) {
-  const SupportAttr& s = a.attr.as<SupportAttr>();
   const Tensor& x = a.xs[0];
   const size_t n = x.d.rows(), B = a.fx.d.bd;
-  const unsigned* q = s.pvec ? s.pvec->data() : a.attr.tail<unsigned, SupportAttr>();
-  const size_t nq = s.pvec ? s.pvec->size() : s.n;
+  const uint32_t* kept = reinterpret_cast<const uint32_t*>(a.aux + x.d.size());
+  const size_t nq = kept[0];
+  const unsigned* q = kept + 1;
   const float qprob = 1.f / static_cast<float>(nq);
   for (size_t b = 0; b < B; ++b) {
     const float g = a.dEdf.v[b];

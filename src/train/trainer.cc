@@ -1,11 +1,15 @@
 #include "dynet/training.h"
 
+#include "core/param_lock.h"
+
 #include <Eigen/Core>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
+#include <shared_mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -27,7 +31,7 @@ CArr grad_of(const std::vector<Tensor*>& values) { return CArr(values[1]->v, val
 void scale_tensor(Tensor& t, float a) { Arr(t.v, static_cast<Eigen::Index>(t.d.size())) *= a; }
 
 // Σ v² with float lanes the compiler can vectorize, folded into a double every chunk so that large
-// tables keep their precision.
+// tables keep their precision. Inf when a square overflows the float lanes (see gradient_scale).
 double sum_of_squares(const float* v, size_t n) {
   constexpr size_t kLanes = 16, kChunk = 4096;
   double total = 0;
@@ -42,6 +46,20 @@ double sum_of_squares(const float* v, size_t n) {
   }
   return total;
 }
+
+// Σ v² in double: finite for any finite floats.
+double sum_of_squares_exact(const float* v, size_t n) {
+  double total = 0;
+  for (size_t k = 0; k < n; ++k) total += double(v[k]) * v[k];
+  return total;
+}
+
+bool all_finite(const float* v, size_t n) { return std::isfinite(sum_of_squares_exact(v, n)); }
+
+// Trainers change values and gradients of the whole collection: they exclude every graph's forward
+// and backward (core/param_lock.h).
+using ExclusiveParameters = std::unique_lock<detail::ParameterLock>;
+using SharedParameters = std::shared_lock<detail::ParameterLock>;
 
 std::string str(double x) {
   std::ostringstream s;
@@ -258,31 +276,64 @@ Trainer::Trainer(ParameterCollection& m, real lr) : learning_rate(lr), model(&m)
 Trainer::~Trainer() = default;
 
 float Trainer::clip_gradients() {
-  if (!clipping_enabled) return 1.f;
+  ExclusiveParameters lock(detail::parameter_lock());
+  return gradient_scale();
+}
+
+double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) const {
   double sq = 0;
   const ParameterCollectionStorage& s = model->get_storage();
   for (const auto& p : s.params)
-    if (p->nonzero_grad) sq += sum_of_squares(p->g.v, p->dim.size());
+    if (p->nonzero_grad) sq += sum(p->g.v, p->dim.size());
   for (const auto& p : s.lookup_params) {
     if (!p->nonzero_grad) continue;
     if (p->all_updated) {
-      sq += sum_of_squares(p->all_grads.v, p->all_dim.size());
+      sq += sum(p->all_grads.v, p->all_dim.size());
     } else {
-      for (size_t r : p->non_zero_grads) sq += sum_of_squares(p->grads[r].v, p->dim.size());
+      for (size_t r : p->non_zero_grads) sq += sum(p->grads[r].v, p->dim.size());
     }
   }
+  return sq;
+}
+
+float Trainer::gradient_scale() {
+  // Computed whether or not clipping is on: a NaN or Inf gradient must never reach the values (a
+  // finite sum of squares in double means every gradient value is finite).
+  double sq = squared_gradient_norm(sum_of_squares);
+  if (!std::isfinite(sq)) sq = squared_gradient_norm(sum_of_squares_exact);  // float lanes overflowed?
+  if (!std::isfinite(sq)) refuse_non_finite_gradients(sq);
   const float norm = static_cast<float>(std::sqrt(sq));
-  if (std::isnan(norm) || std::isinf(norm)) {
-    std::ostringstream msg;
-    msg << "Magnitude of gradient is bad: " << norm;
-    throw std::runtime_error(msg.str());
-  }
+  if (!clipping_enabled) return 1.f;
   if (norm > clip_threshold) {
     ++clips;
     ++clips_since_status;
     return clip_threshold / norm;
   }
   return 1.f;
+}
+
+void Trainer::refuse_non_finite_gradients(double squared_norm) {
+  const ParameterCollectionStorage& s = model->get_storage();
+  std::vector<std::string> bad;
+  for (const auto& p : s.params)
+    if (p->nonzero_grad && !all_finite(p->g.v, p->dim.size())) bad.push_back(p->name);
+  for (const auto& p : s.lookup_params) {
+    if (!p->nonzero_grad) continue;
+    bool finite = true;
+    if (p->all_updated)
+      finite = all_finite(p->all_grads.v, p->all_dim.size());
+    else
+      for (size_t r : p->non_zero_grads) finite = finite && all_finite(p->grads[r].v, p->dim.size());
+    if (!finite) bad.push_back(p->name);
+  }
+  for (const auto& p : s.all_params) p->clear_grad();
+  std::ostringstream msg;
+  msg << "Magnitude of gradient is bad: " << std::sqrt(squared_norm) << " (NaN or Inf in the gradient of ";
+  for (size_t k = 0; k < bad.size() && k < 5; ++k) msg << (k ? ", " : "") << bad[k];
+  if (bad.size() > 5) msg << " and " << bad.size() - 5 << " more";
+  msg << "). Trainer::update changed no value or trainer state and cleared all gradients; the next "
+         "backward() and update() start afresh.";
+  throw std::runtime_error(msg.str());
 }
 
 // ---- DyNet's extension interface, implemented for the state shadow_state() lists ----
@@ -358,8 +409,9 @@ void Trainer::update_lookup_parameter(size_t index, float gscale) {
 }
 
 void Trainer::update() {
+  ExclusiveParameters lock(detail::parameter_lock());
   if (reducer_) reducer_->reduce(*model, sparse_updates_enabled);
-  const float gscale = clip_gradients();
+  const float gscale = gradient_scale();
   unswap_before_update();
   allocate_state();
   begin_update();
@@ -393,8 +445,9 @@ void Trainer::update(const std::vector<unsigned>& updated_params, const std::vec
       throw std::invalid_argument("Trainer::update: lookup parameter index " + std::to_string(i) +
                                   " out of range (the collection has " + std::to_string(s.lookup_params.size()) +
                                   " lookup parameters)");
+  ExclusiveParameters lock(detail::parameter_lock());
   if (reducer_) reducer_->reduce(*model, sparse_updates_enabled);
-  const float gscale = clip_gradients();
+  const float gscale = gradient_scale();
   unswap_before_update();
   allocate_state();
   begin_update();
@@ -442,6 +495,7 @@ void Trainer::fold_weight_decay(L2WeightDecay& decay) {
 }
 
 void Trainer::rescale_and_reset_weight_decay() {
+  ExclusiveParameters lock(detail::parameter_lock());
   for (const auto& decay : model->get_storage().weight_decays)
     if (decay->current_weight_decay() != 1.f) fold_weight_decay(*decay);
 }
@@ -503,6 +557,7 @@ void Trainer::swap_params_to_moving_average(bool save_weights, bool bias_correct
   if (ma_updates == 0)
     throw std::runtime_error("Trainer::swap_params_to_moving_average: the moving average has no weights yet (no update)");
   if (ma_params_swapped) return;
+  ExclusiveParameters lock(detail::parameter_lock());
   const float correction = (ma_mode == MovingAverage::Exponential && bias_correction)
                                ? 1.f / (1.f - std::pow(ema_beta, static_cast<float>(ma_updates)))
                                : 1.f;
@@ -531,6 +586,11 @@ void Trainer::swap_params_to_moving_average(bool save_weights, bool bias_correct
 
 void Trainer::swap_params_to_weights() {
   if (!ma_params_swapped) return;
+  ExclusiveParameters lock(detail::parameter_lock());
+  restore_weights();
+}
+
+void Trainer::restore_weights() {
   if (!ma_params_saved)
     throw std::runtime_error(
         "Trainer::swap_params_to_weights: the weights were not saved (swap_params_to_moving_average was called "
@@ -551,7 +611,7 @@ void Trainer::swap_params_to_weights() {
 void Trainer::unswap_before_update() {
   if (!ma_params_swapped) return;
   if (ma_params_saved) {
-    swap_params_to_weights();
+    restore_weights();
   } else {
     ma_params_swapped = false;
   }
@@ -592,6 +652,7 @@ void Trainer::save(std::ostream& os) {
   if (ma_params_swapped && ma_params_saved)
     throw std::runtime_error(
         "Trainer::save: the parameters are swapped to their moving average; call swap_params_to_weights() first");
+  ExclusiveParameters lock(detail::parameter_lock());  // no update meanwhile (allocate_state may add state)
   allocate_state();  // parameters never updated yet are saved with their (zero) state
   const ParameterCollectionStorage& s = model->get_storage();
   const size_t np = s.params.size(), nlp = s.lookup_params.size();
@@ -626,6 +687,7 @@ void Trainer::populate(std::istream& is, real lr) {
 }
 
 void Trainer::populate(std::istream& is) {
+  ExclusiveParameters lock(detail::parameter_lock());
   const ParameterCollectionStorage& s = model->get_storage();
   // Everything is read into these first, so that a bad input changes nothing.
   read_header(is, "#Trainer#", s);  // the counts only need to fit: the sections carry their own

@@ -1,0 +1,39 @@
+// The process-wide parameter lock: what makes training from several threads over shared parameters
+// safe (docs/design.md, "Several graphs at once").
+//   shared (reader) side:   ComputationGraph forward and backward calls; savers reading values
+//   exclusive (writer):      Trainer::update and the other calls that change values or gradients
+//                            wholesale (reset_gradient, populate, Parameter::zero/scale/set_value...)
+// Backward's accumulation into one parameter also takes that parameter's mutex, so any number of
+// graphs may run forward and backward at once, and an update sees every gradient accumulated before
+// it and none half-written, and clears exactly what it applied.
+// Writers are preferred: a steady stream of forwards from other threads cannot starve an update.
+// Not recursive: a thread holding either side must not take the lock again.
+#pragma once
+
+#include <pthread.h>
+
+namespace dynet::detail {
+
+class ParameterLock {
+ public:
+  ParameterLock();
+  ~ParameterLock();
+  ParameterLock(const ParameterLock&) = delete;
+  ParameterLock& operator=(const ParameterLock&) = delete;
+  void lock_shared() { check(pthread_rwlock_rdlock(&rw_)); }
+  void unlock_shared() { pthread_rwlock_unlock(&rw_); }
+  void lock() { check(pthread_rwlock_wrlock(&rw_)); }
+  void unlock() { pthread_rwlock_unlock(&rw_); }
+
+ private:
+  // A thread taking the lock it holds (EDEADLK) is a bug in the library: throws std::logic_error.
+  static void check(int status) {
+    if (status != 0) fail(status);
+  }
+  [[noreturn]] static void fail(int status);
+  pthread_rwlock_t rw_;
+};
+
+ParameterLock& parameter_lock();
+
+}  // namespace dynet::detail

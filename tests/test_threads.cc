@@ -1,0 +1,154 @@
+// Training from several threads over one shared ParameterCollection, each thread with its own graphs
+// (docs/design.md, "Several graphs at once"): backward from any number of threads loses no gradient,
+// update() from any thread applies each accumulated gradient exactly once, saving while training
+// reads consistent values. scripts/test --sanitize runs these (suite "Threads") under ThreadSanitizer.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "dynet/expr.h"
+#include "dynet/io.h"
+#include "dynet/model.h"
+#include "dynet/param-init.h"
+#include "dynet/training.h"
+
+#include "temp_dir.h"
+
+namespace dynet {
+namespace {
+
+constexpr int kThreads = 4;
+
+template <class F>
+void in_threads(int n, F f) {
+  std::vector<std::thread> ts;
+  for (int t = 0; t < n; ++t) ts.emplace_back(f, t);
+  for (auto& t : ts) t.join();
+}
+
+bool finite(const ParameterCollection& m) {
+  for (const auto& p : m.parameters_list())
+    for (size_t k = 0; k < p->dim.size(); ++k)
+      if (!std::isfinite(p->values.v[k])) return false;
+  for (const auto& p : m.lookup_parameters_list())
+    for (size_t k = 0; k < p->all_dim.size(); ++k)
+      if (!std::isfinite(p->all_values.v[k])) return false;
+  return true;
+}
+
+// loss = Σ W + Σ E[row]: each backward adds exactly 1 to every gradient value it reaches, so sums
+// stay exact integers whatever the order of accumulation.
+Expression counting_loss(ComputationGraph& g, Parameter W, LookupParameter E, unsigned row) {
+  return sum_elems(parameter(g, W)) + sum_elems(lookup(g, E, row));
+}
+
+TEST(Threads, BackwardFromManyThreadsLosesNoGradient) {
+  ParameterCollection m;
+  Parameter W = m.add_parameters({3, 4}, ParameterInitConst(0.5f));
+  LookupParameter E = m.add_lookup_parameters(kThreads, {5}, ParameterInitConst(0.f));
+  constexpr int kSteps = 200;
+  in_threads(kThreads, [&](int t) {
+    for (int s = 0; s < kSteps; ++s) {
+      ComputationGraph g;
+      g.backward(counting_loss(g, W, E, unsigned(t)));
+    }
+  });
+  for (size_t k = 0; k < W.dim().size(); ++k) EXPECT_EQ(W.gradients()->v[k], float(kThreads * kSteps));
+  const LookupParameterStorage& s = E.get_storage();
+  EXPECT_EQ(s.non_zero_grads.size(), size_t(kThreads));
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(s.grads[t].v[4], float(kSteps));
+}
+
+// Threads run backward and update() (on one shared trainer) concurrently: with SGD at rate 1 and no
+// clipping every accumulated gradient moves the values by exactly its size once, so after a last
+// update W = 0.5 - (number of backward calls) exactly. A lost, doubled or torn gradient shows.
+TEST(Threads, UpdatesApplyEachGradientExactlyOnce) {
+  ParameterCollection m;
+  Parameter W = m.add_parameters({8}, ParameterInitConst(0.5f));
+  LookupParameter E = m.add_lookup_parameters(kThreads, {3}, ParameterInitConst(0.f));
+  SimpleSGDTrainer sgd(m, 1.f);
+  sgd.clipping_enabled = false;
+  constexpr int kSteps = 3000;
+  in_threads(kThreads, [&](int t) {
+    for (int s = 0; s < kSteps; ++s) {
+      ComputationGraph g;
+      g.backward(counting_loss(g, W, E, unsigned(t)));
+      if (s % (t + 1) == 0) sgd.update();  // threads update at different rates
+    }
+  });
+  sgd.update();
+  for (size_t k = 0; k < W.dim().size(); ++k) EXPECT_EQ(W.values()->v[k], 0.5f - kThreads * kSteps);
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(E.get_storage().values[t].v[0], -float(kSteps));
+  EXPECT_EQ(W.gradients()->v[0], 0.f);
+}
+
+// A small classifier trained by four threads with one Adam trainer (clipping on, sparse embedding
+// updates), each step a new graph over a few words: no crash, finite values, every update counted,
+// and it learns. (Without the parameter lock this crashed or corrupted the sparse-row bookkeeping.)
+TEST(Threads, TrainOneModelFromSeveralThreads) {
+  ParameterCollection m;
+  constexpr unsigned kWords = 64, kDim = 16, kHidden = 24, kLabels = 4;
+  LookupParameter E = m.add_lookup_parameters(kWords, {kDim});
+  Parameter W1 = m.add_parameters({kHidden, kDim}), b1 = m.add_parameters({kHidden});
+  Parameter W2 = m.add_parameters({kLabels, kHidden}), b2 = m.add_parameters({kLabels});
+  AdamTrainer adam(m, 0.01f);
+  auto word_loss = [&](ComputationGraph& g, unsigned word) {
+    Expression h = tanh(parameter(g, W1) * lookup(g, E, word) + parameter(g, b1));
+    return pickneglogsoftmax(parameter(g, W2) * h + parameter(g, b2), word % kLabels);  // label = word mod 4
+  };
+  auto total_loss = [&] {
+    ComputationGraph g;
+    std::vector<Expression> losses;
+    for (unsigned w = 0; w < kWords; ++w) losses.push_back(word_loss(g, w));
+    return as_scalar(sum(losses).value());
+  };
+  const float before = total_loss();
+  constexpr int kSteps = 1000;
+  in_threads(kThreads, [&](int t) {
+    for (int s = 0; s < kSteps; ++s) {
+      ComputationGraph g;
+      std::vector<Expression> losses;
+      for (unsigned k = 0; k < 4; ++k) losses.push_back(word_loss(g, (unsigned(t) * 16 + unsigned(s) * 4 + k) % kWords));
+      g.backward(sum(losses));
+      adam.update();
+    }
+  });
+  EXPECT_EQ(adam.updates, double(kThreads * kSteps));
+  EXPECT_TRUE(finite(m));
+  EXPECT_LT(total_loss(), 0.1f * before);
+}
+
+// Saving while other threads train reads values with no update half done: every file loads.
+TEST(Threads, SaveWhileTraining) {
+  const test::TempDir tmp;
+  ParameterCollection m;
+  Parameter W = m.add_parameters({6, 6});
+  SimpleSGDTrainer sgd(m, 0.01f);
+  std::atomic<bool> done{false};
+  std::thread saver([&] {
+    for (int k = 0; !done || k < 3; ++k) {
+      TextFileSaver(tmp.path("m.txt")).save(m);
+      ParameterCollection loaded;
+      loaded.add_parameters({6, 6});
+      TextFileLoader(tmp.path("m.txt")).populate(loaded);
+    }
+  });
+  in_threads(2, [&](int t) {
+    for (int s = 0; s < 100; ++s) {
+      ComputationGraph g;
+      Expression x = input(g, {6}, std::vector<float>(6, float(t + 1)));
+      g.backward(squared_norm(parameter(g, W) * x));
+      sgd.update();
+    }
+  });
+  done = true;
+  saver.join();
+  EXPECT_TRUE(finite(m));
+}
+
+}  // namespace
+}  // namespace dynet
