@@ -3,9 +3,12 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "core/op.h"
 #include "dynet/expr.h"
+#include "exec/batched.h"
+#include "exec/signature.h"
 
 namespace dynet {
 namespace {
@@ -31,7 +34,8 @@ Dim loss_shape(const ArgDims& xs, AttrView) {
 }
 std::vector<OpSample> loss_samples();
 const OpId k_loss = register_op({.name = "harness_loss", .shape = loss_shape, .forward = loss_fwd,
-                                 .backward = loss_bwd, .samples = loss_samples});
+                                 .backward = loss_bwd, .batch = {.why_not = "the harness's loss runs alone"},
+                                 .samples = loss_samples});
 Expression harness_loss(const std::vector<Expression>& xs) { return make_node_n(k_loss, xs); }
 std::vector<OpSample> loss_samples() {
   auto build = [](ComputationGraph&, const std::vector<Expression>& x) { return harness_loss(x); };
@@ -55,12 +59,18 @@ std::vector<float> random_values(const Dim& d, float lo, float hi, std::mt19937&
 }
 
 // The sample's inputs: random values in [lo, hi] behind updatable input nodes of g.
+// With `shared`, the inputs marked in `share` are shared's (the same nodes), not new ones.
 struct SampleInputs {
   std::vector<std::vector<float>> data;
   std::vector<Expression> xs;
-  SampleInputs(ComputationGraph& g, const OpSample& s, std::mt19937& rng) {
+  std::vector<bool> own;  // whether xs[k] is this object's input
+  SampleInputs(ComputationGraph& g, const OpSample& s, std::mt19937& rng, const SampleInputs* shared = nullptr,
+               const std::vector<bool>& share = {}) {
     for (const Dim& d : s.inputs) data.push_back(random_values(d, s.lo, s.hi, rng));
-    for (size_t k = 0; k < data.size(); ++k) xs.push_back(input(g, s.inputs[k], &data[k]));
+    for (size_t k = 0; k < data.size(); ++k) {
+      own.push_back(!shared || k >= share.size() || !share[k]);
+      xs.push_back(own[k] ? input(g, s.inputs[k], &data[k]) : shared->xs[k]);
+    }
   }
 };
 
@@ -87,51 +97,94 @@ struct Probe {
   std::string what;
 };
 
-void check_good(const Case& c) {
+// Builds the sample's op node of instance k (several instances of one sample in one graph batch).
+Expression build_instance(const OpSample& s, ComputationGraph& g, const std::vector<Expression>& xs, unsigned k) {
+  return s.instance ? s.instance(g, xs, k) : s.build(g, xs);
+}
+
+// `instances` copies of a sample in graph g, each with its own random inputs, and the harness loss
+// = Σ_k (Σ y_k ⊙ r_k + Σ_j Σ x_kj ⊙ q_kj). The x terms come after the op in the graph, so their
+// gradient reaches x first: an op whose backward overwrote (instead of accumulating) would lose it.
+struct Instances {
+  std::vector<SampleInputs> in;
+  std::vector<Expression> ys;
+  std::vector<std::vector<float>> r;
+  std::vector<std::vector<std::vector<float>>> q;
+  Expression loss;
+  Instances(ComputationGraph& g, const OpSample& s, OpId op, unsigned instances, std::mt19937& rng) {
+    std::vector<bool> share;
+    for (unsigned k = 0; k < instances; ++k) {
+      const size_t begin = g.size();
+      in.emplace_back(g, s, rng, k ? &in[0] : nullptr, share);
+      ys.push_back(build_instance(s, g, in.back().xs, k));
+      if (k == 0) share = shared_inputs(g, op, begin, in[0].xs);
+    }
+    std::vector<Expression> pairs;
+    for (unsigned k = 0; k < instances; ++k) {
+      r.push_back(random_values(ys[k].dim(), -1, 1, rng));
+      q.emplace_back();
+      for (const Dim& d : s.inputs) q[k].push_back(random_values(d, -1, 1, rng));
+    }
+    for (unsigned k = 0; k < instances; ++k) pairs.insert(pairs.end(), {ys[k], input(g, ys[k].dim(), &r[k])});
+    for (unsigned k = 0; k < instances; ++k)
+      for (size_t j = 0; j < in[k].xs.size(); ++j)
+        if (in[k].own[j]) pairs.insert(pairs.end(), {in[k].xs[j], input(g, s.inputs[j], &q[k][j])});
+    loss = harness_loss(pairs);
+  }
+  // The inputs that the op of the first instance (built from node `begin` on) takes as shared arguments
+  // (the W of W*x): later instances use the same nodes, as they must to batch.
+  static std::vector<bool> shared_inputs(const ComputationGraph& g, OpId op, size_t begin, const std::vector<Expression>& xs) {
+    std::vector<bool> share(xs.size(), false);
+    const BatchRule& rule = op_def(op).batch;
+    for (size_t i = begin; i < g.size(); ++i) {
+      const NodeRec& r = g.node(static_cast<VariableIndex>(i));
+      if (r.op != op) continue;
+      for (unsigned a = 0; a < r.nargs; ++a)
+        for (size_t j = 0; j < xs.size(); ++j)
+          if (rule.is_shared(a) && g.node_args(static_cast<VariableIndex>(i))[a] == xs[j].i && xs[j].dim().bd == 1)
+            share[j] = true;
+    }
+    return share;
+  }
+};
+
+// Checks the value's shape, then finite-difference gradients of every input and parameter of the
+// sample's `instances` copies in graph g (the executor g was made with).
+void check_gradients(const Case& c, ComputationGraph& g, unsigned instances) {
   const OpDef& def = op_def(c.op);
   const OpSample& s = c.sample;
   std::mt19937 rng(kSeed);
-  ComputationGraph g;
-  SampleInputs in(g, s, rng);
-  std::vector<std::vector<float>>& data = in.data;
-  const std::vector<Expression>& xs = in.xs;
-  Expression y = s.build(g, xs);
+  Instances built(g, s, c.op, instances, rng);
   bool uses = false;
-  for (VariableIndex i = 0; i <= y.i; ++i) uses |= g.node(i).op == c.op;
+  for (VariableIndex i = 0; i < g.size(); ++i) uses |= g.node(i).op == c.op;
   ASSERT_TRUE(uses) << "the sample does not use the op";
 
   // Shape rule vs computed value.
   reset_rng(kSeed);
-  const Tensor& v = y.value();
-  ASSERT_EQ(v.d, y.dim());
-  for (unsigned k = 0; k < v.d.size(); ++k) ASSERT_TRUE(std::isfinite(v.v[k])) << "value " << k << " = " << v.v[k];
-
-  // loss = Σ y ⊙ r + Σ_k Σ x_k ⊙ q_k. The x_k terms come after the op in the graph, so their
-  // gradient reaches x_k first: an op whose backward overwrote (instead of accumulating) would lose it.
-  std::vector<float> r = random_values(y.dim(), -1, 1, rng);
-  std::vector<std::vector<float>> q;
-  for (const Dim& d : s.inputs) q.push_back(random_values(d, -1, 1, rng));
-  std::vector<Expression> pairs = {y, input(g, y.dim(), &r)};
-  for (size_t k = 0; k < xs.size(); ++k) {
-    pairs.push_back(xs[k]);
-    pairs.push_back(input(g, s.inputs[k], &q[k]));
+  for (const Expression& y : built.ys) {
+    const Tensor& v = y.value();
+    ASSERT_EQ(v.d, y.dim());
+    for (unsigned k = 0; k < v.d.size(); ++k) ASSERT_TRUE(std::isfinite(v.v[k])) << "value " << k << " = " << v.v[k];
   }
-  Expression loss = harness_loss(pairs);
+  const Expression loss = built.loss;
   if (s.params) s.params->reset_gradient();
   reset_rng(kSeed);
   g.forward(loss);
   g.backward(loss, true);
 
   std::vector<Probe> probes;
-  for (size_t k = 0; k < xs.size(); ++k) {
-    if (k < s.no_grad.size() && s.no_grad[k]) continue;
-    const Tensor& gx = xs[k].gradient();
-    for (size_t j = 0; j < data[k].size(); ++j)
-      probes.push_back({&data[k][j], gx.v[j] - q[k][j], "input " + std::to_string(k) + "[" + std::to_string(j) + "]"});
-  }
+  for (unsigned inst = 0; inst < instances; ++inst)
+    for (size_t k = 0; k < built.in[inst].xs.size(); ++k) {
+      if ((k < s.no_grad.size() && s.no_grad[k]) || !built.in[inst].own[k]) continue;
+      const Tensor& gx = built.in[inst].xs[k].gradient();
+      std::vector<float>& data = built.in[inst].data[k];
+      for (size_t j = 0; j < data.size(); ++j)
+        probes.push_back({&data[j], gx.v[j] - built.q[inst][k][j],
+                          "instance " + std::to_string(inst) + " input " + std::to_string(k) + "[" + std::to_string(j) + "]"});
+    }
   // Parameters reached only through const nodes must get no gradient.
   bool trains_params = false;
-  for (VariableIndex i = 0; i <= y.i; ++i) trains_params |= (g.node(i).flags & kParameterNode) != 0;
+  for (VariableIndex i = 0; i < g.size(); ++i) trains_params |= (g.node(i).flags & kParameterNode) != 0;
   const size_t first_param_probe = probes.size();
   if (s.params) {
     for (auto& p : s.params->parameters_list())
@@ -163,13 +216,134 @@ void check_good(const Case& c) {
     const double down = eval();
     *p.value = x0;
     // Remove the linear q term from the numeric gradient too (the analytic one already excludes it).
-    const double numeric = (up - down) / (2.0 * h);
-    double expect = numeric;
-    for (size_t k = 0; k < xs.size(); ++k)
-      if (p.value >= data[k].data() && p.value < data[k].data() + data[k].size()) expect -= q[k][p.value - data[k].data()];
+    double expect = (up - down) / (2.0 * h);
+    for (unsigned inst = 0; inst < instances; ++inst)
+      for (size_t k = 0; k < built.in[inst].xs.size(); ++k) {
+        if (!built.in[inst].own[k]) continue;
+        const std::vector<float>& data = built.in[inst].data[k];
+        if (p.value >= data.data() && p.value < data.data() + data.size()) expect -= built.q[inst][k][p.value - data.data()];
+      }
     EXPECT_NEAR(p.analytic, expect, 2e-2 * (1.0 + std::fabs(expect))) << "gradient of " << p.what;
   }
   if (s.params) s.params->reset_gradient();
+}
+
+void check_good(const Case& c) {
+  ComputationGraph g(false);
+  check_gradients(c, g, 1);
+}
+
+// ---- Batching mode (JAX's vmap-vs-loop test): kInstances copies of a sample in one graph, each with
+// its own input values (and, with OpSample::instance, its own per-instance attributes), computed by
+// the autobatching executors and by the simple one: the values and gradients must agree.
+constexpr unsigned kInstances = 3;
+
+// A graph whose executor follows `strategy` (0 simple, 1 agenda, 2 depth).
+struct StrategyGraph {
+  explicit StrategyGraph(int strategy) : saved(autobatch_flag) {
+    autobatch_flag = strategy;
+    g = std::make_unique<ComputationGraph>();
+    autobatch_flag = saved;
+  }
+  int saved;
+  std::unique_ptr<ComputationGraph> g;
+};
+
+struct InstanceResults {
+  std::vector<std::vector<float>> values, grads;  // outputs; gradients of inputs, then of parameters
+  unsigned batched_members = 0;                   // nodes of the op that ran in a group of several
+};
+
+InstanceResults run_instances(const Case& c, int strategy) {
+  const OpSample& s = c.sample;
+  StrategyGraph sg(strategy);
+  ComputationGraph& g = *sg.g;
+  std::mt19937 rng(kSeed);
+  Instances built(g, s, c.op, kInstances, rng);
+  if (s.params) s.params->reset_gradient();
+  reset_rng(kSeed);
+  g.forward(built.loss);
+  g.backward(built.loss, true);
+  InstanceResults out;
+  for (const Expression& y : built.ys) out.values.push_back(as_vector(y.value()));
+  for (auto& in : built.in)
+    for (size_t k = 0; k < in.xs.size(); ++k)
+      if ((k >= s.no_grad.size() || !s.no_grad[k]) && in.own[k]) out.grads.push_back(as_vector(in.xs[k].gradient()));
+  if (s.params) {
+    for (auto& p : s.params->parameters_list()) out.grads.push_back(p->nonzero_grad ? as_vector(p->g) : std::vector<float>());
+    for (auto& p : s.params->lookup_parameters_list())
+      out.grads.push_back(p->nonzero_grad ? as_vector(p->all_grads) : std::vector<float>());
+    s.params->reset_gradient();
+  }
+  if (const auto* e = dynamic_cast<const BatchedExecutor*>(&g.executor()))
+    for (const auto& grp : e->groups())
+      if (grp.size > 1 && g.node(e->members(grp)[0]).op == c.op) out.batched_members += grp.size;
+  return out;
+}
+
+void expect_same(const std::vector<std::vector<float>>& got, const std::vector<std::vector<float>>& want,
+                 const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(got[i].size(), want[i].size()) << what << " " << i;
+    for (size_t j = 0; j < want[i].size(); ++j)
+      ASSERT_NEAR(got[i][j], want[i][j], 1e-5 * (1.0 + std::fabs(want[i][j]))) << what << " " << i << "[" << j << "]";
+  }
+}
+
+void check_batched(const Case& c) {
+  const OpDef& def = op_def(c.op);
+  if (def.flags & kRandom) {
+    // Random draws come in another order when batched, so the values differ from the simple
+    // executor's; the batched gradients are checked against finite differences instead.
+    StrategyGraph sg(1);
+    check_gradients(c, *sg.g, kInstances);
+    return;
+  }
+  const InstanceResults want = run_instances(c, 0);
+  for (int strategy : {1, 2}) {
+    const InstanceResults got = run_instances(c, strategy);
+    expect_same(got.values, want.values, "strategy " + std::to_string(strategy) + " value of instance");
+    expect_same(got.grads, want.grads, "strategy " + std::to_string(strategy) + " gradient");
+  }
+}
+
+// ---- Identical nodes must get identical signatures: every good sample is built twice on the same
+// inputs, once after filling the stack with zeros and once with ones, so that uninitialised padding
+// in an attribute struct (copied bytewise into the node) would make them differ.
+[[gnu::noinline]] void scribble_stack(unsigned char byte) {
+  volatile unsigned char buf[32768];
+  for (size_t i = 0; i < sizeof buf; ++i) buf[i] = byte;
+}
+
+void check_signature(const Case& c) {
+  const OpSample& s = c.sample;
+  ComputationGraph g(false);
+  std::mt19937 rng(kSeed);
+  SampleInputs in(g, s, rng);
+  VariableIndex nodes[2];
+  for (int b = 0; b < 2; ++b) {
+    const size_t begin = g.size();
+    scribble_stack(b ? 0xFF : 0x00);
+    build_instance(s, g, in.xs, 0);
+    nodes[b] = ~0u;
+    for (size_t i = begin; i < g.size(); ++i)
+      if (g.node(static_cast<VariableIndex>(i)).op == c.op) nodes[b] = static_cast<VariableIndex>(i);
+    ASSERT_NE(nodes[b], ~0u) << "the sample does not use the op";
+  }
+  // Shared arguments built by the sample itself are different nodes each time: nothing to compare.
+  const BatchRule& rule = op_def(c.op).batch;
+  for (unsigned k = 0; k < g.node(nodes[0]).nargs; ++k)
+    if (rule.is_shared(k) && g.node_args(nodes[0])[k] != g.node_args(nodes[1])[k]) return;
+  std::vector<uint64_t> a, b;
+  const bool batchable_a = signature_key(g, nodes[0], a), batchable_b = signature_key(g, nodes[1], b);
+  EXPECT_EQ(batchable_a, batchable_b);
+  EXPECT_EQ(a, b) << "two identical nodes got different signatures (padding in the attribute struct?)";
+  const auto& attr = [&](VariableIndex i) {
+    return std::vector<uint64_t>(g.node_attr(i), g.node_attr(i) + g.node(i).attr_words);
+  };
+  // Pointer forms legitimately store the same pointer; inline forms must store the same bytes.
+  EXPECT_EQ(attr(nodes[0]), attr(nodes[1])) << "identical nodes stored different attribute bytes";
 }
 
 std::vector<Case> all_cases() {
@@ -192,6 +366,18 @@ TEST_P(OpHarness, Sample) {
     check_good(c);
 }
 
+TEST_P(OpHarness, Batched) {
+  const Case& c = GetParam();
+  if (c.sample.bad || !op_def(c.op).batch.batchable) GTEST_SKIP() << "not batchable / bad sample";
+  check_batched(c);
+}
+
+TEST_P(OpHarness, Signature) {
+  const Case& c = GetParam();
+  if (c.sample.bad) GTEST_SKIP() << "bad sample";
+  check_signature(c);
+}
+
 INSTANTIATE_TEST_SUITE_P(Registry, OpHarness, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            std::string n = std::string(op_def(info.param.op).name) + "_" + info.param.sample.name;
@@ -207,6 +393,28 @@ TEST(OpRegistry, EveryOpHasGoodSamples) {
     size_t good = 0;
     for (const OpSample& s : samples) good += !s.bad;
     EXPECT_GT(good, 0u) << "op " << d.name << " has no test samples";
+  }
+}
+
+// Every batchable op must have a sample whose instances actually run batched, and an op with
+// per-instance attributes (a merge hook) one whose instances differ in them.
+TEST(OpRegistry, EveryBatchableOpBatches) {
+  const auto& reg = op_registry();
+  for (size_t i = 0; i < reg.size(); ++i) {
+    const OpDef& d = reg[i];
+    if (!d.batch.batchable) {
+      EXPECT_TRUE(d.batch.why_not && *d.batch.why_not) << d.name << ": not batchable without a reason";
+      continue;
+    }
+    std::vector<OpSample> samples = d.samples ? d.samples() : std::vector<OpSample>{};
+    bool batches = false, varies = false;
+    for (OpSample& s : samples) {
+      if (s.bad) continue;
+      varies |= s.instance != nullptr;
+      batches |= run_instances(Case{static_cast<OpId>(i), s}, 1).batched_members > 0;
+    }
+    EXPECT_TRUE(batches) << d.name << " is batchable but none of its samples runs batched";
+    if (d.batch.merge) EXPECT_TRUE(varies) << d.name << " merges per-instance attributes but no sample varies them";
   }
 }
 

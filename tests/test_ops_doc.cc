@@ -37,12 +37,16 @@ std::string example_shapes(const OpDef& def) {
 }
 
 std::string batch_behaviour(const OpDef& def) {
-  if (!def.batch.batchable) return "runs alone";
-  if (!def.batch.shared) return "batchable (all args concatenated)";
-  std::string r = "batchable (shared args:";
-  for (unsigned i = 0; i < 8; ++i)
-    if (def.batch.is_shared(i)) r += " " + std::to_string(i);
-  return r + (def.batch.shared >> 8 ? " ...)" : ")");
+  if (!def.batch.batchable) return std::string("runs alone: ") + def.batch.why_not;
+  std::string r = "batchable";
+  if (def.batch.shared) {
+    r += " (shared args:";
+    for (unsigned i = 0; i < 8; ++i)
+      if (def.batch.is_shared(i)) r += " " + std::to_string(i);
+    r += def.batch.shared >> 8 ? " ...)" : ")";
+  }
+  if (def.batch.merge) r += ", per-instance attributes merged";
+  return r;
 }
 
 std::string gradient(const OpDef& def) {
@@ -72,7 +76,9 @@ std::string generate() {
         "`DYNET_UPDATE_DOCS=1 build/tests/dynet_tests --gtest_filter=OpRegistry.DocsAreCurrent`.\n"
         "Every op below is run by the generic harness (`tests/test_ops.cc`) on each of its samples: shape rule vs "
         "value, finite-difference gradients of every input and parameter, gradient accumulation, and bad shapes "
-        "throwing an error that names the op.\n\n"
+        "throwing an error that names the op; for a batchable op, several instances of each sample in one graph "
+        "under autobatching against the simple executor (equal values and gradients). A batchable op's "
+        "arguments are concatenated across the members of a batch except the shared ones listed.\n\n"
         "C++ and Python columns list the public functions whose result is the op's node (from the API entries, "
         "src/ops/api.h; Python names are `dynet`'s).\n\n"
         "| op | math | C++ | Python | example shapes | batch rule | gradient | samples |\n|---|---|---|---|---|---|---|---|\n";

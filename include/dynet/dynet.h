@@ -125,6 +125,7 @@ class ComputationGraph {
   const NodeRec& node(VariableIndex i) const { return nodes_[i]; }
   const VariableIndex* node_args(VariableIndex i) const { return args_.data() + nodes_[i].arg_begin; }
   const uint64_t* node_attr(VariableIndex i) const { return attrs_.data() + nodes_[i].attr_begin; }
+  const Executor& executor() const { return *exec_; }
 
  private:
   void check_index(VariableIndex i, const char* where) const;

@@ -144,7 +144,7 @@ void Executor::forward_node(VariableIndex i) {
   mark_computed(i);
 }
 
-void Executor::prepare_backward(VariableIndex last, bool full) {
+size_t Executor::mark_reached(VariableIndex last, bool full) {
   const size_t n = last + 1;
   // needs[i]: node i depends on something that wants a gradient (a parameter, or anything when full).
   std::vector<uint8_t>& needs = needs_;
@@ -177,26 +177,39 @@ void Executor::prepare_backward(VariableIndex last, bool full) {
     for (size_t k = 0; k < r.nargs; ++k)
       if (needs[a[k]]) reached[a[k]] = 1;
   }
+  return total;
+}
+
+float* Executor::begin_gradients(size_t floats) {
   grad_.assign(cg_->size(), Tensor());
   has_backward_ = false;
   grad_pool_.free_all();
   float* block;
   try {
-    block = grad_pool_.allocate_floats(total);
+    block = grad_pool_.allocate_floats(floats);
   } catch (const std::bad_alloc&) {
-    throw std::runtime_error("backward: out of memory allocating the gradients of " + std::to_string(total) +
+    throw std::runtime_error("backward: out of memory allocating the gradients of " + std::to_string(floats) +
                              " values");
   }
-  std::memset(block, 0, total * sizeof(float));
-  for (size_t i = 0; i < n; ++i) {
-    if (!reached[i]) continue;
+  std::memset(block, 0, floats * sizeof(float));
+  return block;
+}
+
+void Executor::seed_gradient(VariableIndex last) {
+  has_backward_ = true;
+  backward_upto_ = last + 1;
+  Tensor& g = grad_[last];
+  for (size_t k = 0; k < g.d.size(); ++k) g.v[k] = 1.f;
+}
+
+void Executor::prepare_backward(VariableIndex last, bool full) {
+  float* block = begin_gradients(mark_reached(last, full));
+  for (size_t i = 0; i <= last; ++i) {
+    if (!reached_[i]) continue;
     grad_[i] = Tensor(cg_->node(static_cast<VariableIndex>(i)).dim, block, default_device, DeviceMempool::DEDFS);
     block += grad_[i].d.size();
   }
-  has_backward_ = true;
-  backward_upto_ = n;
-  Tensor& g = grad_[last];
-  for (size_t k = 0; k < g.d.size(); ++k) g.v[k] = 1.f;
+  seed_gradient(last);
 }
 
 const Tensor& Executor::gradient(VariableIndex i) {
@@ -231,6 +244,10 @@ void Executor::revert(size_t nodes) {
     for (size_t k = count; k < order_.size(); ++k) computed_[order_[k]] = 0;
     order_.resize(count);
     fx_pool_.revert(mark);
+  } else {
+    // No checkpoint of the values (a forward() since the graph's checkpoint forgot them): only the
+    // removed nodes go.
+    std::erase_if(order_, [nodes](VariableIndex i) { return i >= nodes; });
   }
   if (computed_.size() > nodes) computed_.resize(nodes);
   prefix_ = 0;

@@ -44,8 +44,8 @@ class Executor {
   // state of their own reset it here too (clear() and rebind() both come through here).
   virtual void invalidate();
   // Forgets values computed after the matching checkpoint (nodes >= `nodes` are gone from the graph).
-  void checkpoint();
-  void revert(size_t nodes);
+  virtual void checkpoint();
+  virtual void revert(size_t nodes);
 
  protected:
   // Allocates node i's output (unless the op aliases) and aux memory, runs its forward and checks
@@ -57,6 +57,12 @@ class Executor {
   // Gradient bookkeeping shared by executors: which nodes need a gradient and lead to `last`
   // (reached_), all their gradients allocated zeroed as one block, dE/dlast = 1.
   void prepare_backward(VariableIndex last, bool full);
+  // The steps of prepare_backward, for executors that lay gradients out themselves: mark_reached
+  // returns the floats the reached nodes need; begin_gradients clears grad_ and returns `floats`
+  // zeroed floats; seed_gradient sets dE/dlast = 1 once grad_[last] is assigned.
+  size_t mark_reached(VariableIndex last, bool full);
+  float* begin_gradients(size_t floats);
+  void seed_gradient(VariableIndex last);
   void grow(size_t n);
 
   const ComputationGraph* cg_;

@@ -17,8 +17,19 @@ void scale_copy(const float* x, float* y, size_t n, float s) {
 }
 VariableIndex add_lookup_table(ComputationGraph& g, LookupParameter lp, bool is_const);
 
+// A sample whose instance k (of several in one graph) differs in its per-instance attributes.
+OpSample per_instance(const char* name, OpSample::Instance f, std::shared_ptr<ParameterCollection> pc = nullptr) {
+  return {.name = name, .build = [f](ComputationGraph& g, Xs x) { return f(g, x, 0); }, .params = pc, .instance = f};
+}
+std::vector<float> ramp(size_t n, unsigned k) {
+  std::vector<float> v(n);
+  for (size_t t = 0; t < n; ++t) v[t] = 0.1f * float(t) - 0.3f * float(k);
+  return v;
+}
+
 std::vector<OpSample> input_samples() {
-  return {{"batched", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({2, 3}, 2), std::vector<float>(12, 0.5f))); }},
+  return {per_instance("instances", [](ComputationGraph& g, Xs, unsigned k) { return E(g, g.add_input(Dim({2, 3}, 2), ramp(12, k))); }),
+          {"batched", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({2, 3}, 2), std::vector<float>(12, 0.5f))); }},
           {"scalar", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(3.f)); }},
           {"wrong_size", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({2, 3}), std::vector<float>(5))); },
            -1, 1, true}};
@@ -26,12 +37,19 @@ std::vector<OpSample> input_samples() {
 std::vector<OpSample> input_ptr_samples() {
   static const std::vector<float> data(6, 0.25f);
   static const float scalar = 2.f;
-  return {{"vector", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({3}, 2), &data)); }},
+  static const std::vector<float> per[3] = {ramp(6, 0), ramp(6, 1), ramp(6, 2)};
+  static const float scalars[3] = {1.f, -2.f, 0.5f};
+  return {per_instance("instances", [](ComputationGraph& g, Xs, unsigned k) { return E(g, g.add_input(Dim({3}, 2), &per[k % 3])); }),
+          per_instance("scalar_instances", [](ComputationGraph& g, Xs, unsigned k) { return E(g, g.add_input(&scalars[k % 3])); }),
+          {"vector", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({3}, 2), &data)); }},
           {"scalar", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(&scalar)); }},
           {"wrong_size", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({4}), &data)); }, -1, 1, true}};
 }
 std::vector<OpSample> sparse_input_samples() {
-  return {{"sparse", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({4, 2}), {1, 6}, {2.f, 5.f}, 0.5f)); }},
+  return {per_instance("instances", [](ComputationGraph& g, Xs, unsigned k) {
+            return E(g, g.add_input(Dim({4, 2}), std::vector<unsigned>{k % 8, 7 - k % 8}, {2.f + k, -1.f}, 0.5f));
+          }),
+          {"sparse", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({4, 2}), {1, 6}, {2.f, 5.f}, 0.5f)); }},
           {"batched", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({3}, 2), {0, 4}, {1.f, 1.f}, 0.5f)); }},
           {"count_mismatch", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({4}), {1, 2}, {2.f}, 0.f)); },
            -1, 1, true},
@@ -62,7 +80,13 @@ std::vector<OpSample> lookup_samples(bool is_const) {
   auto lk = [is_const](ComputationGraph& g, LookupParameter p, auto ix) {
     return E(g, is_const ? g.add_const_lookup(p, ix) : g.add_lookup(p, ix));
   };
-  return {{"single", {}, [=](ComputationGraph& g, Xs) { return lk(g, lp, 1u); }, -1, 1, false, {}, pc},
+  static const unsigned per_index[3] = {4, 0, 2};
+  static const std::vector<unsigned> per_indices[3] = {{1, 4}, {0, 0}, {3, 2}};
+  return {per_instance("instances", [=](ComputationGraph& g, Xs, unsigned k) { return lk(g, lp, k % 5); }, pc),
+          per_instance("batch_instances", [=](ComputationGraph& g, Xs, unsigned k) { return lk(g, lp, per_indices[k % 3]); }, pc),
+          per_instance("pointer_instances", [=](ComputationGraph& g, Xs, unsigned k) { return lk(g, lp, &per_index[k % 3]); }, pc),
+          per_instance("pointer_batch_instances", [=](ComputationGraph& g, Xs, unsigned k) { return lk(g, lp, &per_indices[k % 3]); }, pc),
+          {"single", {}, [=](ComputationGraph& g, Xs) { return lk(g, lp, 1u); }, -1, 1, false, {}, pc},
           {"batch", {}, [=](ComputationGraph& g, Xs) { return lk(g, lp, std::vector<unsigned>{2, 2, 0}); }, -1, 1,
            false, {}, pc},
           {"pointer", {}, [=](ComputationGraph& g, Xs) { return lk(g, lp, &index); }, -1, 1, false, {}, pc},
@@ -73,32 +97,50 @@ std::vector<OpSample> lookup_samples(bool is_const) {
 void input_fwd(const ForwardArgs& a) {
   std::memcpy(a.fx.v, a.attr.tail<float, Dim>(), a.fx.d.size() * sizeof(float));
 }
+// Batched inputs: one node holding the members' values one after another.
+Dim batched(Dim d, unsigned k) {
+  d.bd *= k;
+  return d;
+}
+void input_merge(const AttrView* m, unsigned k, const Dim& d, std::vector<uint64_t>& out) {
+  const size_t n = d.size();
+  float* v = append_attr<float>(out, batched(d, k), n * k);
+  for (unsigned j = 0; j < k; ++j) std::memcpy(v + j * n, m[j].tail<float, Dim>(), n * sizeof(float));
+}
 const OpId k_input = register_op({.name = "input",
                                   .doc = "y = the given values (column-major, batch elements last)",
                                   .shape = attr_dim, .forward = input_fwd,
-                                  .batch = {.batchable = true}, .samples = input_samples});
+                                  .batch = {.batchable = true, .key = no_key, .merge = input_merge},
+                                  .samples = input_samples});
 
 // ---- input from a pointer the caller may update between forwards ----
 struct PtrInput {
   Dim d;
+  uint32_t unused = 0;  // no padding: attributes are compared bytewise
   const float* p;
   const std::vector<float>* pv;
 };
+// The values of input_ptr node `a` (read now); throws if the vector changed size.
+const float* ptr_input_values(AttrView a, size_t n) {
+  const PtrInput& in = a.as<PtrInput>();
+  if (in.pv && in.pv->size() != n)
+    throw std::invalid_argument("input: the vector behind the input pointer has " + std::to_string(in.pv->size()) +
+                                " values, but the input's dim " + in.d.str() + " needs " + std::to_string(n));
+  return in.pv ? in.pv->data() : in.p ? in.p : a.tail<float, PtrInput>();
+}
 void ptr_input_fwd(const ForwardArgs& a) {
-  const PtrInput& in = a.attr.as<PtrInput>();
-  const size_t n = a.fx.d.size();
-  if (in.pv) {
-    if (in.pv->size() != n)
-      throw std::invalid_argument("input: the vector behind the input pointer has " + std::to_string(in.pv->size()) +
-                                  " values, but the input's dim " + a.fx.d.str() + " needs " + std::to_string(n));
-    std::memcpy(a.fx.v, in.pv->data(), n * sizeof(float));
-  } else {
-    a.fx.v[0] = *in.p;
-  }
+  std::memcpy(a.fx.v, ptr_input_values(a.attr, a.fx.d.size()), a.fx.d.size() * sizeof(float));
+}
+// Batched: the members' current values, inline after a header without pointers.
+void ptr_input_merge(const AttrView* m, unsigned k, const Dim& d, std::vector<uint64_t>& out) {
+  const size_t n = d.size();
+  float* v = append_attr<float>(out, PtrInput{batched(d, k), 0, nullptr, nullptr}, n * k);
+  for (unsigned j = 0; j < k; ++j) std::memcpy(v + j * n, ptr_input_values(m[j], n), n * sizeof(float));
 }
 const OpId k_ptr_input = register_op({.name = "input_ptr",
                                       .doc = "y = *pdata (or *ps), read at every forward",
                                       .shape = attr_dim, .forward = ptr_input_fwd,
+                                      .batch = {.batchable = true, .key = no_key, .merge = ptr_input_merge},
                                       .samples = input_ptr_samples});
 
 // ---- sparse input: defdata everywhere, data[k] at ids[k] ----
@@ -114,10 +156,34 @@ void sparse_input_fwd(const ForwardArgs& a) {
   std::fill(a.fx.v, a.fx.v + a.fx.d.size(), s.def);
   for (uint32_t k = 0; k < s.n; ++k) a.fx.v[ids[k]] = vals[k];
 }
+// Members batch when their default value agrees; the batched node lists every member's entries,
+// offset to where the member lies.
+uint32_t sparse_input_key(AttrView a, uint64_t* out) {
+  uint32_t bits;
+  std::memcpy(&bits, &a.as<SparseInput>().def, sizeof bits);
+  out[0] = bits;
+  return 1;
+}
+void sparse_input_merge(const AttrView* m, unsigned k, const Dim& d, std::vector<uint64_t>& out) {
+  uint32_t total = 0;
+  for (unsigned j = 0; j < k; ++j) total += m[j].as<SparseInput>().n;
+  uint32_t* ids = append_attr<uint32_t>(out, SparseInput{batched(d, k), m[0].as<SparseInput>().def, total}, 2 * size_t(total));
+  float* vals = reinterpret_cast<float*>(ids + total);
+  for (unsigned j = 0; j < k; ++j) {
+    const uint32_t n = m[j].as<SparseInput>().n;
+    const uint32_t* src = m[j].tail<uint32_t, SparseInput>();
+    for (uint32_t e = 0; e < n; ++e) *ids++ = src[e] + j * d.size();
+    std::memcpy(vals, src + n, n * sizeof(float));
+    vals += n;
+  }
+}
 const OpId k_sparse_input = register_op({.name = "sparse_input",
                                          .doc = "y[ids[k]] = data[k], y = defdata elsewhere",
                                          .shape = attr_dim, .forward = sparse_input_fwd,
+                                         .batch = {.batchable = true, .key = sparse_input_key, .merge = sparse_input_merge},
                                          .samples = sparse_input_samples});
+
+constexpr const char* kAliases = "its value is the parameter's storage: there is nothing to compute";
 
 // ---- parameters: the node's value is the parameter's storage (no copy) unless weight decay is
 // pending (scale != 1): then it is values × scale, written into the node's aux memory. Both are
@@ -144,12 +210,14 @@ const OpId k_parameter = register_op({.name = "parameter",
                                       .doc = "y = p · s (s: the weight-decay scale, 1 without decay; dE/dy accumulates into p's gradient)",
                                       .shape = param_shape, .forward = param_fwd,
                                       .aux_floats = scaled_copy_floats<ParameterStorage>,
-                                      .param_grad = param_grad, .samples = [] { return param_samples(false); },
+                                      .param_grad = param_grad, .batch = {.why_not = kAliases},
+                                      .samples = [] { return param_samples(false); },
                                       .flags = kAliasOutput | kParameterNode});
 const OpId k_const_parameter = register_op({.name = "const_parameter",
                                             .doc = "y = p · s (s: the weight-decay scale; no gradient to p)",
                                             .shape = param_shape, .forward = param_fwd,
                                             .aux_floats = scaled_copy_floats<ParameterStorage>,
+                                            .batch = {.why_not = kAliases},
                                             .samples = [] { return param_samples(true); }, .flags = kAliasOutput});
 
 // A whole lookup table as one {d..., n} tensor.
@@ -168,13 +236,14 @@ const OpId k_lookup_table = register_op({.name = "lookup_parameter",
                                          .shape = lookup_table_shape,
                                          .forward = lookup_table_fwd,
                                          .aux_floats = scaled_copy_floats<LookupParameterStorage>,
-                                         .param_grad = lookup_table_grad,
+                                         .param_grad = lookup_table_grad, .batch = {.why_not = kAliases},
                                          .samples = [] { return lookup_table_samples(false); }, .flags = kAliasOutput | kParameterNode});
 const OpId k_const_lookup_table = register_op({.name = "const_lookup_parameter",
                                                .doc = "y = E · s, the whole table (no gradient to E)",
                                                .shape = lookup_table_shape,
                                                .forward = lookup_table_fwd,
                                                .aux_floats = scaled_copy_floats<LookupParameterStorage>,
+                                               .batch = {.why_not = kAliases},
                                                .samples = [] { return lookup_table_samples(true); },
                                                .flags = kAliasOutput});
 
@@ -184,6 +253,7 @@ struct LookupAttr {
   const unsigned* pindex;                  // single index read at forward time
   const std::vector<unsigned>* pindices;  // indices read at forward time
   uint32_t n;                              // inline indices (tail) when both pointers are null
+  uint32_t unused = 0;                     // no padding: attributes are compared bytewise
 };
 struct Indices {
   const unsigned* ids;
@@ -234,15 +304,32 @@ void lookup_grad(AttrView a, const Tensor& g, const float* aux) {
   const size_t rs = p->dim.size();
   for (size_t k = 0; k < g.d.bd; ++k) p->accumulate_grad(ids[k], g.v + k * rs);
 }
+// Lookups of one table batch; the batched node looks up every member's rows (pointer forms read now).
+uint32_t lookup_key(AttrView a, uint64_t* out) {
+  out[0] = reinterpret_cast<uint64_t>(a.as<LookupAttr>().p);
+  return 1;
+}
+void lookup_merge(const AttrView* m, unsigned k, const Dim& d, std::vector<uint64_t>& out) {
+  const LookupAttr& l0 = m[0].as<LookupAttr>();
+  unsigned* ids = append_attr<unsigned>(out, LookupAttr{l0.p, nullptr, nullptr, d.bd * k}, size_t(d.bd) * k);
+  for (unsigned j = 0; j < k; ++j) {
+    const Indices ix = lookup_indices(m[j].as<LookupAttr>(), m[j]);
+    if (ix.n != d.bd)
+      throw std::invalid_argument("lookup: the index vector changed size after the node was created (" +
+                                  std::to_string(d.bd) + " -> " + std::to_string(ix.n) + ")");
+    std::copy(ix.ids, ix.ids + ix.n, ids + size_t(j) * d.bd);
+  }
+}
+constexpr BatchRule kLookupBatch = {.batchable = true, .key = lookup_key, .merge = lookup_merge};
 const OpId k_lookup = register_op({.name = "lookup",
                                    .doc = "y[b] = E[ids[b]] · s (one row per batch element; s: the weight-decay scale)",
                                    .shape = lookup_shape<false>, .forward = lookup_fwd,
-                                   .aux_floats = lookup_aux_floats, .param_grad = lookup_grad, .batch = {.batchable = true},
+                                   .aux_floats = lookup_aux_floats, .param_grad = lookup_grad, .batch = kLookupBatch,
                                    .samples = [] { return lookup_samples(false); }, .flags = kParameterNode});
 const OpId k_const_lookup = register_op({.name = "const_lookup",
                                          .doc = "y[b] = E[ids[b]] · s (no gradient to E)",
                                          .shape = lookup_shape<true>, .forward = lookup_fwd,
-                                         .batch = {.batchable = true}, .samples = [] { return lookup_samples(true); }});
+                                         .batch = kLookupBatch, .samples = [] { return lookup_samples(true); }});
 
 void check_dim(const char* op, const Dim& d) {
   if (d.checked_size(op) == 0) op_error(op, "dim " + d.str() + " has no elements");
@@ -280,7 +367,7 @@ VariableIndex ComputationGraph::add_input(real s, Device*) {
 }
 VariableIndex ComputationGraph::add_input(const real* ps, Device*) {
   if (!ps) throw std::invalid_argument("input: null pointer");
-  return add(*this, k_ptr_input, PtrInput{Dim({1}), ps, nullptr});
+  return add(*this, k_ptr_input, PtrInput{Dim({1}), 0, ps, nullptr});
 }
 VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>& data, Device*) {
   check_dim("input", d);
@@ -295,7 +382,7 @@ VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>
   if (pdata->size() != d.size())
     op_error("input_ptr", "dim " + d.str() + " needs " + std::to_string(d.size()) + " values, got " +
                           std::to_string(pdata->size()));
-  return add(*this, k_ptr_input, PtrInput{d, nullptr, pdata});
+  return add(*this, k_ptr_input, PtrInput{d, 0, nullptr, pdata});
 }
 VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<unsigned>& ids,
                                           const std::vector<float>& data, float defdata, Device*) {

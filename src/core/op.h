@@ -49,6 +49,7 @@ struct ForwardArgs {
   AttrView attr;
   float* aux;        // aux_floats() floats kept until backward
   MemPool& scratch;  // temporary memory, released after the call
+  unsigned members = 1;  // nodes computed at once (autobatching): fx holds them one after another
 };
 
 // Defers `dEdxi += G · Xᵀ` (dEdxi m x k, unbatched; G m x cols and X k x cols, contiguous) for the
@@ -89,15 +90,34 @@ struct BackwardArgs {
   // An earlier call of this backward pass (for another argument of the same node) already ran, so what
   // the op wrote into aux during that call is current. Executors that cannot tell leave it false.
   bool repeat = false;
+  unsigned members = 1;                   // as in ForwardArgs
 };
 
-// How a group of same-signature nodes runs as one batched node: arguments whose bit is set in
-// `shared` are the same tensor for every member (e.g. the W of W*x, bit i%64); the others are
-// concatenated along the batch dim. Nodes batch only when op, attributes, shared argument ids and
-// concatenated argument dims are all equal.
+// How same-signature nodes run as one batched node (DyNet's autobatching, arXiv 1705.07860). The
+// batched node's output and its concatenated arguments hold the members' batch elements one member
+// after another (batch is the slowest axis), so the op's ordinary multi-batch kernel computes every
+// member at once. Arguments whose bit is set in `shared` (bit i%64) are one unbatched node for every
+// member (e.g. the W of W*x) and are passed once. Kernels address an argument with fewer batch
+// elements than the output in equal blocks (ops::arg_batch): a member's unbatched argument against
+// its batched output stays right when members are concatenated.
+//
+// Two nodes share a signature when op, key attribute words, their own dim, the dims of their
+// concatenated arguments and the identity of their shared arguments are equal (src/exec/signature.h;
+// compared exactly, hashed only to bucket). Attribute words are compared as bytes, so attribute
+// structs must have no padding (the harness checks every sample for it).
 struct BatchRule {
   bool batchable = false;
   uint64_t shared = 0;
+  // Required when not batchable: why the op's nodes run alone (listed in docs/ops.md).
+  const char* why_not = nullptr;
+  // Per-instance payload (DyNet's pseudo node: lookup rows, pick indices, input values): `key` writes the
+  // attribute words that must agree into `out` (at most a.words of them) and returns their count, or
+  // kRunsAlone when this node cannot join a batch; `merge` appends to `out` the attribute words of one
+  // node that computes all k members (e.g. their indices one after another; pointer forms read now).
+  // Without `key` every attribute word must agree and member 0's attributes serve the batched node.
+  static constexpr uint32_t kRunsAlone = ~0u;
+  uint32_t (*key)(AttrView a, uint64_t* out) = nullptr;
+  void (*merge)(const AttrView* members, unsigned k, const Dim& member_dim, std::vector<uint64_t>& out) = nullptr;
   bool is_shared(unsigned i) const { return (shared >> (i & 63)) & 1; }
 };
 
@@ -105,9 +125,13 @@ struct BatchRule {
 // enter as updatable inputs; `build` applies the op. The harness checks the shape rule against
 // the computed value, finite-difference gradients of every input and of every parameter in
 // `params` (with accumulation), and for `bad` samples that building throws std::invalid_argument
-// naming the op.
+// naming the op. For a batchable op it also builds several instances of each good sample into one
+// graph (each with its own input values) and checks the autobatched values and gradients against the
+// unbatched ones; `instance` (when set) builds instance k instead of `build`, so that per-instance
+// attributes (indices, values) differ between the members of a batch.
 struct OpSample {
   using Build = std::function<Expression(ComputationGraph&, const std::vector<Expression>&)>;
+  using Instance = std::function<Expression(ComputationGraph&, const std::vector<Expression>&, unsigned k)>;
   std::string name;
   std::vector<Dim> inputs;
   Build build;
@@ -115,6 +139,7 @@ struct OpSample {
   bool bad = false;
   std::vector<bool> no_grad = {};  // inputs whose gradient is not checked (e.g. integer-valued)
   std::shared_ptr<ParameterCollection> params = nullptr;
+  Instance instance = nullptr;
 };
 
 enum OpFlags : uint16_t {
@@ -227,6 +252,20 @@ template <class H, class T>
 AttrWithTail<H, T> attr_with_tail(const H& h, const T* data, size_t n) {
   return AttrWithTail<H, T>(h, data, n);
 }
+
+// Appends to attribute words `out` a header struct followed by room for n values of T (the layout
+// attr_with_tail makes) and returns where the values go: for BatchRule::merge hooks.
+template <class T, class H>
+T* append_attr(std::vector<uint64_t>& out, const H& h, size_t n) {
+  constexpr size_t head = (sizeof(H) + 7) / 8;
+  const size_t at = out.size();
+  out.resize(at + head + (n * sizeof(T) + 7) / 8, 0);
+  std::memcpy(out.data() + at, &h, sizeof(H));
+  return reinterpret_cast<T*>(out.data() + at + head);
+}
+// A BatchRule::key for ops whose attributes are all per-instance payload: nothing must agree (the
+// node's own dim is part of every signature).
+inline uint32_t no_key(AttrView, uint64_t*) { return 0; }
 
 // A one-argument node whose attribute struct is followed by n indices (stored inline when `ids` is
 // given; otherwise the struct alone, e.g. when it holds a pointer read at forward time).

@@ -25,6 +25,11 @@ OpId register_op(const OpDef& def) {
   if (!def.name || !def.shape || !def.forward)
     throw std::logic_error("register_op: an op needs a name, a shape rule and a forward");
   if (r.size() < kNumListedOps) r.resize(kNumListedOps);
+  if (!def.batch.batchable && !def.batch.why_not)
+    throw std::logic_error(std::string("register_op: ") + def.name +
+                           " is neither batchable nor says why not (BatchRule::why_not)");
+  if (def.batch.merge && !def.batch.key)
+    throw std::logic_error(std::string("register_op: ") + def.name + " merges per-instance attributes without a key");
   for (const OpDef& o : r)
     if (o.name && std::string(o.name) == def.name) throw std::logic_error(std::string("register_op: duplicate op ") + def.name);
   for (size_t i = 0; i < kNumListedOps; ++i)

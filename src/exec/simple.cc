@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "exec/profile.h"
 #include "kernels/cpu/gemm.h"
 
 namespace dynet {
@@ -23,8 +24,11 @@ void SimpleExecutor::forward(VariableIndex last) {
   if (computed_[last]) return;
   const size_t base = prefix_;  // forward_node advances prefix_
   mark_needed(last, base);
-  for (size_t i = base; i <= last; ++i)
-    if (wanted_[i - base] && !computed_[i]) forward_node(static_cast<VariableIndex>(i));
+  for (size_t i = base; i <= last; ++i) {
+    if (!wanted_[i - base] || computed_[i]) continue;
+    profile::Scope scope(profile::Phase::kForward, cg_->node(static_cast<VariableIndex>(i)).op);
+    forward_node(static_cast<VariableIndex>(i));
+  }
 }
 
 void SimpleExecutor::backward(VariableIndex last, bool full) {
@@ -33,8 +37,11 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
   low_rank_head_.assign(last + 1, -1);
   param_nodes_.clear();
   try {
-    for (size_t i = last + 1; i-- > 0;)
-      if (reached_[i]) backward_node(static_cast<VariableIndex>(i));
+    for (size_t i = last + 1; i-- > 0;) {
+      if (!reached_[i]) continue;
+      profile::Scope scope(profile::Phase::kBackward, cg_->node(static_cast<VariableIndex>(i)).op);
+      backward_node(static_cast<VariableIndex>(i));
+    }
   } catch (...) {
     // Nothing reached the parameters yet (see below), so a failed backward leaves them as they were.
     has_backward_ = false;
@@ -93,12 +100,6 @@ void SimpleExecutor::flush_low_rank(VariableIndex i) {
     c += up.cols;
   }
   cpu::gemm(false, true, m, k, static_cast<long>(total), 1.f, G, m, X, k, 1.f, dW, m);
-}
-
-std::unique_ptr<Executor> make_executor(const ComputationGraph& cg, int strategy) {
-  // Autobatching strategies are not implemented yet: every strategy runs the simple executor.
-  (void)strategy;
-  return std::make_unique<SimpleExecutor>(cg);
 }
 
 }  // namespace dynet

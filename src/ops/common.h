@@ -1,6 +1,7 @@
 // Shared helpers for op definitions.
 #pragma once
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,33 @@ IndexList index_list(const char* op, AttrView a) {
     op_error(op, "the index vector changed size after the node was created (" + std::to_string(h.n) + " -> " +
                      std::to_string(h.pvec->size()) + ")");
   return {h.pvec->data(), h.pvec->size()};
+}
+
+// BatchRule::merge for ops whose attribute H lists indices as index_list<H> reads them (one index for
+// every batch element or one per element): the batched node gets one inline index per batch element
+// of every member (pointer forms read now); H's other fields come from member 0 (they are in the key).
+template <class H>
+void merge_index_lists(const char* op, const AttrView* m, unsigned k, const Dim& d, std::vector<uint64_t>& out) {
+  H h = m[0].as<H>();
+  h.pv = nullptr;
+  h.pvec = nullptr;
+  h.n = d.bd * k;
+  h.per_batch = 1;
+  unsigned* ids = append_attr<unsigned>(out, h, size_t(d.bd) * k);
+  for (unsigned j = 0; j < k; ++j) {
+    const IndexList src = index_list<H>(op, m[j]);
+    for (unsigned b = 0; b < d.bd; ++b) *ids++ = src.ids[b % src.n];
+  }
+}
+// A BatchRule::key made of the bytes [kOffset, kOffset + kBytes) of attribute struct H (the fields
+// that must agree; the others are per-instance payload).
+template <class H, size_t kOffset, size_t kBytes>
+uint32_t key_bytes(AttrView a, uint64_t* out) {
+  static_assert(kOffset + kBytes <= sizeof(H));
+  constexpr uint32_t words = (kBytes + 7) / 8;
+  for (uint32_t w = 0; w < words; ++w) out[w] = 0;
+  std::memcpy(out, reinterpret_cast<const char*>(a.p) + kOffset, kBytes);
+  return words;
 }
 
 }  // namespace dynet::ops

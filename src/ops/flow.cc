@@ -155,13 +155,19 @@ const OpId k_dropout_batch = register_op({.name = "dropout_batch",
 
 // ---------------------------------------------------------------------------------------------
 // block_dropout(x, p): one draw for the whole tensor: zero with probability p, else x / (1-p)
-// (p = 1 always zeroes). The multiplier is kept in aux.
-size_t block_dropout_aux(const Dim&, const ArgDims&, AttrView) { return 1; }
+// (p = 1 always zeroes). The multiplier is kept in aux; batched, one per member (member m owns the
+// m-th block of the values).
+size_t block_dropout_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }  // >= members
 void block_dropout_fwd(const ForwardArgs& a) {
-  fill_keep_mask(a.aux, 1, a.attr.as<float>());
-  cpu::arr(a.fx) = a.aux[0] * cpu::carr(a.xs[0]);
+  fill_keep_mask(a.aux, a.members, a.attr.as<float>());
+  const size_t n = a.fx.d.size() / a.members;
+  for (unsigned m = 0; m < a.members; ++m)
+    ArrayMap(a.fx.v + m * n, n) = a.aux[m] * CArrayMap(a.xs[0].v + m * n, n);
 }
-void block_dropout_bwd(const BackwardArgs& a) { cpu::arr(a.dEdxi) += a.aux[0] * cpu::carr(a.dEdf); }
+void block_dropout_bwd(const BackwardArgs& a) {
+  const size_t n = a.fx.d.size() / a.members;
+  for (unsigned m = 0; m < a.members; ++m) ArrayMap(a.dEdxi.v + m * n, n) += a.aux[m] * CArrayMap(a.dEdf.v + m * n, n);
+}
 std::vector<OpSample> block_dropout_samples() {
   auto with = [](float p) { return [p](ComputationGraph&, Xs x) { return block_dropout(x[0], p); }; };
   return {{"matrix", {Dim({3, 2})}, with(0.5f)},
@@ -170,13 +176,13 @@ std::vector<OpSample> block_dropout_samples() {
           {"p_too_big", {Dim({3})}, with(1.5f), -1, 1, true},
           {"p_negative", {Dim({3})}, with(-0.5f), -1, 1, true}};
 }
-// Not batchable: members run together would share the one draw.
 const OpId k_block_dropout = register_op({.name = "block_dropout",
                                           .doc = "y = x · m / (1-p), one m ~ Bernoulli(1-p) for the whole tensor",
                                           .shape = ops::same_shape,
                                           .forward = block_dropout_fwd,
                                           .backward = block_dropout_bwd,
                                           .aux_floats = block_dropout_aux,
+                                          .batch = {.batchable = true},
                                           .samples = block_dropout_samples,
                                           .flags = kRandom});
 
@@ -212,6 +218,8 @@ const OpId k_noise = register_op({.name = "noise",
                                   .flags = kRandom});
 
 // ---------------------------------------------------------------------------------------------
+constexpr const char* kAliasing = "its value is its argument's memory: there is nothing to compute";
+
 // nobackprop(x) = x (same memory); no gradient flows back to x.
 void alias_fwd(const ForwardArgs& a) { a.fx.v = a.xs[0].v; }
 std::vector<OpSample> nobackprop_samples() {
@@ -222,6 +230,7 @@ const OpId k_nobackprop = register_op({.name = "nobackprop",
                                        .doc = "y = x; dE/dx = 0",
                                        .shape = ops::same_shape,
                                        .forward = alias_fwd,
+                                       .batch = {.why_not = kAliasing},
                                        .samples = nobackprop_samples,
                                        .flags = kAliasOutput | kNoGradient});
 
@@ -239,6 +248,7 @@ const OpId k_scale_gradient = register_op({.name = "scale_gradient",
                                            .shape = ops::same_shape,
                                            .forward = alias_fwd,
                                            .backward = scale_gradient_bwd,
+                                           .batch = {.why_not = kAliasing},
                                            .samples = scale_gradient_samples,
                                            .flags = kAliasOutput});
 

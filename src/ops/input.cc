@@ -29,10 +29,23 @@ struct ConstAttr {
   float value;
 };
 void constant_fwd(const ForwardArgs& a) { cpu::arr(a.fx).setConstant(a.attr.as<ConstAttr>().value); }
+// Leaves whose attributes are a Dim (the node's own dim, already in the signature) and floats: the
+// floats must agree.
+template <class A, size_t kFloats>
+uint32_t floats_after_dim(AttrView a, uint64_t* out) {
+  const float* f = reinterpret_cast<const float*>(reinterpret_cast<const char*>(a.p) + sizeof(Dim));
+  for (size_t k = 0; k < kFloats; ++k) {
+    uint32_t bits;
+    std::memcpy(&bits, f + k, sizeof bits);
+    out[k] = bits;
+  }
+  return kFloats;
+}
 const OpId k_constant = register_op({.name = "constant",
                                      .doc = "y = c everywhere (zeros, ones, constant)",
                                      .shape = attr_dim, .forward = constant_fwd,
-                                     .batch = {.batchable = true}, .samples = constant_samples});
+                                     .batch = {.batchable = true, .key = floats_after_dim<ConstAttr, 1>},
+                                     .samples = constant_samples});
 
 // ---- one_hot: unit vectors e_{ids[b]} of length d, one per batch element ----
 struct OneHotAttr {
@@ -54,8 +67,21 @@ void one_hot_fwd(const ForwardArgs& a) {
   cpu::arr(a.fx).setZero();
   for (uint32_t b = 0; b < h.n; ++b) a.fx.v[size_t(b) * h.d + ids[b]] = 1.f;
 }
+// Members of one length batch; the batched node sets every member's indices.
+uint32_t one_hot_key(AttrView a, uint64_t* out) {
+  out[0] = a.as<OneHotAttr>().d;
+  return 1;
+}
+void one_hot_merge(const AttrView* m, unsigned k, const Dim& d, std::vector<uint64_t>& out) {
+  const uint32_t n = m[0].as<OneHotAttr>().n;
+  uint32_t* ids = append_attr<uint32_t>(out, OneHotAttr{d.rows(), n * k}, size_t(n) * k);
+  for (unsigned j = 0; j < k; ++j) std::memcpy(ids + size_t(j) * n, m[j].tail<uint32_t, OneHotAttr>(), n * sizeof(uint32_t));
+}
 std::vector<OpSample> one_hot_samples() {
-  return {{"single", {}, [](ComputationGraph& g, Xs) { return one_hot(g, 5, 2); }},
+  static const std::vector<unsigned> per[3] = {{3, 0}, {1, 1}, {2, 3}};
+  return {{.name = "instances", .build = [](ComputationGraph& g, Xs) { return one_hot(g, 4, per[0]); },
+           .instance = [](ComputationGraph& g, Xs, unsigned k) { return one_hot(g, 4, per[k % 3]); }},
+          {"single", {}, [](ComputationGraph& g, Xs) { return one_hot(g, 5, 2); }},
           {"batch", {}, [](ComputationGraph& g, Xs) { return one_hot(g, 4, std::vector<unsigned>{3, 0, 3}); }},
           {"out_of_range", {}, [](ComputationGraph& g, Xs) { return one_hot(g, 3, 3); }, -1, 1, true},
           {"empty", {}, [](ComputationGraph& g, Xs) { return one_hot(g, 3, std::vector<unsigned>{}); }, -1, 1, true},
@@ -65,7 +91,7 @@ const OpId k_one_hot = register_op({.name = "one_hot",
                                     .doc = "y[b] = e_{ids[b]} ∈ R^d (1 at ids[b], 0 elsewhere)",
                                     .shape = one_hot_shape,
                                     .forward = one_hot_fwd,
-                                    .batch = {.batchable = true},
+                                    .batch = {.batchable = true, .key = one_hot_key, .merge = one_hot_merge},
                                     .samples = one_hot_samples});
 
 // ---- random tensors ----
@@ -101,23 +127,25 @@ void random_gumbel_fwd(const ForwardArgs& a) {
     return r.a - r.b * std::log(-std::log(x));
   });
 }
+// Members draw their own values; the parameters must agree.
+constexpr BatchRule kRandomBatch = {.batchable = true, .key = floats_after_dim<RandomAttr, 2>};
 const OpId k_random_normal = register_op({.name = "random_normal",
                                           .doc = "y ~ N(mean, stddev²) per value",
-                                          .shape = attr_dim, .forward = random_normal_fwd,
+                                          .shape = attr_dim, .forward = random_normal_fwd, .batch = kRandomBatch,
                                           .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_normal(g, d, 0.f, 2.f); }, [](ComputationGraph& g) { return random_normal(g, Dim({2}), 0.f, -1.f); }); }, .flags = kRandom | kNoGradient});
 const OpId k_random_bernoulli = register_op({.name = "random_bernoulli",
                                              .doc = "y = scale with probability p, else 0, per value",
                                              .shape = attr_dim,
-                                             .forward = random_bernoulli_fwd, .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_bernoulli(g, d, 0.3f, 2.f); }, [](ComputationGraph& g) { return random_bernoulli(g, Dim({2}), 1.5f); }); },
+                                             .forward = random_bernoulli_fwd, .batch = kRandomBatch, .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_bernoulli(g, d, 0.3f, 2.f); }, [](ComputationGraph& g) { return random_bernoulli(g, Dim({2}), 1.5f); }); },
                                              .flags = kRandom | kNoGradient});
 const OpId k_random_uniform = register_op({.name = "random_uniform",
                                            .doc = "y ~ U(left, right) per value",
                                            .shape = attr_dim,
-                                           .forward = random_uniform_fwd, .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_uniform(g, d, -1.f, 2.f); }, [](ComputationGraph& g) { return random_uniform(g, Dim({2}), 1.f, 1.f); }); },
+                                           .forward = random_uniform_fwd, .batch = kRandomBatch, .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_uniform(g, d, -1.f, 2.f); }, [](ComputationGraph& g) { return random_uniform(g, Dim({2}), 1.f, 1.f); }); },
                                            .flags = kRandom | kNoGradient});
 const OpId k_random_gumbel = register_op({.name = "random_gumbel",
                                           .doc = "y = μ - β log(-log u), u ~ U(0, 1) per value",
-                                          .shape = attr_dim, .forward = random_gumbel_fwd,
+                                          .shape = attr_dim, .forward = random_gumbel_fwd, .batch = kRandomBatch,
                                           .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_gumbel(g, d); }, [](ComputationGraph& g) { return random_gumbel(g, Dim({2}), 0.f, 0.f); }); }, .flags = kRandom | kNoGradient});
 
 void check_dim(const char* op, const Dim& d) {

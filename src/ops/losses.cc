@@ -1,6 +1,7 @@
 // Losses and distances: hinge (one correct index per vector) and hinge_dim (one per column or
 // row), l2_norm, l1_distance, huber_distance, binary_log_loss, pairwise_rank_loss, poisson_loss.
 // Everything works per batch element; an unbatched argument broadcasts against a batched one.
+#include <cstddef>
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -134,7 +135,14 @@ std::vector<OpSample> hinge_samples() {
   };
   auto plain = [](unsigned c, float m) { return [c, m](ComputationGraph&, Xs x) { return hinge(x[0], c, m); }; };
   auto plain_many = [](std::vector<unsigned> c) { return [c](ComputationGraph&, Xs x) { return hinge(x[0], c); }; };
-  return {{"index", {Dim({5})}, one(0, 1.f), -0.1f, 0.1f},
+  static const std::vector<unsigned> per_indices[3] = {{4, 1}, {0, 0}, {2, 3}};
+  return {{.name = "instances", .inputs = {Dim({5})}, .build = one(0, 1.f), .lo = -0.1f, .hi = 0.1f,
+           .instance = [](ComputationGraph&, Xs x, unsigned k) { return hinge(plus_offsets(x[0], kHingeOffsets), k % 5); }},
+          {.name = "vector_instances", .inputs = {Dim({5}, 2)}, .build = many({4, 1}), .lo = -0.1f, .hi = 0.1f,
+           .instance = [](ComputationGraph&, Xs x, unsigned k) {
+             return hinge(plus_offsets(x[0], kHingeOffsets), per_indices[k % 3]);
+           }},
+          {"index", {Dim({5})}, one(0, 1.f), -0.1f, 0.1f},
           {"wide_margin", {Dim({5})}, one(3, 10.f), -0.1f, 0.1f},
           {"batched_one_index", {Dim({5}, 2)}, one(2, 1.f), -0.1f, 0.1f},
           {"batched_indices", {Dim({5}, 3)}, many({4, 1, 0}), -0.1f, 0.1f},
@@ -151,13 +159,19 @@ std::vector<OpSample> hinge_samples() {
           {"pointer_vector_out_of_range", {Dim({5}, 2)},
            [](ComputationGraph&, Xs x) { return hinge(x[0], &bad_indices); }, -1, 1, true}};
 }
+// Hinges with one margin batch; the batched node takes every member's correct indices.
+void hinge_merge(const AttrView* m, unsigned k, const Dim& d, std::vector<uint64_t>& out) {
+  ops::merge_index_lists<HingeAttr>("hinge", m, k, d, out);
+}
 const OpId k_hinge = register_op({.name = "hinge",
                                   .doc = "y = Σ_{i≠c} max(0, m - x[c] + x[i]), c the correct index (per batch element)",
                                   .shape = hinge_shape,
                                   .forward = hinge_fwd,
                                   .backward = hinge_bwd,
                                   .aux_floats = hinge_aux,
-                                  .batch = {.batchable = true},
+                                  .batch = {.batchable = true,
+                                            .key = ops::key_bytes<HingeAttr, offsetof(HingeAttr, margin), sizeof(float)>,
+                                            .merge = hinge_merge},
                                   .samples = hinge_samples});
 
 Expression hinge_node(const Expression& x, HingeAttr h, const unsigned* ids) {

@@ -74,12 +74,13 @@ std::vector<OpSample> sum_batches_samples() {
   auto build = [](ComputationGraph&, Xs x) { return sum_batches(x[0]); };
   return {{"batched", {Dim({3, 2}, 3)}, build}, {"unbatched", {Dim({4})}, build}};
 }
-// Not batchable: run as one node, the members' batches would be summed together.
+constexpr const char* kOverBatch = "it reduces over the batch: batched, the members' batch elements would mix";
 const OpId k_sum_batches = register_op({.name = "sum_batches",
                                         .doc = "y = Σ_b x[b] (result has one batch element)",
                                         .shape = sum_batches_shape,
                                         .forward = sum_batches_fwd,
                                         .backward = sum_batches_bwd,
+                                        .batch = {.why_not = kOverBatch},
                                         .samples = sum_batches_samples});
 
 // ---------------------------------------------------------------------------------------------
@@ -342,7 +343,14 @@ std::vector<OpSample> std_dim_samples() {
           {"out_of_range", {Dim({3})}, over({2}, false, 0), -1, 1, true}};
 }
 
-// The *_dim forms take b, which reduces the batch: run alone so that members' batches stay apart.
+// The *_dim forms take b, which reduces the batch: such a node runs alone so that members' batches
+// stay apart.
+uint32_t reduce_dim_key(AttrView a, uint64_t* out) {
+  if ((a.as<ReduceAttr>().mask >> kBatchBit) & 1u) return BatchRule::kRunsAlone;
+  std::copy(a.p, a.p + a.words, out);
+  return a.words;
+}
+constexpr BatchRule kReduceDimBatch = {.batchable = true, .key = reduce_dim_key};
 const OpId k_moment_elems = register_op({.name = kMomentElems,
                                          .doc = "y_b = (1/N) Σ_i x_b[i]^r, N = values per batch element",
                                          .shape = reduce_shape<kMomentElems>,
@@ -363,44 +371,51 @@ const OpId k_moment_batches = register_op({.name = kMomentBatches,
                                            .shape = reduce_shape<kMomentBatches>,
                                            .forward = moment_fwd,
                                            .backward = moment_bwd,
+                                           .batch = {.why_not = kOverBatch},
                                            .samples = moment_batches_samples});
 const OpId k_mean_batches = register_op({.name = kMeanBatches,
                                          .doc = "y = (1/B) Σ_b x[b]",
                                          .shape = reduce_shape<kMeanBatches>,
                                          .forward = moment_fwd,
                                          .backward = moment_bwd,
-                                         .samples = mean_batches_samples});
+                                         .batch = {.why_not = kOverBatch},
+                                           .samples = mean_batches_samples});
 const OpId k_std_batches = register_op({.name = kStdBatches,
                                         .doc = "y = sqrt((1/B) Σ_b (x[b] - μ)²), μ = mean_batches(x)",
                                         .shape = reduce_shape<kStdBatches>,
                                         .forward = std_fwd,
                                         .backward = std_bwd,
                                         .aux_floats = std_aux,
-                                        .samples = std_batches_samples});
+                                        .batch = {.why_not = kOverBatch},
+                                           .samples = std_batches_samples});
 const OpId k_sum_dim = register_op({.name = kSumDim,
                                     .doc = "y = Σ x over the given dims (and the batch when b); those dims are removed",
                                     .shape = reduce_shape<kSumDim, false>,
                                     .forward = sum_dim_fwd,
                                     .backward = sum_dim_bwd,
+                                    .batch = kReduceDimBatch,
                                     .samples = sum_dim_samples});
 const OpId k_moment_dim = register_op({.name = kMomentDim,
                                        .doc = "y = (1/n) Σ x^r over the given dims (and the batch when b); n = count unless given",
                                        .shape = reduce_shape<kMomentDim>,
                                        .forward = moment_fwd,
                                        .backward = moment_bwd,
-                                       .samples = moment_dim_samples});
+                                       .batch = kReduceDimBatch,
+                                    .samples = moment_dim_samples});
 const OpId k_mean_dim = register_op({.name = kMeanDim,
                                      .doc = "y = (1/n) Σ x over the given dims (and the batch when b); n = count unless given",
                                      .shape = reduce_shape<kMeanDim>,
                                      .forward = moment_fwd,
                                      .backward = moment_bwd,
-                                     .samples = mean_dim_samples});
+                                     .batch = kReduceDimBatch,
+                                    .samples = mean_dim_samples});
 const OpId k_std_dim = register_op({.name = kStdDim,
                                     .doc = "y = sqrt((1/n) Σ (x - μ)²), μ = (1/n) Σ x, over the given dims (and the batch when b)",
                                     .shape = reduce_shape<kStdDim>,
                                     .forward = std_fwd,
                                     .backward = std_bwd,
                                     .aux_floats = std_aux,
+                                    .batch = kReduceDimBatch,
                                     .samples = std_dim_samples});
 
 uint32_t dims_mask(const char* op, const std::vector<unsigned>& dims, bool b) {

@@ -1,5 +1,6 @@
 // Selection and shape ops: pick, pick_range, concatenate, reshape, transpose, select_rows/cols.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "ops/api.h"
@@ -97,7 +98,20 @@ std::vector<OpSample> pick_samples() {
   auto vptr = [](const std::vector<unsigned>* pv, unsigned d) {
     return [pv, d](ComputationGraph&, Xs x) { return pick(x[0], pv, d); };
   };
-  return {{"vector", {Dim({5})}, one(3, 0)},
+  static const unsigned per_index[3] = {2, 0, 1};
+  static const std::vector<unsigned> per_indices[3] = {{1, 0}, {3, 3}, {0, 2}};
+  auto inst = [](Dim d, OpSample::Instance f) {
+    return OpSample{.name = "instances", .inputs = {d}, .build = [f](ComputationGraph& g, Xs x) { return f(g, x, 0); },
+                    .instance = f};
+  };
+  OpSample vectors = inst(Dim({4, 3}, 2), [](ComputationGraph&, Xs x, unsigned k) { return pick(x[0], per_indices[k % 3], 0); });
+  vectors.name = "vector_instances";
+  OpSample pointers = inst(Dim({4, 2}), [](ComputationGraph&, Xs x, unsigned k) { return pick(x[0], &per_index[k % 3], 0); });
+  pointers.name = "pointer_instances";
+  return {inst(Dim({4, 2}), [](ComputationGraph&, Xs x, unsigned k) { return pick(x[0], k % 4, 0); }),
+          vectors,
+          pointers,
+          {"vector", {Dim({5})}, one(3, 0)},
           {"matrix_row", {Dim({3, 4})}, one(1, 0)},
           {"matrix_col", {Dim({3, 4})}, one(2, 1)},
           {"tensor_middle", {Dim({2, 3, 4})}, one(1, 1)},
@@ -112,13 +126,19 @@ std::vector<OpSample> pick_samples() {
           {"wrong_count", {Dim({3}, 3)}, many({0, 1}, 0), -1, 1, true},
           {"pointer_out_of_range", {Dim({4})}, ptr(&bad_index, 0), -1, 1, true}};
 }
+// Picks along one dim batch; the batched node picks every member's indices.
+void pick_merge(const AttrView* m, unsigned k, const Dim& d, std::vector<uint64_t>& out) {
+  ops::merge_index_lists<PickAttr>("pick", m, k, d, out);
+}
 const OpId k_pick = register_op({.name = "pick",
                                  .doc = "y = x[v] along dim d (removed); vector forms: y[b] = x[b][v[b]]",
                                  .shape = pick_shape,
                                  .forward = pick_fwd,
                                  .backward = pick_bwd,
                                  .aux_floats = pick_aux,
-                                 .batch = {.batchable = true},
+                                 .batch = {.batchable = true,
+                                           .key = ops::key_bytes<PickAttr, offsetof(PickAttr, axis), sizeof(uint32_t)>,
+                                           .merge = pick_merge},
                                  .samples = pick_samples});
 
 Expression pick_node(const Expression& x, PickAttr p, const unsigned* ids) {
@@ -282,6 +302,7 @@ const OpId k_reshape = register_op({.name = "reshape",
                                     .shape = reshape_shape,
                                     .forward = reshape_fwd,
                                     .backward = reshape_bwd,
+                                    .batch = {.why_not = "its value is its argument's memory: there is nothing to compute"},
                                     .samples = reshape_samples,
                                     .flags = kAliasOutput});
 
@@ -588,13 +609,13 @@ std::vector<OpSample> pick_batch_samples() {
           {"pointer_out_of_range", {Dim({3}, 3)},
            [](ComputationGraph&, Xs x) { return pick_batch_elem(x[0], &bad_index); }, -1, 1, true}};
 }
-// Not batchable: the indices address the batch of one node's argument.
 const OpId k_pick_batch = register_op({.name = kPickBatch,
                                        .doc = "y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)",
                                        .shape = pick_batch_shape,
                                        .forward = pick_batch_fwd,
                                        .backward = pick_batch_bwd,
                                        .aux_floats = pick_batch_aux,
+                                       .batch = {.why_not = "its indices address the batch elements of its argument"},
                                        .samples = pick_batch_samples});
 
 Expression pick_batch_node(const Expression& x, BatchPickAttr p, const unsigned* ids) {
@@ -634,12 +655,12 @@ std::vector<OpSample> concatenate_to_batch_samples() {
           {"mismatch", {Dim({3}), Dim({2})}, build, -1, 1, true},
           {"transposed", {Dim({2, 3}), Dim({3, 2})}, build, -1, 1, true}};
 }
-// Not batchable: the output interleaves whole arguments, not batch members.
 const OpId k_concatenate_to_batch = register_op({.name = "concatenate_to_batch",
                                                  .doc = "y = [xs[0][0..B0), xs[1][0..B1), ...] along the batch",
                                                  .shape = concatenate_to_batch_shape,
                                                  .forward = concatenate_to_batch_fwd,
                                                  .backward = concatenate_to_batch_bwd,
+                                                 .batch = {.why_not = "its output lays whole arguments one after another along the batch"},
                                                  .samples = concatenate_to_batch_samples});
 
 // ---------------------------------------------------------------------------------------------
@@ -749,12 +770,12 @@ std::vector<OpSample> strided_samples() {
           {"past_end", {Dim({4})}, sel({1}, {0}, {5}), -1, 1, true},
           {"too_many", {Dim({4})}, sel({1, 1, 1}, {}, {}), -1, 1, true}};
 }
-// Not batchable: the last entry may select from the batch.
 const OpId k_strided_select = register_op({.name = "strided_select",
                                            .doc = "y = x[from_k : to_k : strides_k] on each dim k, then the batch",
                                            .shape = strided_shape,
                                            .forward = strided_fwd,
                                            .backward = strided_bwd,
+                                           .batch = {.why_not = "its last entry may select from the batch"},
                                            .samples = strided_samples});
 
 }  // namespace

@@ -275,7 +275,15 @@ std::vector<OpSample> pnls_samples() {
   auto vptr = [](const std::vector<unsigned>* p) {
     return [p](ComputationGraph&, Xs x) { return pickneglogsoftmax(x[0], p); };
   };
-  return {{"index", {Dim({5})}, one(2), -2, 2},
+  static const unsigned per_index[3] = {3, 0, 2};
+  static const std::vector<unsigned> per_indices[3] = {{1, 0}, {3, 3}, {0, 2}};
+  return {{.name = "instances", .inputs = {Dim({4})}, .build = one(1), .lo = -2, .hi = 2,
+           .instance = [](ComputationGraph&, Xs x, unsigned k) { return pickneglogsoftmax(x[0], k % 4); }},
+          {.name = "vector_instances", .inputs = {Dim({4}, 2)}, .build = many({1, 0}), .lo = -2, .hi = 2,
+           .instance = [](ComputationGraph&, Xs x, unsigned k) { return pickneglogsoftmax(x[0], per_indices[k % 3]); }},
+          {.name = "pointer_instances", .inputs = {Dim({4}, 2)}, .build = ptr(&per_index[0]), .lo = -2, .hi = 2,
+           .instance = [](ComputationGraph&, Xs x, unsigned k) { return pickneglogsoftmax(x[0], &per_index[k % 3]); }},
+          {"index", {Dim({5})}, one(2), -2, 2},
           {"column", {Dim({4, 1})}, one(0), -2, 2},
           {"batched_one_index", {Dim({4}, 3)}, one(1), -2, 2},
           {"batched_indices", {Dim({4}, 3)}, many({0, 3, 1}), -2, 2},
@@ -288,13 +296,17 @@ std::vector<OpSample> pnls_samples() {
           {"pointer_out_of_range", {Dim({4})}, ptr(&bad_index), -1, 1, true},
           {"pointer_vector_out_of_range", {Dim({4}, 2)}, vptr(&bad_indices), -1, 1, true}};
 }
+// Every pickneglogsoftmax of one input dim batches; the batched node picks every member's indices.
+void pnls_merge(const AttrView* m, unsigned k, const Dim& d, std::vector<uint64_t>& out) {
+  ops::merge_index_lists<PickAttr>("pickneglogsoftmax", m, k, d, out);
+}
 const OpId k_pnls = register_op({.name = "pickneglogsoftmax",
                                  .doc = "y = log Σ exp(x) - x[v] (per batch element, v one index or one per element)",
                                  .shape = pnls_shape,
                                  .forward = pnls_fwd,
                                  .backward = pnls_bwd,
                                  .aux_floats = pnls_aux,
-                                 .batch = {.batchable = true},
+                                 .batch = {.batchable = true, .key = no_key, .merge = pnls_merge},
                                  .samples = pnls_samples});
 
 Expression pnls_node(const Expression& x, PickAttr p, const unsigned* ids) {

@@ -1,0 +1,541 @@
+// Autobatching: signatures, and whole models that must give the same loss and parameter gradients
+// under every strategy (0 simple, 1 agenda, 2 depth), with mid-graph reads, checkpoints and pool growth.
+// The per-op batching checks are in the op harness (tests/test_ops.cc).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dynet/expr.h"
+#include "dynet/lstm.h"
+#include "dynet/treelstm.h"
+#include "exec/batched.h"
+#include "exec/profile.h"
+#include "exec/signature.h"
+
+namespace dynet {
+namespace {
+
+// A graph whose executor follows `strategy`.
+std::unique_ptr<ComputationGraph> graph_with(int strategy) {
+  const int saved = autobatch_flag;
+  autobatch_flag = strategy;
+  auto g = std::make_unique<ComputationGraph>();
+  autobatch_flag = saved;
+  return g;
+}
+
+const BatchedExecutor* batched(const ComputationGraph& g) {
+  return dynamic_cast<const BatchedExecutor*>(&g.executor());
+}
+
+// Nodes that ran in groups of more than one.
+size_t batched_nodes(const ComputationGraph& g) {
+  size_t n = 0;
+  if (const BatchedExecutor* e = batched(g))
+    for (const auto& grp : e->groups()) n += grp.size > 1 ? grp.size : 0;
+  return n;
+}
+
+std::vector<uint64_t> sig(const ComputationGraph& g, const Expression& e) {
+  std::vector<uint64_t> k;
+  if (!signature_key(g, e.i, k)) k.clear();
+  return k;
+}
+
+// ---- signatures ----
+
+TEST(Signature, IdenticalNodesAgree) {
+  ParameterCollection pc;
+  Parameter W = pc.add_parameters({4, 3});
+  LookupParameter E = pc.add_lookup_parameters(10, {3});
+  ComputationGraph g(false);
+  Expression w = parameter(g, W);
+  Expression x1 = input(g, Dim({3}), std::vector<float>{1, 2, 3}), x2 = input(g, Dim({3}), std::vector<float>{4, 5, 6});
+  // Same op, dims and shared argument; per-instance payload (values, rows, indices) may differ.
+  EXPECT_EQ(sig(g, w * x1), sig(g, w * x2));
+  EXPECT_EQ(sig(g, x1), sig(g, x2));
+  EXPECT_EQ(sig(g, lookup(g, E, 1u)), sig(g, lookup(g, E, 7u)));
+  EXPECT_EQ(sig(g, pick(x1, 0u)), sig(g, pick(x2, 2u)));
+  EXPECT_EQ(sig(g, pickneglogsoftmax(x1, 0u)), sig(g, pickneglogsoftmax(x2, 2u)));
+  EXPECT_EQ(sig(g, tanh(x1)), sig(g, tanh(x2)));
+  EXPECT_EQ(sig(g, elu(x1, 0.5f)), sig(g, elu(x2, 0.5f)));
+  EXPECT_FALSE(sig(g, tanh(x1)).empty());
+}
+
+TEST(Signature, AnyDifferenceInAKeyAttributeDimOrSharedArgumentSeparates) {
+  ParameterCollection pc;
+  Parameter W1 = pc.add_parameters({4, 3}), W2 = pc.add_parameters({4, 3});
+  LookupParameter E = pc.add_lookup_parameters(10, {3}), F = pc.add_lookup_parameters(10, {3});
+  ComputationGraph g(false);
+  Expression w1 = parameter(g, W1), w2 = parameter(g, W2);
+  Expression x = input(g, Dim({3}), std::vector<float>{1, 2, 3});
+  Expression y = input(g, Dim({3}), std::vector<float>{1, 2, 3});
+  Expression x4 = input(g, Dim({4}), std::vector<float>{1, 2, 3, 4});
+  Expression xb = input(g, Dim({3}, 2), std::vector<float>(6, 1.f));
+  Expression m = input(g, Dim({3, 2}), std::vector<float>(6, 1.f));
+  // attributes that must agree
+  EXPECT_NE(sig(g, elu(x, 0.5f)), sig(g, elu(y, 0.6f)));
+  EXPECT_NE(sig(g, x + 1.f), sig(g, y + 2.f));
+  EXPECT_NE(sig(g, pick(m, 0u, 0)), sig(g, pick(m, 0u, 1)));
+  EXPECT_NE(sig(g, hinge(x, 0u, 1.f)), sig(g, hinge(y, 0u, 2.f)));
+  EXPECT_NE(sig(g, lookup(g, E, 1u)), sig(g, lookup(g, F, 1u)));
+  EXPECT_NE(sig(g, pick_range(x, 0, 2)), sig(g, pick_range(y, 1, 3)));
+  // dims of concatenated arguments (and of the node)
+  EXPECT_NE(sig(g, tanh(x)), sig(g, tanh(x4)));
+  EXPECT_NE(sig(g, tanh(x)), sig(g, tanh(xb)));
+  EXPECT_NE(sig(g, cmult(x, y)), sig(g, cmult(x, xb)));
+  // the shared argument's identity
+  EXPECT_NE(sig(g, w1 * x), sig(g, w2 * y));
+  // different ops
+  EXPECT_NE(sig(g, tanh(x)), sig(g, logistic(y)));
+}
+
+TEST(Signature, ABatchedSharedArgumentRunsAlone) {
+  ComputationGraph g(false);
+  Expression wb = input(g, Dim({4, 3}, 2), std::vector<float>(24, 0.5f));
+  Expression x = input(g, Dim({3}), std::vector<float>{1, 2, 3});
+  EXPECT_TRUE(sig(g, wb * x).empty());
+  // ops that are not batchable, and a *_dim reduction over the batch, run alone too
+  Expression xb = input(g, Dim({3}, 2), std::vector<float>(6, 1.f));
+  EXPECT_TRUE(sig(g, sum_batches(xb)).empty());
+  EXPECT_TRUE(sig(g, sum_dim(xb, {0}, true)).empty());
+  EXPECT_FALSE(sig(g, sum_dim(xb, {0}, false)).empty());
+}
+
+// ---- whole models under every strategy ----
+
+struct Outcome {
+  float loss = 0;
+  std::vector<std::vector<float>> grads;  // every parameter, then every lookup table
+  size_t batched = 0;
+};
+
+using Model = std::function<Expression(ComputationGraph&)>;
+
+Outcome run(ParameterCollection& pc, int strategy, const Model& build) {
+  pc.reset_gradient();
+  reset_rng(42);
+  auto g = graph_with(strategy);
+  Expression loss = build(*g);
+  Outcome out;
+  out.loss = as_scalar(loss.value());
+  g->backward(loss);
+  for (auto& p : pc.parameters_list()) out.grads.push_back(as_vector(p->g));
+  for (auto& p : pc.lookup_parameters_list()) out.grads.push_back(as_vector(p->all_grads));
+  out.batched = batched_nodes(*g);
+  pc.reset_gradient();
+  return out;
+}
+
+void expect_same(const Outcome& got, const Outcome& want, int strategy, double tol = 2e-5) {
+  EXPECT_NEAR(got.loss, want.loss, tol * (1 + std::fabs(want.loss))) << "strategy " << strategy;
+  ASSERT_EQ(got.grads.size(), want.grads.size());
+  for (size_t p = 0; p < want.grads.size(); ++p) {
+    ASSERT_EQ(got.grads[p].size(), want.grads[p].size());
+    for (size_t k = 0; k < want.grads[p].size(); ++k)
+      ASSERT_NEAR(got.grads[p][k], want.grads[p][k], tol * (1 + std::fabs(want.grads[p][k])))
+          << "strategy " << strategy << " parameter " << p << " element " << k;
+  }
+}
+
+// Strategies 1 and 2 against 0; both must batch something.
+void expect_strategies_agree(ParameterCollection& pc, const Model& build) {
+  const Outcome want = run(pc, 0, build);
+  EXPECT_EQ(want.batched, 0u);
+  for (int strategy : {1, 2}) {
+    const Outcome got = run(pc, strategy, build);
+    expect_same(got, want, strategy);
+    EXPECT_GT(got.batched, 0u) << "strategy " << strategy << " batched nothing";
+  }
+}
+
+std::vector<std::vector<unsigned>> sentences(unsigned n, unsigned vocab, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::vector<unsigned>> out(n);
+  for (auto& s : out) {
+    s.resize(2 + rng() % 6);
+    for (unsigned& w : s) w = rng() % vocab;
+  }
+  return out;
+}
+
+// A BiLSTM tagger (the benchmark's model, small): per-word MLP over both directions, pickneglogsoftmax.
+struct Tagger {
+  static constexpr unsigned kWords = 20, kTags = 5, kEmbed = 8, kHidden = 6, kMlp = 5;
+  LookupParameter embed;
+  VanillaLSTMBuilder fw, bw;
+  Parameter hw, hb, ow, ob;
+  Tagger(ParameterCollection& pc, unsigned input = kEmbed)
+      : embed(pc.add_lookup_parameters(kWords, {kEmbed})), fw(1, input, kHidden, pc), bw(1, input, kHidden, pc),
+        hw(pc.add_parameters({kMlp, 2 * kHidden})), hb(pc.add_parameters({kMlp})), ow(pc.add_parameters({kTags, kMlp})),
+        ob(pc.add_parameters({kTags})) {}
+  Expression loss(ComputationGraph& g, const std::vector<std::vector<unsigned>>& data,
+                  const std::function<Expression(ComputationGraph&, unsigned)>& word = nullptr) {
+    fw.new_graph(g);
+    bw.new_graph(g);
+    Expression w1 = parameter(g, hw), b1 = parameter(g, hb), w2 = parameter(g, ow), b2 = parameter(g, ob);
+    std::vector<Expression> losses;
+    for (const auto& s : data) {
+      std::vector<Expression> xs;
+      for (unsigned w : s) xs.push_back(word ? word(g, w) : lookup(g, embed, w));
+      fw.start_new_sequence();
+      bw.start_new_sequence();
+      std::vector<Expression> f(xs.size()), b(xs.size());
+      for (size_t t = 0; t < xs.size(); ++t) f[t] = fw.add_input(xs[t]);
+      for (size_t t = xs.size(); t-- > 0;) b[t] = bw.add_input(xs[t]);
+      for (size_t t = 0; t < xs.size(); ++t) {
+        Expression h = tanh(affine_transform({b1, w1, concatenate({f[t], b[t]})}));
+        losses.push_back(pickneglogsoftmax(affine_transform({b2, w2, h}), s[t] % kTags));
+      }
+    }
+    return sum(losses);
+  }
+};
+
+TEST(AutobatchModels, BiLSTMTagger) {
+  ParameterCollection pc;
+  Tagger t(pc);
+  const auto data = sentences(6, Tagger::kWords, 1);
+  expect_strategies_agree(pc, [&](ComputationGraph& g) { return t.loss(g, data); });
+}
+
+TEST(AutobatchModels, CharacterLSTMTagger) {
+  ParameterCollection pc;
+  constexpr unsigned kChars = 12, kCharEmbed = 4, kCharHidden = 4;
+  Tagger t(pc, 2 * kCharHidden);
+  LookupParameter chars = pc.add_lookup_parameters(kChars, {kCharEmbed});
+  VanillaLSTMBuilder cf(1, kCharEmbed, kCharHidden, pc), cb(1, kCharEmbed, kCharHidden, pc);
+  const auto data = sentences(5, Tagger::kWords, 2);
+  // Each word read by a character BiLSTM over its "spelling" (derived from the word id).
+  auto word = [&](ComputationGraph& g, unsigned w) {
+    cf.start_new_sequence();
+    cb.start_new_sequence();
+    std::vector<Expression> cs;
+    for (unsigned k = 0; k < 1 + w % 4; ++k) cs.push_back(lookup(g, chars, (w * 7 + k * 3) % kChars));
+    Expression f, b;
+    for (const Expression& c : cs) f = cf.add_input(c);
+    for (size_t k = cs.size(); k-- > 0;) b = cb.add_input(cs[k]);
+    return concatenate({f, b});
+  };
+  expect_strategies_agree(pc, [&](ComputationGraph& g) {
+    cf.new_graph(g);
+    cb.new_graph(g);
+    return t.loss(g, data, word);
+  });
+}
+
+// A binary Tree-LSTM over several random trees (the benchmark's formulation), loss at each root.
+TEST(AutobatchModels, TreeLSTM) {
+  ParameterCollection pc;
+  constexpr unsigned kVocab = 15, kEmbed = 6, h = 5, kClasses = 3;
+  LookupParameter embed = pc.add_lookup_parameters(kVocab, {kEmbed});
+  Parameter lw = pc.add_parameters({3 * h, kEmbed}), lb = pc.add_parameters({3 * h});
+  Parameter ul = pc.add_parameters({5 * h, h}), ur = pc.add_parameters({5 * h, h}), nb = pc.add_parameters({5 * h});
+  Parameter ow = pc.add_parameters({kClasses, h}), ob = pc.add_parameters({kClasses});
+  struct TreeNode {
+    int left, right;
+    unsigned word;
+  };
+  // Random binary trees in post-order.
+  std::mt19937 rng(3);
+  std::vector<std::vector<TreeNode>> trees(5);
+  for (auto& t : trees) {
+    std::vector<int> stack;
+    const unsigned leaves = 2 + rng() % 6;
+    for (unsigned k = 0; k < leaves; ++k) {
+      t.push_back({-1, -1, static_cast<unsigned>(rng() % kVocab)});
+      stack.push_back(static_cast<int>(t.size() - 1));
+      while (stack.size() >= 2 && (k + 1 == leaves || rng() % 2)) {
+        const int r = stack.back();
+        stack.pop_back();
+        const int l = stack.back();
+        stack.pop_back();
+        t.push_back({l, r, 0});
+        stack.push_back(static_cast<int>(t.size() - 1));
+      }
+    }
+  }
+  expect_strategies_agree(pc, [&](ComputationGraph& g) {
+    Expression LW = parameter(g, lw), LB = parameter(g, lb), UL = parameter(g, ul), UR = parameter(g, ur),
+               NB = parameter(g, nb), OW = parameter(g, ow), OB = parameter(g, ob);
+    std::vector<Expression> losses;
+    for (size_t ti = 0; ti < trees.size(); ++ti) {
+      const auto& t = trees[ti];
+      std::vector<Expression> hs(t.size()), cs(t.size());
+      for (size_t k = 0; k < t.size(); ++k) {
+        if (t[k].left < 0) {
+          Expression gt = affine_transform({LB, LW, lookup(g, embed, t[k].word)});
+          cs[k] = cmult(logistic(pick_range(gt, 0, h)), tanh(pick_range(gt, 2 * h, 3 * h)));
+          hs[k] = cmult(logistic(pick_range(gt, h, 2 * h)), tanh(cs[k]));
+        } else {
+          Expression gt = affine_transform({NB, UL, hs[t[k].left], UR, hs[t[k].right]});
+          cs[k] = cmult(logistic(pick_range(gt, 0, h)), tanh(pick_range(gt, 4 * h, 5 * h))) +
+                  cmult(logistic(pick_range(gt, h, 2 * h)), cs[t[k].left]) +
+                  cmult(logistic(pick_range(gt, 2 * h, 3 * h)), cs[t[k].right]);
+          hs[k] = cmult(logistic(pick_range(gt, 3 * h, 4 * h)), tanh(cs[k]));
+        }
+      }
+      losses.push_back(pickneglogsoftmax(affine_transform({OB, OW, hs.back()}), unsigned(ti % kClasses)));
+    }
+    return sum(losses);
+  });
+}
+
+// The library's N-ary Tree-LSTM builder: its nodes batch across trees too.
+TEST(AutobatchModels, NaryTreeLSTMBuilder) {
+  ParameterCollection pc;
+  LookupParameter embed = pc.add_lookup_parameters(10, {4});
+  NaryTreeLSTMBuilder b(2, 1, 4, 5, pc);
+  expect_strategies_agree(pc, [&](ComputationGraph& g) {
+    b.new_graph(g);
+    std::vector<Expression> roots;
+    for (unsigned t = 0; t < 4; ++t) {
+      b.start_new_sequence();
+      b.add_input(0, {}, lookup(g, embed, t));
+      b.add_input(1, {}, lookup(g, embed, t + 3));
+      b.add_input(2, {}, lookup(g, embed, t + 5));
+      b.add_input(3, {0, 1}, zeros(g, {4}));
+      roots.push_back(sum_elems(b.add_input(4, {3, 2}, zeros(g, {4}))));
+    }
+    return sum(roots);
+  });
+}
+
+// Dropout masks: every sequence draws its own (members of a batched mask node keep their own values).
+// The masks are drawn in creation order by every strategy here (they are the graph's only random
+// nodes and have one signature), so the losses agree exactly.
+TEST(AutobatchModels, LSTMWithDropout) {
+  ParameterCollection pc;
+  constexpr unsigned kDim = 6;
+  LookupParameter embed = pc.add_lookup_parameters(10, {kDim});
+  VanillaLSTMBuilder lstm(1, kDim, kDim, pc);
+  lstm.set_dropout(0.4f);
+  const auto data = sentences(4, 10, 4);
+  std::vector<std::vector<float>> masks;
+  auto build = [&](ComputationGraph& g) {
+    lstm.new_graph(g);
+    std::vector<Expression> losses;
+    for (const auto& s : data) {
+      lstm.start_new_sequence();
+      for (unsigned w : s) losses.push_back(sum_elems(lstm.add_input(lookup(g, embed, w))));
+    }
+    return sum(losses);
+  };
+  expect_strategies_agree(pc, build);
+  // The sequences' masks differ (a batched draw is not one mask for all members).
+  auto g = graph_with(1);
+  reset_rng(42);
+  Expression loss = build(*g);
+  loss.value();
+  std::vector<std::vector<float>> mask_values;
+  for (VariableIndex i = 0; i < g->size(); ++i)
+    if (std::string(op_def(g->node(i).op).name) == "random_bernoulli") mask_values.push_back(as_vector(g->get_value(i)));
+  ASSERT_GE(mask_values.size(), 4u);
+  EXPECT_NE(mask_values[0], mask_values[2]);
+}
+
+// Reading values mid-graph computes what they need only; the rest of the graph still batches.
+TEST(AutobatchModels, MidGraphValueReads) {
+  ParameterCollection pc;
+  Tagger t(pc);
+  const auto data = sentences(6, Tagger::kWords, 5);
+  std::vector<float> reads0;
+  auto build = [&](ComputationGraph& g, std::vector<float>& reads) {
+    Expression loss = t.loss(g, {data[0], data[1]});
+    reads.push_back(as_scalar(loss.value()));  // the first two sentences, computed now
+    Expression more = t.loss(g, {data[2], data[3], data[4], data[5]});
+    reads.push_back(as_scalar(more.value()));
+    return loss + more;
+  };
+  const Outcome want = run(pc, 0, [&](ComputationGraph& g) { return build(g, reads0); });
+  for (int strategy : {1, 2}) {
+    std::vector<float> reads;
+    const Outcome got = run(pc, strategy, [&](ComputationGraph& g) { return build(g, reads); });
+    expect_same(got, want, strategy);
+    ASSERT_EQ(reads.size(), 2u);
+    EXPECT_NEAR(reads[0], reads0[0], 1e-4);
+    EXPECT_NEAR(reads[1], reads0[1], 1e-4);
+    EXPECT_GT(got.batched, 0u);
+  }
+  // A read computes only the nodes the value needs.
+  auto g = graph_with(1);
+  Expression a = t.loss(*g, {data[0]});
+  Expression b = t.loss(*g, {data[1], data[2]});
+  a.value();
+  const size_t evaluated = batched(*g)->num_evaluated();
+  EXPECT_LT(evaluated, size_t(b.i));
+  EXPECT_FALSE(g->executor().computed(b.i));
+  b.value();
+  EXPECT_TRUE(g->executor().computed(b.i));
+}
+
+// Checkpoint / revert: values before the checkpoint stay; nodes after it are forgotten; the graph goes on.
+TEST(AutobatchModels, CheckpointRevert) {
+  ParameterCollection pc;
+  Tagger t(pc);
+  const auto data = sentences(6, Tagger::kWords, 6);
+  auto build = [&](ComputationGraph& g) {
+    Expression first = t.loss(g, {data[0], data[1], data[2]});
+    first.value();
+    g.checkpoint();
+    Expression discarded = t.loss(g, {data[3], data[4]});
+    discarded.value();
+    g.revert();
+    Expression second = t.loss(g, {data[5], data[4]});
+    return first + second;
+  };
+  expect_strategies_agree(pc, build);
+  // Nested checkpoints, and a revert after a forward() that forgot the values' checkpoints.
+  auto nested = [&](ComputationGraph& g) {
+    Expression first = t.loss(g, {data[0], data[1]});
+    g.checkpoint();
+    Expression a = t.loss(g, {data[2]});
+    g.forward(a);
+    g.checkpoint();
+    Expression b = t.loss(g, {data[3]});
+    b.value();
+    g.revert();
+    g.revert();
+    Expression second = t.loss(g, {data[4], data[5]});
+    return first + second;
+  };
+  expect_strategies_agree(pc, nested);
+}
+
+// A graph far larger than the pools' 1 MB initial size: they grow as needed under autobatching.
+TEST(AutobatchModels, PoolsGrowFromOneMegabyte) {
+  ParameterCollection pc;
+  constexpr unsigned kDim = 96;
+  LookupParameter embed = pc.add_lookup_parameters(50, {kDim});
+  VanillaLSTMBuilder lstm(1, kDim, kDim, pc);
+  const auto data = sentences(40, 50, 7);
+  const Model build = [&](ComputationGraph& g) {
+    lstm.new_graph(g);
+    std::vector<Expression> losses;
+    for (const auto& s : data) {
+      lstm.start_new_sequence();
+      Expression h;
+      for (unsigned w : s) h = lstm.add_input(lookup(g, embed, w));
+      losses.push_back(squared_norm(h));
+    }
+    return sum(losses);
+  };
+  expect_strategies_agree(pc, build);
+}
+
+// Nodes off the loss's path that ran batched with nodes on it leave the parameters alone (a sparse
+// update must not visit their rows) and read zero gradients.
+TEST(AutobatchModels, UnreachedMembersLeaveParametersAlone) {
+  ParameterCollection pc;
+  LookupParameter E = pc.add_lookup_parameters(10, {3});
+  Parameter W = pc.add_parameters({3, 3});
+  for (int strategy : {0, 1, 2}) {
+    pc.reset_gradient();
+    auto g = graph_with(strategy);
+    Expression w = parameter(*g, W);
+    Expression used = tanh(w * lookup(*g, E, 2u));
+    Expression unused = tanh(w * lookup(*g, E, 7u));
+    Expression loss = sum_elems(used);
+    g->incremental_forward(unused);
+    loss.value();
+    g->backward(loss);
+    const auto& rows = E.get_storage().non_zero_grads;
+    EXPECT_EQ(rows.size(), 1u) << "strategy " << strategy;
+    EXPECT_TRUE(rows.count(2)) << "strategy " << strategy;
+    for (float v : as_vector(unused.gradient())) EXPECT_EQ(v, 0.f);
+  }
+}
+
+// Gradients of intermediate nodes (backward with full = true) agree as well.
+TEST(AutobatchModels, NodeGradientsAgree) {
+  auto grads = [](int strategy) {
+    auto g = graph_with(strategy);
+    std::vector<Expression> xs, ys;
+    for (unsigned k = 0; k < 4; ++k) {
+      xs.push_back(input(*g, Dim({3}), std::vector<float>{0.1f * k, -0.2f, 0.3f + k}));
+      ys.push_back(logistic(tanh(xs.back()) * 2.f));
+    }
+    Expression loss = sum_elems(cmult(ys[0], ys[1]) + cmult(ys[2], ys[3]));
+    loss.value();
+    g->backward(loss, true);
+    std::vector<std::vector<float>> out;
+    for (auto& e : xs) out.push_back(as_vector(e.gradient()));
+    for (auto& e : ys) out.push_back(as_vector(e.gradient()));
+    return out;
+  };
+  const auto want = grads(0);
+  for (int strategy : {1, 2}) {
+    const auto got = grads(strategy);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      for (size_t k = 0; k < want[i].size(); ++k) EXPECT_NEAR(got[i][k], want[i][k], 1e-6);
+  }
+}
+
+// The rnnlm pattern: per-step output products W·h_t depend on no other step's, so the agenda runs them
+// as one batched node after the recurrence (one GEMM across time steps).
+TEST(AutobatchSchedule, OutputLayerOfEveryStepRunsOnce) {
+  ParameterCollection pc;
+  LookupParameter embed = pc.add_lookup_parameters(20, {4});
+  VanillaLSTMBuilder lstm(1, 4, 5, pc);
+  Parameter W = pc.add_parameters({23, 5}), b = pc.add_parameters({23});
+  auto g = graph_with(1);
+  lstm.new_graph(*g);
+  lstm.start_new_sequence();
+  Expression w = parameter(*g, W), bias = parameter(*g, b);
+  std::vector<Expression> losses;
+  constexpr unsigned kSteps = 7;
+  for (unsigned t = 0; t < kSteps; ++t) {
+    Expression h = lstm.add_input(lookup(*g, embed, std::vector<unsigned>{t, t + 1}));
+    losses.push_back(pickneglogsoftmax(affine_transform({bias, w, h}), std::vector<unsigned>{t + 2, t + 3}));
+  }
+  Expression loss = sum_batches(sum(losses));
+  loss.value();
+  unsigned output_groups = 0, output_members = 0;
+  for (const auto& grp : batched(*g)->groups()) {
+    const NodeRec& r = g->node(batched(*g)->members(grp)[0]);
+    if (std::string(op_def(r.op).name) == "affine_transform" && r.dim.rows() == 23) {
+      ++output_groups;
+      output_members += grp.size;
+    }
+  }
+  EXPECT_EQ(output_members, kSteps);
+  EXPECT_EQ(output_groups, 1u);
+}
+
+// ---- profiling ----
+
+TEST(AutobatchProfiling, TimingTableAndComposition) {
+  const int saved = profiling_flag;
+  profiling_flag = 2;
+  profile::reset();
+  ::testing::internal::CaptureStderr();
+  {
+    auto g = graph_with(1);
+    std::vector<Expression> ys;
+    for (unsigned k = 0; k < 5; ++k) ys.push_back(tanh(input(*g, Dim({4}), std::vector<float>(4, 0.1f * k))));
+    Expression loss = sum_elems(sum(ys));
+    loss.value();
+    g->backward(loss);
+  }
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  const std::string table = profile::timing_table();
+  profiling_flag = saved;
+  profile::reset();
+  EXPECT_NE(printed.find("[dynet] forward:"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("tanh {4} x5"), std::string::npos) << printed;
+  EXPECT_NE(table.find("Timing Info:"), std::string::npos);
+  EXPECT_NE(table.find("tanh"), std::string::npos);
+  EXPECT_NE(table.find("(scheduling)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dynet
