@@ -2,6 +2,7 @@
 // under every strategy (0 simple, 1 agenda, 2 depth), with mid-graph reads, checkpoints and pool growth.
 // The per-op batching checks are in the op harness (tests/test_ops.cc).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -40,7 +41,7 @@ const BatchedExecutor* batched(const ComputationGraph& g) {
 size_t batched_nodes(const ComputationGraph& g) {
   size_t n = 0;
   if (const BatchedExecutor* e = batched(g))
-    for (const auto& grp : e->groups()) n += grp.size > 1 ? grp.size : 0;
+    for (const auto& b : e->batches()) n += b.size;
   return n;
 }
 
@@ -96,6 +97,17 @@ TEST(Signature, AnyDifferenceInAKeyAttributeDimOrSharedArgumentSeparates) {
   EXPECT_NE(sig(g, w1 * x), sig(g, w2 * y));
   // different ops
   EXPECT_NE(sig(g, tanh(x)), sig(g, logistic(y)));
+}
+
+TEST(Signature, NodesOfOneParameterAreOneSharedArgument) {
+  ParameterCollection pc;
+  Parameter W = pc.add_parameters({4, 3}), V = pc.add_parameters({4, 3});
+  ComputationGraph g(false);
+  Expression x = input(g, Dim({3}), std::vector<float>{1, 2, 3});
+  // parameter(cg, W) called per example: two nodes of W are the same shared argument; V is another.
+  EXPECT_EQ(sig(g, parameter(g, W) * x), sig(g, parameter(g, W) * x));
+  EXPECT_NE(sig(g, parameter(g, W) * x), sig(g, parameter(g, V) * x));
+  EXPECT_NE(sig(g, parameter(g, W) * x), sig(g, const_parameter(g, W) * x));
 }
 
 TEST(Signature, ABatchedSharedArgumentRunsAlone) {
@@ -309,6 +321,29 @@ TEST(AutobatchModels, NaryTreeLSTMBuilder) {
   });
 }
 
+// Parameters added to the graph once per example (as the benchmark's Tree-LSTM does): the products
+// still batch, and every parameter node's gradient reaches the parameter.
+TEST(AutobatchModels, ParameterNodesPerExample) {
+  ParameterCollection pc;
+  Parameter W = pc.add_parameters({5, 4}), b = pc.add_parameters({5}), V = pc.add_parameters({1, 5});
+  const Model build = [&](ComputationGraph& g) {
+    std::vector<Expression> losses;
+    for (unsigned k = 0; k < 6; ++k) {
+      Expression x = input(g, Dim({4}), std::vector<float>{0.1f * k, -0.3f, 0.2f, 0.05f * k});
+      Expression h = tanh(affine_transform({parameter(g, b), parameter(g, W), x}));
+      losses.push_back(parameter(g, V) * h);
+    }
+    return sum(losses);
+  };
+  expect_strategies_agree(pc, build);
+  auto g = graph_with(1);
+  build(*g).value();
+  size_t affine = 0;
+  for (const auto& grp : batched(*g)->batches())
+    affine += std::string(op_def(g->node(batched(*g)->members(grp)[0]).op).name) == "affine_transform" ? grp.size : 0;
+  EXPECT_EQ(affine, 6u);
+}
+
 // Dropout masks: every sequence draws its own (members of a batched mask node keep their own values).
 // The masks are drawn in creation order by every strategy here (they are the graph's only random
 // nodes and have one signature), so the losses agree exactly.
@@ -500,7 +535,7 @@ TEST(AutobatchSchedule, OutputLayerOfEveryStepRunsOnce) {
   Expression loss = sum_batches(sum(losses));
   loss.value();
   unsigned output_groups = 0, output_members = 0;
-  for (const auto& grp : batched(*g)->groups()) {
+  for (const auto& grp : batched(*g)->batches()) {
     const NodeRec& r = g->node(batched(*g)->members(grp)[0]);
     if (std::string(op_def(r.op).name) == "affine_transform" && r.dim.rows() == 23) {
       ++output_groups;
@@ -535,6 +570,37 @@ TEST(AutobatchProfiling, TimingTableAndComposition) {
   EXPECT_NE(table.find("Timing Info:"), std::string::npos);
   EXPECT_NE(table.find("tanh"), std::string::npos);
   EXPECT_NE(table.find("(scheduling)"), std::string::npos);
+}
+
+TEST(AutobatchProfiling, ChromeTrace) {
+  char path[] = "/tmp/dynet_trace_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  profile::reset();
+  profile::set_trace_file(path);
+  {
+    auto g = graph_with(1);
+    std::vector<Expression> ys;
+    for (unsigned k = 0; k < 3; ++k) ys.push_back(logistic(input(*g, Dim({2}), std::vector<float>{0.5f, -0.1f * k})));
+    Expression loss = sum_elems(sum(ys));
+    loss.value();
+    g->backward(loss, true);
+  }
+  profile::write_trace();
+  profile::set_trace_file("");
+  profile::reset();
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path);
+  const std::string json = text.str();
+  EXPECT_EQ(json.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0), 0u) << json;
+  EXPECT_NE(json.find("\"name\":\"logistic x3\",\"cat\":\"forward\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"name\":\"logistic x3\",\"cat\":\"backward\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"name\":\"forward pass\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"dim\":\"{2}\""), std::string::npos) << json;
+  EXPECT_EQ(json.substr(json.size() - 4), "\n]}\n");
 }
 
 }  // namespace

@@ -276,8 +276,8 @@ InstanceResults run_instances(const Case& c, int strategy) {
     s.params->reset_gradient();
   }
   if (const auto* e = dynamic_cast<const BatchedExecutor*>(&g.executor()))
-    for (const auto& grp : e->groups())
-      if (grp.size > 1 && g.node(e->members(grp)[0]).op == c.op) out.batched_members += grp.size;
+    for (const auto& b : e->batches())
+      if (g.node(e->members(b)[0]).op == c.op) out.batched_members += b.size;
   return out;
 }
 

@@ -67,6 +67,7 @@ Options parse_options(const char* program, int argc, char** argv, bool needs_dat
     else if (!std::strcmp(a, "--mpi")) o.mpi = parse_int(program, a, v) != 0;
     else if (!std::strcmp(a, "--autobatch")) o.autobatch = parse_int(program, a, v);
     else if (!std::strcmp(a, "--manual")) o.manual = parse_int(program, a, v) != 0;
+    else if (!std::strcmp(a, "--profiling")) o.profiling = parse_int(program, a, v);
     else throw std::invalid_argument(std::string(program) + ": unknown argument '" + a + "'");
   }
   if (needs_data && o.data_dir.empty()) throw std::invalid_argument(std::string(program) + ": --data DIR is required");
@@ -81,6 +82,7 @@ void initialize_library(const Options& options) {
   dynet::DynetParams params;
   params.random_seed = options.seed;
   params.autobatch = options.autobatch;
+  params.profiling = options.profiling;
   dynet::initialize(params);
   omp_set_num_threads(options.threads);
 }

@@ -34,10 +34,11 @@ struct Options {
   bool mpi = false;
   int autobatch = 0;    // DyNet's --dynet-autobatch: 0 off, 1 agenda-based, 2 depth-based
   bool manual = false;  // the hand-batched version of the task (lookup/pick with index vectors)
+  int profiling = 0;    // DyNet's --dynet-profiling (a per-op time table at exit; 2: batch composition)
 };
 
 // Parses --data DIR --steps N --warmup N --minibatch N --seed N --threads N --update-batch N --mpi 0|1
-// --autobatch N --manual 0|1; anything else throws std::invalid_argument naming the program and the
+// --autobatch N --manual 0|1 --profiling N; anything else throws std::invalid_argument naming the program and the
 // argument. needs_data: --data is required.
 Options parse_options(const char* program, int argc, char** argv, bool needs_data = true);
 

@@ -26,68 +26,54 @@ void BatchedExecutor::forward(VariableIndex last) {
   grow(cg_->size());
   if (computed_[last]) return;
   const uint64_t t0 = profile::active() ? profile::now_ns() : 0;
-  const size_t first_group = groups_.size();
-  base_ = prefix_;
-  mark_needed(last, base_);
-  const size_t n = last + 1 - base_;
-  todo_.clear();
-  for (size_t i = base_; i <= last; ++i)
-    if (wanted_[i - base_] && !computed_[i]) todo_.push_back(static_cast<VariableIndex>(i));
+  run_ns_ = 0;
+  const size_t first_batch = batches_.size(), first_position = order_.size();
+  const size_t base = prefix_;
+  mark_needed(last, base);
 
-  // Depth (longest path from a computed node), arguments still to compute, successor counts, signature.
-  depth_.resize(n);
-  pending_.resize(n);
-  sig_.resize(n);
-  succ_begin_.assign(n + 1, 0);
+  // One pass in creation order: which nodes to compute (their position in info_), how many of their
+  // arguments are still to compute, their depth (longest path from a computed node), successor
+  // lists and signatures.
+  pos_.resize(last + 1 - base);
+  info_.clear();
+  edges_.clear();
   sigs_.reset();
-  for (VariableIndex i : todo_) {
-    const NodeRec& r = cg_->node(i);
-    const VariableIndex* a = cg_->node_args(i);
-    uint32_t d = 0, p = 0;
+  for (size_t i = base; i <= last; ++i) {
+    if (!wanted_[i - base] || computed_[i]) continue;
+    const uint32_t t = static_cast<uint32_t>(info_.size());
+    pos_[i - base] = t;
+    NodeInfo info;
+    info.node = static_cast<VariableIndex>(i);
+    const NodeRec& r = cg_->node(info.node);
+    const VariableIndex* a = cg_->node_args(info.node);
     for (unsigned k = 0; k < r.nargs; ++k) {
       const VariableIndex x = a[k];
-      if (x < base_ || computed_[x]) continue;
-      d = std::max(d, depth_[x - base_]);
-      ++p;
-      ++succ_begin_[x - base_ + 1];
+      if (x < base || computed_[x]) continue;
+      NodeInfo& arg = info_[pos_[x - base]];
+      info.depth = std::max(info.depth, arg.depth);
+      ++info.pending;
+      edges_.push_back({t, arg.edges});
+      arg.edges = static_cast<uint32_t>(edges_.size() - 1);
     }
-    depth_[i - base_] = d + 1;
-    pending_[i - base_] = p;
-    sig_[i - base_] = sigs_.of(cg_, i);
+    ++info.depth;
+    info.sig = sigs_.of(*cg_, info.node);
+    info_.push_back(info);
   }
   const size_t nsigs = sigs_.size();
-  sig_count_.assign(nsigs, 0);
-  sig_priority_.assign(nsigs, 0.0);
-  if (ready_.size() < nsigs) ready_.resize(nsigs);
-  for (size_t s = 0; s < nsigs; ++s) ready_[s].clear();
+  sigs_info_.assign(nsigs, SigInfo{});
+  for (const NodeInfo& info : info_)
+    if (info.sig >= 0) ++sigs_info_[info.sig].count;
   alone_.clear();
   heap_.clear();
-  for (VariableIndex i : todo_)
-    if (sig_[i - base_] >= 0) ++sig_count_[sig_[i - base_]];
-
-  if (strategy_ == 2) {
+  if (strategy_ == 2)
     schedule_by_depth();
-  } else {
-    // Successor lists (CSR) and heights (longest path to the requested node).
-    for (size_t x = 0; x < n; ++x) succ_begin_[x + 1] += succ_begin_[x];
-    succ_.resize(succ_begin_[n]);
-    height_.assign(succ_begin_.begin(), succ_begin_.end() - 1);  // fill cursors first
-    for (VariableIndex i : todo_) {
-      const NodeRec& r = cg_->node(i);
-      const VariableIndex* a = cg_->node_args(i);
-      for (unsigned k = 0; k < r.nargs; ++k)
-        if (a[k] >= base_ && !computed_[a[k]]) succ_[height_[a[k] - base_]++] = i;
-    }
-    for (size_t t = todo_.size(); t-- > 0;) {
-      const size_t x = todo_[t] - base_;
-      uint32_t h = 0;
-      for (uint32_t e = succ_begin_[x]; e < succ_begin_[x + 1]; ++e) h = std::max(h, height_[succ_[e] - base_] + 1);
-      height_[x] = h;
-    }
+  else
     schedule_agenda();
+  if (t0) {
+    const uint64_t t1 = profile::now_ns();
+    profile::record_pass(info_.size(), t0, t1, t1 - t0 - run_ns_);
   }
-  if (t0) profile::record_schedule(todo_.size(), t0, profile::now_ns());
-  if (profile::composition()) print_composition(first_group);
+  if (profile::composition()) print_composition(first_batch, first_position);
   if (!computed_[last])
     throw std::logic_error("BatchedExecutor: node " + std::to_string(last) + " was not scheduled");
 }
@@ -100,36 +86,38 @@ void BatchedExecutor::forward(VariableIndex last) {
 // the recurrence, which has none, keeps moving. Ties go to ops without shared arguments, deferring the
 // products (the paper defers its "complex" ops the same way).
 void BatchedExecutor::schedule_agenda() {
-  const size_t nsigs = sig_count_.size();
-  sig_deferred_.assign(nsigs, 0);
-  sig_queued_.assign(nsigs, 0);
-  for (VariableIndex i : todo_) {
-    const int s = sig_[i - base_];
-    if (s < 0) continue;
-    sig_priority_[s] -= height_[i - base_];
-    sig_deferred_[s] = op_def(cg_->node(i).op).batch.shared != 0;
+  // Heights (longest path to the requested node), in reverse creation order.
+  for (size_t t = info_.size(); t-- > 0;) {
+    NodeInfo& info = info_[t];
+    uint32_t h = 0;
+    for (uint32_t e = info.edges; e != kNone; e = edges_[e].next) h = std::max(h, info_[edges_[e].to].height + 1);
+    info.height = h;
+    if (info.sig < 0) continue;
+    SigInfo& s = sigs_info_[info.sig];
+    s.priority -= h;
+    s.deferred = op_def(cg_->node(info.node).op).batch.shared != 0;
   }
-  for (size_t s = 0; s < nsigs; ++s) sig_priority_[s] /= std::max<uint32_t>(sig_count_[s], 1);
-  for (VariableIndex i : todo_)
-    if (pending_[i - base_] == 0) make_ready(i);
+  for (SigInfo& s : sigs_info_) s.priority /= std::max<uint32_t>(s.count, 1);
+  for (uint32_t t = 0; t < info_.size(); ++t)
+    if (info_[t].pending == 0) make_ready(t);
   while (true) {
     if (!alone_.empty()) {
-      const VariableIndex i = alone_.back();
+      const uint32_t t = alone_.back();
       alone_.pop_back();
-      run_alone(i);
-      release(i);
+      run_alone(info_[t].node);
+      release(t);
       continue;
     }
     if (heap_.empty()) break;
     std::pop_heap(heap_.begin(), heap_.end(), Later{this});
-    const int32_t s = heap_.back();
+    SigInfo& s = sigs_info_[heap_.back()];
     heap_.pop_back();
-    sig_queued_[s] = 0;
-    group_.swap(ready_[s]);
-    ready_[s].clear();
-    run_group(group_.data(), static_cast<unsigned>(group_.size()));
-    for (VariableIndex m : group_) release(m);
     group_.clear();
+    for (uint32_t t = s.ready; t != kNone; t = info_[t].next_ready) group_.push_back(t);
+    s.ready = kNone;
+    s.queued = false;
+    run_group(group_.data(), static_cast<unsigned>(group_.size()));
+    for (uint32_t t : group_) release(t);
   }
 }
 
@@ -137,73 +125,84 @@ void BatchedExecutor::schedule_agenda() {
 // together, depth by depth.
 void BatchedExecutor::schedule_by_depth() {
   uint32_t max_depth = 0;
-  for (VariableIndex i : todo_) max_depth = std::max(max_depth, depth_[i - base_]);
-  // Counting sort of the nodes by depth (into succ_, unused by this strategy).
-  succ_begin_.assign(max_depth + 2, 0);
-  for (VariableIndex i : todo_) ++succ_begin_[depth_[i - base_] + 1];
-  for (uint32_t d = 0; d <= max_depth; ++d) succ_begin_[d + 1] += succ_begin_[d];
-  succ_.resize(todo_.size());
-  height_.assign(succ_begin_.begin(), succ_begin_.end());
-  for (VariableIndex i : todo_) succ_[height_[depth_[i - base_]]++] = i;
-  std::vector<int32_t>& level_sigs = heap_;
+  for (const NodeInfo& info : info_) max_depth = std::max(max_depth, info.depth);
+  // Counting sort of the positions by depth (into alone_).
+  std::vector<uint32_t>& start = group_;
+  start.assign(max_depth + 2, 0);
+  for (const NodeInfo& info : info_) ++start[info.depth + 1];
+  for (uint32_t d = 0; d <= max_depth; ++d) start[d + 1] += start[d];
+  alone_.resize(info_.size());
+  for (uint32_t t = 0; t < info_.size(); ++t) alone_[start[info_[t].depth]++] = t;  // start[d] ends at d's end
+  uint32_t begin = 0;
+  std::vector<uint32_t> members;
   for (uint32_t d = 1; d <= max_depth; ++d) {
-    level_sigs.clear();
-    for (uint32_t e = succ_begin_[d]; e < succ_begin_[d + 1]; ++e) {
-      const VariableIndex i = succ_[e];
-      const int s = sig_[i - base_];
-      if (s < 0 || sig_count_[s] == 1) {
-        run_alone(i);
+    const uint32_t end = start[d];
+    heap_.clear();  // the level's signatures, in order of first appearance
+    for (uint32_t e = begin; e < end; ++e) {
+      const uint32_t t = alone_[e];
+      const int s = info_[t].sig;
+      if (s < 0 || sigs_info_[s].count == 1) {
+        run_alone(info_[t].node);
         continue;
       }
-      if (ready_[s].empty()) level_sigs.push_back(s);
-      ready_[s].push_back(i);
+      SigInfo& si = sigs_info_[s];
+      if (si.ready == kNone) {
+        heap_.push_back(s);
+        si.ready = t;
+      } else {
+        info_[si.last_ready].next_ready = t;
+      }
+      info_[t].next_ready = kNone;
+      si.last_ready = t;
     }
-    for (int32_t s : level_sigs) {
-      group_.swap(ready_[s]);
-      ready_[s].clear();
-      run_group(group_.data(), static_cast<unsigned>(group_.size()));
-      group_.clear();
+    for (int32_t s : heap_) {
+      members.clear();
+      for (uint32_t t = sigs_info_[s].ready; t != kNone; t = info_[t].next_ready) members.push_back(t);
+      sigs_info_[s].ready = kNone;
+      run_group(members.data(), static_cast<unsigned>(members.size()));
     }
+    begin = end;
   }
 }
 
-void BatchedExecutor::make_ready(VariableIndex i) {
-  const int s = sig_[i - base_];
-  if (s < 0 || sig_count_[s] == 1) {
-    alone_.push_back(i);
+void BatchedExecutor::make_ready(uint32_t t) {
+  const int s = info_[t].sig;
+  if (s < 0 || sigs_info_[s].count == 1) {
+    alone_.push_back(t);
     return;
   }
-  ready_[s].push_back(i);
-  if (!sig_queued_[s]) {
-    sig_queued_[s] = 1;
+  // Appended, so that members come in the order they became ready: usually the order of their
+  // arguments in memory already (see run_group).
+  SigInfo& si = sigs_info_[s];
+  info_[t].next_ready = kNone;
+  if (si.ready == kNone)
+    si.ready = t;
+  else
+    info_[si.last_ready].next_ready = t;
+  si.last_ready = t;
+  if (!si.queued) {
+    si.queued = true;
     heap_.push_back(s);
     std::push_heap(heap_.begin(), heap_.end(), Later{this});
   }
 }
 
-void BatchedExecutor::release(VariableIndex i) {
-  const size_t x = i - base_;
-  for (uint32_t e = succ_begin_[x]; e < succ_begin_[x + 1]; ++e) {
-    const VariableIndex s = succ_[e];
-    if (--pending_[s - base_] == 0) make_ready(s);
-  }
+void BatchedExecutor::release(uint32_t t) {
+  for (uint32_t e = info_[t].edges; e != kNone; e = edges_[e].next)
+    if (--info_[edges_[e].to].pending == 0) make_ready(edges_[e].to);
 }
 
 void BatchedExecutor::run_alone(VariableIndex i) {
-  {
-    profile::Scope scope(profile::Phase::kForward, cg_->node(i).op);
-    forward_node(i);
-  }
-  Group g;
-  g.first = static_cast<uint32_t>(order_.size() - 1);
-  g.size = 1;
-  g.xs = static_cast<uint32_t>(xs_.size());
-  g.attr = static_cast<uint32_t>(attr_.size());
-  groups_.push_back(g);
+  profile::Scope scope(profile::Phase::kForward, cg_->node(i).op, 1, &run_ns_);
+  scope.set_gathered(0, &cg_->node(i).dim);
+  forward_node(i);
 }
 
-void BatchedExecutor::run_group(VariableIndex* m, unsigned k) {
-  if (k == 1) return run_alone(m[0]);
+void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
+  if (k == 1) return run_alone(info_[group[0]].node);
+  ids_.resize(k);
+  VariableIndex* m = ids_.data();
+  for (unsigned j = 0; j < k; ++j) m[j] = info_[group[j]].node;
   const NodeRec& r0 = cg_->node(m[0]);
   const BatchRule& rule = op_def(r0.op).batch;
   const unsigned nargs = r0.nargs;
@@ -259,8 +258,8 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
   const NodeRec& r0 = cg_->node(m[0]);
   const OpDef& def = op_def(r0.op);
   const unsigned nargs = r0.nargs;
-  profile::Scope scope(profile::Phase::kForward, r0.op, k);
-  Group g;
+  profile::Scope scope(profile::Phase::kForward, r0.op, k, &run_ns_);
+  Batch g;
   g.first = static_cast<uint32_t>(order_.size());
   g.size = k;
   g.xs = static_cast<uint32_t>(xs_.size());
@@ -324,46 +323,84 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
     throw;
   }
   scope.set_gathered(g.gathered * sizeof(float), &r0.dim);
-  groups_.push_back(g);
+  batches_.push_back(g);
+}
+
+template <bool kReversed, class Single, class Multi>
+void BatchedExecutor::for_each_group(Single single, Multi batch) {
+  if constexpr (kReversed) {
+    size_t b = batches_.size();
+    for (size_t p = order_.size(); p-- > 0;) {
+      if (b > 0 && p + 1 == size_t(batches_[b - 1].first) + batches_[b - 1].size) {
+        batch(batches_[--b]);
+        p = batches_[b].first;
+      } else {
+        single(order_[p]);
+      }
+    }
+  } else {
+    size_t b = 0;
+    for (size_t p = 0; p < order_.size(); ++p) {
+      if (b < batches_.size() && p == batches_[b].first) {
+        batch(batches_[b]);
+        p += batches_[b++].size - 1;
+      } else {
+        single(order_[p]);
+      }
+    }
+  }
 }
 
 void BatchedExecutor::backward(VariableIndex last, bool full) {
   mark_reached(last, full);
   const size_t n = last + 1;
-  // Gradients laid out group by group, members one after another, as the values are: a later
-  // group's concatenated argument that was a view of one group's outputs takes its gradient in place.
+  // Gradients laid out in computation order, a batch's members one after another as their values
+  // are: a later batch's concatenated argument that was a view of one batch's outputs takes its
+  // gradient in place.
   size_t total = 0;
-  for (Group& g : groups_) {
-    const VariableIndex* m = members(g);
+  auto count_single = [&](VariableIndex i) {
+    if (reached_node(reached_, i)) total += cg_->node(i).dim.size();
+  };
+  auto count_batch = [&](Batch& b) {
+    const VariableIndex* m = members(b);
     bool any = false;
-    for (uint32_t j = 0; j < g.size && !any; ++j) any = reached_node(reached_, m[j]);
-    g.grad = any ? total : kNoGrad;
-    if (any) total += size_t(g.size) * cg_->node(m[0]).dim.size();
-  }
-  float* block = begin_gradients(total);
-  for (Group& g : groups_) {
-    if (g.grad == kNoGrad) continue;
-    const VariableIndex* m = members(g);
+    for (uint32_t j = 0; j < b.size && !any; ++j) any = reached_node(reached_, m[j]);
+    b.reached = any;
+    if (any) total += size_t(b.size) * cg_->node(m[0]).dim.size();
+  };
+  for_each_group<false>(count_single, count_batch);
+  float* const block = begin_gradients(total);
+  float* next = block;
+  auto assign_single = [&](VariableIndex i) {
+    if (!reached_node(reached_, i)) return;
+    grad_[i] = Tensor(cg_->node(i).dim, next, default_device, DeviceMempool::DEDFS);
+    next += grad_[i].d.size();
+  };
+  auto assign_batch = [&](Batch& b) {
+    b.grad = b.reached ? next : nullptr;
+    if (!b.grad) return;
+    const VariableIndex* m = members(b);
     const Dim& d = cg_->node(m[0]).dim;
-    for (uint32_t j = 0; j < g.size; ++j)
-      if (reached_node(reached_, m[j]))
-        grad_[m[j]] = Tensor(d, block + g.grad + j * d.size(), default_device, DeviceMempool::DEDFS);
-  }
+    for (uint32_t j = 0; j < b.size; ++j)
+      if (reached_node(reached_, m[j])) grad_[m[j]] = Tensor(d, next + j * d.size(), default_device, DeviceMempool::DEDFS);
+    next += size_t(b.size) * d.size();
+  };
+  for_each_group<false>(assign_single, assign_batch);
   seed_gradient(last);
-  grad_block_ = block;
   low_rank_updates_.clear();
   low_rank_head_.assign(n, -1);
-  for (size_t gi = groups_.size(); gi-- > 0;) backward_group(groups_[gi]);
+  for_each_group<true>(
+      [this](VariableIndex i) {
+        if (!reached_node(reached_, i)) return;
+        profile::Scope scope(profile::Phase::kBackward, cg_->node(i).op);
+        backward_node(i);
+      },
+      [this](const Batch& b) { backward_batch(b); });
 }
 
-void BatchedExecutor::backward_group(const Group& g) {
-  if (g.grad == kNoGrad) return;
+void BatchedExecutor::backward_batch(const Batch& g) {
+  if (!g.grad) return;
   const VariableIndex* m = members(g);
-  if (g.size == 1) {
-    profile::Scope scope(profile::Phase::kBackward, cg_->node(m[0]).op);
-    backward_node(m[0]);
-    return;
-  }
   const unsigned k = g.size;
   bool all = true;
   for (unsigned j = 0; j < k; ++j) {
@@ -377,7 +414,7 @@ void BatchedExecutor::backward_group(const Group& g) {
   const AttrView attr = g.merged ? AttrView{attr_.data() + g.attr, g.attr_words} : AttrView{cg_->node_attr(m[0]), r0.attr_words};
   Dim bdim = r0.dim;
   bdim.bd *= k;
-  const Tensor dEdf(bdim, grad_block_ + g.grad, default_device, DeviceMempool::DEDFS);
+  const Tensor dEdf(bdim, g.grad, default_device, DeviceMempool::DEDFS);
   if (r0.flags & kParameterNode) {
     // Members off the loss's path must not touch the parameter (a sparse update would visit their rows).
     if (all) {
@@ -395,7 +432,10 @@ void BatchedExecutor::backward_group(const Group& g) {
   for (unsigned a = 0; a < nargs; ++a) {
     const MemPool::Mark mark = scratch_pool_.mark();
     if (def.batch.is_shared(a)) {
-      const VariableIndex x = cg_->node_args(m[0])[a];
+      // Members may name the shared argument by different nodes of one parameter: the gradient goes
+      // to a reached one (they all push into the same storage).
+      VariableIndex x = cg_->node_args(m[0])[a];
+      for (unsigned j = 1; j < k && !reached_node(reached_, x); ++j) x = cg_->node_args(m[j])[a];
       if (!reached_node(reached_, x)) continue;
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
       def.backward(BackwardArgs{xs, nargs, fx, dEdf, a, grad_[x], attr, g.aux, scratch_pool_, &sink, k});
@@ -444,7 +484,7 @@ void BatchedExecutor::backward_group(const Group& g) {
 
 void BatchedExecutor::invalidate() {
   Executor::invalidate();
-  groups_.clear();
+  batches_.clear();
   xs_.clear();
   attr_.clear();
 }
@@ -452,56 +492,56 @@ void BatchedExecutor::invalidate() {
 void BatchedExecutor::revert(size_t nodes) {
   if (checkpoints_.empty()) {
     // No matching checkpoint of the values (a forward() since the graph's checkpoint forgot them):
-    // groups with a member that no longer exists are dropped, and their other members recomputed
-    // when next needed.
+    // nodes that no longer exist go, and so do batches with such a member (their other members are
+    // recomputed when next needed).
     size_t out = 0, kept = 0;
-    for (Group& g : groups_) {
-      const VariableIndex* m = members(g);
+    auto keep = [&](VariableIndex i) {
+      if (i < nodes) order_[out++] = i;
+    };
+    auto keep_batch = [&](Batch& b) {
+      const VariableIndex* m = members(b);
       bool stale = false;
-      for (uint32_t j = 0; j < g.size && !stale; ++j) stale = m[j] >= nodes;
+      for (uint32_t j = 0; j < b.size && !stale; ++j) stale = m[j] >= nodes;
       if (stale) {
-        for (uint32_t j = 0; j < g.size; ++j)
+        for (uint32_t j = 0; j < b.size; ++j)
           if (m[j] < nodes) computed_[m[j]] = 0;
-        continue;
+        return;
       }
-      std::copy(m, m + g.size, order_.begin() + out);
-      g.first = static_cast<uint32_t>(out);
-      out += g.size;
-      groups_[kept++] = g;
-    }
-    groups_.resize(kept);
+      std::copy(m, m + b.size, order_.begin() + out);
+      b.first = static_cast<uint32_t>(out);
+      out += b.size;
+      batches_[kept++] = b;
+    };
+    for_each_group<false>(keep, keep_batch);
+    batches_.resize(kept);
     order_.resize(out);
     Executor::revert(nodes);
     return;
   }
   Executor::revert(nodes);
-  // Groups computed after the checkpoint went with their values.
-  size_t kept = groups_.size();
-  while (kept > 0 && groups_[kept - 1].first >= order_.size()) --kept;
-  if (kept < groups_.size()) {
-    xs_.resize(groups_[kept].xs);
-    attr_.resize(groups_[kept].attr);
-    groups_.resize(kept);
+  // Batches computed after the checkpoint went with their values.
+  size_t kept = batches_.size();
+  while (kept > 0 && batches_[kept - 1].first >= order_.size()) --kept;
+  if (kept < batches_.size()) {
+    xs_.resize(batches_[kept].xs);
+    attr_.resize(batches_[kept].attr);
+    batches_.resize(kept);
   }
 }
 
-void BatchedExecutor::print_composition(size_t first_group) const {
-  size_t singles = 0, batched = 0, nodes = 0;
+void BatchedExecutor::print_composition(size_t first_batch, size_t first_position) const {
+  size_t batched = 0;
   std::string lines;
-  for (size_t gi = first_group; gi < groups_.size(); ++gi) {
-    const Group& g = groups_[gi];
-    nodes += g.size;
-    if (g.size == 1) {
-      ++singles;
-      continue;
-    }
-    ++batched;
-    const NodeRec& r = cg_->node(members(g)[0]);
-    lines += "  " + std::string(op_def(r.op).name) + " " + r.dim.str() + " x" + std::to_string(g.size) +
-             (g.merged ? " merged" : "") + ", gathered " + std::to_string(g.gathered * sizeof(float)) + " B\n";
+  for (size_t bi = first_batch; bi < batches_.size(); ++bi) {
+    const Batch& b = batches_[bi];
+    batched += b.size;
+    const NodeRec& r = cg_->node(members(b)[0]);
+    lines += "  " + std::string(op_def(r.op).name) + " " + r.dim.str() + " x" + std::to_string(b.size) +
+             (b.merged ? " merged" : "") + ", gathered " + std::to_string(b.gathered * sizeof(float)) + " B\n";
   }
-  std::cerr << "[dynet] forward: " << nodes << " nodes in " << batched << " batched groups and " << singles
-            << " single nodes\n"
+  const size_t nodes = order_.size() - first_position;
+  std::cerr << "[dynet] forward: " << nodes << " nodes in " << batches_.size() - first_batch << " batched groups and "
+            << nodes - batched << " single nodes\n"
             << lines;
 }
 

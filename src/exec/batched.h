@@ -23,66 +23,86 @@ class BatchedExecutor : public SimpleExecutor {
   void invalidate() override;
   void revert(size_t nodes) override;
 
-  // Nodes computed together (one node when it ran alone), in computation order.
-  struct Group {
-    uint32_t first = 0, size = 0;  // members: order_[first, first + size)
-    uint32_t xs = 0;               // batched arguments: xs_[xs, xs + nargs) (size > 1)
-    uint32_t attr = 0, attr_words = 0;  // merged attribute words in attr_ (merged)
+  // Nodes computed together as one batched node, in computation order (nodes that ran alone have
+  // no record: they are the entries of the computation order between batches).
+  struct Batch {
+    uint32_t first = 0, size = 0;        // members: order_[first, first + size)
+    uint32_t xs = 0;                     // batched arguments: xs_[xs, xs + nargs)
+    uint32_t attr = 0, attr_words = 0;   // merged attribute words in attr_ (merged)
     bool merged = false;
-    float* aux = nullptr;          // the batched node's aux memory (size > 1)
-    size_t grad = 0;               // backward: offset of the members' gradients (kNoGrad: none reached)
-    size_t gathered = 0;           // floats copied to concatenate arguments
+    bool reached = false;                // backward: some member leads to the loss
+    float* aux = nullptr;                // the batched node's aux memory
+    float* grad = nullptr;               // backward: the members' gradients, one after another
+    size_t gathered = 0;                 // floats copied to concatenate arguments
   };
-  const std::vector<Group>& groups() const { return groups_; }
-  const VariableIndex* members(const Group& g) const { return order_.data() + g.first; }
+  const std::vector<Batch>& batches() const { return batches_; }
+  const VariableIndex* members(const Batch& b) const { return order_.data() + b.first; }
 
  private:
-  static constexpr size_t kNoGrad = ~size_t(0);
   void schedule_agenda();
   void schedule_by_depth();
-  // Runs `k` ready nodes of one signature, batched when that pays off (else one by one).
-  void run_group(VariableIndex* m, unsigned k);
+  // Runs `k` ready nodes (positions) of one signature, batched when that pays off (else one by one).
+  void run_group(const uint32_t* group, unsigned k);
   void run_alone(VariableIndex i);
   void run_batched(const VariableIndex* m, unsigned k, const uint8_t* contiguous);
-  // Marks the successors of node i whose arguments are now all computed as ready.
-  void release(VariableIndex i);
-  void make_ready(VariableIndex i);
-  void backward_group(const Group& g);
-  void print_composition(size_t first_group) const;
+  // Marks the successors of position t whose arguments are now all computed as ready.
+  void release(uint32_t t);
+  void make_ready(uint32_t t);
+  void backward_batch(const Batch& b);
+  // Calls single(i) for each node that ran alone and batch(b) for each batch, in computation order
+  // (reversed: in reverse).
+  template <bool kReversed, class Single, class Multi>
+  void for_each_group(Single single, Multi batch);
+  void print_composition(size_t first_batch, size_t first_position) const;
   // Heap order of queued signatures: the top is the one to run next.
   struct Later {
     const BatchedExecutor* e;
     bool operator()(int32_t a, int32_t b) const {
-      if (e->sig_priority_[a] != e->sig_priority_[b]) return e->sig_priority_[a] > e->sig_priority_[b];
-      if (e->sig_deferred_[a] != e->sig_deferred_[b]) return e->sig_deferred_[a] > e->sig_deferred_[b];
+      const SigInfo &x = e->sigs_info_[a], &y = e->sigs_info_[b];
+      if (x.priority != y.priority) return x.priority > y.priority;
+      if (x.deferred != y.deferred) return x.deferred > y.deferred;
       return a > b;
     }
   };
 
   int strategy_;
   SignatureTable sigs_;
-  // Per scheduling pass, indexed by node - base_:
-  size_t base_ = 0;
-  std::vector<VariableIndex> todo_;     // the nodes to compute, in creation order
-  std::vector<uint32_t> depth_, height_, pending_, succ_begin_;
-  std::vector<int32_t> sig_;
-  std::vector<VariableIndex> succ_;     // successors (CSR)
-  // Per signature:
-  std::vector<uint32_t> sig_count_;
-  std::vector<double> sig_priority_;
-  std::vector<uint8_t> sig_queued_, sig_deferred_;
-  std::vector<std::vector<VariableIndex>> ready_;
-  std::vector<int32_t> heap_;           // queued signatures (min-heap on priority)
-  std::vector<VariableIndex> alone_, group_;
+  // Per scheduling pass: the nodes to compute (by position, in creation order) and the signatures.
+  static constexpr uint32_t kNone = ~0u;
+  struct NodeInfo {
+    VariableIndex node = 0;
+    int32_t sig = SignatureTable::kAlone;
+    uint32_t pending = 0;          // arguments still to compute
+    uint32_t depth = 0;            // longest path from a computed node
+    uint32_t height = 0;           // longest path to the requested node
+    uint32_t edges = kNone;        // successors: a list in edges_
+    uint32_t next_ready = kNone;   // the signature's ready list
+  };
+  struct Edge {
+    uint32_t to, next;
+  };
+  struct SigInfo {
+    uint32_t count = 0;
+    uint32_t ready = kNone, last_ready = kNone;  // ready nodes (a list through NodeInfo::next_ready)
+    bool queued = false, deferred = false;
+    double priority = 0;     // lower runs first
+  };
+  std::vector<uint32_t> pos_;  // node - base -> position
+  std::vector<NodeInfo> info_;
+  std::vector<Edge> edges_;
+  std::vector<SigInfo> sigs_info_;
+  std::vector<int32_t> heap_;           // queued signatures (a heap: Later)
+  std::vector<uint32_t> alone_, group_;
+  std::vector<VariableIndex> ids_;
   std::vector<uint8_t> contiguous_;
-  // Executed groups and what their batched nodes keep for backward:
-  std::vector<Group> groups_;
+  // Batches run and what their batched nodes keep for backward:
+  std::vector<Batch> batches_;
   std::vector<Tensor> xs_;
   std::vector<uint64_t> attr_;
   std::vector<AttrView> member_attrs_;
   std::vector<NodeRec> arg_recs_;
   std::vector<VariableIndex> arg_ids_;
-  float* grad_block_ = nullptr;  // the gradients of the last backward
+  uint64_t run_ns_ = 0;          // profiling: time spent running groups in this forward pass
 };
 
 }  // namespace dynet

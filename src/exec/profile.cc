@@ -7,12 +7,17 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <atomic>
 #include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 namespace dynet::profile {
+
+namespace detail {
+std::atomic<bool> g_tracing{false};
+}
 
 namespace {
 
@@ -35,13 +40,21 @@ struct TraceEvent {
 // Events kept for the trace; beyond this the trace says it was truncated.
 constexpr size_t kMaxTraceEvents = 4u << 20;
 
-const char* trace_path() {
-  static const char* path = [] {
-    const char* p = std::getenv("DYNET_TRACE");
-    return p && *p ? p : nullptr;
-  }();
-  return path;
+// The trace file: DYNET_TRACE, or set_trace_file(); empty when not tracing. Read at static
+// initialisation, so that active() is one load.
+std::string& trace_file() {
+  static std::string* path = new std::string;
+  return *path;
 }
+bool tracing() { return detail::g_tracing.load(std::memory_order_relaxed); }
+const bool g_trace_from_env = [] {
+  const char* p = std::getenv("DYNET_TRACE");
+  if (p && *p) {
+    trace_file() = p;
+    detail::g_tracing = true;
+  }
+  return true;
+}();
 
 uint32_t thread_number() {
   static std::atomic<uint32_t> next{1};
@@ -53,11 +66,11 @@ class Profile {
  public:
   ~Profile() {
     if (profiling_flag > 0 && (!ops_.empty() || schedule_nodes_)) std::cerr << table();
-    if (trace_path()) write_trace(trace_path());
+    if (tracing()) write_trace();
   }
   void add(Phase phase, OpId op, unsigned members, uint64_t b, uint64_t e, size_t gathered, const Dim* dim) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (origin_ == 0) origin_ = b;
+    if (origin_ == 0 || b < origin_) origin_ = b;
     OpTotals& t = ops_[op];
     (phase == Phase::kForward ? t.forward_ns : t.backward_ns) += e - b;
     if (phase == Phase::kForward) {
@@ -66,20 +79,20 @@ class Profile {
       if (members > 1) t.batched_nodes += members;
       t.gathered_bytes += gathered;
     }
-    if (trace_path()) {
+    if (tracing()) {
       if (events_.size() < kMaxTraceEvents)
         events_.push_back({b, e, op, phase, members, gathered, dim ? *dim : Dim(), thread_number()});
       else
         truncated_ = true;
     }
   }
-  void add_schedule(size_t nodes, uint64_t b, uint64_t e) {
+  void add_pass(size_t nodes, uint64_t b, uint64_t e, uint64_t schedule_ns) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (origin_ == 0) origin_ = b;
-    schedule_ns_ += e - b;
+    if (origin_ == 0 || b < origin_) origin_ = b;
+    schedule_ns_ += schedule_ns;
     schedule_nodes_ += nodes;
-    if (trace_path() && events_.size() < kMaxTraceEvents)
-      events_.push_back({b, e, 0, Phase::kSchedule, static_cast<unsigned>(nodes), 0, Dim(), thread_number()});
+    if (tracing() && events_.size() < kMaxTraceEvents)
+      events_.push_back({b, e, 0, Phase::kSchedule, static_cast<unsigned>(nodes), schedule_ns, Dim(), thread_number()});
   }
   std::string table() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -116,10 +129,9 @@ class Profile {
     origin_ = 0;
     truncated_ = false;
   }
-
- private:
-  void write_trace(const char* path) {
+  void write_trace() {
     std::lock_guard<std::mutex> lock(mutex_);
+    const std::string& path = trace_file();
     std::ofstream os(path);
     if (!os) {
       std::cerr << "[dynet] cannot write the trace to " << path << "\n";
@@ -129,15 +141,21 @@ class Profile {
     os << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
     bool first = true;
     for (const TraceEvent& e : events_) {
-      const char* cat = e.phase == Phase::kForward ? "forward" : e.phase == Phase::kBackward ? "backward" : "schedule";
-      const std::string name = e.phase == Phase::kSchedule ? "schedule" : op_def(e.op).name;
-      os << (first ? "" : ",\n") << "{\"name\":\"" << name << (e.members > 1 && e.phase != Phase::kSchedule ? " x" + std::to_string(e.members) : "")
-         << "\",\"cat\":\"" << cat << "\",\"ph\":\"X\",\"pid\":1,\"tid\":" << e.thread << ",\"ts\":" << std::fixed
-         << std::setprecision(3) << double(e.begin_ns - origin_) * 1e-3 << ",\"dur\":" << double(e.end_ns - e.begin_ns) * 1e-3
-         << ",\"args\":{\"" << (e.phase == Phase::kSchedule ? "nodes" : "members") << "\":" << e.members;
+      os << (first ? "" : ",\n") << std::fixed << std::setprecision(3);
+      first = false;
+      const double ts = double(e.begin_ns - origin_) * 1e-3, dur = double(e.end_ns - e.begin_ns) * 1e-3;
+      if (e.phase == Phase::kSchedule) {  // a whole forward pass; `gathered` holds its scheduling time
+        os << "{\"name\":\"forward pass\",\"cat\":\"pass\",\"ph\":\"X\",\"pid\":1,\"tid\":" << e.thread
+           << ",\"ts\":" << ts << ",\"dur\":" << dur << ",\"args\":{\"nodes\":" << e.members
+           << ",\"scheduling_us\":" << double(e.gathered) * 1e-3 << "}}";
+        continue;
+      }
+      os << "{\"name\":\"" << op_def(e.op).name << (e.members > 1 ? " x" + std::to_string(e.members) : "")
+         << "\",\"cat\":\"" << (e.phase == Phase::kForward ? "forward" : "backward")
+         << "\",\"ph\":\"X\",\"pid\":1,\"tid\":" << e.thread << ",\"ts\":" << ts << ",\"dur\":" << dur
+         << ",\"args\":{\"members\":" << e.members;
       if (e.phase == Phase::kForward) os << ",\"dim\":\"" << e.dim.str() << "\",\"gathered_bytes\":" << e.gathered;
       os << "}}";
-      first = false;
     }
     if (truncated_)
       os << (first ? "" : ",\n") << "{\"name\":\"trace truncated at " << kMaxTraceEvents
@@ -145,6 +163,7 @@ class Profile {
     os << "\n]}\n";
   }
 
+ private:
   std::mutex mutex_;
   std::map<OpId, OpTotals> ops_;
   std::vector<TraceEvent> events_;
@@ -159,15 +178,21 @@ Profile& the_profile() {
 
 }  // namespace
 
-bool active() { return profiling_flag > 0 || trace_path() != nullptr; }
+void set_trace_file(const std::string& path) {
+  trace_file() = path;
+  detail::g_tracing = !path.empty();
+}
+void write_trace() {
+  if (tracing()) the_profile().write_trace();
+}
 
 void record(Phase phase, OpId op, unsigned members, uint64_t begin_ns, uint64_t end_ns, size_t gathered_bytes,
             const Dim* member_dim) {
   the_profile().add(phase, op, members, begin_ns, end_ns, gathered_bytes, member_dim);
 }
 
-void record_schedule(size_t nodes, uint64_t begin_ns, uint64_t end_ns) {
-  the_profile().add_schedule(nodes, begin_ns, end_ns);
+void record_pass(size_t nodes, uint64_t begin_ns, uint64_t end_ns, uint64_t schedule_ns) {
+  the_profile().add_pass(nodes, begin_ns, end_ns, schedule_ns);
 }
 
 std::string timing_table() { return the_profile().table(); }

@@ -4,6 +4,7 @@
 // Everything here costs one branch per node group when off.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -12,8 +13,11 @@
 
 namespace dynet::profile {
 
-// Whether timing is on (--dynet-profiling >= 1 or DYNET_TRACE set).
-bool active();
+namespace detail {
+extern std::atomic<bool> g_tracing;  // DYNET_TRACE or set_trace_file()
+}
+// Whether timing is on (--dynet-profiling >= 1 or tracing).
+inline bool active() { return profiling_flag > 0 || detail::g_tracing.load(std::memory_order_relaxed); }
 // Whether forward passes print their batch composition (--dynet-profiling >= 2).
 inline bool composition() { return profiling_flag >= 2; }
 
@@ -28,13 +32,16 @@ enum class Phase : uint8_t { kForward, kBackward, kSchedule };
 // One node group run (members > 1: batched): accumulated per op; traced when DYNET_TRACE is set.
 void record(Phase phase, OpId op, unsigned members, uint64_t begin_ns, uint64_t end_ns, size_t gathered_bytes = 0,
             const Dim* member_dim = nullptr);
-// Scheduling work that belongs to no op (signatures, agenda).
-void record_schedule(size_t nodes, uint64_t begin_ns, uint64_t end_ns);
+// A forward pass of the autobatching executor over `nodes` nodes, of which schedule_ns went to
+// scheduling (signatures, agenda) rather than to running ops; traced as a slice around its groups.
+void record_pass(size_t nodes, uint64_t begin_ns, uint64_t end_ns, uint64_t schedule_ns);
 
 // Times one group when profiling is active.
 class Scope {
  public:
-  Scope(Phase phase, OpId op, unsigned members = 1) : phase_(phase), op_(op), members_(members) {
+  // `spent` (when given) accumulates the time measured, so a caller can subtract it from its own.
+  Scope(Phase phase, OpId op, unsigned members = 1, uint64_t* spent = nullptr)
+      : phase_(phase), op_(op), members_(members), spent_(spent) {
     if (active()) begin_ = now_ns();
   }
   void set_gathered(size_t bytes, const Dim* member_dim) {
@@ -42,7 +49,10 @@ class Scope {
     dim_ = member_dim;
   }
   ~Scope() {
-    if (begin_) record(phase_, op_, members_, begin_, now_ns(), gathered_, dim_);
+    if (!begin_) return;
+    const uint64_t end = now_ns();
+    record(phase_, op_, members_, begin_, end, gathered_, dim_);
+    if (spent_) *spent_ += end - begin_;
   }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
@@ -51,6 +61,7 @@ class Scope {
   Phase phase_;
   OpId op_;
   unsigned members_;
+  uint64_t* spent_;
   uint64_t begin_ = 0;
   size_t gathered_ = 0;
   const Dim* dim_ = nullptr;
@@ -60,5 +71,9 @@ class Scope {
 std::string timing_table();
 // Clears the table and the trace.
 void reset();
+// Traces to `path` from now on (empty: stop tracing), as DYNET_TRACE does from the start.
+void set_trace_file(const std::string& path);
+// Writes the trace now (it is written at exit anyway).
+void write_trace();
 
 }  // namespace dynet::profile
