@@ -118,6 +118,8 @@ struct BatchRule {
   static constexpr uint32_t kRunsAlone = ~0u;
   uint32_t (*key)(AttrView a, uint64_t* out) = nullptr;
   void (*merge)(const AttrView* members, unsigned k, const Dim& member_dim, std::vector<uint64_t>& out) = nullptr;
+  // A batchable parameter node (kParameterNode) must keep its members' aux memory one after another
+  // (each as long as aux_floats gives for the member), so that one member's gradient can be pushed alone.
   bool is_shared(unsigned i) const { return (shared >> (i & 63)) & 1; }
 };
 

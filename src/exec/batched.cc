@@ -264,7 +264,13 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
   g.size = k;
   g.xs = static_cast<uint32_t>(xs_.size());
   g.attr = static_cast<uint32_t>(attr_.size());
+  Dim out = r0.dim;
+  out.bd *= k;
+  // As for a node run alone: a batch that fails leaves nothing behind (its memory goes back to the
+  // pool, its members stay uncomputed).
+  const MemPool::Mark fx_mark = fx_pool_.mark();
   try {
+    const size_t size = out.checked_size(def.name);
     for (unsigned a = 0; a < nargs; ++a) {
       Tensor t = fx_[cg_->node_args(m[0])[a]];
       if (!def.batch.is_shared(a)) {
@@ -291,9 +297,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
       g.attr_words = static_cast<uint32_t>(attr_.size() - g.attr);
       attr = AttrView{attr_.data() + g.attr, g.attr_words};
     }
-    Tensor fx(r0.dim, nullptr, default_device, DeviceMempool::FXS);
-    fx.d.bd *= k;
-    fx.v = fx_pool_.allocate_floats(fx.d.size());
+    Tensor fx(out, fx_pool_.allocate_floats(size), default_device, DeviceMempool::FXS);
     const Tensor* xs = xs_.data() + g.xs;
     if (def.aux_floats) {
       arg_recs_.resize(nargs);
@@ -302,11 +306,12 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
         arg_recs_[a].dim = xs[a].d;
         arg_ids_[a] = a;
       }
-      g.aux = fx_pool_.allocate_floats(def.aux_floats(fx.d, ArgDims{arg_recs_.data(), arg_ids_.data(), nargs}, attr));
+      g.aux = fx_pool_.allocate_floats(def.aux_floats(out, ArgDims{arg_recs_.data(), arg_ids_.data(), nargs}, attr));
     }
-    const MemPool::Mark mark = scratch_pool_.mark();
-    def.forward(ForwardArgs{xs, nargs, fx, attr, g.aux, scratch_pool_, k});
-    scratch_pool_.revert(mark);
+    {
+      const PoolScope scratch(scratch_pool_);
+      def.forward(ForwardArgs{xs, nargs, fx, attr, g.aux, scratch_pool_, k});
+    }
     if (cg_->check_validity() && !fx.is_valid())
       throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(m[0]) + " (" + def.name +
                                " " + r0.dim.str() + ", computed batched with " + std::to_string(k - 1) +
@@ -314,12 +319,19 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
     const size_t n = r0.dim.size();
     for (unsigned j = 0; j < k; ++j) {
       fx_[m[j]] = Tensor(r0.dim, fx.v + j * n, default_device, DeviceMempool::FXS);
-      aux_[m[j]] = nullptr;  // the group's aux memory belongs to the batched node
+      aux_[m[j]] = nullptr;  // the batch's aux memory belongs to the batched node
       mark_computed(m[j]);
     }
+  } catch (const std::bad_alloc&) {
+    xs_.resize(g.xs);
+    attr_.resize(g.attr);
+    fx_pool_.revert(fx_mark);
+    throw std::runtime_error(std::string(def.name) + ": out of memory computing nodes " + std::to_string(m[0]) +
+                             " and " + std::to_string(k - 1) + " others batched with it, of shape " + r0.dim.str());
   } catch (...) {
     xs_.resize(g.xs);
     attr_.resize(g.attr);
+    fx_pool_.revert(fx_mark);
     throw;
   }
   scope.set_gathered(g.gathered * sizeof(float), &r0.dim);
@@ -389,13 +401,52 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
   seed_gradient(last);
   low_rank_updates_.clear();
   low_rank_head_.assign(n, -1);
-  for_each_group<true>(
-      [this](VariableIndex i) {
-        if (!reached_node(reached_, i)) return;
-        profile::Scope scope(profile::Phase::kBackward, cg_->node(i).op);
-        backward_node(i);
-      },
-      [this](const Batch& b) { backward_batch(b); });
+  param_nodes_.clear();
+  param_batches_.clear();
+  try {
+    for_each_group<true>(
+        [this](VariableIndex i) {
+          if (!reached_node(reached_, i)) return;
+          profile::Scope scope(profile::Phase::kBackward, cg_->node(i).op);
+          backward_node(i);
+        },
+        [this](const Batch& b) { backward_batch(b); });
+  } catch (...) {
+    // Nothing reached the parameters yet (see below), so a failed backward leaves them as they were.
+    has_backward_ = false;
+    throw;
+  }
+  // Parameter gradients go to the shared storage only once the whole reverse pass has succeeded.
+  for (VariableIndex i : param_nodes_) {
+    const NodeRec& r = cg_->node(i);
+    op_def(r.op).param_grad(AttrView{cg_->node_attr(i), r.attr_words}, grad_[i], aux_[i]);
+  }
+  for (const Batch* b : param_batches_) push_batch_gradient(*b);
+}
+
+// A batched parameter node (lookup): one push for all members, or, when some member is off the
+// loss's path, one per reached member (a sparse update must not visit rows that got no gradient).
+// The batch's aux memory holds the members' aux one after another (BatchRule's rule for batchable
+// parameter nodes).
+void BatchedExecutor::push_batch_gradient(const Batch& b) {
+  const VariableIndex* m = members(b);
+  const NodeRec& r0 = cg_->node(m[0]);
+  const OpDef& def = op_def(r0.op);
+  bool all = true;
+  for (uint32_t j = 0; j < b.size; ++j) all = all && reached_node(reached_, m[j]);
+  if (all) {
+    Dim d = r0.dim;
+    d.bd *= b.size;
+    const AttrView attr = b.merged ? AttrView{attr_.data() + b.attr, b.attr_words} : AttrView{cg_->node_attr(m[0]), r0.attr_words};
+    def.param_grad(attr, Tensor(d, b.grad, default_device, DeviceMempool::DEDFS), b.aux);
+    return;
+  }
+  for (uint32_t j = 0; j < b.size; ++j) {
+    if (!reached_node(reached_, m[j])) continue;
+    const AttrView attr{cg_->node_attr(m[j]), cg_->node(m[j]).attr_words};
+    const size_t aux = def.aux_floats ? def.aux_floats(r0.dim, ArgDims{&cg_->node(0), cg_->node_args(m[j]), r0.nargs}, attr) : 0;
+    def.param_grad(attr, grad_[m[j]], b.aux ? b.aux + j * aux : nullptr);
+  }
 }
 
 void BatchedExecutor::backward_batch(const Batch& g) {
@@ -416,13 +467,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   bdim.bd *= k;
   const Tensor dEdf(bdim, g.grad, default_device, DeviceMempool::DEDFS);
   if (r0.flags & kParameterNode) {
-    // Members off the loss's path must not touch the parameter (a sparse update would visit their rows).
-    if (all) {
-      def.param_grad(attr, dEdf);
-    } else {
-      for (unsigned j = 0; j < k; ++j)
-        if (reached_node(reached_, m[j])) def.param_grad(AttrView{cg_->node_attr(m[j]), cg_->node(m[j]).attr_words}, grad_[m[j]]);
-    }
+    param_batches_.push_back(&g);
     return;
   }
   if (!def.backward || (r0.flags & kNoGradient)) return;
@@ -430,7 +475,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   const Tensor* xs = xs_.data() + g.xs;
   const unsigned nargs = r0.nargs;
   for (unsigned a = 0; a < nargs; ++a) {
-    const MemPool::Mark mark = scratch_pool_.mark();
+    const PoolScope scratch(scratch_pool_);
     if (def.batch.is_shared(a)) {
       // Members may name the shared argument by different nodes of one parameter: the gradient goes
       // to a reached one (they all push into the same storage).
@@ -439,7 +484,6 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       if (!reached_node(reached_, x)) continue;
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
       def.backward(BackwardArgs{xs, nargs, fx, dEdf, a, grad_[x], attr, g.aux, scratch_pool_, &sink, k});
-      scratch_pool_.revert(mark);
       continue;
     }
     // A concatenated argument: its gradient is a view of the arguments' gradients when every member
@@ -478,7 +522,6 @@ void BatchedExecutor::backward_batch(const Batch& g) {
         }
       }
     }
-    scratch_pool_.revert(mark);
   }
 }
 
