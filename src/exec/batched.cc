@@ -474,6 +474,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   const Tensor fx(bdim, fx_[m[0]].v, default_device, DeviceMempool::FXS);
   const Tensor* xs = xs_.data() + g.xs;
   const unsigned nargs = r0.nargs;
+  bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
   for (unsigned a = 0; a < nargs; ++a) {
     const PoolScope scratch(scratch_pool_);
     if (def.batch.is_shared(a)) {
@@ -483,7 +484,8 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       for (unsigned j = 1; j < k && !reached_node(reached_, x); ++j) x = cg_->node_args(m[j])[a];
       if (!reached_node(reached_, x)) continue;
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
-      def.backward(BackwardArgs{xs, nargs, fx, dEdf, a, grad_[x], attr, g.aux, scratch_pool_, &sink, k});
+      def.backward(BackwardArgs{xs, nargs, fx, dEdf, a, grad_[x], attr, g.aux, scratch_pool_, &sink, repeat, k});
+      repeat = true;
       continue;
     }
     // A concatenated argument: its gradient is a view of the arguments' gradients when every member
