@@ -122,6 +122,27 @@ TEST(Signature, ABatchedSharedArgumentRunsAlone) {
   EXPECT_FALSE(sig(g, sum_dim(xb, {0}, false)).empty());
 }
 
+// renew(strategy) clears the graph and switches its executor, as a new graph would get it (Python's
+// renew_cg(autobatching=...)); values computed after the switch agree.
+TEST(Autobatch, RenewSwitchesTheExecutor) {
+  auto g = graph_with(0);
+  auto build = [&] {
+    std::vector<Expression> ys;
+    for (int k = 0; k < 3; ++k) ys.push_back(tanh(input(*g, Dim({2}), {0.5f * k, -0.25f})));
+    return sum_elems(sum(ys));
+  };
+  const float want = as_scalar(build().value());
+  EXPECT_EQ(batched(*g), nullptr);
+  for (int strategy : {1, 2, 0, 1}) {
+    Expression stale = input(*g, 1.f);
+    g->renew(strategy);
+    EXPECT_THROW(stale.value(), std::runtime_error);
+    EXPECT_EQ(batched(*g) != nullptr, strategy != 0);
+    EXPECT_FLOAT_EQ(as_scalar(build().value()), want) << "strategy " << strategy;
+    EXPECT_EQ(batched_nodes(*g), strategy ? 6u : 0u) << "strategy " << strategy;  // inputs and tanh
+  }
+}
+
 // ---- whole models under every strategy ----
 
 struct Outcome {

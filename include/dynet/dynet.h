@@ -82,6 +82,9 @@ class ComputationGraph {
 
   // Removes every node; expressions made before become stale.
   void clear();
+  // clear(), and from now on run with the executor of `strategy` (0 simple, 1 agenda, 2 depth), as a
+  // graph constructed now would with that --dynet-autobatch (Python's renew_cg(autobatching=...)).
+  void renew(int strategy);
   void checkpoint();
   void revert();
 

@@ -9,6 +9,7 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -36,6 +37,14 @@ std::unordered_map<std::string, nb::object>& custom_ops() {
 
 namespace {
 using Array = nb::ndarray<nb::numpy, float>;
+
+// The executor a renewed graph gets, as DyNet's renew_cg makes a new graph: autobatching None follows
+// --dynet-autobatch / dynet_config's autobatch; True the autobatching executor (strategy 1 unless the
+// flag says 2); False the simple one.
+int strategy_for(nb::handle autobatching) {
+  if (autobatching.is_none()) return std::max(autobatch_flag, 0);
+  return nb::cast<bool>(autobatching) ? (autobatch_flag > 0 ? autobatch_flag : 1) : 0;
+}
 
 // A numpy copy of a tensor: dims as the shape in column-major (Fortran) order, the batch as a last axis
 // when bd > 1 (DyNet's npvalue).
@@ -287,9 +296,9 @@ void init_module(nb::module_& m) {
       .def("__init__", [](PyGraph* self) { new (self) PyGraph{std::make_unique<ComputationGraph>(), nullptr}; self->g = self->owned.get(); })
       .def("__enter__", [](PyGraph& self) { push_graph(self.g); return &self; }, nb::rv_policy::reference)
       .def("__exit__", [](PyGraph& self, nb::args) { pop_graph(self.g); })
-      .def("renew", [](PyGraph& self, bool immediate_compute, bool check_validity, nb::object) {
+      .def("renew", [](PyGraph& self, bool immediate_compute, bool check_validity, nb::object autobatching) {
         release_graph_storage(*self.g);
-        self.g->clear();
+        self.g->renew(strategy_for(autobatching));
         self.g->set_immediate_compute(immediate_compute);
         self.g->set_check_validity(check_validity);
         if (self.g == &global_graph()) ++global_graph_version();
@@ -311,7 +320,7 @@ void init_module(nb::module_& m) {
   m.def("renew_cg", [global_wrapper](bool immediate_compute, bool check_validity, nb::object autobatching) {
     ComputationGraph& g = current_graph();
     release_graph_storage(g);
-    g.clear();
+    g.renew(strategy_for(autobatching));
     g.set_immediate_compute(immediate_compute);
     g.set_check_validity(check_validity);
     if (&g == &global_graph()) ++global_graph_version();
@@ -658,6 +667,8 @@ void init_module(nb::module_& m) {
     if (wd < 0.f || wd >= 1.f) throw std::invalid_argument("weight_decay must be in [0, 1)");
     autobatch_flag = autobatch;
     profiling_flag = profiling;
+    // The global graph was made when the module loaded, before the flags: it takes their executor now.
+    if (global_graph().size() == 0) global_graph().renew(std::max(autobatch, 0));
     default_weight_decay_lambda = wd;
     reset_rng(seed);
   });

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <fstream>
@@ -145,6 +146,17 @@ void ComputationGraph::clear() {
   checkpoints_.clear();
   exec_->invalidate();
   graph_id_ = new_id(slot_);
+}
+
+void ComputationGraph::renew(int strategy) {
+  clear();
+  strategy = std::max(strategy, 0);
+  if (strategy == strategy_) return;
+  GraphVectors spare;  // the node vectors kept with the acquired executor go back with ours
+  std::unique_ptr<Executor> next = acquire_executor(*this, strategy, &spare);
+  release_executor(std::move(exec_), strategy_, std::move(spare));
+  exec_ = std::move(next);
+  strategy_ = strategy;
 }
 
 void ComputationGraph::checkpoint() {

@@ -95,3 +95,46 @@ def test_graphs_per_thread():
     for t in threads:
         t.join()
     assert results == {k: pytest.approx(3.0 * k) for k in range(4)}
+
+
+AUTOBATCH_PROGRAM = """
+import sys; flag = int(sys.argv[-1]); sys.argv = sys.argv[:1]
+import dynet_config
+dynet_config.set(random_seed=3, autobatch=flag, profiling=2)
+import dynet as dy
+pc = dy.ParameterCollection()
+W = pc.add_parameters((4, 3), init=dy.ConstInitializer(0.5))
+def loss(autobatching=None, first=False):
+    if not first:
+        dy.renew_cg(autobatching=autobatching)
+    xs = [dy.inputVector([0.1 * k, -0.2, 0.3 * k]) for k in range(5)]
+    total = dy.sum_elems(dy.esum([dy.tanh(W * x) for x in xs]))
+    v = total.value()
+    total.backward(full=True)
+    g = sum(x.gradient().sum() * (k + 1) for k, x in enumerate(xs))
+    print("loss %.6f grad %.6f" % (v, g), file=sys.stderr, flush=True)
+loss(first=True)
+loss(autobatching=False)
+loss(autobatching=True)
+loss()
+"""
+
+
+def test_autobatching_selects_the_batching_executor():
+    # --dynet-profiling 2 prints each autobatched forward's composition; the simple executor prints none.
+    for flag in (0, 1):
+        r = run_python(AUTOBATCH_PROGRAM, str(flag))
+        assert r.returncode == 0, r.stderr
+        lines = [l for l in r.stderr.splitlines() if l.startswith("loss") or l.startswith("[dynet] forward")]
+        runs, batched = [], False  # for each loss(): whether its forward ran autobatched, and its line
+        for l in lines:
+            if l.startswith("[dynet] forward"):
+                assert " 0 batched groups" not in l, l
+                batched = True
+            else:
+                runs.append((batched, l))
+                batched = False
+        values = {l for _, l in runs}
+        assert len(runs) == 4 and len(values) == 1, r.stderr  # the same loss and gradient every time
+        # first graph and renew_cg(): the flag; autobatching=False: simple; True: autobatched
+        assert [b for b, _ in runs] == [bool(flag), False, True, bool(flag)], r.stderr
