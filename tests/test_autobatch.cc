@@ -343,26 +343,37 @@ TEST(AutobatchModels, NaryTreeLSTMBuilder) {
 }
 
 // Parameters added to the graph once per example (as the benchmark's Tree-LSTM does): the products
-// still batch, and every parameter node's gradient reaches the parameter.
+// still batch, and every parameter node's gradient reaches the parameter, also from a node that
+// is a shared argument of a batch and an argument of a node that runs alone. Nodes whose whole
+// gradient went to another node of their parameter get no gradient memory.
 TEST(AutobatchModels, ParameterNodesPerExample) {
   ParameterCollection pc;
   Parameter W = pc.add_parameters({5, 4}), b = pc.add_parameters({5}), V = pc.add_parameters({1, 5});
+  std::vector<Expression> Ws;
   const Model build = [&](ComputationGraph& g) {
     std::vector<Expression> losses;
+    Ws.clear();
     for (unsigned k = 0; k < 6; ++k) {
       Expression x = input(g, Dim({4}), std::vector<float>{0.1f * k, -0.3f, 0.2f, 0.05f * k});
-      Expression h = tanh(affine_transform({parameter(g, b), parameter(g, W), x}));
+      Ws.push_back(parameter(g, W));
+      Expression h = tanh(affine_transform({parameter(g, b), Ws.back(), x}));
       losses.push_back(parameter(g, V) * h);
     }
+    losses.push_back(0.5f * sum_elems(square(Ws[3])));
     return sum(losses);
   };
   expect_strategies_agree(pc, build);
   auto g = graph_with(1);
-  build(*g).value();
+  Expression loss = build(*g);
+  g->backward(loss);
   size_t affine = 0;
   for (const auto& grp : batched(*g)->batches())
     affine += std::string(op_def(g->node(batched(*g)->members(grp)[0]).op).name) == "affine_transform" ? grp.size : 0;
   EXPECT_EQ(affine, 6u);
+  size_t with_memory = 0;
+  for (const Expression& w : Ws) with_memory += g->executor().has_gradient(w.i);
+  EXPECT_LE(with_memory, 2u);  // the node that took the batch's gradient, and Ws[3]
+  EXPECT_TRUE(g->executor().has_gradient(Ws[3].i));
 }
 
 // Dropout masks: every sequence draws its own (members of a batched mask node keep their own values).

@@ -49,6 +49,8 @@ class BatchedExecutor : public SimpleExecutor {
   void release(uint32_t t);
   void make_ready(uint32_t t);
   void backward_batch(const Batch& b);
+  // Takes off the loss's path the parameter nodes whose gradient backward would leave at zero.
+  void drop_idle_parameter_nodes(VariableIndex last);
   void push_batch_gradient(const Batch& b);
   // Calls single(i) for each node that ran alone and batch(b) for each batch, in computation order
   // (reversed: in reverse).
@@ -103,6 +105,7 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<AttrView> member_attrs_;
   std::vector<NodeRec> arg_recs_;
   std::vector<VariableIndex> arg_ids_;
+  std::vector<uint8_t> param_used_;          // drop_idle_parameter_nodes: nodes that get gradient
   std::vector<const Batch*> param_batches_;  // batched parameter nodes whose gradients go out last
   uint64_t run_ns_ = 0;  // profiling: time spent running groups in this forward pass
 };
