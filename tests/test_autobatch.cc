@@ -581,6 +581,46 @@ TEST(AutobatchSchedule, OutputLayerOfEveryStepRunsOnce) {
   EXPECT_EQ(output_groups, 1u);
 }
 
+// Two LSTMs over 64 sequences of equal length: the ready cell nodes of both recurrences share a
+// signature, but their gates come from two batched nodes. Gathering them into one batch would copy
+// more than it saves, so each recurrence's members (whose gates lie one after another) batch on
+// their own: every node of the recurrences runs batched, and no states are copied after the first.
+TEST(AutobatchSchedule, RecurrencesThatCannotMergeBatchApart) {
+  ParameterCollection pc;
+  constexpr unsigned kSeqs = 64, kLen = 3, kIn = 4, kHidden = 200;
+  VanillaLSTMBuilder fw(1, kIn, kHidden, pc), bw(1, kIn, kHidden, pc);
+  const Model build = [&](ComputationGraph& g) {
+    fw.new_graph(g);
+    bw.new_graph(g);
+    std::vector<Expression> losses;
+    for (unsigned s = 0; s < kSeqs; ++s) {
+      fw.start_new_sequence();
+      bw.start_new_sequence();
+      for (unsigned t = 0; t < kLen; ++t) {
+        Expression x = input(g, Dim({kIn}), std::vector<float>{0.01f * s, 0.1f * t, -0.2f, 0.3f});
+        losses.push_back(sum_elems(fw.add_input(x)) + sum_elems(bw.add_input(x)));
+      }
+    }
+    return sum(losses);
+  };
+  expect_strategies_agree(pc, build);
+  auto g = graph_with(1);
+  build(*g).value();
+  size_t cells = 0, gathered = 0;
+  for (const auto& b : batched(*g)->batches()) {
+    const std::string op = op_def(g->node(batched(*g)->members(b)[0]).op).name;
+    if (op == "vanilla_lstm_h" || op == "vanilla_lstm_c") {
+      cells += b.size;
+      EXPECT_EQ(b.size, kSeqs) << op;
+    }
+    if (op == "vanilla_lstm_gates") gathered += b.gathered;
+  }
+  EXPECT_EQ(cells, 2 * 2 * kSeqs * kLen);
+  // The inputs and the initial states (zeros made per sequence, both LSTMs' in one batch) at most:
+  // later states are the outputs of their recurrence's previous batch, in the same order.
+  EXPECT_LE(gathered, 2 * kSeqs * (kIn * kLen + kHidden));
+}
+
 // ---- profiling ----
 
 TEST(AutobatchProfiling, TimingTableAndComposition) {

@@ -206,18 +206,41 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   const NodeRec& r0 = cg_->node(m[0]);
   const BatchRule& rule = op_def(r0.op).batch;
   const unsigned nargs = r0.nargs;
-  // Members in the order of their first concatenated argument's memory, so that arguments made by
+  // Members in the order of their largest concatenated argument's memory, so that arguments made by
   // one earlier group are a view of its output block (and this group's consumers line up in turn).
-  int first = -1;
-  for (unsigned a = 0; a < nargs && first < 0; ++a)
-    if (!rule.is_shared(a)) first = static_cast<int>(a);
-  if (first >= 0) {
-    auto at = [this, first](VariableIndex i) { return fx_[cg_->node_args(i)[first]].v; };
+  // The largest one saves the most copying when the arguments' orders disagree: an LSTM cell's gates
+  // (4H) come from one batched node while its state (H) may not.
+  int key = -1;
+  size_t largest = 0;
+  for (unsigned a = 0; a < nargs; ++a) {
+    const Dim& d = cg_->node(cg_->node_args(m[0])[a]).dim;
+    if (!rule.is_shared(a) && d.bd == r0.dim.bd && (key < 0 || d.size() > largest)) {
+      key = static_cast<int>(a);
+      largest = d.size();
+    }
+  }
+  auto at = [this, key](VariableIndex i) { return fx_[cg_->node_args(i)[key]].v; };
+  if (key >= 0) {
     auto before = [&at](VariableIndex x, VariableIndex y) { return at(x) != at(y) ? at(x) < at(y) : x < y; };
     if (!std::is_sorted(m, m + k, before)) std::sort(m, m + k, before);
   } else if (!std::is_sorted(m, m + k)) {
     std::sort(m, m + k);
   }
+  if (try_batched(m, k)) return;
+  // Too much to gather as one batch: the runs of members whose key arguments already lie one after
+  // another may still batch on their own (ready nodes of several recurrences, each the output of its
+  // own earlier batch).
+  for (unsigned b = 0, e; b < k; b = e) {
+    for (e = b + 1; key >= 0 && e < k && at(m[e]) == at(m[e - 1]) + largest;) ++e;
+    if (e - b == k || e - b == 1 || !try_batched(m + b, e - b))
+      for (unsigned j = b; j < e; ++j) run_alone(m[j]);
+  }
+}
+
+bool BatchedExecutor::try_batched(const VariableIndex* m, unsigned k) {
+  const NodeRec& r0 = cg_->node(m[0]);
+  const BatchRule& rule = op_def(r0.op).batch;
+  const unsigned nargs = r0.nargs;
   contiguous_.assign(nargs, 1);
   size_t gather = 0, shared = 0;
   for (unsigned a = 0; a < nargs; ++a) {
@@ -231,10 +254,7 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
     if (d.bd != r0.dim.bd) {
       // An unbatched argument broadcast against a member's batch: repeated for each of its batch
       // elements, so that the kernel sees equal batch counts (no kernel needs to know about members).
-      if (d.bd != 1) {
-        for (unsigned j = 0; j < k; ++j) run_alone(m[j]);
-        return;
-      }
+      if (d.bd != 1) return false;
       contiguous_[a] = 0;
       gather += size_t(k) * r0.dim.bd * n;
       continue;
@@ -247,11 +267,9 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
         break;
       }
   }
-  if (2 * gather > size_t(k - 1) * (kCallFloats + shared)) {
-    for (unsigned j = 0; j < k; ++j) run_alone(m[j]);
-    return;
-  }
+  if (2 * gather > size_t(k - 1) * (kCallFloats + shared)) return false;
   run_batched(m, k, contiguous_.data());
+  return true;
 }
 
 void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint8_t* contiguous) {
