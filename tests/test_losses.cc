@@ -274,17 +274,17 @@ TEST(Distances, L1Distance) {
   expect_values(y.gradient(), {-1, 1, 0});
 }
 
-TEST(Distances, HuberDistanceUsesDyNetsScale) {
+TEST(Distances, HuberDistanceIsTheTextbookHuberFunction) {
   ComputationGraph g;
   Expression x = input(g, Dim({3}), V{0.5f, 3, -2});
   Expression y = input(g, Dim({3}), V{0, 0, 0});
   Expression d = huber_distance(x, y);
-  // 0.5² + 1.345 (2·3 - 1.345) + 1.345 (2·2 - 1.345)
-  expect_values(d.value(), {0.25f + 1.345f * 4.655f + 1.345f * 2.655f}, 1e-4f);
+  // 0.5²/2 + 1.345 (3 - 1.345/2) + 1.345 (2 - 1.345/2): 5.040975, DyNet 2.x's value
+  expect_values(d.value(), {0.125f + 1.345f * 2.3275f + 1.345f * 1.3275f}, 1e-4f);
   g.backward(d, true);
-  expect_values(x.gradient(), {1, 2.69f, -2.69f});
-  expect_values(y.gradient(), {-1, -2.69f, 2.69f});
-  expect_values(huber_distance(x, y, 1.f).value(), {0.25f + 5 + 3});
+  expect_values(x.gradient(), {0.5f, 1.345f, -1.345f});
+  expect_values(y.gradient(), {-0.5f, -1.345f, 1.345f});
+  expect_values(huber_distance(x, y, 1.f).value(), {0.125f + 2.5f + 1.5f});
 }
 
 TEST(Distances, BroadcastUnbatchedSide) {
@@ -292,7 +292,7 @@ TEST(Distances, BroadcastUnbatchedSide) {
   Expression x = input(g, Dim({2}, 2), V{1, 1, 3, -1});
   Expression y = input(g, Dim({2}), V{1, 0});
   expect_values(l1_distance(x, y).value(), {1, 3});
-  expect_values(huber_distance(x, y, 10.f).value(), {1, 5});
+  expect_values(huber_distance(x, y, 10.f).value(), {0.5f, 2.5f});
   EXPECT_NE(error_of([&] { l1_distance(x, input(g, Dim({3}), V{1, 2, 3})); }).find("l1_distance"), std::string::npos);
   EXPECT_NE(error_of([&] { huber_distance(x, y, -1.f); }).find("huber_distance"), std::string::npos);
 }
@@ -308,6 +308,19 @@ TEST(BinaryLogLoss, Values) {
   Expression sure = input(g, Dim({2}), V{0, 1});
   expect_values(binary_log_loss(sure, input(g, Dim({2}), V{1, 0})).value(), {-2 * std::log(FLT_MIN)}, 1e-3f);
   expect_values(binary_log_loss(sure, input(g, Dim({2}), V{0, 1})).value(), {0});
+  // certain with an uncertain target: -ln(FLT_MIN) per element as in DyNet (174.67 here), not weighted by y
+  expect_values(binary_log_loss(sure, input(g, Dim({2}), V{0.5f, 0.5f})).value(), {-2 * std::log(FLT_MIN)}, 1e-3f);
+}
+
+TEST(BinaryLogLoss, GradientAtTheBoundaryIsDyNets) {
+  ComputationGraph g;
+  Expression x = input(g, Dim({2}), V{1, 0});
+  Expression loss = binary_log_loss(x, input(g, Dim({2}), V{0, 1}));
+  g.backward(loss, true);
+  // DyNet evaluates the derivative at x = 0.9999999f (1 - 2^-23) and x = FLT_MIN
+  const std::vector<float> dx = as_vector(x.gradient());
+  EXPECT_FLOAT_EQ(dx[0], 8388608.f);
+  EXPECT_FLOAT_EQ(dx[1], -1 / FLT_MIN);
 }
 
 TEST(BinaryLogLoss, Gradients) {

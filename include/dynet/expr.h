@@ -142,7 +142,7 @@ Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned
 Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>* pindices, unsigned d = 0, float m = 1.0f);  // y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) along dim d (d = 0 shown; per batch element)
 Expression l2_norm(const Expression& x);  // y = sqrt(Σ x²) (per batch element)
 Expression l1_distance(const Expression& x, const Expression& y);  // y = Σ abs(x₁ - x₂) (per batch element)
-Expression huber_distance(const Expression& x, const Expression& y, float c = 1.345f);  // y = Σ h(x₁ - x₂), h(a) = a² if abs(a) < c else c (2 abs(a) - c) (per batch element; DyNet's scale)
+Expression huber_distance(const Expression& x, const Expression& y, float c = 1.345f);  // y = Σ h(x₁ - x₂), h(a) = a²/2 if abs(a) < c else c (abs(a) - c/2) (per batch element)
 Expression binary_log_loss(const Expression& x, const Expression& y);  // y = -Σ [x₂ ln x₁ + (1 - x₂) ln(1 - x₁)] (per batch element; ln clamped at ln FLT_MIN)
 Expression pairwise_rank_loss(const Expression& x, const Expression& y, float m = 1.0f);  // y = max(0, m - x₁ + x₂) (elementwise)
 Expression poisson_loss(const Expression& x, unsigned y);  // y = e^x - t x + ln t! (t the target count)

@@ -427,8 +427,8 @@ const OpId k_l1_distance = register_op(
                                 -0.3f, 0.3f);
      }});
 
-// huber_distance(x, y, c): Σ h(x - y), h(a) = a² for |a| < c, c (2|a| - c) beyond: DyNet's
-// implementation, twice the textbook Huber function (its doc comment shows the halved form).
+// huber_distance(x, y, c): Σ h(x - y) with the textbook Huber function h(a) = a²/2 for |a| < c,
+// c (|a| - c/2) beyond (what DyNet 2.x computes).
 constexpr char kHuber[] = "huber_distance";
 Dim huber_shape(const ArgDims& xs, AttrView a) {
   const float c = a.as<float>();
@@ -440,14 +440,14 @@ void huber_distance_fwd(const ForwardArgs& a) {
   const float c = a.attr.as<float>();
   for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
     const auto d = CArrayMap(x.v + xo, n) - CArrayMap(y.v + yo, n);
-    a.fx.v[b] = (d.abs() < c).select(d.square(), c * (2.f * d.abs() - c)).sum();
+    a.fx.v[b] = (d.abs() < c).select(0.5f * d.square(), c * (d.abs() - 0.5f * c)).sum();
   });
 }
-// dx += 2 g clip(x - y, -c, c), dy -= the same
+// dx += g clip(x - y, -c, c), dy -= the same
 void huber_distance_bwd(const BackwardArgs& a) {
   const Tensor &x = a.xs[0], &y = a.xs[1];
   const float c = a.attr.as<float>();
-  const float sign = a.i == 0 ? 2.f : -2.f;
+  const float sign = a.i == 0 ? 1.f : -1.f;
   for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
     ArrayMap d(a.dEdxi.v + (a.i == 0 ? xo : yo), n);
     d += (sign * a.dEdf.v[b]) * (CArrayMap(x.v + xo, n) - CArrayMap(y.v + yo, n)).max(-c).min(c);
@@ -464,7 +464,7 @@ std::vector<OpSample> huber_samples() {
 }
 const OpId k_huber_distance = register_op(
     {.name = kHuber,
-     .doc = "y = Σ h(x₁ - x₂), h(a) = a² if abs(a) < c else c (2 abs(a) - c) (per batch element; DyNet's scale)",
+     .doc = "y = Σ h(x₁ - x₂), h(a) = a²/2 if abs(a) < c else c (abs(a) - c/2) (per batch element)",
      .shape = huber_shape,
      .forward = huber_distance_fwd,
      .backward = huber_distance_bwd,
@@ -472,12 +472,14 @@ const OpId k_huber_distance = register_op(
      .samples = huber_samples});
 
 // binary_log_loss(x, y): -Σ [y ln x + (1 - y) ln(1 - x)]. As in DyNet, a probability of exactly 0
-// (or 1) where the target wants the other side costs -ln(FLT_MIN) ≈ 87.3 instead of infinity;
-// arguments outside [0, 1] are clamped the same way rather than producing NaN.
+// (or 1) where the target wants the other side costs -ln(FLT_MIN) ≈ 87.3 instead of infinity, and
+// so does x at 0 or 1 with a target strictly between them (the whole term, not y times it: DyNet's
+// value); arguments outside [0, 1] count as 0 or 1 rather than producing NaN.
 constexpr char kBinaryLogLoss[] = "binary_log_loss";
 // ln max(v, FLT_MIN)
 inline float safe_log(float v) { return std::log(std::max(v, FLT_MIN)); }
 inline float binary_log_loss_term(float x, float y) {
+  if (y != 0.f && y != 1.f && !(x > 0.f && x < 1.f)) return -safe_log(0.f);
   float loss = 0.f;
   if (y != 0.f) loss -= y * safe_log(x);
   if (y != 1.f) loss -= (1.f - y) * (x < 1.f ? std::log1p(-std::max(x, 0.f)) : safe_log(0.f));
@@ -491,11 +493,12 @@ void binary_log_loss_fwd(const ForwardArgs& a) {
     a.fx.v[b] = static_cast<float>(s);
   });
 }
-// dx += g (-y / x + (1 - y) / (1 - x)) (x kept inside (0, 1); 0 where x = y exactly, as in DyNet),
+// dx += g (-y / x + (1 - y) / (1 - x)) (x kept inside [FLT_MIN, 0.9999999f], DyNet's bounds; 0 where
+// x = y exactly, as in DyNet),
 // dy += g (ln(1 - x) - ln x)
 void binary_log_loss_bwd(const BackwardArgs& a) {
   const Tensor &x = a.xs[0], &y = a.xs[1];
-  constexpr float kBelowOne = 1.f - FLT_EPSILON / 2;  // the largest float below 1
+  constexpr float kBelowOne = 0.9999999f;  // 1 - 2^-23 (DyNet's bound, so its gradients at x = 1 match)
   for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
     const float g = a.dEdf.v[b];
     float* d = a.dEdxi.v + (a.i == 0 ? xo : yo);
