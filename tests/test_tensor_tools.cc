@@ -123,14 +123,20 @@ TEST(TensorTools, ElementAccess) {
 
   TensorTools::set_elements(r.t, {7.f, 8.f, 9.f});
   EXPECT_EQ(r.data, (V{7.f, 8.f, 9.f}));
-  EXPECT_THROW(TensorTools::set_elements(r.t, {1.f}), std::invalid_argument);
+  TensorTools::set_elements(r.t, {1.f});  // fewer values: the prefix, as DyNet's copy did
+  EXPECT_EQ(r.data, (V{1.f, 8.f, 9.f}));
+  EXPECT_THROW(TensorTools::set_elements(r.t, {1.f, 2.f, 3.f, 4.f}), std::invalid_argument);
+  TensorTools::set_elements(r.t, {7.f, 8.f, 9.f});
 
   Owned c(Dim({3, 1}));
   TensorTools::copy_elements(c.t, r.t);  // equal sizes suffice
   EXPECT_EQ(c.data, r.data);
   TensorTools::accumulate(c.t, r.t);
   EXPECT_EQ(c.data, (V{14.f, 16.f, 18.f}));
-  EXPECT_THROW(TensorTools::copy_elements(c.t, m.t), std::invalid_argument);
+  Owned two(Dim({2}));
+  TensorTools::copy_elements(two.t, r.t);  // a larger source: its prefix, as DyNet's copy did
+  EXPECT_EQ(two.data, (V{7.f, 8.f}));
+  EXPECT_THROW(TensorTools::copy_elements(m.t, c.t), std::invalid_argument);  // smaller source
   EXPECT_THROW(TensorTools::accumulate(c.t, m.t), std::invalid_argument);
 }
 
@@ -174,7 +180,10 @@ TEST(TensorTools, ArgmaxAndTopk) {
   IndexTensor t = TensorTools::topk(x.t, values.t, 0, 2);
   EXPECT_EQ(t.v, two.v);
   EXPECT_EQ(values.data, (V{9.f, 9.f, 5.f, 4.f}));
-  EXPECT_EQ(TensorTools::topk(x.t, 0, 3).v, (Idx{1, 2, 0, 0, 2, 1}));
+  const std::pair<Tensor, IndexTensor> top3 = TensorTools::topk(x.t, 0, 3);  // DyNet's form
+  EXPECT_EQ(top3.second.v, (Idx{1, 2, 0, 0, 2, 1}));
+  EXPECT_EQ(top3.first.d, Dim({3, 2}));
+  EXPECT_EQ(as_vector(top3.first), (V{9.f, 9.f, 3.f, 5.f, 4.f, 1.f}));
 
   Owned batched(Dim({2}, 3), {1.f, 2.f, 4.f, 3.f, 0.f, 0.f});
   IndexTensor bi = TensorTools::argmax(batched.t);

@@ -3,15 +3,17 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <utility>
 #include <vector>
 
+#include "dynet/device-structs.h"
 #include "dynet/dim.h"
+#include "dynet/index-tensor.h"
 
 namespace dynet {
 
 typedef float real;
 struct Device;
-enum class DeviceMempool { FXS = 0, DEDFS = 1, PS = 2, SCS = 3, NONE = 4 };
 
 struct Tensor {
   Dim d;
@@ -37,16 +39,6 @@ std::vector<float> as_vector(const Tensor& t);
 std::vector<float> as_scale_vector(const Tensor& t, float scale);
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
-// Integer indices laid out like a Tensor (column-major, batch last), e.g. TensorTools::argmax results.
-// Unlike DyNet's, which points into a device pool, it owns its storage: a result never dangles.
-struct IndexTensor {
-  Dim d;
-  std::vector<std::ptrdiff_t> v;  // DyNet: Eigen::DenseIndex, which is std::ptrdiff_t
-  Device* device = nullptr;
-  DeviceMempool mem_pool = DeviceMempool::NONE;
-};
-std::vector<std::ptrdiff_t> as_vector(const IndexTensor& v);
-
 // In-place tools on CPU tensors (DyNet's TensorTools). Bad sizes and indices throw std::invalid_argument
 // naming the function. Random values come from the calling thread's engine (random_engine()).
 struct TensorTools {
@@ -66,8 +58,10 @@ struct TensorTools {
   static float access_element(const Tensor& v, const Dim& index);
   static void set_element(const Tensor& v, int index, float value);
   static void copy_element(const Tensor& l, int lindex, Tensor& r, int rindex);  // r[rindex] ← l[lindex]
-  static void set_elements(const Tensor& v, const std::vector<float>& vec);       // sizes must be equal
-  static void copy_elements(Tensor& v, const Tensor& v_src);                      // sizes must be equal
+  // The first vec.size() values ← vec (DyNet's copy); more values than v holds throw.
+  static void set_elements(const Tensor& v, const std::vector<float>& vec);
+  // All of v ← the first v.d.size() values of v_src (DyNet's copy); a smaller v_src throws.
+  static void copy_elements(Tensor& v, const Tensor& v_src);
   static void accumulate(Tensor& v, const Tensor& v_src);                         // v += v_src, sizes equal
   // z ← log Σ exp(x) along dim d, per fiber (z has x's size over x.d[d]); m ← the fibers' maxima
   // (caller-provided scratch of z's size). As DyNet: the caller owns both outputs.
@@ -75,7 +69,10 @@ struct TensorTools {
   // Indices of the `num` largest values along `dim` in descending order (earlier index first on ties);
   // the result has v's dims with dim `dim` of size num. (DyNet implemented num = 1 only.)
   static IndexTensor argmax(const Tensor& v, unsigned dim = 0, unsigned num = 1);
-  static IndexTensor topk(const Tensor& v, unsigned dim = 0, unsigned num = 1);  // = argmax(v, dim, num)
+  // The `num` largest values along `dim` and their indices (as argmax). The values Tensor views
+  // floats owned by the IndexTensor beside it (IndexTensor::topk_values): keep the pair, or that
+  // IndexTensor, while using them.
+  static std::pair<Tensor, IndexTensor> topk(const Tensor& v, unsigned dim = 0, unsigned num = 1);
   // Same, and their values into `values` (caller-provided, of the result's size).
   static IndexTensor topk(const Tensor& v, Tensor& values, unsigned dim = 0, unsigned num = 1);
   // `num` independent draws per fiber along `dim` from the categorical distribution with (possibly

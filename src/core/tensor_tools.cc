@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <ostream>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 #include <Eigen/QR>
 
 #include "dynet/globals.h"
+#include "dynet/rand.h"
 #include "dynet/tensor.h"
 
 namespace dynet {
@@ -100,7 +102,13 @@ IndexTensor top_indices(const char* fn, const Tensor& v, unsigned dim, unsigned 
 
 }  // namespace
 
-std::vector<std::ptrdiff_t> as_vector(const IndexTensor& v) { return v.v; }
+std::vector<Eigen::DenseIndex> as_vector(const IndexTensor& v) { return v.v; }
+
+std::ostream& operator<<(std::ostream& os, const IndexTensor& t) {
+  os << t.d << " [";
+  for (size_t i = 0; i < t.v.size(); ++i) os << (i ? " " : "") << t.v[i];
+  return os << ']';
+}
 
 void TensorTools::clip(Tensor& d, float left, float right) {
   if (!(left <= right)) fail("clip", "empty range [" + std::to_string(left) + ", " + std::to_string(right) + "]");
@@ -194,14 +202,15 @@ void TensorTools::copy_element(const Tensor& l, int lindex, Tensor& r, int rinde
 }
 
 void TensorTools::set_elements(const Tensor& v, const std::vector<float>& vec) {
-  if (vec.size() != v.d.size())
+  if (vec.size() > v.d.size())
     fail("set_elements", std::to_string(vec.size()) + " values for a tensor " + v.d.str() + " of " +
                              std::to_string(v.d.size()) + " elements");
   if (!vec.empty()) std::memcpy(v.v, vec.data(), vec.size() * sizeof(float));
 }
 
 void TensorTools::copy_elements(Tensor& v, const Tensor& v_src) {
-  check_same_size("copy_elements", v, v_src);
+  if (v_src.d.size() < v.d.size())
+    fail("copy_elements", "source " + v_src.d.str() + " has fewer elements than the destination " + v.d.str());
   if (v.v != v_src.v && v.d.size()) std::memmove(v.v, v_src.v, v.d.size() * sizeof(float));
 }
 
@@ -237,20 +246,33 @@ IndexTensor TensorTools::argmax(const Tensor& v, unsigned dim, unsigned num) {
   return top_indices("argmax", v, dim, num);
 }
 
-IndexTensor TensorTools::topk(const Tensor& v, unsigned dim, unsigned num) { return top_indices("topk", v, dim, num); }
+namespace {
+// out[j] ← the value of v that index r.v[j] of a topk/argmax result along dim picks.
+void gather_top_values(const Tensor& v, const IndexTensor& r, unsigned dim, unsigned num, float* out) {
+  const Fibers f = fibers("topk", v.d, dim);
+  for (size_t o = 0; o < f.outer; ++o)
+    for (size_t k = 0; k < num; ++k)
+      for (size_t i = 0; i < f.inner; ++i) {
+        const size_t j = (o * num + k) * f.inner + i;
+        out[j] = v.v[(o * f.n + size_t(r.v[j])) * f.inner + i];
+      }
+}
+}  // namespace
+
+std::pair<Tensor, IndexTensor> TensorTools::topk(const Tensor& v, unsigned dim, unsigned num) {
+  IndexTensor r = top_indices("topk", v, dim, num);
+  r.topk_values = std::make_shared<std::vector<float>>(r.v.size());
+  gather_top_values(v, r, dim, num, r.topk_values->data());
+  const Tensor values(r.d, r.topk_values->data(), v.device, DeviceMempool::NONE);
+  return {values, std::move(r)};
+}
 
 IndexTensor TensorTools::topk(const Tensor& v, Tensor& values, unsigned dim, unsigned num) {
   IndexTensor r = top_indices("topk", v, dim, num);
   if (values.d.size() != r.v.size())
     fail("topk", "values " + values.d.str() + " must have " + std::to_string(r.v.size()) + " elements (result " +
                      r.d.str() + ")");
-  const Fibers f = fibers("topk", v.d, dim);
-  for (size_t o = 0; o < f.outer; ++o)
-    for (size_t k = 0; k < num; ++k)
-      for (size_t i = 0; i < f.inner; ++i) {
-        const size_t j = (o * num + k) * f.inner + i;
-        values.v[j] = v.v[(o * f.n + size_t(r.v[j])) * f.inner + i];
-      }
+  gather_top_values(v, r, dim, num, values.v);
   return r;
 }
 
@@ -278,6 +300,11 @@ IndexTensor TensorTools::categorical_sample_log_prob(const Tensor& v, unsigned d
         r.v[(o * num + s) * f.inner + i] = arg;
       }
   return r;
+}
+
+int draw_random_seed() {
+  std::random_device rd;
+  return static_cast<int>(rd() & 0x7fffffff);
 }
 
 float rand01() {
