@@ -16,12 +16,12 @@ namespace {
 
 constexpr unsigned kEmbed = 128, kHidden = 128, kClasses = 5;
 
-struct Node {
+struct TreeNode {
   int left = -1, right = -1;
   unsigned word = 0;
 };
 struct Example {
-  std::vector<Node> nodes;  // post-order; the root is last
+  std::vector<TreeNode> nodes;  // post-order; the root is last
   unsigned label = 0;
 };
 
@@ -45,7 +45,7 @@ struct TreeLstm {
     const unsigned h = kHidden;
     std::vector<Expression> hs(ex.nodes.size()), cs(ex.nodes.size());
     for (size_t k = 0; k < ex.nodes.size(); ++k) {
-      const Node& n = ex.nodes[k];
+      const TreeNode& n = ex.nodes[k];
       if (n.left < 0) {
         Expression g = affine_transform({lb, lw, lookup(cg, embed, n.word)});
         cs[k] = cmult(logistic(pick_range(g, 0, h)), tanh(pick_range(g, 2 * h, 3 * h)));
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
     for (const bench::Tree& tree : bench::read_trees(options.data_dir + "/sst/train.txt")) {
       Example ex;
       for (const bench::TreeNode& t : tree) {
-        Node n;
+        TreeNode n;
         n.left = t.left;
         n.right = t.right;
         if (t.is_leaf()) n.word = vocab.add(t.word);

@@ -3,9 +3,12 @@
 
 #include <atomic>
 #include <cstdint>
-#include <iosfwd>
+#include <initializer_list>
+#include <iostream>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "dynet/devices.h"
@@ -13,6 +16,7 @@
 #include "dynet/globals.h"
 #include "dynet/init.h"
 #include "dynet/model.h"
+#include "dynet/sig.h"
 #include "dynet/tensor.h"
 
 namespace dynet {
@@ -20,6 +24,7 @@ namespace dynet {
 typedef unsigned VariableIndex;
 using OpId = uint16_t;
 struct Expression;
+struct Node;
 class Executor;
 
 // One node: an op applied to arguments (a span of the graph's argument vector) with
@@ -35,8 +40,17 @@ struct NodeRec {
 };
 
 struct CGCheckpoint {
-  size_t nodes = 0, args = 0, attrs = 0;
+  size_t nodes = 0, args = 0, attrs = 0, user_nodes = 0;
 };
+
+// DyNet's constants -1, 1 and 0 as pointers to floats (read-only).
+extern float* kSCALAR_MINUSONE;
+extern float* kSCALAR_ONE;
+extern float* kSCALAR_ZERO;
+// How many graphs exist now (DyNet: 0 or 1; here any number may).
+int get_number_of_active_graphs();
+// The id of the graph created (or cleared) last in this process.
+uint64_t get_current_graph_id();
 
 namespace detail {
 // Which graph ids are live, readable without touching any graph: a graph holds one slot of this
@@ -71,6 +85,9 @@ class ComputationGraph {
                           float defdata = 0.f, Device* device = nullptr);
   VariableIndex add_parameters(Parameter p);
   VariableIndex add_const_parameters(Parameter p);
+  // A whole lookup table as one {d..., n} node.
+  VariableIndex add_parameters(LookupParameter p);
+  VariableIndex add_const_parameters(LookupParameter p);
   VariableIndex add_lookup(LookupParameter p, const unsigned* pindex);
   VariableIndex add_lookup(LookupParameter p, unsigned index);
   VariableIndex add_lookup(LookupParameter p, const std::vector<unsigned>* pindices);
@@ -79,6 +96,22 @@ class ComputationGraph {
   VariableIndex add_const_lookup(LookupParameter p, unsigned index);
   VariableIndex add_const_lookup(LookupParameter p, const std::vector<unsigned>* pindices);
   VariableIndex add_const_lookup(LookupParameter p, const std::vector<unsigned>& indices);
+
+  // A node of a user-defined Node type (DyNet's extension interface, see Node below):
+  //   cg.add_function<MyNode>({x.i, y.i}, side_information...)
+  // constructs MyNode(arguments, side_information...), which the graph then owns. The names of
+  // DyNet's built-in node types (dynet/nodes.h) work here too and build our ops.
+  template <class Function>
+  VariableIndex add_function(const std::initializer_list<VariableIndex>& arguments);
+  template <class Function, typename... Args>
+  VariableIndex add_function(const std::initializer_list<VariableIndex>& arguments, Args&&... side_information);
+  template <class Function, typename T>
+  VariableIndex add_function(const T& arguments);
+  template <class Function, typename T, typename... Args>
+  VariableIndex add_function(const T& arguments, Args&&... side_information);
+  // Takes ownership of `node` (also when it throws) and appends it; its dim_forward checks the
+  // arguments' dims.
+  VariableIndex add_function_node(Node* node, Device* device = nullptr);
 
   // Removes every node; expressions made before become stale.
   void clear();
@@ -115,6 +148,12 @@ class ComputationGraph {
   void dump(const std::string& filename, bool show_values = true, bool show_gradients = true,
             bool nan_check_only = false);
 
+  // Switches the graph to the executor of `strategy` (0 simple, 1 agenda-based autobatching, 2
+  // depth-based); values computed so far are forgotten (recomputed on demand). Throws
+  // std::invalid_argument for other strategies and std::runtime_error while a checkpoint is set.
+  void set_execution_strategy(int strategy);
+  int execution_strategy() const { return strategy_; }
+
   // Unique among all graphs ever created in the process; changes on clear().
   uint64_t get_id() const { return graph_id_; }
   size_t size() const { return nodes_.size(); }
@@ -138,6 +177,7 @@ class ComputationGraph {
   std::vector<VariableIndex> args_;
   std::vector<uint64_t> attrs_;
   std::vector<CGCheckpoint> checkpoints_;
+  std::vector<std::unique_ptr<Node>> user_nodes_;  // the add_function nodes, in creation order
   std::unique_ptr<Executor> exec_;
   int strategy_ = 0;  // the executor's: 0 simple, 1 agenda, 2 depth
   bool immediate_compute_ = false;
@@ -162,5 +202,119 @@ struct Expression {
   const Dim& dim() const;
   std::string get_device_name() const { return "CPU"; }
 };
+
+// A node type written by a user: DyNet's extension interface. Subclass it, implement dim_forward
+// (check the arguments' dims, throw std::invalid_argument when they do not fit, return the output
+// dim), forward_impl (write fx from xs; fx is not initialised), backward_impl (ACCUMULATE
+// dE/dxs[i] into dEdxi), as_string and, for scratch memory kept from forward to backward,
+// aux_storage_size (bytes, then available as aux_mem), and add it with
+// ComputationGraph::add_function<MyNode>(args, ...). Tensors are column-major float arrays on the
+// CPU (Tensor::v). A node that does not support_multibatch() sees one batch element at a time (an
+// unbatched argument is the same tensor for every element, and its gradient gets their sum).
+// Such nodes are never autobatched; the autobatch_* hooks and the inplace states are accepted and
+// ignored.
+struct Node {
+  virtual ~Node();
+
+  virtual Dim dim_forward(const std::vector<Dim>& xs) const = 0;
+  virtual std::string as_string(const std::vector<std::string>& args) const = 0;
+  virtual std::string as_dummy_string() const;
+  virtual size_t aux_storage_size() const;
+  virtual void forward_impl(const std::vector<const Tensor*>& xs, Tensor& fx) const = 0;
+  virtual void backward_impl(const std::vector<const Tensor*>& xs, const Tensor& fx, const Tensor& dEdf, unsigned i,
+                             Tensor& dEdxi) const = 0;
+  virtual bool supports_multibatch() const { return false; }
+  virtual bool supports_multidevice() const { return false; }
+
+  // forward_impl / backward_impl once, or once per batch element (see above).
+  virtual void forward(const std::vector<const Tensor*>& xs, Tensor& fx) const final;
+  virtual void backward(const std::vector<const Tensor*>& xs, const Tensor& fx, const Tensor& dEdf, unsigned i,
+                        Tensor& dEdxi) const final;
+
+  virtual int autobatch_sig(const ComputationGraph& /*cg*/, SigMap& /*sm*/) const { return 0; }
+  virtual std::vector<int> autobatch_concat(const ComputationGraph& /*cg*/) const { return {}; }
+  virtual Node* autobatch_pseudo_node(const ComputationGraph& /*cg*/,
+                                      const std::vector<VariableIndex>& /*batch_ids*/) const {
+    return nullptr;
+  }
+  virtual void autobatch_reshape(const ComputationGraph& /*cg*/, const std::vector<VariableIndex>& /*batch_ids*/,
+                                 const std::vector<int>& /*concat*/, std::vector<const Tensor*>& /*xs*/,
+                                 Tensor& /*fx*/) const {}
+  // Throws: user nodes are never batched, so nothing may call it.
+  void autobatch_reshape_concatonly(const ComputationGraph& cg, const std::vector<VariableIndex>& batch_ids,
+                                    const std::vector<int>& concat, std::vector<const Tensor*>& xs, Tensor& fx) const;
+
+  unsigned arity() const { return static_cast<unsigned>(args.size()); }
+  void set_cg(ComputationGraph* cg) { cg_ = cg; }
+  ComputationGraph* get_cg() const { return cg_; }
+
+  std::vector<VariableIndex> args;
+  Dim dim;  // set from dim_forward when the node is added
+  Device* device;
+
+  enum class INPLACE_TYPE { NOPE, READ, WRITE };
+  INPLACE_TYPE forward_inplace_state = INPLACE_TYPE::NOPE;
+  INPLACE_TYPE backward_inplace_state = INPLACE_TYPE::NOPE;
+  bool forward_inplaced() const { return forward_inplace_state != INPLACE_TYPE::NOPE; }
+  bool backward_inplaced() const { return backward_inplace_state != INPLACE_TYPE::NOPE; }
+  bool inplaced() const { return forward_inplaced() || backward_inplaced(); }
+
+ protected:
+  Node() : device(nullptr) {}
+  explicit Node(const std::initializer_list<VariableIndex>& a) : args(a), device(nullptr) {}
+  Node(const std::initializer_list<VariableIndex>& a, Device* d) : args(a), device(d) {}
+  template <typename T>
+  explicit Node(const T& c) : args(c.begin(), c.end()), device(nullptr) {}
+
+ private:
+  ComputationGraph* cg_ = nullptr;
+
+ public:
+  // aux_storage_size() bytes kept from forward to backward (null when it is 0).
+  mutable void* aux_mem = nullptr;
+  bool has_cuda_implemented = true;
+};
+
+namespace detail {
+// Base of the DyNet built-in node names (dynet/nodes.h): add_function builds our op for them
+// instead of constructing a Node.
+struct BuiltinNode {};
+struct ArgSpan {
+  const VariableIndex* data;
+  size_t size;
+  const VariableIndex* begin() const { return data; }
+  const VariableIndex* end() const { return data + size; }
+};
+inline ArgSpan arg_span(const std::initializer_list<VariableIndex>& a) { return {a.begin(), a.size()}; }
+template <class T>
+ArgSpan arg_span(const T& a) {
+  return {a.data(), a.size()};
+}
+template <class Function, class T, class... Args>
+VariableIndex add_function(ComputationGraph& cg, const T& arguments, Args&&... side_information) {
+  if constexpr (std::is_base_of_v<BuiltinNode, Function>)
+    return Function::add_to(cg, arguments, std::forward<Args>(side_information)...);
+  else
+    return cg.add_function_node(new Function(arguments, std::forward<Args>(side_information)...));
+}
+}  // namespace detail
+
+template <class Function>
+VariableIndex ComputationGraph::add_function(const std::initializer_list<VariableIndex>& arguments) {
+  return detail::add_function<Function>(*this, arguments);
+}
+template <class Function, typename... Args>
+VariableIndex ComputationGraph::add_function(const std::initializer_list<VariableIndex>& arguments,
+                                             Args&&... side_information) {
+  return detail::add_function<Function>(*this, arguments, std::forward<Args>(side_information)...);
+}
+template <class Function, typename T>
+VariableIndex ComputationGraph::add_function(const T& arguments) {
+  return detail::add_function<Function>(*this, arguments);
+}
+template <class Function, typename T, typename... Args>
+VariableIndex ComputationGraph::add_function(const T& arguments, Args&&... side_information) {
+  return detail::add_function<Function>(*this, arguments, std::forward<Args>(side_information)...);
+}
 
 }  // namespace dynet

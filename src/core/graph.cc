@@ -11,6 +11,7 @@
 
 #include "core/executor.h"
 #include "core/param_lock.h"
+#include "dynet/graph.h"
 
 namespace dynet {
 
@@ -26,6 +27,8 @@ std::mutex g_slot_mutex;
 std::vector<uint32_t> g_free_slots;
 uint32_t g_slots_used = 1;  // slot 0 is never handed out, so id 0 is never live
 std::atomic<uint64_t> g_next_generation{1};
+std::atomic<uint64_t> g_last_id{0};
+float g_scalar_constants[3] = {-1.f, 1.f, 0.f};
 
 std::atomic<uint64_t>& slot_entry(uint32_t slot) {
   return detail::g_graph_slot_chunks[slot / kSlotsPerChunk].load(std::memory_order_acquire)[slot % kSlotsPerChunk];
@@ -57,9 +60,21 @@ void release_slot(uint32_t slot) {
 uint64_t new_id(uint32_t slot) {
   const uint64_t id = (g_next_generation.fetch_add(1, std::memory_order_relaxed) << detail::kGraphSlotBits) | slot;
   slot_entry(slot).store(id, std::memory_order_release);
+  g_last_id.store(id, std::memory_order_relaxed);
   return id;
 }
 }  // namespace
+
+float* kSCALAR_MINUSONE = &g_scalar_constants[0];
+float* kSCALAR_ONE = &g_scalar_constants[1];
+float* kSCALAR_ZERO = &g_scalar_constants[2];
+
+int get_number_of_active_graphs() {
+  std::lock_guard<std::mutex> lock(g_slot_mutex);
+  return static_cast<int>(g_slots_used - 1 - g_free_slots.size());
+}
+
+uint64_t get_current_graph_id() { return g_last_id.load(std::memory_order_relaxed); }
 
 ComputationGraph::ComputationGraph() : ComputationGraph(autobatch_flag != 0) {}
 
@@ -143,6 +158,7 @@ void ComputationGraph::clear() {
   nodes_.clear();
   args_.clear();
   attrs_.clear();
+  user_nodes_.clear();
   checkpoints_.clear();
   exec_->invalidate();
   graph_id_ = new_id(slot_);
@@ -160,7 +176,7 @@ void ComputationGraph::renew(int strategy) {
 }
 
 void ComputationGraph::checkpoint() {
-  checkpoints_.push_back({nodes_.size(), args_.size(), attrs_.size()});
+  checkpoints_.push_back({nodes_.size(), args_.size(), attrs_.size(), user_nodes_.size()});
   exec_->checkpoint();
 }
 
@@ -171,10 +187,24 @@ void ComputationGraph::revert() {
   nodes_.resize(c.nodes);
   args_.resize(c.args);
   attrs_.resize(c.attrs);
+  user_nodes_.resize(c.user_nodes);
   exec_->revert(c.nodes);
 }
 
 void ComputationGraph::invalidate() { exec_->invalidate(); }
+
+void graph_optimize(ComputationGraph*) {}
+
+void ComputationGraph::set_execution_strategy(int strategy) {
+  if (strategy < 0 || strategy > 2)
+    throw std::invalid_argument("ComputationGraph::set_execution_strategy: strategy " + std::to_string(strategy) +
+                                " (0 simple, 1 agenda, 2 depth)");
+  if (strategy == strategy_) return;
+  if (!checkpoints_.empty())
+    throw std::runtime_error("ComputationGraph::set_execution_strategy: not while a checkpoint is set");
+  exec_ = make_executor(*this, strategy);
+  strategy_ = strategy;
+}
 
 size_t ComputationGraph::num_evaluated() const { return exec_->num_evaluated(); }
 

@@ -81,21 +81,32 @@ T parse_number(const std::string& flag, const std::string& v) {
   return x;
 }
 
-void parse_mem(const std::string& desc) {
+// --dynet-mem's megabytes: one figure for all four pools, or one each.
+std::vector<size_t> mem_megabytes(const std::string& desc) {
   std::vector<size_t> mb;
   std::stringstream ss(desc);
   std::string part;
   while (std::getline(ss, part, ',')) mb.push_back(parse_number<size_t>("--dynet-mem", part));
+  if (mb.size() != 1 && mb.size() != 4)
+    throw std::invalid_argument("dynet::initialize: --dynet-mem takes N or F,B,P,S (MB), got '" + desc + "'");
+  return mb;
+}
+
+void parse_mem(const std::string& desc) {
+  const std::vector<size_t> mb = mem_megabytes(desc);
   if (mb.size() == 1) {
     size_t each = (mb[0] << 20) / 4;
     g_pool_sizes = {each, each, each, each};
-  } else if (mb.size() == 4) {
-    g_pool_sizes = {mb[0] << 20, mb[1] << 20, mb[2] << 20, mb[3] << 20};
   } else {
-    throw std::invalid_argument("dynet::initialize: --dynet-mem takes N or F,B,P,S (MB), got '" + desc + "'");
+    g_pool_sizes = {mb[0] << 20, mb[1] << 20, mb[2] << 20, mb[3] << 20};
   }
 }
 }  // namespace
+
+DeviceMempoolSizes::DeviceMempoolSizes(const std::string& desc) {
+  const std::vector<size_t> mb = mem_megabytes(desc);
+  for (int i = 0; i < 4; ++i) used[i] = mb.size() == 1 ? mb[0] / 4 : mb[i];
+}
 
 DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters) {
   DynetParams p;
@@ -166,13 +177,16 @@ void cleanup() { free_spare_executors(); }
 }  // namespace dynet
 
 // ---- devices ----
+#include <unsupported/Eigen/CXX11/Tensor>
+
 #include "core/executor.h"
 #include "dynet/devices.h"
 
 namespace dynet {
 
-Device* cpu_device() {
-  static Device cpu(0, DeviceType::CPU, "CPU");
+Device_CPU* cpu_device() {
+  static Eigen::DefaultDevice eigen_cpu;
+  static Device_CPU cpu(0, &eigen_cpu);
   return &cpu;
 }
 
@@ -182,5 +196,24 @@ Device* get_device_manager_device(const std::string& name) {
 }
 
 std::vector<Device*> available_devices() { return {cpu_device()}; }
+
+Device* DeviceManager::get(size_t i) const {
+  const std::vector<Device*> all = available_devices();
+  if (i >= all.size())
+    throw std::out_of_range("DeviceManager::get: device " + std::to_string(i) + " of " + std::to_string(all.size()));
+  return all[i];
+}
+
+DeviceManager* get_device_manager() {
+  static DeviceManager manager;
+  return &manager;
+}
+
+void show_pool_mem_info() {
+  const PoolSizes& s = pool_sizes();
+  std::cerr << "\nMemory pool info for each device (initial sizes; pools grow on demand):\n"
+            << " Device CPU - FOR Memory " << (s.fx >> 20) << "MB, BACK Memory " << (s.dEdf >> 20)
+            << "MB, PARAM Memory " << (s.ps >> 20) << "MB, SCRATCH Memory " << (s.scratch >> 20) << "MB.\n";
+}
 
 }  // namespace dynet

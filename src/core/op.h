@@ -149,6 +149,7 @@ enum OpFlags : uint16_t {
   kRandom = 2,          // draws random numbers in forward (the harness reseeds before each forward)
   kParameterNode = 4,   // gradient goes to a parameter after backward (see OpDef::param_grad)
   kNoGradient = 8,      // output is constant with respect to the arguments
+  kObjectAttr = 16,     // the attribute is an object the graph owns (a user Node): unique to its node
 };
 
 struct OpDef {
