@@ -17,14 +17,16 @@ set(rank_dist 4)
 set(rank_python 5)
 
 set(public_core dim.h tensor.h index-tensor.h dynet.h model.h param-init.h init.h globals.h devices.h timing.h
-    except.h aligned-mem-pool.h mem.h device-structs.h weight-decay.h sig.h exec.h str-util.h graph.h
-    cudnn-ops.h cuda.h cuda-matrix-multiply.h)
-set(public_kernels functors.h simd-functors.h matrix-multiply.h tensor-eigen.h)
-set(public_ops expr.h nodes.h nodes-def-macros.h nodes-macros.h)
+    except.h aligned-mem-pool.h mem.h device-structs.h weight-decay.h sig.h exec.h str-util.h graph.h rand.h
+    saxe-init.h dynet-helper.h gpu-ops.h cuda.h cudnn-ops.h virtual-cudnn.h cuda-matrix-multiply.h gpu-kernels.h)
+set(public_kernels functors.h simd-functors.h matrix-multiply.h tensor-eigen.h op-helper.h)
+# nodes-*.h: DyNet's node names, each building the op of an expr.h function.
+file(GLOB node_headers RELATIVE ${SOURCE_DIR}/include/dynet ${SOURCE_DIR}/include/dynet/nodes-*.h)
+set(public_ops expr.h nodes.h param-nodes.h ${node_headers})
 set(public_train training.h grad-check.h shadow-params.h mp.h gradient-reducer.h)
-set(public_io io.h dict.h pretrain.h saxe-init.h)
+set(public_io io.h dict.h pretrain.h io-macros.h)
 set(public_rnn rnn.h lstm.h gru.h fast-lstm.h deep-lstm.h treelstm.h rnn-state-machine.h cfsm-builder.h
-    hsm-builder.h)
+    hsm-builder.h c2w.h)
 set(public_dist mpi.h)
 
 function(layer_of_public header out)

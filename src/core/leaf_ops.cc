@@ -404,6 +404,8 @@ VariableIndex ComputationGraph::add_parameters(Parameter p) { return add(*this, 
 VariableIndex ComputationGraph::add_const_parameters(Parameter p) {
   return add(*this, k_const_parameter, &p.get_storage());
 }
+VariableIndex ComputationGraph::add_parameters(LookupParameter p) { return add_lookup_table(*this, p, false); }
+VariableIndex ComputationGraph::add_const_parameters(LookupParameter p) { return add_lookup_table(*this, p, true); }
 VariableIndex ComputationGraph::add_lookup(LookupParameter p, const unsigned* pindex) {
   if (!pindex) throw std::invalid_argument("lookup: null index pointer");
   return add_lookup_node(*this, k_lookup, p, pindex, nullptr, nullptr, 1);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "dynet/globals.h"
+#include "dynet/saxe-init.h"
 
 namespace dynet {
 
@@ -47,6 +48,13 @@ void ParameterInitSaxe::initialize_params(Tensor& values) const {
   if (values.d.nd != 2 || values.d[0] != values.d[1])
     throw std::invalid_argument("ParameterInitSaxe: needs a square matrix, got " + values.d.str());
   TensorTools::randomize_orthonormal(values, gain);
+}
+
+void orthonormal_random(unsigned dim, float g, Tensor& x) {
+  if (x.d.nd != 2 || x.d[0] != dim || x.d[1] != dim)
+    throw std::invalid_argument("orthonormal_random: needs a " + std::to_string(dim) + "x" + std::to_string(dim) +
+                                " matrix, got " + x.d.str());
+  TensorTools::randomize_orthonormal(x, g);
 }
 
 void ParameterInitGlorot::initialize_params(Tensor& values) const {
