@@ -621,6 +621,40 @@ TEST(AutobatchSchedule, RecurrencesThatCannotMergeBatchApart) {
   EXPECT_LE(gathered, 2 * kSeqs * (kIn * kLen + kHidden));
 }
 
+// Concatenations of vectors from all over memory (a parser's features): gathering them for one batch
+// would copy more than it saves, so they run one by one, but with their outputs placed one after
+// another, so the product that consumes them batches without gathering anything.
+TEST(AutobatchSchedule, NodesThatDoNotBatchArePlacedTogether) {
+  ParameterCollection pc;
+  constexpr unsigned kN = 64, kDim = 300;
+  Parameter W = pc.add_parameters({4, 2 * kDim});
+  const Model build = [&](ComputationGraph& g) {
+    std::vector<Expression> a, b, losses;
+    for (unsigned i = 0; i < kN; ++i) {
+      std::vector<float> v(kDim, 0.01f * i);
+      a.push_back(tanh(input(g, Dim({kDim}), v)));
+      b.push_back(logistic(input(g, Dim({kDim}), v)));
+    }
+    Expression w = parameter(g, W);
+    for (unsigned i = 0; i < kN; ++i)
+      losses.push_back(sum_elems(w * concatenate({a[(i * 7) % kN], b[i]})));
+    return sum(losses);
+  };
+  expect_strategies_agree(pc, build);
+  auto g = graph_with(1);
+  build(*g).value();
+  bool products = false;
+  for (const auto& grp : batched(*g)->batches()) {
+    const std::string op = op_def(g->node(batched(*g)->members(grp)[0]).op).name;
+    EXPECT_NE(op, "concatenate");
+    if (op != "matmul") continue;
+    products = true;
+    EXPECT_EQ(grp.size, kN);
+    EXPECT_EQ(grp.gathered, 0u);
+  }
+  EXPECT_TRUE(products);
+}
+
 // ---- profiling ----
 
 TEST(AutobatchProfiling, TimingTableAndComposition) {

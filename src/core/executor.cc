@@ -107,7 +107,7 @@ const Tensor* Executor::gather_arg_values(VariableIndex i) {
   return arg_scratch_.data();
 }
 
-void Executor::forward_node(VariableIndex i) {
+void Executor::forward_node(VariableIndex i, float* out) {
   const NodeRec& n = cg_->node(i);
   const OpDef& def = op_def(n.op);
   // Shape rules compute dims, not element counts: a shape whose count does not fit stops here,
@@ -124,7 +124,7 @@ void Executor::forward_node(VariableIndex i) {
   // stays uncomputed (a later forward tries it again).
   const MemPool::Mark fx_mark = fx_pool_.mark();
   try {
-    fx.v = (n.flags & kAliasOutput) ? nullptr : fx_pool_.allocate_floats(size);
+    fx.v = (n.flags & kAliasOutput) ? nullptr : out ? out : fx_pool_.allocate_floats(size);
     float* aux = nullptr;
     if (def.aux_floats) aux = fx_pool_.allocate_floats(def.aux_floats(n.dim, ArgDims{&cg_->node(0), a, n.nargs}, attr));
     aux_[i] = aux;

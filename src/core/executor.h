@@ -48,9 +48,9 @@ class Executor {
   virtual void revert(size_t nodes);
 
  protected:
-  // Allocates node i's output (unless the op aliases) and aux memory, runs its forward and checks
-  // validity if asked to. Arguments must be computed.
-  void forward_node(VariableIndex i);
+  // Allocates node i's output (unless the op aliases, or `out` gives its place) and aux memory, runs its
+  // forward and checks validity if asked to. Arguments must be computed.
+  void forward_node(VariableIndex i, float* out = nullptr);
   void mark_computed(VariableIndex i);
   // The argument values of a node, in arg_scratch_.
   const Tensor* gather_arg_values(VariableIndex i);

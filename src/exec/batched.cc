@@ -229,11 +229,36 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   if (try_batched(m, k)) return;
   // Too much to gather as one batch: the runs of members whose key arguments already lie one after
   // another may still batch on their own (ready nodes of several recurrences, each the output of its
-  // own earlier batch).
+  // own earlier batch). The others run one by one, their outputs placed one after another all the same.
+  unsigned left = 0;
   for (unsigned b = 0, e; b < k; b = e) {
     for (e = b + 1; key >= 0 && e < k && at(m[e]) == at(m[e - 1]) + largest;) ++e;
     if (e - b == k || e - b == 1 || !try_batched(m + b, e - b))
-      for (unsigned j = b; j < e; ++j) run_alone(m[j]);
+      for (unsigned j = b; j < e; ++j) m[left++] = m[j];
+  }
+  run_placed(m, left);
+}
+
+// Members that do not batch still get their outputs in one block, member after member: a later group
+// that consumes them (and its gradients, laid out in the same order) then reads them without copying,
+// where each node allocated alone would leave padding between them. A parser's feature vectors,
+// concatenated from stack items all over memory, cost a copy either way; placed, their products'
+// batch takes them as they are.
+void BatchedExecutor::run_placed(const VariableIndex* m, unsigned k) {
+  if (k == 0) return;
+  const NodeRec& r0 = cg_->node(m[0]);
+  if (k == 1 || (r0.flags & kAliasOutput)) {
+    for (unsigned j = 0; j < k; ++j) run_alone(m[j]);
+    return;
+  }
+  Dim all = r0.dim;
+  all.bd *= k;
+  const size_t n = r0.dim.size();
+  float* block = fx_pool_.allocate_floats(all.checked_size(op_def(r0.op).name));
+  for (unsigned j = 0; j < k; ++j) {
+    profile::Scope scope(profile::Phase::kForward, r0.op, 1, &run_ns_);
+    scope.set_gathered(0, &r0.dim);
+    forward_node(m[j], block + j * n);
   }
 }
 

@@ -45,6 +45,8 @@ class BatchedExecutor : public SimpleExecutor {
   void run_group(const uint32_t* group, unsigned k);
   // Runs members m[0..k) as one batched node when the copies that takes are worth it; else false.
   bool try_batched(const VariableIndex* m, unsigned k);
+  // Runs members m[0..k) one by one, their outputs one after another in one block.
+  void run_placed(const VariableIndex* m, unsigned k);
   void run_alone(VariableIndex i);
   void run_batched(const VariableIndex* m, unsigned k, const uint8_t* contiguous);
   // Marks the successors of position t whose arguments are now all computed as ready.
