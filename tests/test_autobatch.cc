@@ -376,6 +376,25 @@ TEST(AutobatchModels, ParameterNodesPerExample) {
   EXPECT_TRUE(g->executor().has_gradient(Ws[3].i));
 }
 
+// The same with the examples' parameter nodes computed in two forward passes, the later pass's
+// created first: the gradient of every batch still reaches the parameter.
+TEST(AutobatchModels, ParameterNodesAcrossForwardPasses) {
+  ParameterCollection pc;
+  Parameter W = pc.add_parameters({3, 4});
+  const Model build = [&](ComputationGraph& g) {
+    std::vector<Expression> ws, ys;
+    for (unsigned k = 0; k < 6; ++k) ws.push_back(parameter(g, W));
+    for (unsigned k = 0; k < 6; ++k) {
+      Expression x = input(g, Dim({4}), std::vector<float>{0.2f * k, -0.1f, 0.3f, 0.05f * k});
+      ys.push_back(sum_elems(tanh(ws[k] * x)));
+    }
+    // The last three first (their parameter nodes are computed first), then everything.
+    sum({ys[3], ys[4], ys[5]}).value();
+    return sum(ys);
+  };
+  expect_strategies_agree(pc, build);
+}
+
 // Dropout masks: every sequence draws its own (members of a batched mask node keep their own values).
 // The masks are drawn in creation order by every strategy here (they are the graph's only random
 // nodes and have one signature), so the losses agree exactly.

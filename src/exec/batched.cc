@@ -406,13 +406,46 @@ void BatchedExecutor::for_each_group(Single single, Multi batch) {
   }
 }
 
+namespace {
+// A node that is a parameter's storage in the graph (parameter(cg, p)): all such nodes of one parameter
+// are one shared argument to the batch rule.
+bool parameter_leaf(const NodeRec& r) {
+  return r.nargs == 0 && (r.flags & kParameterNode) && (r.flags & kAliasOutput) && r.attr_words == 1;
+}
+}  // namespace
+
 // Code that adds a parameter to the graph per example (parameter(cg, p) in the example's function)
-// makes one node per example, and their products batch with the parameter as one shared argument,
-// whose gradient backward_batch sends to one of those nodes. The others then get no gradient at all:
-// they are taken off the loss's path, so that they get no gradient memory (zeroed) and push nothing
-// (as DyNet's reads do, their gradient reads as zeros). Without this a Tree-LSTM of 64 trees per graph
-// cleared and pushed 64 copies of every weight's gradient per step.
-void BatchedExecutor::drop_idle_parameter_nodes(VariableIndex last) {
+// makes one node per example, and their products batch with the parameter as one shared argument.
+// Its gradient goes to one node of the parameter for the whole pass, the one computed first (so that
+// backward reaches it after every consumer of the others), and the others, which then receive no
+// gradient, are taken off the loss's path: no zeroed gradient memory and no push each (their gradient
+// reads as zeros). A Tree-LSTM of 64 trees per graph otherwise cleared and pushed 64 copies of every
+// weight's gradient per step, and a parser one per batch its LSTM ran.
+void BatchedExecutor::route_parameter_gradients(VariableIndex last) {
+  // The first computed reached node of each parameter.
+  leaves_.clear();
+  for_each_group<false>(
+      [&](VariableIndex i) {
+        if (reached_node(reached_, i) && parameter_leaf(cg_->node(i))) leaves_.push_back(i);
+      },
+      [](const Batch&) {});
+  if (leaves_.empty()) return;
+  size_t slots = 16;
+  while (slots < 2 * leaves_.size()) slots *= 2;
+  param_slots_.assign(slots, kNone);
+  if (gradient_node_.size() < size_t(last) + 1) gradient_node_.resize(size_t(last) + 1);
+  for (VariableIndex i : leaves_) {
+    const uint64_t storage = cg_->node_attr(i)[0];
+    const OpId op = cg_->node(i).op;
+    size_t s = (storage >> 6 ^ op) & (slots - 1);
+    for (; param_slots_[s] != kNone; s = (s + 1) & (slots - 1)) {
+      const VariableIndex j = param_slots_[s];
+      if (cg_->node_attr(j)[0] == storage && cg_->node(j).op == op) break;
+    }
+    if (param_slots_[s] == kNone) param_slots_[s] = i;
+    gradient_node_[i] = param_slots_[s];
+  }
+  // Which parameter nodes then receive any gradient.
   std::vector<uint8_t>& used = param_used_;
   used.assign(last + 1, 0);
   used[last] = 1;
@@ -435,25 +468,34 @@ void BatchedExecutor::drop_idle_parameter_nodes(VariableIndex last) {
           if (reached_node(reached_, m[j])) used[cg_->node_args(m[j])[a]] = 1;
         continue;
       }
-      any = true;
-      // The member whose node takes the gradient: the same choice as backward_batch's.
-      VariableIndex x = cg_->node_args(m[0])[a];
-      for (uint32_t j = 1; j < b.size && !reached_node(reached_, x); ++j) x = cg_->node_args(m[j])[a];
+      const VariableIndex x = shared_gradient_node(b, a);
+      if (x == kNone) continue;
       used[x] = 1;
+      any = any || parameter_leaf(cg_->node(x));
     }
   };
   for_each_group<false>(use_args, use_batch);
   if (!any) return;
-  for (VariableIndex i = 0; i <= last; ++i) {
-    const NodeRec& r = cg_->node(i);
-    if (!used[i] && reached_[i] && r.nargs == 0 && (r.flags & kParameterNode) && (r.flags & kAliasOutput))
-      reached_[i] = 0;
+  for (VariableIndex i : leaves_)
+    if (!used[i]) reached_[i] = 0;
+}
+
+VariableIndex BatchedExecutor::shared_gradient_node(const Batch& b, unsigned a) const {
+  // Members name the shared argument by one node, or by nodes of one parameter (all of them on the
+  // loss's path when a member is, until route_parameter_gradients takes all but one off it).
+  const VariableIndex* m = members(b);
+  for (uint32_t j = 0; j < b.size; ++j) {
+    if (!reached_node(reached_, m[j])) continue;
+    const VariableIndex x = cg_->node_args(m[j])[a];
+    if (parameter_leaf(cg_->node(x))) return gradient_node_[x];
+    return reached_node(reached_, x) ? x : kNone;
   }
+  return kNone;
 }
 
 void BatchedExecutor::backward(VariableIndex last, bool full) {
   mark_reached(last, full);
-  drop_idle_parameter_nodes(last);
+  route_parameter_gradients(last);
   const size_t n = last + 1;
   // Gradients laid out in computation order, a batch's members one after another as their values
   // are: a later batch's concatenated argument that was a view of one batch's outputs takes its
@@ -567,11 +609,8 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   for (unsigned a = 0; a < nargs; ++a) {
     const PoolScope scratch(scratch_pool_);
     if (def.batch.is_shared(a)) {
-      // Members may name the shared argument by different nodes of one parameter: the gradient goes
-      // to a reached one (they all push into the same storage).
-      VariableIndex x = cg_->node_args(m[0])[a];
-      for (unsigned j = 1; j < k && !reached_node(reached_, x); ++j) x = cg_->node_args(m[j])[a];
-      if (!reached_node(reached_, x)) continue;
+      const VariableIndex x = shared_gradient_node(g, a);
+      if (x == kNone) continue;
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
       def.backward(BackwardArgs{xs, nargs, fx, dEdf, a, grad_[x], attr, g.aux, scratch_pool_, &sink, repeat, k});
       repeat = true;

@@ -53,8 +53,11 @@ class BatchedExecutor : public SimpleExecutor {
   void release(uint32_t t);
   void make_ready(uint32_t t);
   void backward_batch(const Batch& b);
-  // Takes off the loss's path the parameter nodes whose gradient backward would leave at zero.
-  void drop_idle_parameter_nodes(VariableIndex last);
+  // Chooses the node of each parameter that takes the gradients of batches sharing the parameter, and
+  // takes off the loss's path the parameter nodes that then get no gradient.
+  void route_parameter_gradients(VariableIndex last);
+  // The node that takes the gradient of batch b's shared argument a (kNone: none reached).
+  VariableIndex shared_gradient_node(const Batch& b, unsigned a) const;
   void push_batch_gradient(const Batch& b);
   // Calls single(i) for each node that ran alone and batch(b) for each batch, in computation order
   // (reversed: in reverse).
@@ -109,7 +112,10 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<AttrView> member_attrs_;
   std::vector<NodeRec> arg_recs_;
   std::vector<VariableIndex> arg_ids_;
-  std::vector<uint8_t> param_used_;          // drop_idle_parameter_nodes: nodes that get gradient
+  // route_parameter_gradients: reached parameter nodes in computation order, a table of the first one
+  // of each parameter, each one's gradient node, and which nodes get any gradient.
+  std::vector<VariableIndex> leaves_, param_slots_, gradient_node_;
+  std::vector<uint8_t> param_used_;
   std::vector<const Batch*> param_batches_;  // batched parameter nodes whose gradients go out last
   uint64_t run_ns_ = 0;  // profiling: time spent running groups in this forward pass
 };
