@@ -195,8 +195,11 @@ TEST(Api, InvokeCallsTheFunction) {
   ASSERT_NE(pick_fn, nullptr);
   ComputationGraph g;
   Expression x = input(g, Dim({3}), std::vector<float>{1.f, 2.f, 3.f});
+  // Python's pick reads its index through a pointer (so `.set()` can change it)
+  ASSERT_EQ(pick_fn->types[1], ApiType::UnsignedPtr);
   unsigned v = 2, d = 0;
-  void* args[] = {&x, &v, &d};
+  const unsigned* pv = &v;
+  void* args[] = {&x, &pv, &d};
   EXPECT_FLOAT_EQ(as_scalar(pick_fn->invoke(pick_fn->fn, args).value()), 3.f);
 }
 

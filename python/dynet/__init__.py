@@ -6,12 +6,13 @@ to each op's C++ definition (src/ops/api.h); the rest of the module is here and 
 import os as _os
 import pickle as _pickle
 import sys as _sys
+import warnings as _warnings
 
 import dynet_config as _dynet_config
 
 from . import _dynet
 from ._dynet import *  # noqa: F401,F403  (the op functions, Expression, trainers, builders, ...)
-from ._dynet import Expression, LookupParameters, ParameterCollection, Parameters
+from ._dynet import Expression, LookupParameters, ParameterCollection, Parameters, PyInitializer
 
 __version__ = "2.1"
 
@@ -117,28 +118,129 @@ def init_from_params(params):
 Model = ParameterCollection
 
 
+HAVE_CUDA = False
+ERRMSG = "This build of dynet has no GPU support (CPU only)."
+
+
+_parameter_warned = False
+
+
 def parameter(*args):
-    """The expressions of parameters in the current graph (DyNet 2.1 also adds them on first use)."""
-    result = [p.expr(True) for p in args]
-    return result[0] if len(result) == 1 else result
+    """Deprecated (as in DyNet 2.1): Parameters are expressions of the current graph wherever one is
+    expected, so this returns its arguments (and warns once)."""
+    global _parameter_warned
+    if not _parameter_warned:
+        _parameter_warned = True
+        _warnings.warn("dy.parameter(...) is deprecated: parameters are added to the graph automatically",
+                       DeprecationWarning, stacklevel=2)
+    return args[0] if len(args) == 1 else list(args)
 
 
 def const_parameter(*args):
+    """The parameters as constants of the current graph (no gradient flows into them)."""
+    for p in args:
+        if not isinstance(p, (Parameters, LookupParameters)):
+            raise TypeError("const_parameter: expected Parameters or LookupParameters, got %s" % type(p).__name__)
     result = [p.expr(False) for p in args]
     return result[0] if len(result) == 1 else result
 
 
-# ---- initializers ----
-def NormalInitializer(mean=0, var=1): return _dynet._init_normal(mean, var)
-def UniformInitializer(scale): return _dynet._init_uniform(scale)
-def ConstInitializer(c): return _dynet._init_const(c)
-def IdentityInitializer(): return _dynet._init_identity()
-def GlorotInitializer(is_lookup=False, gain=1.0): return _dynet._init_glorot(is_lookup, gain)
-def FromFileInitializer(fname): return _dynet._init_fromfile(fname)
-def NumpyInitializer(array):
-    init = _dynet._init_vector(array)
-    init._from_numpy = True
-    return init
+def print_graphviz(**kwargs):
+    """The current graph in graphviz dot format, on stderr (DyNet's print_graphviz)."""
+    print_text_graphviz()
+
+
+# ---- initializers: PyInitializer subclasses, as in DyNet (isinstance checks work) ----
+class NormalInitializer(PyInitializer):
+    def __init__(self, mean=0, var=1):
+        super().__init__()
+        _dynet._init_normal(self, mean, var)
+
+
+class UniformInitializer(PyInitializer):
+    def __init__(self, scale):
+        super().__init__()
+        _dynet._init_uniform(self, scale)
+
+
+class ConstInitializer(PyInitializer):
+    def __init__(self, c):
+        super().__init__()
+        _dynet._init_const(self, c)
+
+
+class IdentityInitializer(PyInitializer):
+    def __init__(self):
+        super().__init__()
+        _dynet._init_identity(self)
+
+
+class GlorotInitializer(PyInitializer):
+    def __init__(self, is_lookup=False, gain=1.0):
+        super().__init__()
+        _dynet._init_glorot(self, is_lookup, gain)
+
+
+class SaxeInitializer(PyInitializer):
+    def __init__(self, scale=1.0):
+        super().__init__()
+        _dynet._init_saxe(self, scale)
+
+
+class FromFileInitializer(PyInitializer):
+    def __init__(self, fname):
+        super().__init__()
+        _dynet._init_fromfile(self, fname)
+
+
+class NumpyInitializer(PyInitializer):
+    def __init__(self, array):
+        super().__init__()
+        _dynet._init_vector(self, array)
+
+
+# ---- value holders of DyNet's Python module (plain containers here) ----
+def _unsigned(v):
+    if int(v) < 0:
+        raise ValueError("expected an unsigned value, got %r" % (v,))
+    return int(v)
+
+
+class FloatValue:
+    _convert = staticmethod(float)
+
+    def __init__(self, val=0):
+        self.set(val)
+
+    def set(self, val):
+        self.val = self._convert(val)
+
+    def get(self):
+        return self.val
+
+
+class UnsignedValue(FloatValue):
+    _convert = staticmethod(_unsigned)
+
+
+class FloatVectorValue:
+    _convert = staticmethod(float)
+
+    def __init__(self, val=()):
+        self.set(val)
+
+    def set(self, newval):
+        self.val = [self._convert(x) for x in newval]
+
+    def get(self):
+        return list(self.val)
+
+    def size(self):
+        return len(self.val)
+
+
+class UnsignedVectorValue(FloatVectorValue):
+    _convert = staticmethod(_unsigned)
 
 
 def values(exps, recalculate=False):
@@ -156,7 +258,14 @@ def from_dlpack(tensor, batched=False):
     """An input expression from any DLPack tensor (torch, numpy, ...): dims as its shape, the last axis the
     batch when batched (values are copied into the graph, as inputTensor does)."""
     import numpy as np
-    return inputTensor(np.from_dlpack(tensor), batched=batched)
+    if not hasattr(tensor, "__dlpack__"):
+        raise TypeError("from_dlpack: expected an object with __dlpack__ (a DLPack tensor), got %s"
+                        % type(tensor).__name__)
+    try:
+        array = np.from_dlpack(tensor)
+    except BufferError as e:
+        raise TypeError("from_dlpack: %s" % e) from e
+    return inputTensor(array, batched=batched)
 
 
 class DeviceInfo:
@@ -219,20 +328,53 @@ class RNNState:
         return RNNState(self.builder, idx, self, out)
 
 
+class StackedRNNState:
+    """The states of several RNN builders stacked by hand: each one reads the output of the one below."""
+
+    def __init__(self, states, prev=None):
+        self.states, self._prev = list(states), prev
+
+    def add_input(self, x):
+        next_states = []
+        for s in self.states:
+            next_states.append(s.add_input(x))
+            x = next_states[-1].output()
+        return StackedRNNState(next_states, self)
+
+    def add_inputs(self, xs):
+        states, cur = [], self
+        for x in xs:
+            cur = cur.add_input(x)
+            states.append(cur)
+        return states
+
+    def output(self):
+        return self.states[-1].output()
+
+    def prev(self):
+        return self._prev
+
+    def h(self):
+        return [s.h() for s in self.states]
+
+    def s(self):
+        return [s.s() for s in self.states]
+
+
 class _StateMethods:
     """initial_state & co. of every RNN builder (the states are RNNState objects above), and the spec
     that dy.save writes: (layers, input_dim, hidden_dim, the other constructor arguments)."""
 
-    _spec_defaults = ()  # the constructor arguments after `model` that the original's spec records
+    _spec_params = ()  # (name, default) of the constructor arguments after `model` that the spec records
 
-    def __init__(self, layers, input_dim, hidden_dim, model, *args):
-        super().__init__(layers, input_dim, hidden_dim, model, *args)
-        self.spec = (layers, input_dim, hidden_dim) + tuple(args) + self._spec_defaults[len(args):]
+    def __init__(self, layers, input_dim, hidden_dim, model, *args, **kwargs):
+        super().__init__(layers, input_dim, hidden_dim, model, *args, **kwargs)
+        extra = list(args) + [kwargs.get(name, default) for name, default in self._spec_params[len(args):]]
+        self.spec = (layers, input_dim, hidden_dim) + tuple(extra[:len(self._spec_params)])
 
     @classmethod
     def from_spec(cls, spec, model):
         return cls(*spec[:3], model, *spec[3:])
-
 
     def initial_state(self, vecs=None, update=True):
         self._new_graph(update)
@@ -250,7 +392,7 @@ class SimpleRNNBuilder(_StateMethods, _dynet.SimpleRNNBuilder):
 
 
 class VanillaLSTMBuilder(_StateMethods, _dynet.VanillaLSTMBuilder):
-    _spec_defaults = (False, 1.0)  # ln_lstm, forget_bias
+    _spec_params = (("ln_lstm", False), ("forget_bias", 1.0))
 
 
 class CoupledLSTMBuilder(_StateMethods, _dynet.CoupledLSTMBuilder):
@@ -266,7 +408,7 @@ class GRUBuilder(_StateMethods, _dynet.GRUBuilder):
 
 
 class SparseLSTMBuilder(_StateMethods, _dynet.SparseLSTMBuilder):
-    _spec_defaults = (False, 1.0)
+    _spec_params = (("ln_lstm", False), ("forget_bias", 1.0))
 
 
 class FastLSTMBuilder(_StateMethods, _dynet.FastLSTMBuilder):
@@ -288,21 +430,30 @@ LSTMBuilder = VanillaLSTMBuilder
 
 
 class BiRNNBuilder:
-    """Stacked bidirectional RNNs over any builder class (DyNet's pure-Python BiRNNBuilder)."""
+    """Stacked bidirectional RNNs over any builder class (DyNet's pure-Python BiRNNBuilder); its
+    parameters live in the subcollection "birnn"."""
 
     def __init__(self, num_layers, input_dim, hidden_dim, model, rnn_builder_factory, builder_layers=None):
-        assert num_layers > 0 and hidden_dim % 2 == 0
-        self.builder_layers = []
+        if num_layers <= 0:
+            raise ValueError("BiRNNBuilder: num_layers must be positive, got %r" % (num_layers,))
+        if hidden_dim % 2:
+            raise ValueError("BiRNNBuilder: hidden_dim must be even (half per direction), got %r" % (hidden_dim,))
+        model = self.model = model.add_subcollection("birnn")
+        self.spec = (num_layers, input_dim, hidden_dim, rnn_builder_factory, builder_layers)
         if builder_layers is None:
-            f = rnn_builder_factory(1, input_dim, hidden_dim // 2, model)
-            b = rnn_builder_factory(1, input_dim, hidden_dim // 2, model)
-            self.builder_layers.append((f, b))
-            for _ in range(num_layers - 1):
-                f = rnn_builder_factory(1, hidden_dim, hidden_dim // 2, model)
-                b = rnn_builder_factory(1, hidden_dim, hidden_dim // 2, model)
-                self.builder_layers.append((f, b))
-        else:
-            self.builder_layers = builder_layers
+            builder_layers = []
+            for layer in range(num_layers):
+                in_dim = input_dim if layer == 0 else hidden_dim
+                builder_layers.append((rnn_builder_factory(1, in_dim, hidden_dim // 2, model),
+                                       rnn_builder_factory(1, in_dim, hidden_dim // 2, model)))
+        self.builder_layers = builder_layers
+
+    @staticmethod
+    def from_spec(spec, model):
+        return BiRNNBuilder(*spec[:3], model, *spec[3:])
+
+    def param_collection(self):
+        return self.model
 
     def whoami(self):
         return "BiRNNBuilder"

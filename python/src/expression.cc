@@ -1,6 +1,4 @@
 // The Expression type, the current graph, and the mapping of C++ exceptions to Python ones.
-#include <map>
-#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <vector>
@@ -10,57 +8,68 @@
 namespace dynet::py {
 
 // ---------------------------------------------------------------------------------------------
-// Graphs. The global graph lives as long as the module; a thread's `with` blocks stack over it.
+// Graphs. The global graph lives as long as the process; a thread's `with` blocks stack over it.
 namespace {
-thread_local std::vector<ComputationGraph*> t_graph_stack;
-ComputationGraph* g_global = nullptr;
+struct Current {
+  ComputationGraph* g;
+  GraphInputs* in;
+};
+thread_local std::vector<Current> t_graph_stack;
 uint64_t g_version = 0;
-std::mutex g_storage_mutex;
-std::map<ComputationGraph*, std::vector<std::shared_ptr<void>>> g_storage;
 }  // namespace
 
+// Never freed: expressions may outlive the module.
 ComputationGraph& global_graph() {
-  if (!g_global) g_global = new ComputationGraph();  // never freed: expressions may outlive the module
-  return *g_global;
+  static ComputationGraph* g = new ComputationGraph();
+  return *g;
+}
+GraphInputs& global_inputs() {
+  static GraphInputs* in = new GraphInputs();
+  return *in;
 }
 uint64_t& global_graph_version() { return g_version; }
-ComputationGraph& current_graph() { return t_graph_stack.empty() ? global_graph() : *t_graph_stack.back(); }
-void push_graph(ComputationGraph* g) { t_graph_stack.push_back(g); }
+ComputationGraph& current_graph() { return t_graph_stack.empty() ? global_graph() : *t_graph_stack.back().g; }
+GraphInputs& current_inputs() { return t_graph_stack.empty() ? global_inputs() : *t_graph_stack.back().in; }
+void push_graph(ComputationGraph* g, GraphInputs* in) { t_graph_stack.push_back({g, in}); }
 void pop_graph(ComputationGraph* g) {
   for (size_t k = t_graph_stack.size(); k-- > 0;)
-    if (t_graph_stack[k] == g) {
-      t_graph_stack.erase(t_graph_stack.begin() + k);
+    if (t_graph_stack[k].g == g) {
+      t_graph_stack.erase(t_graph_stack.begin() + static_cast<std::ptrdiff_t>(k));
       return;
     }
 }
-void keep_alive_for_graph(ComputationGraph& g, std::shared_ptr<void> storage) {
-  std::lock_guard<std::mutex> lock(g_storage_mutex);
-  g_storage[&g].push_back(std::move(storage));
-}
-void release_graph_storage(ComputationGraph& g) {
-  std::vector<std::shared_ptr<void>> old;
-  std::lock_guard<std::mutex> lock(g_storage_mutex);
-  auto it = g_storage.find(&g);
-  if (it != g_storage.end()) {
-    old.swap(it->second);
-    g_storage.erase(it);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
-// Errors: the same message, as ValueError (std::invalid_argument/domain_error), IndexError
-// (std::out_of_range) or RuntimeError (everything else).
+// Errors: the same message and the same mapping as nanobind's for the bound methods: IndexError
+// (std::out_of_range), ValueError (invalid_argument, domain_error, length_error, range_error),
+// OverflowError, MemoryError, RuntimeError (everything else).
 void raise_from_cpp() {
   try {
     throw;
   } catch (nb::python_error& e) {
     e.restore();
+  } catch (const nb::builtin_exception& e) {
+    PyObject* type = PyExc_RuntimeError;
+    switch (e.type()) {
+      case nb::exception_type::index_error: type = PyExc_IndexError; break;
+      case nb::exception_type::value_error: type = PyExc_ValueError; break;
+      case nb::exception_type::type_error: type = PyExc_TypeError; break;
+      case nb::exception_type::key_error: type = PyExc_KeyError; break;
+      default: break;
+    }
+    PyErr_SetString(type, e.what());
   } catch (const std::out_of_range& e) {
     PyErr_SetString(PyExc_IndexError, e.what());
   } catch (const std::invalid_argument& e) {
     PyErr_SetString(PyExc_ValueError, e.what());
   } catch (const std::domain_error& e) {
     PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::length_error& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::range_error& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::overflow_error& e) {
+    PyErr_SetString(PyExc_OverflowError, e.what());
   } catch (const std::bad_alloc&) {
     PyErr_NoMemory();
   } catch (const std::exception& e) {
@@ -80,8 +89,6 @@ int g_free_count = 0;
 
 void expr_dealloc(PyObject* self) {
   PyExpr* p = reinterpret_cast<PyExpr*>(self);
-  delete p->storage;
-  p->storage = nullptr;
   if (Py_TYPE(self) == ExprType && g_free_count < kFreeListMax) {
     g_free_list[g_free_count++] = p;
     return;
@@ -102,9 +109,18 @@ PyObject* wrap(const Expression& e) {
     if (!p) return nullptr;
   }
   p->e = e;
-  p->storage = nullptr;
-  p->kind = 0;
+  p->slot = nullptr;
+  p->kind = Settable::None;
   return reinterpret_cast<PyObject*>(p);
+}
+
+PyObject* wrap(const Expression& e, Settable kind, void* slot) {
+  PyObject* o = wrap(e);
+  if (o) {
+    reinterpret_cast<PyExpr*>(o)->slot = slot;
+    reinterpret_cast<PyExpr*>(o)->kind = kind;
+  }
+  return o;
 }
 
 bool to_expr(PyObject* o, Expression& out) {
@@ -216,19 +232,27 @@ PyObject* nb_pow(PyObject* a, PyObject* b, PyObject* mod) {
 }
 }  // namespace
 
+PyType_Slot* expression_number_slots() {
+  static PyType_Slot slots[] = {{Py_nb_add, reinterpret_cast<void*>(nb_add)},
+                                {Py_nb_subtract, reinterpret_cast<void*>(nb_sub)},
+                                {Py_nb_multiply, reinterpret_cast<void*>(nb_mul)},
+                                {Py_nb_true_divide, reinterpret_cast<void*>(nb_div)},
+                                {Py_nb_negative, reinterpret_cast<void*>(nb_neg)},
+                                {Py_nb_power, reinterpret_cast<void*>(nb_pow)},
+                                {0, nullptr}};
+  return slots;
+}
+
 void init_expression(nb::module_& m) {
-  static PyType_Slot slots[] = {
-      {Py_tp_dealloc, reinterpret_cast<void*>(expr_dealloc)},
-      {Py_tp_doc, const_cast<char*>("A node of a computation graph (DyNet's Expression).")},
-      {Py_nb_add, reinterpret_cast<void*>(nb_add)},
-      {Py_nb_subtract, reinterpret_cast<void*>(nb_sub)},
-      {Py_nb_multiply, reinterpret_cast<void*>(nb_mul)},
-      {Py_nb_true_divide, reinterpret_cast<void*>(nb_div)},
-      {Py_nb_negative, reinterpret_cast<void*>(nb_neg)},
-      {Py_nb_power, reinterpret_cast<void*>(nb_pow)},
-      {0, nullptr}};
+  static std::vector<PyType_Slot> slots = [] {
+    std::vector<PyType_Slot> s{{Py_tp_dealloc, reinterpret_cast<void*>(expr_dealloc)},
+                               {Py_tp_doc, const_cast<char*>("A node of a computation graph (DyNet's Expression).")}};
+    for (PyType_Slot* n = expression_number_slots(); n->slot; ++n) s.push_back(*n);
+    s.push_back({0, nullptr});
+    return s;
+  }();
   static PyType_Spec spec = {"dynet._dynet.Expression", sizeof(PyExpr), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-                             slots};
+                             slots.data()};
   PyObject* type = PyType_FromSpec(&spec);
   if (!type) throw nb::python_error();
   ExprType = reinterpret_cast<PyTypeObject*>(type);

@@ -5,6 +5,9 @@
 
 #include <nanobind/nanobind.h>
 
+#include <deque>
+#include <vector>
+
 #include "dynet/dynet.h"
 #include "dynet/expr.h"
 
@@ -12,26 +15,62 @@ namespace dynet::py {
 namespace nb = nanobind;
 
 // ---- the graph Python code builds into ----
-// DyNet's Python API has one global graph; `with dy.ComputationGraph() as g:` (or
-// dy.ComputationGraph.activate) makes another graph current for this thread.
+// What one graph's pointer nodes read at forward: the values of updatable inputs and the indices of
+// lookups and picks (which `.set()` changes). Deques, so growing never moves an element a node points
+// to; cleared when the graph is renewed (its expressions are stale by then, so `.set()` refuses them).
+struct GraphInputs {
+  std::deque<std::vector<float>> values;
+  std::deque<unsigned> indices;
+  std::deque<std::vector<unsigned>> index_lists;
+  void clear() {
+    values.clear();
+    indices.clear();
+    index_lists.clear();
+  }
+};
+// DyNet's Python API has one global graph; `with dy.ComputationGraph() as g:` makes another graph
+// current for this thread (a thread-local stack).
 ComputationGraph& current_graph();
-void push_graph(ComputationGraph* g);
+GraphInputs& current_inputs();
+void push_graph(ComputationGraph* g, GraphInputs* in);
 void pop_graph(ComputationGraph* g);
 ComputationGraph& global_graph();
+GraphInputs& global_inputs();
 uint64_t& global_graph_version();
-// Objects that a graph's pointer inputs read at forward (vecInput's storage, ...): kept until renew_cg.
-void keep_alive_for_graph(ComputationGraph& g, std::shared_ptr<void> storage);
-void release_graph_storage(ComputationGraph& g);
 
 // ---- Expression objects (a plain CPython type: the hot path avoids nanobind's per-instance map) ----
+// What `.set()` writes for an updatable expression: an element of its graph's GraphInputs.
+enum class Settable : int { None, Values, Index, Indices };
 struct PyExpr {
   PyObject_HEAD
   Expression e;
-  std::shared_ptr<void>* storage;  // updatable inputs: the values .set() writes (owned here and by the graph)
-  int kind;                        // which .set() applies: 0 none, 1 scalar, 2 vector
+  void* slot;     // std::vector<float>*, unsigned* or std::vector<unsigned>* (by kind)
+  Settable kind;
 };
 extern PyTypeObject* ExprType;
+// The operators + - * / ** and unary minus, for any type to_expr accepts (Parameters too).
+PyType_Slot* expression_number_slots();
 PyObject* wrap(const Expression& e);
+// An expression whose `.set()` writes *slot (an element of its graph's GraphInputs).
+PyObject* wrap(const Expression& e, Settable kind, void* slot);
+// ---- Parameters and LookupParameters (nanobind classes, module.cc) ----
+// P is Parameter or LookupParameter; `cached` is its node in the current graph (DyNet 2.1 adds it on
+// first use).
+template <class P>
+struct PyParams {
+  P p;
+  Expression cached;
+  Expression expr(bool update) {
+    ComputationGraph& g = current_graph();
+    if (update && !cached.is_stale() && cached.pg == &g) return cached;
+    Expression e = update ? parameter(g, p) : const_parameter(g, p);
+    if (update) cached = e;
+    return e;
+  }
+};
+using PyParameters = PyParams<Parameter>;
+using PyLookupParameters = PyParams<LookupParameter>;
+
 // Converts an Expression or a Parameters/LookupParameters object (added to the current graph, as
 // DyNet 2.1 does). Returns false, with no Python error set, when `o` is neither.
 bool to_expr(PyObject* o, Expression& out);
@@ -41,8 +80,25 @@ bool param_to_expr(PyObject* o, Expression& out);
 bool to_parameter(PyObject* o, Parameter& out);
 bool to_lookup_parameter(PyObject* o, LookupParameter& out);
 
+// ---- numpy (arrays.cc) ----
+// An array's dims (numpy order) and its values as float32 in column-major order (DyNet's layout): any
+// dtype and memory layout; `what` names the caller in errors.
+struct FloatArray {
+  std::vector<unsigned> dims;
+  std::vector<float> values;
+};
+FloatArray from_array(nb::handle obj, const char* what);
+// A Dim of these dims and batch size; throws std::invalid_argument naming `what` for too many dims.
+Dim make_dim(const std::vector<unsigned>& dims, unsigned bd, const char* what);
+// A numpy copy: the dims, then the batch as a last axis when bd > 1 (or when keep_batch_axis).
+nb::object to_numpy(const Tensor& t, bool keep_batch_axis = false);
+// A dy.Tensor holding a copy of t.
+nb::object tensor_of(const Tensor& t);
+
+void init_arrays(nb::module_& m);
 void init_expression(nb::module_& m);
 void init_ops(nb::module_& m);
+void init_builders(nb::module_& m);
 void init_module(nb::module_& m);
 
 // Raises the Python exception matching the current C++ exception (inside a catch block).

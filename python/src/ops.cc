@@ -139,8 +139,15 @@ void cpp_default(Slot& slot, ApiType t, const std::string& def, void*& out) {
   }
 }
 
+// The element of the graph's GraphInputs that an index pointer argument points to (what `.set()` of
+// the resulting expression changes).
+struct SettableArg {
+  Settable kind = Settable::None;
+  void* target = nullptr;
+};
+
 // Converts o into slot as type t; throws Mismatch when it cannot be that type.
-void* convert(Slot& slot, ApiType t, PyObject* o, const char* what) {
+void* convert(Slot& slot, ApiType t, PyObject* o, const char* what, SettableArg& settable) {
   switch (t) {
     case ApiType::Expr: {
       Expression* e = slot.make<Expression>();
@@ -190,7 +197,19 @@ void* convert(Slot& slot, ApiType t, PyObject* o, const char* what) {
       if (!to_lookup_parameter(o, *p)) throw Mismatch{};
       return p;
     }
-    default: throw Mismatch{};  // pointer forms are C++ only
+    case ApiType::UnsignedPtr: {
+      const unsigned v = to_unsigned(o, what);
+      unsigned* target = &current_inputs().indices.emplace_back(v);
+      settable = {Settable::Index, target};
+      return slot.make<const unsigned*>(target);
+    }
+    case ApiType::UnsignedVecPtr: {
+      std::vector<unsigned> v = to_vector<unsigned>(o, [&](PyObject* x) { return to_unsigned(x, what); });
+      std::vector<unsigned>* target = &current_inputs().index_lists.emplace_back(std::move(v));
+      settable = {Settable::Indices, target};
+      return slot.make<const std::vector<unsigned>*>(target);
+    }
+    default: throw Mismatch{};  // the other pointer forms are C++ only
   }
 }
 
@@ -230,6 +249,7 @@ PyObject* call_overload(const Overload& ov, PyObject* const* args, size_t nargs,
   Slot slots[16];
   void* ptrs[16] = {};
   PyObject* batch_size = nullptr;
+  SettableArg settable;
   for (size_t k = 0; k < np; ++k) {
     const PyParam& p = ov.params[k];
     PyObject* v = given[k] ? given[k] : p.def.ptr();
@@ -239,7 +259,7 @@ PyObject* call_overload(const Overload& ov, PyObject* const* args, size_t nargs,
     } else if (p.cpp == -1) {
       if (!equal(v, p.def.ptr())) throw Mismatch{};
     } else {
-      ptrs[p.cpp] = convert(slots[p.cpp], ov.fn->types[p.cpp], v, p.name.c_str());
+      ptrs[p.cpp] = convert(slots[p.cpp], ov.fn->types[p.cpp], v, p.name.c_str(), settable);
     }
   }
   for (unsigned k = 0; k < ov.fn->ntypes; ++k) {
@@ -250,7 +270,7 @@ PyObject* call_overload(const Overload& ov, PyObject* const* args, size_t nargs,
       cpp_default(slots[k], ov.fn->types[k], ov.cpp.at(k).def, ptrs[k]);
   }
   if (batch_size && ov.dim_param >= 0) static_cast<Dim*>(ptrs[ov.dim_param])->bd = to_unsigned(batch_size, "batch_size");
-  return wrap(ov.fn->invoke(ov.fn->fn, ptrs));
+  return wrap(ov.fn->invoke(ov.fn->fn, ptrs), settable.kind, settable.target);
 }
 
 PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -332,11 +352,13 @@ const char* py_type(ApiType t) {
     case ApiType::ExprList: return "collections.abc.Sequence[Expression]";
     case ApiType::Real: return "float";
     case ApiType::Unsigned:
+    case ApiType::UnsignedPtr:
     case ApiType::Int: return "int";
     case ApiType::Bool: return "bool";
     case ApiType::Dim: return "int | collections.abc.Sequence[int]";
     case ApiType::RealVec: return "collections.abc.Sequence[float]";
     case ApiType::UnsignedVec:
+    case ApiType::UnsignedVecPtr:
     case ApiType::IntVec: return "collections.abc.Sequence[int]";
     case ApiType::UnsignedVecVec: return "collections.abc.Sequence[collections.abc.Sequence[int]]";
     case ApiType::GradMode: return "str";

@@ -41,10 +41,12 @@ enum class ApiType : uint8_t {
 };
 // The C++ spelling of each type in expr.h.
 const char* api_cpp_type(ApiType t);
-// Whether a value of the type can come from Python (pointer forms are C++ only: they are read at forward).
+// Whether a value of the type can come from Python. Pointer forms are read at forward; Python gives
+// index pointers into per-graph storage (so `.set()` can change a lookup's or pick's index), the other
+// pointer forms are C++ only.
 constexpr bool api_from_python(ApiType t) {
-  return t != ApiType::ExprInitList && t != ApiType::RealPtr && t != ApiType::UnsignedPtr &&
-         t != ApiType::RealVecPtr && t != ApiType::UnsignedVecPtr && t != ApiType::UnsignedVecVecPtr;
+  return t != ApiType::ExprInitList && t != ApiType::RealPtr && t != ApiType::RealVecPtr &&
+         t != ApiType::UnsignedVecVecPtr;
 }
 
 template <class T> struct ApiTypeOf;

@@ -200,35 +200,35 @@ DYNET_API(const_parameter, "const_parameter", "const_parameter(g, lp)", nullptr,
 Expression lookup(ComputationGraph& g, LookupParameter p, unsigned index) {
   return Expression(&g, g.add_lookup(p, index));
 }
-DYNET_API(lookup, "lookup", "lookup(g, p, index: payload)", "lookup(p, index=0, update=True)", Expression(ComputationGraph&, LookupParameter, unsigned));
+DYNET_API(lookup, "lookup", "lookup(g, p, index: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, unsigned));
 Expression lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex) {
   return Expression(&g, g.add_lookup(p, pindex));
 }
-DYNET_API(lookup, "lookup", "lookup(g, p, pindex: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, const unsigned*));
+DYNET_API(lookup, "lookup", "lookup(g, p, pindex: payload)", "lookup(p, index=0, update=True)", Expression(ComputationGraph&, LookupParameter, const unsigned*));
 Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices) {
   return Expression(&g, g.add_lookup(p, indices));
 }
-DYNET_API(lookup, "lookup", "lookup(g, p, indices: payload)", "lookup_batch(p, indices, update=True)", Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>&));
+DYNET_API(lookup, "lookup", "lookup(g, p, indices: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>&));
 Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices) {
   return Expression(&g, g.add_lookup(p, pindices));
 }
-DYNET_API(lookup, "lookup", "lookup(g, p, pindices: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>*));
+DYNET_API(lookup, "lookup", "lookup(g, p, pindices: payload)", "lookup_batch(p, indices, update=True)", Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>*));
 Expression const_lookup(ComputationGraph& g, LookupParameter p, unsigned index) {
   return Expression(&g, g.add_const_lookup(p, index));
 }
-DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, index: payload)", "lookup(p, index=0, update=False)", Expression(ComputationGraph&, LookupParameter, unsigned));
+DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, index: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, unsigned));
 Expression const_lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex) {
   return Expression(&g, g.add_const_lookup(p, pindex));
 }
-DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, pindex: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, const unsigned*));
+DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, pindex: payload)", "lookup(p, index=0, update=False)", Expression(ComputationGraph&, LookupParameter, const unsigned*));
 Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices) {
   return Expression(&g, g.add_const_lookup(p, indices));
 }
-DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, indices: payload)", "lookup_batch(p, indices, update=False)", Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>&));
+DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, indices: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>&));
 Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices) {
   return Expression(&g, g.add_const_lookup(p, pindices));
 }
-DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, pindices: payload)", nullptr, Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>*));
+DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, pindices: payload)", "lookup_batch(p, indices, update=False)", Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>*));
 Expression constant(ComputationGraph& g, const Dim& d, float val, Device*) {
   check_dim("constant", d);
   return Expression(&g, add(g, k_constant, ConstAttr{d, val}));

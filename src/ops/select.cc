@@ -781,23 +781,23 @@ const OpId k_strided_select = register_op({.name = "strided_select",
 }  // namespace
 
 Expression pick(const Expression& x, unsigned v, unsigned d) { return pick_node(x, PickAttr{nullptr, nullptr, 1, 0, d}, &v); }
-DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", "pick(e, index=0, dim=0)", Expression(const Expression&, unsigned, unsigned));
+DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", nullptr, Expression(const Expression&, unsigned, unsigned));
 Expression pick(const Expression& x, const unsigned* pv, unsigned d) {
   if (!pv) throw std::invalid_argument("pick: null index pointer");
   return pick_node(x, PickAttr{pv, nullptr, 1, 0, d}, nullptr);
 }
-DYNET_API(pick, "pick", "pick(x, pv: payload, d = 0)", nullptr, Expression(const Expression&, const unsigned*, unsigned));
+DYNET_API(pick, "pick", "pick(x, pv: payload, d = 0)", "pick(e, index=0, dim=0)", Expression(const Expression&, const unsigned*, unsigned));
 Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d) {
   if (v.empty()) throw std::invalid_argument("pick: empty index vector");
   return pick_node(x, PickAttr{nullptr, nullptr, static_cast<uint32_t>(v.size()), 1, d}, v.data());
 }
-DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", "pick_batch(e, indices, dim=0)", Expression(const Expression&, const std::vector<unsigned>&, unsigned));
+DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", nullptr, Expression(const Expression&, const std::vector<unsigned>&, unsigned));
 Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d) {
   if (!pv) throw std::invalid_argument("pick: null index pointer");
   if (pv->empty()) throw std::invalid_argument("pick: empty index vector");
   return pick_node(x, PickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 1, d}, nullptr);
 }
-DYNET_API(pick, "pick", "pick(x, pv: payload, d = 0)", nullptr, Expression(const Expression&, const std::vector<unsigned>*, unsigned));
+DYNET_API(pick, "pick", "pick(x, pv: payload, d = 0)", "pick_batch(e, indices, dim=0)", Expression(const Expression&, const std::vector<unsigned>*, unsigned));
 Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d) {
   return make_node(k_pick_range, x, RangeAttr{s, e, d});
 }

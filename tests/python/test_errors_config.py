@@ -138,3 +138,47 @@ def test_autobatching_selects_the_batching_executor():
         assert len(runs) == 4 and len(values) == 1, r.stderr  # the same loss and gradient every time
         # first graph and renew_cg(): the flag; autobatching=False: simple; True: autobatched
         assert [b for b, _ in runs] == [bool(flag), False, True, bool(flag)], r.stderr
+
+
+def test_cpp_errors_keep_their_message():
+    a, b = dy.inputVector([1.0, 2.0]), dy.inputVector([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError) as e:
+        dy.cmult(a, b)
+    assert "cmult" in str(e.value) and "{2}" in str(e.value) and "{3}" in str(e.value)
+    pc = dy.ParameterCollection()
+    E = pc.add_lookup_parameters((3, 2))
+    with pytest.raises(IndexError, match="row 9"):
+        E.row_as_array(9)
+    with pytest.raises(IndexError, match="row 5 out of range for 3 rows"):
+        E.rows_as_array([0, 5])
+    with pytest.raises(ValueError, match="lookup: index 7 out of range"):
+        dy.lookup(E, 7).value()
+    with pytest.raises(ValueError, match="Didn't recognize initializer 'x'"):
+        pc.add_parameters((2,), init="x")
+    dy.renew_cg()
+    with pytest.raises(RuntimeError, match="stale"):
+        dy.sum_elems(a)
+
+
+def test_numpy_inputs_are_converted_in_one_pass():
+    """inputTensor reads any numpy layout and dtype through its strides into the graph's storage: no
+    temporary numpy arrays (tracemalloc sees numpy's allocations, not the C++ storage)."""
+    import tracemalloc
+    big = np.random.RandomState(0).rand(300, 400)  # float64, C order: converted and transposed
+    for arr in (big, big.astype(np.float32), np.asfortranarray(big), big[:, ::2], big.astype(np.int32),
+                big.astype(">f8")):
+        tracemalloc.start()
+        x = dy.inputTensor(arr)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        if arr.dtype.byteorder != ">":  # big-endian data goes through numpy.asarray
+            assert peak < arr.size, (arr.dtype, arr.flags, peak)
+        assert np.array_equal(x.npvalue(), arr.astype(np.float32))
+    assert dy.inputTensor(np.array(True)).value() == 1.0
+    assert dy.inputTensor(memoryview(np.arange(4, dtype=np.int16))).vec_value() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(TypeError, match="complex"):
+        dy.inputTensor(np.ones(2, dtype=np.complex64))
+    with pytest.raises(ValueError):
+        dy.inputTensor([[1.0, 2.0], [3.0]])
+    with pytest.raises(ValueError, match="at most"):
+        dy.inputTensor(np.zeros((1,) * 9))

@@ -7,23 +7,8 @@ import numpy as np
 import pytest
 
 import dynet as dy
+from conftest import ORIGINAL_PYTHON, original_available, original_env
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ORIGINAL_PYTHON = os.environ.get("DYNET_ORIGINAL_PYTHON",
-                                 os.path.join(HERE, "..", "..", "bench", ".venv", "bin", "python"))
-
-
-def original_env():
-    """The environment for the original's interpreter: without our package on PYTHONPATH."""
-    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-
-
-def original_available():
-    if not os.path.exists(ORIGINAL_PYTHON):
-        return False
-    probe = subprocess.run([ORIGINAL_PYTHON, "-c", "import sys; sys.argv=sys.argv[:1]; import _dynet"],
-                           capture_output=True, env=original_env())
-    return probe.returncode == 0
 
 
 def test_parameters_numpy_methods():

@@ -2,6 +2,7 @@
 `PYTHONPATH=build/python .venv/bin/python -m nanobind.stubgen -m dynet._dynet -p python/dynet/stubgen_patterns.txt
 -o python/dynet/_dynet.pyi`)."""
 import os
+import re
 import subprocess
 import sys
 
@@ -10,8 +11,18 @@ import pytest
 from conftest import REPO
 
 
+def pinned_nanobind():
+    """The nanobind version scripts/setup installs (the stubs are that version's stubgen output)."""
+    with open(os.path.join(REPO, "scripts", "setup")) as f:
+        return re.search(r"nanobind==([0-9.]+)", f.read()).group(1)
+
+
 def test_stubs_are_current(tmp_path):
+    nanobind = pytest.importorskip("nanobind")
     pytest.importorskip("nanobind.stubgen")
+    assert nanobind.__version__ == pinned_nanobind(), (
+        "the stubs are nanobind %s's stubgen output; this venv has %s (scripts/setup installs the pinned one)"
+        % (pinned_nanobind(), nanobind.__version__))
     out = tmp_path / "_dynet.pyi"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     patterns = os.path.join(REPO, "python", "dynet", "stubgen_patterns.txt")
