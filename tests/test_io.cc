@@ -2,7 +2,9 @@
 // never leave a half-updated model (truncation and corruption at every byte).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cfloat>
@@ -20,6 +22,7 @@
 #include "dynet/io.h"
 #include "dynet/model.h"
 #include "dynet/param-init.h"
+#include "io/atomic_file.h"
 #include "io/text_format.h"
 #include "temp_dir.h"
 
@@ -566,6 +569,74 @@ TEST_F(IoTest, WriteErrorMidSaveLeavesThePreviousFile) {
   EXPECT_EQ(read_file(path("m.txt")), text_before);
   EXPECT_EQ(read_file(path("m.safetensors")), st_before);
   EXPECT_TRUE(others({"m.txt", "m.safetensors"}).empty());
+}
+
+// The temporaries of saves to `target` present in its directory.
+std::vector<std::string> temporaries_of(const fs::path& dir, const std::string& target) {
+  std::vector<std::string> out;
+  const std::string prefix = "." + target + ".dynet-unfinished-save-";
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.compare(0, prefix.size(), prefix) == 0) out.push_back(n);
+  }
+  return out;
+}
+
+TEST_F(IoTest, TemporaryOfASaveKilledMidWriteIsRemovedByTheNextSave) {
+  Golden g;
+  ParameterCollection big;
+  big.add_parameters({64, 64});  // 64 KB of text
+  // A child process killed by the kernel mid-write (SIGXFSZ at the file-size limit) runs no cleanup.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    struct rlimit lim = {0, 0};
+    setrlimit(RLIMIT_CORE, &lim);
+    lim = {6000, 6000};
+    setrlimit(RLIMIT_FSIZE, &lim);
+    signal(SIGXFSZ, SIG_DFL);
+    try {
+      TextFileSaver(path("m.txt")).save(big);
+    } catch (...) {
+    }
+    ::_exit(0);  // not reached: the write past the limit kills the process
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ) << status;
+  const auto left = temporaries_of(tmp_.dir(), "m.txt");
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(fs::file_size(tmp_.dir() / left[0]), 6000u);
+  EXPECT_NE(left[0].find("-" + std::to_string(child) + "-"), std::string::npos) << left[0];
+  // Stale temporaries of the same target are removed by its next save; another file's are not.
+  tmp_.write(".m.txt.dynet-unfinished-save-1-2-3", "an older crash");
+  tmp_.write(".n.txt.dynet-unfinished-save-1-2-3", "another file's");
+  tmp_.write(".m.txt.tmp", "not ours");
+  TextFileSaver(path("m.txt")).save(g.m);
+  EXPECT_TRUE(temporaries_of(tmp_.dir(), "m.txt").empty());
+  std::vector<std::string> rest = others({"m.txt"});
+  std::sort(rest.begin(), rest.end());
+  EXPECT_EQ(rest, (std::vector<std::string>{".m.txt.tmp", ".n.txt.dynet-unfinished-save-1-2-3"}));
+  TextFileSaver(path("ref.txt")).save(g.m);
+  EXPECT_EQ(read_file(path("m.txt")), read_file(path("ref.txt")));
+  // safetensors saves clean up the same way.
+  tmp_.write(".s.st.dynet-unfinished-save-7-0-0", "stale");
+  save_safetensors(path("s.st"), g.m);
+  EXPECT_TRUE(temporaries_of(tmp_.dir(), "s.st").empty());
+}
+
+TEST_F(IoTest, SaveInProgressKeepsItsTemporaryWhileAnotherSaveCleansUp) {
+  Golden g;
+  // A writer that is still running (here: in this process) holds its temporary locked.
+  io_detail::AtomicFileWriter running(path("m.txt"), "test");
+  running.write("partial");
+  ASSERT_EQ(temporaries_of(tmp_.dir(), "m.txt").size(), 1u);
+  TextFileSaver(path("m.txt")).save(g.m);
+  ASSERT_EQ(temporaries_of(tmp_.dir(), "m.txt").size(), 1u);
+  running.write(" and complete\n");
+  running.commit();
+  EXPECT_EQ(read_file(path("m.txt")), "partial and complete\n");
+  EXPECT_TRUE(temporaries_of(tmp_.dir(), "m.txt").empty());
 }
 
 TEST_F(IoTest, UnwritableDirectoryFailsAtConstruction) {

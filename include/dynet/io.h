@@ -8,7 +8,9 @@
 // DyNet files) has both lines. Saved values include the lazy weight-decay scale.
 //
 // Every save replaces the file atomically (temporary file in the same directory, fsync, rename): an
-// error mid-save leaves the previous file intact. Every load parses and checks the whole record set
+// error mid-save leaves the previous file intact. The temporary of a save to dir/name is
+// dir/.name.dynet-unfinished-save-<pid>-...; one left by a process killed mid-save is removed by the
+// next save to the same file. Every load parses and checks the whole record set
 // into buffers before assigning anything: a truncated, corrupt or mismatched file throws and leaves
 // the parameters unchanged.
 #pragma once

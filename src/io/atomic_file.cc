@@ -1,6 +1,7 @@
 #include "io/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,27 @@ std::string resolve_symlink(const std::string& target) {
   return ec ? target : resolved.string();
 }
 
+// Temporaries are named ".<target's name>.dynet-unfinished-save-<pid>-<n>-<random>" so that a user who
+// finds one knows what it is, and so that the next save of the same target can find it.
+std::string temp_prefix(const std::string& target) { return "." + basename_of(target) + ".dynet-unfinished-save-"; }
+
+// A writer holds flock() on its temporary from creation to rename, and the kernel drops the lock when
+// the process dies, so a temporary nobody holds locked belongs to a save that was killed: remove it.
+// Locks are per open file, so a save in progress in this very process is recognised as well.
+void remove_stale_temporaries(const std::string& dir, const std::string& prefix) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const int fd = ::open(it->path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0)
+      ::unlink(it->path().c_str());
+    ::close(fd);
+  }
+}
+
 void write_all(int fd, const char* data, size_t n, int* err) {
   while (n > 0) {
     const ssize_t w = ::write(fd, data, n);
@@ -54,14 +76,24 @@ AtomicFileWriter::AtomicFileWriter(const std::string& target, std::string who)
     : target_(resolve_symlink(target)), who_(std::move(who)) {
   if (target.empty()) throw std::invalid_argument(who_ + ": empty file name");
   const std::string dir = directory_of(target_);
+  const std::string prefix = temp_prefix(target_);
+  remove_stale_temporaries(dir, prefix);
   static std::atomic<unsigned> counter{0};
   std::random_device rd;
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
-    temp_path_ = dir + "/." + basename_of(target_) + ".tmp-" + std::to_string(::getpid()) + "-" +
-                 std::to_string(counter++) + "-" + std::to_string(rd() % 1000000);
+    temp_path_ = dir + "/" + prefix + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
+                 std::to_string(rd() % 1000000);
     // 0666 lets the umask decide the permissions, as for a file opened the ordinary way.
     fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd_ < 0 && errno != EEXIST) fail("could not create a temporary file in " + dir, errno);
+    if (fd_ < 0) continue;
+    // Another save's cleanup may have removed the file between its creation and the lock: start
+    // again. Where flock is unsupported nothing can lock, so cleanups remove nothing either.
+    struct stat st;
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd_, &st) == 0 && st.st_nlink == 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
   }
   if (fd_ < 0) fail("could not create a temporary file in " + dir, EEXIST);
   struct stat st;
@@ -70,8 +102,8 @@ AtomicFileWriter::AtomicFileWriter(const std::string& target, std::string who)
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
-  if (fd_ >= 0) ::close(fd_);
   if (!committed_) ::unlink(temp_path_.c_str());
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void AtomicFileWriter::fail(const std::string& action, int err) const {
@@ -127,11 +159,12 @@ void AtomicFileWriter::commit() {
   if (committed_) throw std::logic_error(who_ + ": AtomicFileWriter committed twice");
   flush_buffer();
   if (::fsync(fd_) != 0) fail("could not flush to disk", errno);
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) fail("could not close the temporary file", errno);
+  // Renamed before it is closed, so the lock that marks it as in use is held until it has its final
+  // name. The data is already on disk, so a failing close cannot lose it.
   if (::rename(temp_path_.c_str(), target_.c_str()) != 0) fail("could not replace the file", errno);
   committed_ = true;
+  ::close(fd_);
+  fd_ = -1;
   // Make the rename itself durable; some file systems refuse fsync on directories, which is harmless.
   const int dir = ::open(directory_of(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {

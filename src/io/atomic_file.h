@@ -9,7 +9,8 @@ namespace dynet::io_detail {
 // Writes into a temporary file in the target's directory; commit() makes it durable (fsync) and
 // renames it over the target, so readers see either the old file or the complete new one. If the
 // writer is destroyed without commit() (an exception mid-save), the temporary file is removed and
-// the target is untouched.
+// the target is untouched. A process killed mid-save cannot remove its temporary: the next writer of
+// the same target does (a writer holds a lock on its temporary while it lives).
 class AtomicFileWriter {
  public:
   // `who` prefixes error messages (e.g. "TextFileSaver"). Throws std::runtime_error when the
