@@ -7,7 +7,7 @@ namespace dynet {
 
 struct Device;
 
-// The calling thread's random engine (each thread gets its own, seeded from the global seed).
+// The calling thread's random engine: its own, from the global seed and its stream (dynet/init.h).
 extern thread_local std::mt19937* rndeng;
 std::mt19937& random_engine();
 extern Device* default_device;

@@ -26,8 +26,16 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
 void initialize(DynetParams& params);
 void initialize(int& argc, char**& argv, bool shared_parameters = false);
 void cleanup();
-// Reseeds the calling thread's engine (and the seed later threads derive theirs from).
+// Random numbers come from a per-thread engine (random_engine(), dynet/globals.h) that depends only on
+// the process's seed (--dynet-seed, or reset_rng) and the thread's stream number, so a thread draws the
+// same numbers whichever thread runs first and whatever the kernels' thread count.
+// Sets the seed and restarts every thread's engine (each at its next draw) from the start of its stream.
 void reset_rng(unsigned seed);
+// Restarts the calling thread's engine at the start of stream `stream`. Every thread is on stream 0
+// until it calls this, so threads that never call it draw the same sequence (as DyNet's forked mp.h
+// workers did); workers that should draw independent numbers (dropout on different examples) each
+// take their own number, e.g. their worker index + 1.
+void set_random_stream(unsigned stream);
 // Initial size in bytes of each per-graph pool (forward, backward, scratch) and the parameter pool.
 struct PoolSizes {
   size_t fx = 1 << 20, dEdf = 1 << 20, ps = 1 << 20, scratch = 1 << 20;

@@ -22,7 +22,6 @@ float default_weight_decay_lambda = 0.f;
 namespace {
 std::atomic<unsigned> global_seed{0};
 std::atomic<unsigned> rng_generation{0};  // bumped by reset_rng so every thread reseeds
-std::atomic<unsigned> thread_counter{0};
 PoolSizes g_pool_sizes;
 
 unsigned fresh_seed() {
@@ -30,8 +29,19 @@ unsigned fresh_seed() {
   return rd();
 }
 
+// The seed every thread derives its engine from: the one given, or one drawn once for the process (by
+// whichever thread asks first; the others then use the same).
+unsigned process_seed() {
+  unsigned seed = global_seed.load();
+  if (seed != 0) return seed;
+  unsigned drawn = fresh_seed();
+  while (drawn == 0) drawn = fresh_seed();
+  return global_seed.compare_exchange_strong(seed, drawn) ? drawn : seed;
+}
+
 struct ThreadRng {
   std::mt19937 engine;
+  unsigned stream = 0;
   unsigned generation = ~0u;
 };
 thread_local ThreadRng thread_rng;
@@ -43,13 +53,15 @@ std::mt19937& random_engine() {
   ThreadRng& t = thread_rng;
   const unsigned gen = rng_generation.load(std::memory_order_relaxed);
   if (t.generation != gen) {
-    unsigned seed = global_seed.load();
-    if (seed == 0) {
-      seed = fresh_seed();
-      global_seed = seed;
+    // A thread's engine depends on the seed and on its stream number only, never on the order in which
+    // threads first draw. Stream 0 is the engine seeded with the seed itself, as in a one-thread program.
+    const unsigned seed = process_seed();
+    if (t.stream == 0) {
+      t.engine.seed(seed);
+    } else {
+      std::seed_seq seq{seed, t.stream};
+      t.engine.seed(seq);
     }
-    // Threads other than the first draw distinct, reproducible streams.
-    t.engine.seed(seed + 7919u * thread_counter++);
     t.generation = gen;
     rndeng = &t.engine;
   }
@@ -58,8 +70,14 @@ std::mt19937& random_engine() {
 
 void reset_rng(unsigned seed) {
   global_seed = seed == 0 ? fresh_seed() : seed;
-  thread_counter = 0;
   ++rng_generation;
+  random_engine();
+}
+
+void set_random_stream(unsigned stream) {
+  ThreadRng& t = thread_rng;
+  t.stream = stream;
+  t.generation = ~0u;
   random_engine();
 }
 

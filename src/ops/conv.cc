@@ -321,12 +321,26 @@ std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N) {
   p->bwd_data_pd = dnnl::convolution_backward_data::primitive_desc(
       dnnl::convolution_backward_data::desc(alg, src_any, wei_any, dst_any, strides, pad_l, pad_r), attr, eng,
       p->fwd_pd);
-  p->bwd_weights_pd = dnnl::convolution_backward_weights::primitive_desc(
-      dnnl::convolution_backward_weights::desc(alg, src_any, wei_any, dst_any, strides, pad_l, pad_r), attr, eng,
-      p->fwd_pd);
+  {
+    // The weight gradient is a sum over the batch and the image, which oneDNN splits by the thread
+    // count it sees when the descriptor is made: its bits changed with OMP_NUM_THREADS (3-4 threads
+    // against 1-2). Made with one thread, it always runs on one, so the bits depend on the geometry
+    // alone. (Forward and backward data split only their outputs: their bits do not depend on it.)
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    try {
+      p->bwd_weights_pd = dnnl::convolution_backward_weights::primitive_desc(
+          dnnl::convolution_backward_weights::desc(alg, src_any, wei_any, dst_any, strides, pad_l, pad_r), attr, eng,
+          p->fwd_pd);
+      p->bwd_weights = dnnl::convolution_backward_weights(p->bwd_weights_pd);
+    } catch (...) {
+      omp_set_num_threads(threads);
+      throw;
+    }
+    omp_set_num_threads(threads);
+  }
   p->fwd = dnnl::convolution_forward(p->fwd_pd);
   p->bwd_data = dnnl::convolution_backward_data(p->bwd_data_pd);
-  p->bwd_weights = dnnl::convolution_backward_weights(p->bwd_weights_pd);
   p->src_in = make_reorder(p->src_user, p->fwd_pd.src_desc(), false);
   p->wei_in = make_reorder(p->wei_user, p->fwd_pd.weights_desc(), false);
   p->dst_out = make_reorder(p->fwd_pd.dst_desc(), p->dst_user, false);
