@@ -337,7 +337,8 @@ void check_dim(const char* op, const Dim& d) {
 
 template <class A>
 VariableIndex add(ComputationGraph& g, OpId op, const A& attr) {
-  return g.add_node(op, nullptr, 0, &attr, sizeof(A));
+  A clean = attr;
+  return g.add_node(op, nullptr, 0, &detail::zero_padding(clean), sizeof(A));
 }
 template <class H, class T>
 VariableIndex add_blob(ComputationGraph& g, OpId op, const AttrWithTail<H, T>& w) {

@@ -189,6 +189,23 @@ ComputationGraph& graph_of(const char* op, const Expression* const* xs, size_t n
 ComputationGraph& graph_of(const char* op, const Expression* xs, size_t n);
 }  // namespace detail
 
+namespace detail {
+// Attribute words are compared and hashed as bytes (signatures, autobatching), so the padding of an
+// attribute struct must not carry whatever the stack held: every struct is cleaned here on its way
+// into a node. (Compilers without __builtin_clear_padding rely on the structs' explicit padding
+// fields; OpHarness.Signature builds every sample over differently scribbled stacks.)
+template <class A>
+A& zero_padding(A& a) {
+  static_assert(std::is_trivially_copyable_v<A>, "attributes are stored as bytes");
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_clear_padding)
+  __builtin_clear_padding(&a);
+#endif
+#endif
+  return a;
+}
+}  // namespace detail
+
 // Builds a node from live expressions with an optional POD attribute struct.
 template <class A = std::nullptr_t>
 inline Expression make_node(OpId op, std::initializer_list<const Expression*> xs, const A* attr = nullptr) {
@@ -208,8 +225,10 @@ inline Expression make_node(OpId op, std::initializer_list<const Expression*> xs
   if (!live) detail::graph_of(op_def(op).name, xs);  // throws the precise error
   if constexpr (std::is_same_v<A, std::nullptr_t>)
     return Expression(g, g->add_node(op, args, n));
-  else
-    return Expression(g, g->add_node(op, args, n, attr, sizeof(A)));
+  else {
+    A clean = *attr;
+    return Expression(g, g->add_node(op, args, n, &detail::zero_padding(clean), sizeof(A)));
+  }
 }
 inline Expression make_node(OpId op, const Expression& x) { return make_node(op, {&x}); }
 inline Expression make_node(OpId op, const Expression& x, const Expression& y) { return make_node(op, {&x, &y}); }
@@ -239,7 +258,8 @@ class AttrWithTail {
   AttrWithTail(const H& h, const T* data, size_t n) : words_(kHeadWords + (n * sizeof(T) + 7) / 8) {
     if (words_ > kInlineWords) heap_.resize(words_, 0);
     uint64_t* w = heap_.empty() ? small_ : heap_.data();
-    std::memcpy(w, &h, sizeof(H));
+    H clean = h;
+    std::memcpy(w, &detail::zero_padding(clean), sizeof(H));
     if (n) std::memcpy(w + kHeadWords, data, n * sizeof(T));
   }
   const uint64_t* data() const { return heap_.empty() ? small_ : heap_.data(); }
@@ -263,7 +283,8 @@ T* append_attr(std::vector<uint64_t>& out, const H& h, size_t n) {
   constexpr size_t head = (sizeof(H) + 7) / 8;
   const size_t at = out.size();
   out.resize(at + head + (n * sizeof(T) + 7) / 8, 0);
-  std::memcpy(out.data() + at, &h, sizeof(H));
+  H clean = h;
+  std::memcpy(out.data() + at, &detail::zero_padding(clean), sizeof(H));
   return reinterpret_cast<T*>(out.data() + at + head);
 }
 // A BatchRule::key for ops whose attributes are all per-instance payload: nothing must agree (the
