@@ -1,6 +1,8 @@
 // After a failed step the graph and the model stay usable: non-finite gradients are refused before
 // any value changes (with or without clipping) and cleared; indices read through pointers that went
-// bad fail their node only, and backward uses the indices the forward read; dims out of range throw.
+// bad fail their node only, and backward uses the indices the forward read; dims out of range throw;
+// a node that failed (singular, bad index, out of memory) fails alone, again and again, and leaves the
+// rest of the graph and the model working.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -162,6 +164,53 @@ TEST(Recovery, DimArgumentsPastTheRankThrow) {
   EXPECT_THROW(hinge_dim(m, {0u, 1u}, 2), std::invalid_argument);
   // The graph is still fine.
   EXPECT_NEAR(as_vector(softmax(m, 1).value())[0], 1.f / (1.f + std::exp(2.f)), 1e-6);
+}
+
+// Each way a node can fail (a singular inverse, an index read through a pointer gone bad, a value too
+// large to allocate) fails that node, and the losses that read it, every time it is asked for, with a
+// clear error; nothing else is affected. Nodes made after it compute, backward through them gives the
+// exact gradient, a failed backward adds no gradient, and the trainer updates as if nothing had failed.
+TEST(Recovery, FailedNodesLeaveTheGraphAndTheModelUsable) {
+  ParameterCollection m;
+  Parameter W = m.add_parameters({2}, ParameterInitFromVector({1.f, 2.f}));
+  LookupParameter E = m.add_lookup_parameters(3, {2}, ParameterInitFromVector({1, 2, 3, 4, 5, 6}));
+  SimpleSGDTrainer sgd(m, 0.5f);
+  unsigned index = 1;
+  ComputationGraph g;
+  Expression w = parameter(g, W);
+  Expression singular = inverse(input(g, Dim({2, 2}), {1.f, 2.f, 2.f, 4.f}));
+  Expression row = lookup(g, E, &index);
+  Expression huge = zeros(g, Dim({1u << 30, 1u << 28}));  // 2^58 floats
+  const std::vector<std::pair<const char*, Expression>> failing = {
+      {"inverse", sum_elems(w) + sum_elems(singular)},
+      {"lookup", dot_product(w, row)},
+      {"memory", sum_elems(w) + sum_elems(huge)}};
+  index = 7;  // out of range: the lookup fails at forward time
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& [what, loss] : failing) {
+      const std::string e = error_of([&] { loss.value(); });
+      EXPECT_FALSE(e.empty()) << what;
+      EXPECT_EQ(error_of([&] { g.backward(loss); }).empty(), false) << what;
+    }
+    EXPECT_NE(error_of([&] { singular.value(); }).find("inverse"), std::string::npos);
+    EXPECT_NE(error_of([&] { row.value(); }).find("7"), std::string::npos);
+    EXPECT_FALSE(error_of([&] { huge.value(); }).empty());
+    // No failed backward left a gradient behind.
+    EXPECT_EQ(as_vector(*W.gradients()), (std::vector<float>{0.f, 0.f}));
+    EXPECT_TRUE(E.get_storage().non_zero_grads.empty());
+    // A loss made after the failures: value, exact gradient, update.
+    Expression ok = dot_product(w, input(g, {2}, {3.f, -1.f}));
+    EXPECT_EQ(as_scalar(ok.value()), round == 0 ? 1.f : 1.f - 0.5f * 10.f);
+    g.backward(ok);
+    EXPECT_EQ(as_vector(*W.gradients()), (std::vector<float>{3.f, -1.f}));
+    sgd.update();
+    EXPECT_EQ(values_of(W), round == 0 ? (std::vector<float>{-0.5f, 2.5f}) : (std::vector<float>{-2.f, 3.f}));
+    // The parameter node computed before the update keeps the old value until the graph is asked again.
+    g.invalidate();
+  }
+  // Fixed, the lookup computes in the same graph.
+  index = 2;
+  EXPECT_EQ(as_scalar(dot_product(w, row).value()), -2.f * 5.f + 3.f * 6.f);
 }
 
 }  // namespace
