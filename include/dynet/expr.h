@@ -13,7 +13,9 @@
 
 namespace dynet {
 
-enum GradientMode { zero_gradient, straight_through_gradient };
+// A fixed underlying type makes every int a valid GradientMode, so a bad one (a cast from an integer, e.g.
+// from Python) is a value the ops can reject by name rather than undefined behaviour.
+enum GradientMode : int { zero_gradient, straight_through_gradient };
 
 // ---- BEGIN GENERATED from the API entries next to each definition (src/ops/api.h); do not edit by hand
 // ---- src/ops/input.cc ----
