@@ -14,6 +14,7 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/lstm.h"
 #include "kernels/cpu/parallel.h"
+#include "omp_threads.h"
 
 namespace dynet::cpu {
 namespace {
@@ -39,14 +40,7 @@ std::vector<float> random_floats(size_t n, unsigned seed) {
   return v;
 }
 
-class ThreadCount {
- public:
-  explicit ThreadCount(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
-  ~ThreadCount() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
+using test::ThreadCount;
 
 // Large enough (>= 8M multiply-adds) to be split over threads; padded leading dimensions catch
 // sub-block offsets that ignore them.

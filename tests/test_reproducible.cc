@@ -19,6 +19,7 @@
 #include "dynet/init.h"
 #include "dynet/model.h"
 #include "dynet/param-init.h"
+#include "omp_threads.h"
 #include "temp_dir.h"
 
 extern char** environ;
@@ -26,14 +27,7 @@ extern char** environ;
 namespace dynet {
 namespace {
 
-class ThreadCount {
- public:
-  explicit ThreadCount(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
-  ~ThreadCount() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
+using test::ThreadCount;
 
 std::vector<float> values_of(const Tensor& t) { return std::vector<float>(t.v, t.v + t.d.size()); }
 
