@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
     // This rank failed: MPI must not be finalised at exit (MPI_Finalize would wait for ranks that wait
     // for this one); exiting without it makes mpirun end the whole job.
     mpi::mark_failed();
-    std::fprintf(stderr, "tagger_mpi: rank %d: %s\n", mpi::rank(), e.what());
+    std::fprintf(stderr, "tagger_mpi: rank %d: %s\n", mpi::available() ? mpi::rank() : 0, e.what());
     return 1;
   }
 }

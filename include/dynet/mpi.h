@@ -22,10 +22,10 @@
 // each rank's loss is scaled as the whole minibatch's would be (a sum of per-example losses, or that
 // sum divided by the whole minibatch's size). Reduction::Mean divides the sum by the rank count.
 //
-// Per update: dense parameters travel as one fused buffer (MPI_Reduce_scatter_block + MPI_Allgather:
-// every element is summed once, on one rank, so every rank receives the same bits); lookup parameters
-// travel as the rows that have gradients, index + row (MPI_Allgatherv), summed on every rank in rank
-// order, so sparse updates stay sparse. Whether a parameter has a gradient is the OR over ranks, so
+// Per update: dense parameters travel as one fused buffer (one MPI_Allreduce, whose OpenMPI algorithms
+// give every rank the same bits; docs/design.md says why, and the mpirun test checks it); lookup
+// parameters travel as the rows that have gradients, index + row (MPI_Allgatherv), summed on every rank
+// in rank order, so sparse updates stay sparse. Whether a parameter has a gradient is the OR over ranks, so
 // decisions the trainer takes from gradients (skipping a parameter without one, the clipping norm,
 // NaN/Inf checks) are the same on every rank. Ranks whose collections differ (counts, sizes, frozen
 // flags) all throw std::runtime_error at the next update instead of exchanging mismatched buffers.
@@ -99,6 +99,7 @@ std::pair<size_t, size_t> shard(size_t n, int rank, int ranks);
 struct ReduceStats {
   unsigned long long updates = 0;
   double seconds = 0;                  // whole reduce() calls, packing included
+  double wait_seconds = 0;             // the first (8-byte) collective: mostly waiting for the slowest rank
   double dense_seconds = 0;            // the dense collectives alone
   double sparse_seconds = 0;           // the sparse collectives alone
   unsigned long long dense_floats = 0; // fused dense elements reduced (per rank, summed over updates)
