@@ -58,7 +58,10 @@ struct ParameterStorageBase {
   std::string name;
   bool updated = true;
   bool nonzero_grad = false;
-  std::mutex grad_mutex;  // several graphs may accumulate into one parameter at once
+  // The parameter's lock: held to accumulate a gradient into it (several graphs may at once), by
+  // trainers while they read its gradient and write its values and state, and, during asynchronous
+  // training, by graphs while they copy its values (see AsynchronousTraining).
+  std::mutex grad_mutex;
   std::shared_ptr<float> memory;  // owns the values and the gradients (64-byte aligned)
   // The decay of the collection that created the parameter: its effective value is values × scale.
   std::shared_ptr<L2WeightDecay> weight_decay;
@@ -221,6 +224,34 @@ class ParameterCollection {
   std::shared_ptr<ParameterCollectionStorage> storage_;  // this collection's (and its descendants') params
   std::vector<std::shared_ptr<ParameterCollectionStorage>> ancestors_;  // storages that also list our params
   std::shared_ptr<std::unordered_map<std::string, int>> name_counts_;
+};
+
+// Asynchronous (Hogwild-style) training: several threads each run their own graphs and update the
+// shared parameters whenever they like, without waiting for one another (dynet/mp.h's workers live
+// inside one). Make one on each such thread for as long as it trains; then:
+// - Trainer::update() on that thread does not take the parameter lock exclusively (which would stop
+//   every other thread's forward and backward, as updates elsewhere do) but only its shared side, and
+//   each parameter's own mutex while it reads that parameter's gradient and writes its values and the
+//   trainer's state for it. Updates of different parameters, by different trainers, and graphs on
+//   other threads run meanwhile. One trainer object must still not update from two threads at once
+//   (its per-update state is plain members): give each thread its own, or take turns.
+// - While any AsynchronousTraining object lives in the process, parameter and lookup nodes (of every
+//   thread's graphs) copy the values under each parameter's mutex instead of aliasing them, so a graph
+//   sees every parameter and lookup row whole, as it was before or after any one update, never
+//   half-written. A graph that already read parameters before the first object was made keeps
+//   aliases; finish it first.
+// - Such an update refuses (std::runtime_error, nothing changed) what it cannot do without stopping the
+//   other threads: lazy L2 weight decay (one scale per collection, read by every parameter node), a
+//   GradientReducer (MPI), or weights swapped to their moving average.
+// Making and destroying one takes the parameter lock exclusively: not while this thread runs a graph.
+class AsynchronousTraining {
+ public:
+  AsynchronousTraining();
+  ~AsynchronousTraining();
+  AsynchronousTraining(const AsynchronousTraining&) = delete;
+  AsynchronousTraining& operator=(const AsynchronousTraining&) = delete;
+  // True on a thread where an AsynchronousTraining object lives.
+  static bool on_this_thread();
 };
 
 // Deprecated alias kept for DyNet 1.x code.

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "dynet/gradient-reducer.h"
@@ -62,6 +63,10 @@ class Trainer {
   // values never tear. save, populate, the moving-average swaps and clip_gradients take the same
   // lock. The trainer's own settings (learning_rate, restart(), ...) are plain members: change them
   // from one thread, not while another thread is in update().
+  // On a thread with an AsynchronousTraining object (dynet/model.h; dynet/mp.h's workers) the update
+  // is asynchronous instead: it holds each parameter's own mutex while it updates that parameter, so
+  // other threads' graphs and updates go on; a gradient that turns non-finite while it runs leaves its
+  // parameter unchanged (the update then throws, naming it, after updating the others).
   virtual void update();
   // Updates only the given parameters (indices into m.parameters_list() / m.lookup_parameters_list())
   // and clears only their gradients; the clipping norm still covers every gradient.
@@ -193,8 +198,11 @@ class Trainer {
   virtual void end_update() {}
 
  private:
-  void update_parameter(size_t index, float gscale);
-  void update_lookup_parameter(size_t index, float gscale);
+  void update_listed(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params);
+  void apply_update(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params,
+                    std::vector<std::string>* late);
+  void update_parameter(size_t index, float gscale, std::vector<std::string>* late);
+  void update_lookup_parameter(size_t index, float gscale, std::vector<std::string>* late);
   void allocate_state();
   void finish_update();
   void update_moving_average();

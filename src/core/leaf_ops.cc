@@ -3,8 +3,11 @@
 // random tensors, one_hot) are ordinary ops in src/ops/input.cc.
 #include "core/leaf_ops.h"
 
+#include "core/param_lock.h"
+
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 namespace dynet {
 namespace {
@@ -187,22 +190,34 @@ constexpr const char* kAliases = "its value is the parameter's storage: there is
 
 // ---- parameters: the node's value is the parameter's storage (no copy) unless weight decay is
 // pending (scale != 1): then it is values × scale, written into the node's aux memory. Both are
-// decided at forward time, so a graph built before an update still sees the new scale.
+// decided at forward time, so a graph built before an update still sees the new scale. While
+// asynchronous training runs (detail::asynchronous_sessions, AsynchronousTraining in dynet/model.h)
+// the value is always a copy, taken under the parameter's mutex: updates on other threads then write
+// the values under that mutex only. The count is constant during a forward call (it changes under the
+// parameter lock's exclusive side), so scaled_copy_floats and alias_or_copy, which run one after the
+// other in one forward call, decide alike.
 template <class Storage>
 size_t scaled_copy_floats(const Dim& d, const ArgDims&, AttrView a) {
-  return a.as<Storage*>()->current_weight_decay() == 1.f ? 0 : d.size();
+  return a.as<Storage*>()->current_weight_decay() == 1.f && !detail::asynchronous_sessions ? 0 : d.size();
 }
-void alias_or_scale(const ForwardArgs& a, float* values, float scale) {
-  if (scale == 1.f) {
+void alias_or_copy(const ForwardArgs& a, ParameterStorageBase& p, float* values) {
+  const bool async = detail::asynchronous_sessions > 0;
+  std::unique_lock<std::mutex> lock(p.grad_mutex, std::defer_lock);
+  if (async) lock.lock();
+  const float scale = p.current_weight_decay();
+  if (scale == 1.f && !async) {
     a.fx.v = values;
     return;
   }
   a.fx.v = a.aux;
-  scale_copy(values, a.fx.v, a.fx.d.size(), scale);
+  if (scale == 1.f)
+    std::memcpy(a.fx.v, values, a.fx.d.size() * sizeof(float));
+  else
+    scale_copy(values, a.fx.v, a.fx.d.size(), scale);
 }
 void param_fwd(const ForwardArgs& a) {
-  const ParameterStorage* p = a.attr.as<ParameterStorage*>();
-  alias_or_scale(a, p->values.v, p->current_weight_decay());
+  ParameterStorage* p = a.attr.as<ParameterStorage*>();
+  alias_or_copy(a, *p, p->values.v);
 }
 void param_grad(AttrView a, const Tensor& g, const float*) { a.as<ParameterStorage*>()->accumulate_grad(g); }
 Dim param_shape(const ArgDims&, AttrView a) { return a.as<ParameterStorage*>()->dim; }
@@ -222,8 +237,8 @@ const OpId k_const_parameter = register_op({.name = "const_parameter",
 
 // A whole lookup table as one {d..., n} tensor.
 void lookup_table_fwd(const ForwardArgs& a) {
-  const LookupParameterStorage* p = a.attr.as<LookupParameterStorage*>();
-  alias_or_scale(a, p->all_values.v, p->current_weight_decay());
+  LookupParameterStorage* p = a.attr.as<LookupParameterStorage*>();
+  alias_or_copy(a, *p, p->all_values.v);
 }
 Dim lookup_table_shape(const ArgDims&, AttrView a) { return a.as<LookupParameterStorage*>()->all_dim; }
 void lookup_table_grad(AttrView a, const Tensor& g, const float*) {
@@ -288,12 +303,13 @@ void lookup_fwd(const ForwardArgs& a) {
   if (ix.n != a.fx.d.bd)
     throw std::invalid_argument("lookup: the index vector changed size after the node was created (" +
                                 std::to_string(a.fx.d.bd) + " -> " + std::to_string(ix.n) + ")");
-  for (size_t k = 0; k < ix.n; ++k) {
+  for (size_t k = 0; k < ix.n; ++k)
     if (ix.ids[k] >= l.p->values.size())
       op_error("lookup", "index " + std::to_string(ix.ids[k]) + " out of range for " + l.p->name + " with " +
                              std::to_string(l.p->values.size()) + " rows");
-    std::memcpy(a.fx.v + k * rs, l.p->values[ix.ids[k]].v, rs * sizeof(float));
-  }
+  std::unique_lock<std::mutex> lock(l.p->grad_mutex, std::defer_lock);
+  if (detail::asynchronous_sessions) lock.lock();  // asynchronous updates may be writing rows
+  for (size_t k = 0; k < ix.n; ++k) std::memcpy(a.fx.v + k * rs, l.p->values[ix.ids[k]].v, rs * sizeof(float));
   if (a.aux) std::memcpy(a.aux, ix.ids, ix.n * sizeof(unsigned));
   const float scale = l.p->current_weight_decay();
   if (scale != 1.f) scale_copy(a.fx.v, a.fx.v, a.fx.d.size(), scale);

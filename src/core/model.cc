@@ -86,6 +86,22 @@ ParameterLock& parameter_lock() {
 }
 }  // namespace detail
 
+// ---- AsynchronousTraining ----
+namespace {
+thread_local int async_training_here = 0;
+}
+AsynchronousTraining::AsynchronousTraining() {
+  std::unique_lock<detail::ParameterLock> lock(detail::parameter_lock());  // no forward is running
+  ++detail::asynchronous_sessions;
+  ++async_training_here;
+}
+AsynchronousTraining::~AsynchronousTraining() {
+  std::unique_lock<detail::ParameterLock> lock(detail::parameter_lock());
+  --detail::asynchronous_sessions;
+  --async_training_here;
+}
+bool AsynchronousTraining::on_this_thread() { return async_training_here > 0; }
+
 // ---- L2WeightDecay ----
 L2WeightDecay::L2WeightDecay(float lambda, std::shared_ptr<const L2WeightDecay> parent) : parent_(std::move(parent)) {
   set_lambda(lambda);

@@ -1,8 +1,10 @@
 // The process-wide parameter lock: what makes training from several threads over shared parameters
 // safe (docs/design.md, "Several graphs at once").
-//   shared (reader) side:   ComputationGraph forward and backward calls; savers reading values
+//   shared (reader) side:   ComputationGraph forward and backward calls; asynchronous updates
+//                            (AsynchronousTraining), which also take each parameter's mutex in turn
 //   exclusive (writer):      Trainer::update and the other calls that change values or gradients
-//                            wholesale (reset_gradient, populate, Parameter::zero/scale/set_value...)
+//                            wholesale (reset_gradient, populate, Parameter::zero/scale/set_value...),
+//                            and savers (under the shared side, gradients and values may be changing)
 // Backward's accumulation into one parameter also takes that parameter's mutex, so any number of
 // graphs may run forward and backward at once, and an update sees every gradient accumulated before
 // it and none half-written, and clears exactly what it applied.
@@ -35,5 +37,12 @@ class ParameterLock {
 };
 
 ParameterLock& parameter_lock();
+
+// The number of live AsynchronousTraining objects (dynet/model.h) in the process. Changed only under
+// the exclusive side of the parameter lock and read under the shared side (parameter and lookup nodes,
+// during forward), so it cannot change while a forward call runs. While it is nonzero those nodes copy
+// each parameter's values under the parameter's mutex instead of aliasing them, since asynchronous
+// updates on other threads write values under that mutex alone.
+inline int asynchronous_sessions = 0;
 
 }  // namespace dynet::detail

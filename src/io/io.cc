@@ -6,7 +6,6 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -113,8 +112,10 @@ void TextFileSaver::write_records(const io_detail::TextRecord* items, size_t n) 
 }
 
 namespace {
-// Savers read values and gradients with no update running (graphs may go on computing meanwhile).
-using SharedParameters = std::shared_lock<detail::ParameterLock>;
+// Savers hold the parameter lock exclusively while they read values and gradients: under its shared
+// side, backward calls add to gradients and asynchronous updates write values (each under the
+// parameter's own mutex only), so a saver sharing it would read them half-written.
+using ExclusiveWhileSaving = std::unique_lock<detail::ParameterLock>;
 io_detail::TextRecord param_item(const std::shared_ptr<ParameterStorage>& p, std::string name) {
   check_record_name(name, "TextFileSaver");
   return {false, std::move(name), p->dim, p->values.v, p->nonzero_grad ? p->g.v : nullptr,
@@ -137,7 +138,7 @@ void TextFileSaver::save(const ParameterCollection& model, const std::string& ke
   }
   const std::string& own = model.get_fullname();
   auto renamed = [&](const std::string& full) { return key.empty() ? full : prefix + full.substr(own.size()); };
-  SharedParameters lock(detail::parameter_lock());
+  ExclusiveWhileSaving lock(detail::parameter_lock());
   const ParameterCollectionStorage& s = model.get_storage();
   std::vector<io_detail::TextRecord> items;
   items.reserve(s.params.size() + s.lookup_params.size());
@@ -148,14 +149,14 @@ void TextFileSaver::save(const ParameterCollection& model, const std::string& ke
 
 void TextFileSaver::save(const Parameter& param, const std::string& key) {
   if (!param.p) throw std::invalid_argument("TextFileSaver::save: the Parameter is not initialised");
-  SharedParameters lock(detail::parameter_lock());
+  ExclusiveWhileSaving lock(detail::parameter_lock());
   io_detail::TextRecord it = param_item(param.p, key.empty() ? param.p->name : key);
   write_records(&it, 1);
 }
 
 void TextFileSaver::save(const LookupParameter& param, const std::string& key) {
   if (!param.p) throw std::invalid_argument("TextFileSaver::save: the LookupParameter is not initialised");
-  SharedParameters lock(detail::parameter_lock());
+  ExclusiveWhileSaving lock(detail::parameter_lock());
   io_detail::TextRecord it = lookup_item(param.p, key.empty() ? param.p->name : key);
   write_records(&it, 1);
 }

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -328,7 +327,8 @@ std::string shape_text(const std::vector<uint64_t>& shape) {
 }  // namespace
 
 void save_safetensors(const std::string& filename, const ParameterCollection& model) {
-  std::shared_lock<detail::ParameterLock> lock(detail::parameter_lock());  // no update while values are read
+  // Exclusive: no update, asynchronous ones included, while the values are read (see io.cc's savers).
+  std::unique_lock<detail::ParameterLock> lock(detail::parameter_lock());
   const std::vector<Entry> entries = entries_of(model);
   std::string header = "{\"__metadata__\":{\"format\":\"dynet\"}";
   uint64_t offset = 0;

@@ -54,7 +54,19 @@ double sum_of_squares_exact(const float* v, size_t n) {
   return total;
 }
 
-bool all_finite(const float* v, size_t n) { return std::isfinite(sum_of_squares_exact(v, n)); }
+bool all_finite(const float* v, size_t n) {
+  return std::isfinite(sum_of_squares(v, n)) || std::isfinite(sum_of_squares_exact(v, n));
+}
+
+// Whether the gradient a parameter holds is finite everywhere (true without a gradient).
+bool gradient_finite(const ParameterStorage& p) { return !p.nonzero_grad || all_finite(p.g.v, p.dim.size()); }
+bool gradient_finite(const LookupParameterStorage& p) {
+  if (!p.nonzero_grad) return true;
+  if (p.all_updated) return all_finite(p.all_grads.v, p.all_dim.size());
+  for (size_t r : p.non_zero_grads)
+    if (!all_finite(p.grads[r].v, p.dim.size())) return false;
+  return true;
+}
 
 // Trainers change values and gradients of the whole collection: they exclude every graph's forward
 // and backward (core/param_lock.h).
@@ -280,12 +292,17 @@ float Trainer::clip_gradients() {
   return gradient_scale();
 }
 
+// Each parameter under its mutex: during asynchronous training, graphs on other threads may be
+// adding to the gradients while this update holds only the shared side of the parameter lock.
 double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) const {
   double sq = 0;
   const ParameterCollectionStorage& s = model->get_storage();
-  for (const auto& p : s.params)
+  for (const auto& p : s.params) {
+    std::lock_guard<std::mutex> lock(p->grad_mutex);
     if (p->nonzero_grad) sq += sum(p->g.v, p->dim.size());
+  }
   for (const auto& p : s.lookup_params) {
+    std::lock_guard<std::mutex> lock(p->grad_mutex);
     if (!p->nonzero_grad) continue;
     if (p->all_updated) {
       sq += sum(p->all_grads.v, p->all_dim.size());
@@ -315,18 +332,18 @@ float Trainer::gradient_scale() {
 void Trainer::refuse_non_finite_gradients(double squared_norm) {
   const ParameterCollectionStorage& s = model->get_storage();
   std::vector<std::string> bad;
-  for (const auto& p : s.params)
-    if (p->nonzero_grad && !all_finite(p->g.v, p->dim.size())) bad.push_back(p->name);
-  for (const auto& p : s.lookup_params) {
-    if (!p->nonzero_grad) continue;
-    bool finite = true;
-    if (p->all_updated)
-      finite = all_finite(p->all_grads.v, p->all_dim.size());
-    else
-      for (size_t r : p->non_zero_grads) finite = finite && all_finite(p->grads[r].v, p->dim.size());
-    if (!finite) bad.push_back(p->name);
+  for (const auto& p : s.params) {
+    std::lock_guard<std::mutex> lock(p->grad_mutex);
+    if (!gradient_finite(*p)) bad.push_back(p->name);
   }
-  for (const auto& p : s.all_params) p->clear_grad();
+  for (const auto& p : s.lookup_params) {
+    std::lock_guard<std::mutex> lock(p->grad_mutex);
+    if (!gradient_finite(*p)) bad.push_back(p->name);
+  }
+  for (const auto& p : s.all_params) {
+    std::lock_guard<std::mutex> lock(p->grad_mutex);
+    p->clear_grad();
+  }
   std::ostringstream msg;
   msg << "Magnitude of gradient is bad: " << std::sqrt(squared_norm) << " (NaN or Inf in the gradient of ";
   for (size_t k = 0; k < bad.size() && k < 5; ++k) msg << (k ? ", " : "") << bad[k];
@@ -391,16 +408,29 @@ void Trainer::allocate_state() {
   if (aux_allocated_lookup < s.lookup_params.size()) aux_allocated_lookup = alloc_lookup_impl();
 }
 
-void Trainer::update_parameter(size_t index, float gscale) {
+// Both hold the parameter's mutex while they read its gradient and write its values and state: during
+// asynchronous training, graphs on other threads may be adding gradients and copying the values, and
+// other trainers updating the parameter. (Under the exclusive parameter lock it is never contended.)
+// An asynchronous update checks the gradient again here, since a non-finite one may have arrived
+// after gradient_scale() looked: the parameter is then left alone, its gradient cleared and its name
+// added to *late.
+void Trainer::update_parameter(size_t index, float gscale, std::vector<std::string>* late) {
   ParameterStorage& p = *model->get_storage().params[index];
-  // Without a gradient g is the (all-zero) cleared gradient memory.
-  if (p.nonzero_grad || !zero_gradient_is_noop()) update_params(gscale, index);
+  std::lock_guard<std::mutex> lock(p.grad_mutex);
+  if (late && !gradient_finite(p)) {
+    late->push_back(p.name);
+  } else if (p.nonzero_grad || !zero_gradient_is_noop()) {  // without a gradient g is all zero
+    update_params(gscale, index);
+  }
   p.clear_grad();
 }
 
-void Trainer::update_lookup_parameter(size_t index, float gscale) {
+void Trainer::update_lookup_parameter(size_t index, float gscale, std::vector<std::string>* late) {
   LookupParameterStorage& p = *model->get_storage().lookup_params[index];
-  if (!sparse_updates_enabled || p.all_updated) {
+  std::lock_guard<std::mutex> lock(p.grad_mutex);
+  if (late && !gradient_finite(p)) {
+    late->push_back(p.name);
+  } else if (!sparse_updates_enabled || p.all_updated) {
     if (p.nonzero_grad || !zero_gradient_is_noop()) update_lookup_params(gscale, index);
   } else {
     for (unsigned r : p.non_zero_grads) update_lookup_params(gscale, index, r);
@@ -408,30 +438,7 @@ void Trainer::update_lookup_parameter(size_t index, float gscale) {
   p.clear_grad();
 }
 
-void Trainer::update() {
-  ExclusiveParameters lock(detail::parameter_lock());
-  if (reducer_) reducer_->reduce(*model, sparse_updates_enabled);
-  const float gscale = gradient_scale();
-  unswap_before_update();
-  allocate_state();
-  begin_update();
-  const ParameterCollectionStorage& s = model->get_storage();
-  // Frozen parameters' gradients are dropped too, so they do not pile up across updates (and
-  // inflate the clipping norm of every later update).
-  for (size_t i = 0; i < s.params.size(); ++i) {
-    if (s.params[i]->updated)
-      update_parameter(i, gscale);
-    else
-      s.params[i]->clear_grad();
-  }
-  for (size_t i = 0; i < s.lookup_params.size(); ++i) {
-    if (s.lookup_params[i]->updated)
-      update_lookup_parameter(i, gscale);
-    else
-      s.lookup_params[i]->clear_grad();
-  }
-  finish_update();
-}
+void Trainer::update() { update_listed(nullptr, nullptr); }
 
 void Trainer::update(const std::vector<unsigned>& updated_params, const std::vector<unsigned>& updated_lookup_params) {
   const ParameterCollectionStorage& s = model->get_storage();
@@ -445,14 +452,74 @@ void Trainer::update(const std::vector<unsigned>& updated_params, const std::vec
       throw std::invalid_argument("Trainer::update: lookup parameter index " + std::to_string(i) +
                                   " out of range (the collection has " + std::to_string(s.lookup_params.size()) +
                                   " lookup parameters)");
-  ExclusiveParameters lock(detail::parameter_lock());
+  update_listed(&updated_params, &updated_lookup_params);
+}
+
+void Trainer::update_listed(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params) {
+  if (!AsynchronousTraining::on_this_thread()) {
+    ExclusiveParameters lock(detail::parameter_lock());
+    apply_update(params, lookup_params, nullptr);
+    return;
+  }
+  // Asynchronous (dynet/model.h): graphs and other updates go on meanwhile; the shared side still
+  // keeps out exclusive updates and wholesale changes (loaders, set_value, reset_gradient...).
+  SharedParameters lock(detail::parameter_lock());
+  std::string refused;
+  if (reducer_) refused = "a GradientReducer (MPI) is attached to the trainer";
+  if (ma_params_swapped) refused = "the weights are swapped to their moving average";
+  for (const auto& decay : model->get_storage().weight_decays)
+    if (decay->get_lambda() != 0)
+      refused = "the collection has L2 weight decay (lambda " + str(decay->get_lambda()) +
+                "), whose one scale every parameter node reads";
+  if (!refused.empty())
+    throw std::runtime_error("Trainer::update: an asynchronous update (AsynchronousTraining on this thread) cannot "
+                             "run while " + refused + "; nothing was changed");
+  std::vector<std::string> late;
+  apply_update(params, lookup_params, &late);
+  if (late.empty()) return;
+  std::ostringstream msg;
+  msg << "Trainer::update: the gradient of ";
+  for (size_t k = 0; k < late.size(); ++k) msg << (k ? ", " : "") << late[k];
+  msg << " turned NaN or Inf during this asynchronous update (a backward on another thread); "
+      << (late.size() > 1 ? "those parameters were left unchanged and their gradients"
+                          : "that parameter was left unchanged and its gradient")
+      << " cleared; the others were updated.";
+  throw std::runtime_error(msg.str());
+}
+
+// The update under the parameter lock (either side; see update_listed): all parameters (params null:
+// frozen ones only lose their gradients) or the listed ones.
+void Trainer::apply_update(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params,
+                           std::vector<std::string>* late) {
   if (reducer_) reducer_->reduce(*model, sparse_updates_enabled);
   const float gscale = gradient_scale();
   unswap_before_update();
   allocate_state();
   begin_update();
-  for (size_t i : updated_params) update_parameter(i, gscale);
-  for (size_t i : updated_lookup_params) update_lookup_parameter(i, gscale);
+  const ParameterCollectionStorage& s = model->get_storage();
+  if (params) {
+    for (size_t i : *params) update_parameter(i, gscale, late);
+    for (size_t i : *lookup_params) update_lookup_parameter(i, gscale, late);
+  } else {
+    // Frozen parameters' gradients are dropped too, so they do not pile up across updates (and
+    // inflate the clipping norm of every later update).
+    for (size_t i = 0; i < s.params.size(); ++i) {
+      if (s.params[i]->updated) {
+        update_parameter(i, gscale, late);
+      } else {
+        std::lock_guard<std::mutex> lock(s.params[i]->grad_mutex);
+        s.params[i]->clear_grad();
+      }
+    }
+    for (size_t i = 0; i < s.lookup_params.size(); ++i) {
+      if (s.lookup_params[i]->updated) {
+        update_lookup_parameter(i, gscale, late);
+      } else {
+        std::lock_guard<std::mutex> lock(s.lookup_params[i]->grad_mutex);
+        s.lookup_params[i]->clear_grad();
+      }
+    }
+  }
   finish_update();
 }
 
@@ -541,11 +608,16 @@ void Trainer::update_moving_average() {
   ma_aux_allocated_lookup = static_cast<unsigned>(ma_lp.size());
   const ParameterCollectionStorage& s = model->get_storage();
   const float n = static_cast<float>(ma_updates);
-  for (size_t i = 0; i < s.params.size(); ++i)
+  // Under each parameter's mutex: other trainers may be updating it (asynchronous training).
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    std::lock_guard<std::mutex> lock(s.params[i]->grad_mutex);
     average_in(ma_mode, ema_beta, n, ma_p[i].h, s.params[i]->values, s.params[i]->current_weight_decay());
-  for (size_t i = 0; i < s.lookup_params.size(); ++i)
+  }
+  for (size_t i = 0; i < s.lookup_params.size(); ++i) {
+    std::lock_guard<std::mutex> lock(s.lookup_params[i]->grad_mutex);
     average_in(ma_mode, ema_beta, n, ma_lp[i].all_h, s.lookup_params[i]->all_values,
                s.lookup_params[i]->current_weight_decay());
+  }
   ++ma_updates;
 }
 
