@@ -65,6 +65,10 @@ Options parse_options(const char* program, int argc, char** argv, bool needs_dat
     else if (!std::strcmp(a, "--threads")) o.threads = parse_int(program, a, v);
     else if (!std::strcmp(a, "--update-batch")) o.update_batch = static_cast<unsigned>(parse_int(program, a, v));
     else if (!std::strcmp(a, "--mpi")) o.mpi = parse_int(program, a, v) != 0;
+    else if (!std::strcmp(a, "--workers")) o.workers = static_cast<unsigned>(parse_int(program, a, v));
+    else if (!std::strcmp(a, "--own-trainers")) o.own_trainers = parse_int(program, a, v) != 0;
+    else if (!std::strcmp(a, "--exclusive-updates")) o.exclusive_updates = parse_int(program, a, v) != 0;
+    else if (!std::strcmp(a, "--dev")) o.dev = static_cast<unsigned>(parse_int(program, a, v));
     else if (!std::strcmp(a, "--autobatch")) o.autobatch = parse_int(program, a, v);
     else if (!std::strcmp(a, "--manual")) o.manual = parse_int(program, a, v) != 0;
     else if (!std::strcmp(a, "--profiling")) o.profiling = parse_int(program, a, v);
@@ -74,6 +78,10 @@ Options parse_options(const char* program, int argc, char** argv, bool needs_dat
   if (o.minibatch == 0) throw std::invalid_argument(std::string(program) + ": --minibatch must be at least 1");
   if (o.threads == 0) throw std::invalid_argument(std::string(program) + ": --threads must be at least 1");
   if (o.update_batch == 0) throw std::invalid_argument(std::string(program) + ": --update-batch must be at least 1");
+  if (o.workers == 0) throw std::invalid_argument(std::string(program) + ": --workers must be at least 1");
+  if (o.workers > 1 && (o.mpi || o.update_batch > 1 || o.autobatch))
+    throw std::invalid_argument(std::string(program) +
+                                ": --workers > 1 trains one example per update; it takes no --mpi, --update-batch or --autobatch");
   if (o.autobatch > 2) throw std::invalid_argument(std::string(program) + ": --autobatch takes 0, 1 or 2");
   return o;
 }
@@ -440,12 +448,15 @@ void print_result(const Result& r) {
       "{\"task\": \"%s\", \"impl\": \"ours-cpp\", \"minibatch\": %u, \"steps\": %d, \"warmup\": %d, "
       "\"units\": %.0f, \"unit\": \"%s\", \"seconds\": %.6f, \"throughput\": %.3f, \"loss\": %.6f, "
       "\"loss_unit\": \"%s\", \"peak_rss_mb\": %.1f, \"minor_faults_per_step\": %.1f, \"data\": \"%s\", "
-      "\"threads\": %d, \"update_batch\": %u, \"ranks\": %d, \"reduce_seconds\": %.6f, \"autobatch\": %d, "
-      "\"manual\": %s, \"cpu_seconds\": %.6f}\n",
+      "\"threads\": %d, \"update_batch\": %u, \"ranks\": %d, \"reduce_seconds\": %.6f, \"reduce_wait_seconds\": %.6f, "
+      "\"update_seconds\": %.6f, \"workers\": %u, \"own_trainers\": %s, \"exclusive_updates\": %s, \"dev_examples\": %d, \"dev_loss\": %.6f, "
+      "\"autobatch\": %d, \"manual\": %s, \"cpu_seconds\": %.6f}\n",
       r.task.c_str(), r.minibatch, r.steps, r.warmup, r.units, r.unit.c_str(), r.seconds,
       r.seconds > 0 ? r.units / r.seconds : 0.0, r.loss_count > 0 ? r.loss_sum / r.loss_count : 0.0,
       r.loss_unit.c_str(), peak_rss_mb(), r.steps > 0 ? r.minor_faults / r.steps : 0.0, r.data.c_str(), r.threads,
-      r.update_batch, r.ranks, r.reduce_seconds, r.autobatch, r.manual ? "true" : "false", r.cpu_seconds);
+      r.update_batch, r.ranks, r.reduce_seconds, r.reduce_wait_seconds, r.update_seconds, r.workers,
+      r.own_trainers ? "true" : "false", r.exclusive_updates ? "true" : "false", r.dev_examples, r.dev_loss_count > 0 ? r.dev_loss_sum / r.dev_loss_count : 0.0,
+      r.autobatch, r.manual ? "true" : "false", r.cpu_seconds);
   std::fflush(stdout);
 }
 

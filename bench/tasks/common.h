@@ -9,11 +9,14 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <numeric>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "dynet/expr.h"
+#include "dynet/mp.h"
 #include "dynet/mpi.h"
 #include "dynet/training.h"
 
@@ -32,13 +35,23 @@ struct Options {
   // update_batch > 1 without mpi is the autobatch paper's "bulk" setting: several examples per graph.
   unsigned update_batch = 1;
   bool mpi = false;
+  // workers > 1: the timed steps run on that many threads over the shared model, each updating after
+  // its own example (asynchronously, dynet/mp.h); the task's loss code must then be safe to call from
+  // several threads at once.
+  unsigned workers = 1;
+  bool own_trainers = false;  // with workers: one Adam per worker (concurrent updates) instead of one shared
+  bool exclusive_updates = false;  // with workers: dynet::mp::asynchronous_updates = false
+  // The last `dev` examples (of the shuffled list) are held out of training; after the timed steps
+  // their loss is computed (forward only) and reported as dev_loss.
+  unsigned dev = 0;
   int autobatch = 0;    // DyNet's --dynet-autobatch: 0 off, 1 agenda-based, 2 depth-based
   bool manual = false;  // the hand-batched version of the task (lookup/pick with index vectors)
   int profiling = 0;    // DyNet's --dynet-profiling (a per-op time table at exit; 2: batch composition)
 };
 
 // Parses --data DIR --steps N --warmup N --minibatch N --seed N --threads N --update-batch N --mpi 0|1
-// --autobatch N --manual 0|1 --profiling N; anything else throws std::invalid_argument naming the program and the
+// --workers N --own-trainers 0|1 --exclusive-updates 0|1 --dev N --autobatch N --manual 0|1 --profiling N;
+// anything else throws std::invalid_argument naming the program and the
 // argument. needs_data: --data is required.
 Options parse_options(const char* program, int argc, char** argv, bool needs_data = true);
 
@@ -127,11 +140,15 @@ struct Result {
   unsigned minibatch = 1;
   int steps = 0, warmup = 0, threads = 1;
   double units = 0, seconds = 0, loss_sum = 0, loss_count = 0;
-  // Data-parallel runs: examples per update, ranks, and the seconds the timed steps spent in the
-  // gradient all-reduce (rank 0's).
-  unsigned update_batch = 1;
+  // Data-parallel runs: examples per update, ranks, worker threads, and the seconds the timed steps
+  // spent in the gradient all-reduce (rank 0's), of which waiting for the slowest rank.
+  unsigned update_batch = 1, workers = 1;
+  bool own_trainers = false, exclusive_updates = false;
   int ranks = 1;
-  double reduce_seconds = 0;
+  double reduce_seconds = 0, reduce_wait_seconds = 0;
+  double update_seconds = 0;  // in trainer.update() during the timed steps (the all-reduce included)
+  int dev_examples = 0;                        // held out (--dev)
+  double dev_loss_sum = 0, dev_loss_count = 0;  // their loss after training
   int autobatch = 0;
   bool manual = false;
   double minor_faults = 0;  // minor page faults during the timed steps (getrusage)
@@ -143,6 +160,12 @@ void print_result(const Result& result);
 // transitions, sentences) and the number of throughput units it processed.
 struct StepOutcome {
   double loss = 0, loss_terms = 0, units = 0;
+  StepOutcome& operator+=(const StepOutcome& o) {
+    loss += o.loss;
+    loss_terms += o.loss_terms;
+    units += o.units;
+    return *this;
+  }
 };
 
 // Minor page faults and CPU seconds (user + system, all threads) of the process so far (getrusage).
@@ -175,8 +198,92 @@ Result train_and_time(const Options& options, StepFn&& step) {
   return r;
 }
 
+// The timed steps of train_groups_with_adam on options.workers threads
+// (dynet::mp::run_mp_minibatch_trainer): step k trains on examples[k % size] alone and its worker
+// updates right after it, with the shared trainer (updates take turns) or, with own_trainers, its own
+// Adam (updates run concurrently); asynchronously unless exclusive_updates. Warm-up runs on one thread.
+template <typename Example, typename GroupLossFn, typename OutcomeFn>
+Result train_on_workers(const Options& options, dynet::Trainer& trainer, const std::vector<Example>& examples,
+                        GroupLossFn& group_loss, OutcomeFn& outcome_of) {
+  struct Learner : dynet::mp::ILearner<size_t, StepOutcome> {
+    const std::vector<Example>* examples;
+    size_t train_size;
+    GroupLossFn* group_loss;
+    OutcomeFn* outcome_of;
+    StepOutcome LearnFromDatum(const size_t& k, bool learn) override {
+      const std::vector<const Example*> group{&(*examples)[k % train_size]};
+      dynet::ComputationGraph cg;
+      dynet::Expression loss = (*group_loss)(cg, group);
+      StepOutcome out = (*outcome_of)(*group[0]);
+      out.loss = dynet::as_scalar(cg.forward(loss));
+      if (learn) cg.backward(loss);
+      return out;
+    }
+    void SaveModel() override {}
+  } learner;
+  learner.examples = &examples;
+  learner.train_size = examples.size() - options.dev;
+  learner.group_loss = &group_loss;
+  learner.outcome_of = &outcome_of;
+  std::vector<size_t> warmup(static_cast<size_t>(options.warmup)), timed(static_cast<size_t>(options.steps));
+  std::iota(warmup.begin(), warmup.end(), size_t(0));
+  std::iota(timed.begin(), timed.end(), warmup.size());
+  dynet::mp::run_sp_minibatch_trainer(&learner, &trainer, warmup);
+  std::vector<std::unique_ptr<dynet::AdamTrainer>> own;
+  std::vector<dynet::Trainer*> trainers{&trainer};
+  for (unsigned w = 1; options.own_trainers && w < options.workers; ++w) {
+    own.push_back(std::make_unique<dynet::AdamTrainer>(*trainer.model));
+    own.back()->clipping_enabled = false;
+    trainers.push_back(own.back().get());
+  }
+  Result r;
+  r.steps = options.steps;
+  r.warmup = options.warmup;
+  r.minibatch = options.minibatch;
+  r.threads = options.threads;
+  r.workers = options.workers;
+  r.own_trainers = options.own_trainers;
+  r.exclusive_updates = options.exclusive_updates;
+  r.data = data_kind(options.data_dir);
+  dynet::mp::asynchronous_updates = !options.exclusive_updates;
+  const double faults = minor_faults(), cpu = cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  const StepOutcome total = dynet::mp::run_mp_minibatch_trainer(
+      std::vector<dynet::mp::ILearner<size_t, StepOutcome>*>(options.workers, &learner), trainers, timed);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.minor_faults = minor_faults() - faults;
+  r.cpu_seconds = cpu_seconds() - cpu;
+  r.loss_sum = total.loss;
+  r.loss_count = total.loss_terms;
+  r.units = total.units;
+  return r;
+}
+
+// The summed loss and loss terms of examples [first, last) (forward only; with dist, this rank's shard of
+// them, summed over the ranks).
+template <typename Example, typename GroupLossFn, typename OutcomeFn>
+std::pair<double, double> held_out_loss(const std::vector<Example>& examples, size_t first, size_t last,
+                                        GroupLossFn& group_loss, OutcomeFn& outcome_of,
+                                        const dynet::mpi::DistributedTrainer* dist) {
+  if (dist) {
+    const auto [a, b] = dist->shard(last - first);
+    std::tie(first, last) = std::pair<size_t, size_t>(first + a, first + b);
+  }
+  double loss = 0, terms = 0;
+  for (size_t i = first; i < last; ++i) {
+    dynet::ComputationGraph cg;
+    const std::vector<const Example*> group{&examples[i]};
+    loss += dynet::as_scalar(cg.forward(group_loss(cg, group)));
+    terms += outcome_of(examples[i]).loss_terms;
+  }
+  if (!dist) return {loss, terms};
+  const std::vector<double> total = dist->sum(std::vector<double>{loss, terms});
+  return {total[0], total[1]};
+}
+
 // Trains the collection with Adam, without clipping (PyTorch's optimisers do not clip either), as
-// train_and_time does: step k covers examples[(k·B + i) % examples.size()], i < B = update_batch (with
+// train_and_time does: step k covers examples[(k·B + i) % n], i < B = update_batch, n the examples
+// not held out by --dev (with
 // mpi, this rank's shard of them). It builds a new graph (as DyNet's C++ examples do, so graph turnover
 // is part of what is measured) with group_loss(cg, group) over those examples, runs forward, backward
 // and the update; outcome_of(ex) gives each example's loss terms and units (summed over the ranks with
@@ -188,16 +295,29 @@ Result train_groups_with_adam(const Options& options, dynet::ParameterCollection
   trainer.clipping_enabled = false;
   std::unique_ptr<dynet::mpi::DistributedTrainer> dist;
   if (options.mpi) dist = std::make_unique<dynet::mpi::DistributedTrainer>(trainer);
+  if (options.dev >= examples.size())
+    throw std::invalid_argument("--dev " + std::to_string(options.dev) + " leaves no training examples (there are " +
+                                std::to_string(examples.size()) + ")");
+  const size_t train_size = examples.size() - options.dev;
+  auto with_dev_loss = [&](Result r) {
+    if (options.dev == 0) return r;
+    r.dev_examples = static_cast<int>(options.dev);
+    std::tie(r.dev_loss_sum, r.dev_loss_count) =
+        held_out_loss(examples, train_size, examples.size(), group_loss, outcome_of, dist.get());
+    return r;
+  };
+  if (options.workers > 1) return with_dev_loss(train_on_workers(options, trainer, examples, group_loss, outcome_of));
   const size_t per_update = options.update_batch;
   std::vector<const Example*> group;
-  double reduce_before = 0;
+  dynet::mpi::ReduceStats before;
+  double update_seconds = 0;
   Result r = train_and_time(options, [&](int k) {
-    if (dist && k == options.warmup) reduce_before = dist->stats().seconds;
+    if (dist && k == options.warmup) before = dist->stats();
     const auto [first, last] = dist ? dist->shard(per_update) : std::pair<size_t, size_t>(0, per_update);
     group.clear();
     StepOutcome out;
     for (size_t i = first; i < last; ++i) {
-      const Example& ex = examples[(static_cast<size_t>(k) * per_update + i) % examples.size()];
+      const Example& ex = examples[(static_cast<size_t>(k) * per_update + i) % train_size];
       group.push_back(&ex);
       const StepOutcome o = outcome_of(ex);
       out.loss_terms += o.loss_terms;
@@ -209,7 +329,10 @@ Result train_groups_with_adam(const Options& options, dynet::ParameterCollection
       out.loss = dynet::as_scalar(cg.forward(loss));
       cg.backward(loss);
     }
+    const auto update_start = std::chrono::steady_clock::now();
     trainer.update();
+    if (k >= options.warmup)
+      update_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - update_start).count();
     if (dist) {
       const std::vector<double> total = dist->sum(std::vector<double>{out.loss, out.loss_terms, out.units});
       out = StepOutcome{total[0], total[1], total[2]};
@@ -217,11 +340,13 @@ Result train_groups_with_adam(const Options& options, dynet::ParameterCollection
     return out;
   });
   r.update_batch = options.update_batch;
+  r.update_seconds = update_seconds;
   if (dist) {
     r.ranks = dist->size();
-    r.reduce_seconds = dist->stats().seconds - reduce_before;
+    r.reduce_seconds = dist->stats().seconds - before.seconds;
+    r.reduce_wait_seconds = dist->stats().wait_seconds - before.wait_seconds;
   }
-  return r;
+  return with_dev_loss(r);
 }
 
 // train_groups_with_adam with per-example code: loss_of(cg, ex) builds one example's loss and a group's

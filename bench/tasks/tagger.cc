@@ -121,7 +121,12 @@ int main(int argc, char** argv) {
     ParameterCollection pc;
     Tagger model(pc, words.size(), std::max(1u, chars.size()), tags.size());
     bench::Result result = bench::train_with_adam(
-        options, pc, sentences, [&](ComputationGraph& cg, const Sentence& s) { return model.sentence_loss(cg, s); },
+        options, pc, sentences,
+        [&](ComputationGraph& cg, const Sentence& s) {
+          if (options.workers == 1) return model.sentence_loss(cg, s);
+          Tagger local = model;  // --workers: its own builder state (the copies share the parameters)
+          return local.sentence_loss(cg, s);
+        },
         [](const Sentence& s) {
           const double words = static_cast<double>(s.words.size());
           return bench::StepOutcome{.loss_terms = words, .units = words};
