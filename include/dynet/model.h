@@ -99,6 +99,13 @@ struct LookupParameterStorage : ParameterStorageBase {
   // grads[index] += g and remember index for sparse updates (thread-safe)
   void accumulate_grad(unsigned index, const float* g);
   void accumulate_grad(unsigned index, const Tensor& g) { accumulate_grad(index, g.v); }
+  // The whole table's gradient += g (all_dim's values; a batched g adds every batch element), every
+  // row remembered (thread-safe). Throws std::invalid_argument when g has another size.
+  void accumulate_grad(const Tensor& g);
+  // grads[ids_host[k]] += the k-th row of g for k < n (ids_dev: DyNet's device copy, unused here).
+  void accumulate_grads(unsigned n, const unsigned* ids_host, const unsigned* ids_dev, float* g);
+  // values[i] and grads[i] ← views of row i of all_values and all_grads.
+  void initialize_lookups();
 
   Dim all_dim;  // row dim + number of rows as last dim, e.g. 1000 x {50} -> {50,1000}
   Tensor all_values, all_grads;
@@ -210,6 +217,7 @@ class ParameterCollection {
   float get_weight_decay_lambda() const;
   L2WeightDecay& get_weight_decay();
   std::string get_fullname() const { return name_; }
+  std::string get_namespace() const { return name_; }  // DyNet's name for the same prefix ("/", "/sub/")
   // The number of parameters (Parameter objects, not lookup parameters; DyNet's meaning): use
   // parameter_count() for the number of values.
   size_t size() const { return storage_->params.size(); }

@@ -7,7 +7,9 @@
 namespace dynet {
 
 struct Constant : detail::BuiltinNode {
-  static VariableIndex add_to(ComputationGraph& g, const Dim& d, float value) { return ::dynet::constant(g, d, value).i; }
+  static VariableIndex add_to(ComputationGraph& g, const Dim& d, float value = 0.f) {
+    return ::dynet::constant(g, d, value).i;
+  }
 };
 
 struct Zeroes : detail::BuiltinNode {

@@ -29,6 +29,8 @@ struct Tensor {
   float* batch_ptr(size_t b) const { return v + (d.bd == 1 ? 0 : b * d.batch_size()); }
   // a view of batch element b
   Tensor batch_elem(size_t b) const;
+  // views of every batch element (one, the tensor itself, when it is unbatched)
+  std::vector<Tensor> batch_elems() const;
   bool is_valid() const;  // no NaN or Inf
 };
 

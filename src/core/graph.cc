@@ -12,6 +12,7 @@
 #include "core/executor.h"
 #include "core/param_lock.h"
 #include "dynet/graph.h"
+#include "dynet/timing.h"
 
 namespace dynet {
 
@@ -64,6 +65,8 @@ uint64_t new_id(uint32_t slot) {
   return id;
 }
 }  // namespace
+
+NamedTimer timer;
 
 float* kSCALAR_MINUSONE = &g_scalar_constants[0];
 float* kSCALAR_ONE = &g_scalar_constants[1];

@@ -241,11 +241,7 @@ void lookup_table_fwd(const ForwardArgs& a) {
   alias_or_copy(a, *p, p->all_values.v);
 }
 Dim lookup_table_shape(const ArgDims&, AttrView a) { return a.as<LookupParameterStorage*>()->all_dim; }
-void lookup_table_grad(AttrView a, const Tensor& g, const float*) {
-  LookupParameterStorage* p = a.as<LookupParameterStorage*>();
-  const size_t rs = p->dim.size();
-  for (size_t r = 0; r < p->values.size(); ++r) p->accumulate_grad(r, g.v + size_t(r) * rs);
-}
+void lookup_table_grad(AttrView a, const Tensor& g, const float*) { a.as<LookupParameterStorage*>()->accumulate_grad(g); }
 const OpId k_lookup_table = register_op({.name = "lookup_parameter",
                                          .doc = "y = E · s, the whole table as one {d..., n} tensor (s: the weight-decay scale)",
                                          .shape = lookup_table_shape,

@@ -231,6 +231,34 @@ void LookupParameterStorage::accumulate_grad(unsigned index, const float* d) {
   nonzero_grad = true;
 }
 
+void LookupParameterStorage::accumulate_grad(const Tensor& g) {
+  if (g.d.batch_size() != all_dim.size())
+    throw std::invalid_argument("LookupParameterStorage::accumulate_grad: gradient " + g.d.str() + " for " + name +
+                                " of " + all_dim.str());
+  const size_t rs = dim.size();
+  for (size_t b = 0; b < g.d.bd; ++b)
+    for (size_t r = 0; r < values.size(); ++r) accumulate_grad(static_cast<unsigned>(r), g.batch_ptr(b) + r * rs);
+}
+void LookupParameterStorage::accumulate_grads(unsigned n, const unsigned* ids_host, const unsigned*, float* g) {
+  for (unsigned k = 0; k < n; ++k) {
+    if (ids_host[k] >= values.size())
+      throw std::invalid_argument("LookupParameterStorage::accumulate_grads: row " + std::to_string(ids_host[k]) +
+                                  " of " + name + " with " + std::to_string(values.size()) + " rows");
+    accumulate_grad(ids_host[k], g + size_t(k) * dim.size());
+  }
+}
+void LookupParameterStorage::initialize_lookups() {
+  const size_t n = all_dim[all_dim.nd - 1], rs = dim.size();
+  values.clear();
+  grads.clear();
+  values.reserve(n);
+  grads.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    values.emplace_back(dim, all_values.v + i * rs, all_values.device, DeviceMempool::PS);
+    grads.emplace_back(dim, all_grads.v + i * rs, all_grads.device, DeviceMempool::PS);
+  }
+}
+
 // ---- Parameter / LookupParameter ----
 namespace {
 template <class P>
@@ -364,13 +392,7 @@ LookupParameter ParameterCollection::add_lookup_parameters(unsigned n, const Dim
   const auto [values, grads] = allocate_values_and_grads(*p, total, "add_lookup_parameters", all_dim);
   p->all_values = Tensor(p->all_dim, values, nullptr, DeviceMempool::PS);
   p->all_grads = Tensor(p->all_dim, grads, nullptr, DeviceMempool::PS);
-  const size_t rs = d.size();
-  p->values.reserve(n);
-  p->grads.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    p->values.emplace_back(d, p->all_values.v + size_t(i) * rs, nullptr, DeviceMempool::PS);
-    p->grads.emplace_back(d, p->all_grads.v + size_t(i) * rs, nullptr, DeviceMempool::PS);
-  }
+  p->initialize_lookups();
   init.initialize_params(p->all_values);
   p->name = name_ + unique_name(name);
   register_storage(p);

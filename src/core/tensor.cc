@@ -12,6 +12,13 @@ Tensor Tensor::batch_elem(size_t b) const {
   return Tensor(d.single_batch(), batch_ptr(b), device, mem_pool);
 }
 
+std::vector<Tensor> Tensor::batch_elems() const {
+  std::vector<Tensor> elems;
+  elems.reserve(d.bd);
+  for (size_t b = 0; b < d.bd; ++b) elems.push_back(batch_elem(b));
+  return elems;
+}
+
 bool Tensor::is_valid() const {
   const size_t n = d.size();
   for (size_t i = 0; i < n; ++i)

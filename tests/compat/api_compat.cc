@@ -25,6 +25,7 @@
 #include "dynet/rand.h"
 #include "dynet/saxe-init.h"
 #include "dynet/str-util.h"
+#include "dynet/timing.h"
 #include "dynet/tensor.h"
 #include "dynet/training.h"
 
@@ -50,6 +51,10 @@ TEST(VisibleNames, RealDenseIndexAndScalarConstants) {
   EXPECT_EQ(*kSCALAR_ONE, 1.f);
   EXPECT_EQ(*kSCALAR_MINUSONE, -1.f);
   EXPECT_EQ(*kSCALAR_ZERO, 0.f);
+  timer.start("compat");  // DyNet's global NamedTimer (globals.h)
+  timer.stop("compat");
+  EXPECT_EQ(timer.cumtimes.count("compat"), 1u);
+  timer.cumtimes.clear();  // nothing to print at exit
 }
 
 TEST(ExecutionEngines, MapOntoTheGraphsExecutor) {
@@ -86,6 +91,19 @@ TEST(TensorToolsAsDynet, TopkReturnsValuesAndIndices) {
   IndexTensor kept = TensorTools::topk(x.value(), 0, 2).second;  // the values stay valid with it
   EXPECT_EQ(kept.v, (vector<Eigen::DenseIndex>{1, 0, 2, 0}));
   EXPECT_EQ(*kept.topk_values, (vector<float>{2.f, 1.f, 6.f, 4.f}));
+}
+
+TEST(TensorToolsAsDynet, BatchElemsViewEachBatchElement) {
+  vector<float> buf{1.f, 2.f, 3.f, 4.f, 5.f, 6.f};
+  const Tensor batched(Dim({3}, 2), buf.data());
+  const vector<Tensor> elems = batched.batch_elems();
+  ASSERT_EQ(elems.size(), 2u);
+  EXPECT_EQ(elems[1].d, Dim({3}));
+  EXPECT_EQ(elems[1].v, buf.data() + 3);
+  EXPECT_EQ(as_vector(elems[0]), (vector<float>{1.f, 2.f, 3.f}));
+  const Tensor single(Dim({2, 3}), buf.data());
+  ASSERT_EQ(single.batch_elems().size(), 1u);
+  EXPECT_EQ(single.batch_elems()[0].v, buf.data());
 }
 
 TEST(TensorToolsAsDynet, SetAndCopyElementsCopyWhatDynetCopied) {

@@ -222,6 +222,7 @@ TEST(BuiltinNodeNames, BuildTheMatchingOps) {
   expect_near(vals(E(cg.add_function<Reshape>({W.i}, Dim({3, 2})))), vals(reshape(W, Dim({3, 2}))));
   expect_near(vals(E(cg.add_function<SelectRows>({W.i}, std::vector<unsigned>{1}))), {0.f, 1.f, 1.f});
   expect_near(vals(E(cg.add_function<Constant>(Dim({2}), 7.f))), {7.f, 7.f});
+  expect_near(vals(E(cg.add_function<Constant>(Dim({2})))), {0.f, 0.f});  // DyNet's default value
   EXPECT_EQ(cg.add_function<Identity>({x.i}), x.i);
   EXPECT_EQ(E(cg.add_function<InputNode>(Dim({2}), std::vector<float>{1.f, 2.f})).dim(), Dim({2}));
 }

@@ -212,6 +212,29 @@ TEST(ParameterCollectionApi, SizeCountsParametersAndStoragesAreFoundByName) {
   EXPECT_FALSE(pc.get_parameter_storage("/W")->has_grad());
 }
 
+TEST(ParameterCollectionApi, LookupStorageGradientsAsDynetsNodeCodeAddsThem) {
+  ParameterCollection pc;
+  LookupParameter E = pc.add_lookup_parameters(3, {2}, ParameterInitConst(0.f), "E");
+  ParameterCollection sub = pc.add_subcollection("enc");
+  EXPECT_EQ(pc.get_namespace(), "/");
+  EXPECT_EQ(sub.get_namespace(), "/enc/");
+  LookupParameterStorage& s = E.get_storage();
+  std::vector<float> rows{1.f, 2.f, 3.f, 4.f};
+  const unsigned ids[] = {2, 0};
+  s.accumulate_grads(2, ids, nullptr, rows.data());  // row 2 += (1, 2), row 0 += (3, 4)
+  std::vector<float> whole{10.f, 10.f, 20.f, 20.f, 30.f, 30.f};
+  s.accumulate_grad(Tensor(Dim({2, 3}), whole.data()));  // every row
+  EXPECT_EQ(as_vector(s.all_grads), (std::vector<float>{13.f, 14.f, 20.f, 20.f, 31.f, 32.f}));
+  EXPECT_EQ(s.non_zero_grads.size(), 3u);
+  EXPECT_THROW(s.accumulate_grad(Tensor(Dim({4}), whole.data())), std::invalid_argument);
+  const unsigned bad[] = {3};
+  EXPECT_THROW(s.accumulate_grads(1, bad, nullptr, rows.data()), std::invalid_argument);
+  s.initialize_lookups();  // the row views again
+  ASSERT_EQ(s.values.size(), 3u);
+  EXPECT_EQ(s.grads[2].v, s.all_grads.v + 4);
+  EXPECT_EQ(s.values[1].d, Dim({2}));
+}
+
 TEST(ParameterCollectionApi, SaxeInitializerIsAScaledOrthogonalMatrix) {
   ParameterCollection pc;
   Parameter p = pc.add_parameters({4, 4}, ParameterInitSaxe(2.f));
