@@ -405,7 +405,6 @@ TEST(AutobatchModels, LSTMWithDropout) {
   VanillaLSTMBuilder lstm(1, kDim, kDim, pc);
   lstm.set_dropout(0.4f);
   const auto data = sentences(4, 10, 4);
-  std::vector<std::vector<float>> masks;
   auto build = [&](ComputationGraph& g) {
     lstm.new_graph(g);
     std::vector<Expression> losses;

@@ -547,11 +547,7 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     has_backward_ = false;
     throw;
   }
-  // Parameter gradients go to the shared storage only once the whole reverse pass has succeeded.
-  for (VariableIndex i : param_nodes_) {
-    const NodeRec& r = cg_->node(i);
-    op_def(r.op).param_grad(AttrView{cg_->node_attr(i), r.attr_words}, grad_[i], aux_[i]);
-  }
+  push_parameter_gradients();
   for (const Batch* b : param_batches_) push_batch_gradient(*b);
 }
 

@@ -47,7 +47,11 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
     has_backward_ = false;
     throw;
   }
-  // Parameter gradients go to the shared storage only once the whole reverse pass has succeeded.
+  push_parameter_gradients();
+}
+
+// Parameter gradients go to the shared storage only once the whole reverse pass has succeeded.
+void SimpleExecutor::push_parameter_gradients() {
   for (VariableIndex i : param_nodes_) {
     const NodeRec& r = cg_->node(i);
     op_def(r.op).param_grad(AttrView{cg_->node_attr(i), r.attr_words}, grad_[i], aux_[i]);

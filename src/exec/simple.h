@@ -20,6 +20,9 @@ class SimpleExecutor : public Executor {
   void mark_needed(VariableIndex last, size_t base);
   // Runs node i's backward into every reached argument (parameter nodes push their gradient).
   void backward_node(VariableIndex i);
+  // Pushes the gradients of the parameter nodes the reverse pass reached (param_nodes_) into the
+  // parameters' storage: after the whole pass has succeeded.
+  void push_parameter_gradients();
   // Runs the deferred low-rank updates into node i's gradient as one GEMM over the gathered columns.
   void flush_low_rank(VariableIndex i);
 
