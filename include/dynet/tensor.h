@@ -80,6 +80,32 @@ struct TensorTools {
   // `num` independent draws per fiber along `dim` from the categorical distribution with (possibly
   // unnormalized) log-probabilities v, by the Gumbel-max trick; laid out as argmax's result.
   static IndexTensor categorical_sample_log_prob(const Tensor& v, unsigned dim = 0, unsigned num = 1);
+
+  // DyNet's forms for a known device (node code calls them with its `dev`): every tensor is on the CPU
+  // here, so each is the function above.
+  template <class MyDevice>
+  static void clip_dev(const MyDevice&, Tensor& d, float left, float right) { clip(d, left, right); }
+  template <class MyDevice>
+  static void constant_dev(const MyDevice&, Tensor& d, float c) { constant(d, c); }
+  template <class MyDevice>
+  static void accumulate_dev(const MyDevice&, Tensor& v, const Tensor& v_src) { accumulate(v, v_src); }
+  template <class MyDevice>
+  static void scale_dev(const MyDevice&, Tensor& x, float a, float b) { scale(x, a, b); }
+  template <class MyDevice>
+  static void uniform_to_bernoulli_dev(const MyDevice&, Tensor& x, float p) { uniform_to_bernoulli(x, p); }
+  template <class MyDevice>
+  static IndexTensor argmax_dev(const MyDevice&, const Tensor& v, unsigned dim = 0, unsigned num = 1) {
+    return argmax(v, dim, num);
+  }
+  template <class MyDevice>
+  static IndexTensor categorical_sample_log_prob_dev(const MyDevice&, const Tensor& v, unsigned dim = 0,
+                                                     unsigned num = 1) {
+    return categorical_sample_log_prob(v, dim, num);
+  }
+  template <class MyDevice>
+  static void logsumexp_dev(const MyDevice&, const Tensor& x, Tensor& m, Tensor& z, unsigned d = 0) {
+    logsumexp(x, m, z, d);
+  }
 };
 
 float rand01();          // uniform in [0, 1)

@@ -106,6 +106,18 @@ TEST(TensorToolsAsDynet, BatchElemsViewEachBatchElement) {
   EXPECT_EQ(single.batch_elems()[0].v, buf.data());
 }
 
+TEST(TensorToolsAsDynet, DeviceFormsWorkOnTheCpuDevice) {
+  vector<float> a{1.f, 5.f, -2.f}, b(3, 0.f);
+  Tensor ta(Dim({3}), a.data()), tb(Dim({3}), b.data());
+  const Device_CPU& dev = *cpu_device();
+  TensorTools::constant_dev(dev, tb, 2.f);
+  TensorTools::accumulate_dev(dev, tb, ta);  // b += a
+  EXPECT_EQ(b, (vector<float>{3.f, 7.f, 0.f}));
+  TensorTools::clip_dev(dev, tb, 0.5f, 4.f);
+  EXPECT_EQ(b, (vector<float>{3.f, 4.f, 0.5f}));
+  EXPECT_EQ(TensorTools::argmax_dev(dev, ta).v, (vector<Eigen::DenseIndex>{1}));
+}
+
 TEST(TensorToolsAsDynet, SetAndCopyElementsCopyWhatDynetCopied) {
   vector<float> buf(4, 0.f), src{1.f, 2.f, 3.f, 4.f, 5.f};
   Tensor t(Dim({4}), buf.data());
