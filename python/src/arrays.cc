@@ -2,10 +2,10 @@
 //
 // In: any object with the buffer protocol (numpy arrays of any layout, memoryviews) is read through its
 // strides and converted to float32 in one pass, straight into the column-major storage the graph reads;
-// other objects (lists, tuples, scalars) go through numpy.asarray first. Out: npvalue() and as_array()
-// copy, because graph memory is reused after renew_cg and parameters change in place at each update: a
-// view would silently change under the caller. A Tensor owns a copy of the value, so its as_numpy() is
-// a view of that copy (read-only; the Tensor is its base and stays alive with it).
+// other objects (lists, tuples, scalars) go through numpy.asarray first. Out: float64 copies, as DyNet's
+// Python module returns them (npvalue, as_array, gradient, Tensor.as_numpy): graph memory is reused
+// after renew_cg and parameters change in place at each update, so a view would change under its
+// holder. DLPack (__dlpack__) gives float32, the graph's type. A Tensor owns a copy of the value.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -159,14 +159,46 @@ static std::vector<int64_t> fortran_strides(const std::vector<size_t>& shape) {
   return strides;
 }
 
+// A new numpy array of T: `count` blocks of `block` values copied from the given pointers, laid out
+// with these shape and strides (in elements).
+template <class T>
+static nb::object new_array(const std::vector<const float*>& blocks, size_t block, const std::vector<size_t>& shape,
+                            const std::vector<int64_t>& strides) {
+  const size_t n = blocks.size() * block;
+  T* data = new T[n ? n : 1];
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  for (size_t b = 0; b < blocks.size(); ++b) std::copy(blocks[b], blocks[b] + block, data + b * block);
+  return nb::cast(nb::ndarray<nb::numpy, T>(data, shape.size(), shape.data(), owner, strides.data()));
+}
+
 nb::object to_numpy(const Tensor& t, bool keep_batch_axis) {
   const std::vector<size_t> shape = numpy_shape(t.d, keep_batch_axis);
-  const std::vector<int64_t> strides = fortran_strides(shape);
-  const size_t n = t.d.size();
-  float* data = new float[n ? n : 1];
-  if (n) std::memcpy(data, t.v, n * sizeof(float));
-  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<float*>(p); });
-  return nb::cast(nb::ndarray<nb::numpy, float>(data, shape.size(), shape.data(), owner, strides.data()));
+  return new_array<double>({t.v}, t.d.size(), shape, fortran_strides(shape));
+}
+
+nb::object to_numpy_float32(const Tensor& t) {
+  const std::vector<size_t> shape = numpy_shape(t.d, false);
+  return new_array<float>({t.v}, t.d.size(), shape, fortran_strides(shape));
+}
+
+nb::object rows_to_numpy(const Dim& row, const std::vector<Tensor>& rows, const std::vector<unsigned>* which) {
+  std::vector<const float*> blocks;
+  for (size_t k = 0, n = which ? which->size() : rows.size(); k < n; ++k) {
+    const unsigned r = which ? (*which)[k] : static_cast<unsigned>(k);
+    if (r >= rows.size())
+      throw nb::index_error(("row " + std::to_string(r) + " out of range for " + std::to_string(rows.size()) + " rows").c_str());
+    blocks.push_back(rows[r].v);
+  }
+  // (rows, row dims...): each row contiguous, column-major within
+  std::vector<size_t> shape{blocks.size()};
+  std::vector<int64_t> strides{static_cast<int64_t>(row.size())};
+  int64_t s = 1;
+  for (unsigned k = 0; k < row.nd; ++k) {
+    shape.push_back(row[k]);
+    strides.push_back(s);
+    s *= row[k];
+  }
+  return new_array<double>(blocks, row.size(), shape, strides);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,11 +231,12 @@ void init_arrays(nb::module_& m) {
         PyTensor& t = *nb::inst_ptr<PyTensor>(self);
         const std::vector<size_t> shape = numpy_shape(t.d, false);
         const std::vector<int64_t> strides = fortran_strides(shape);
-        // A read-only view of the Tensor's own storage (the Tensor is the array's base).
+        // Indices: a read-only view of the Tensor's own storage (the Tensor is the array's base). Values:
+        // float64, as DyNet's as_numpy.
         if (t.is_index)
           return nb::cast(nb::ndarray<nb::numpy, const int64_t>(reinterpret_cast<const int64_t*>(t.idx.data()),
                                                                 shape.size(), shape.data(), self, strides.data()));
-        return nb::cast(nb::ndarray<nb::numpy, const float>(t.v.data(), shape.size(), shape.data(), self, strides.data()));
+        return new_array<double>({t.v.data()}, t.v.size(), shape, strides);
       })
       .def("argmax", [](PyTensor& t, unsigned dim, unsigned num) { return PyTensor::of(TensorTools::argmax(t.view(), dim, num)); },
            "dim"_a = 0, "num"_a = 1)

@@ -90,8 +90,12 @@ struct FloatArray {
 FloatArray from_array(nb::handle obj, const char* what);
 // A Dim of these dims and batch size; throws std::invalid_argument naming `what` for too many dims.
 Dim make_dim(const std::vector<unsigned>& dims, unsigned bd, const char* what);
-// A numpy copy: the dims, then the batch as a last axis when bd > 1 (or when keep_batch_axis).
+// A numpy float64 copy (DyNet's dtype): the dims, then the batch as a last axis when bd > 1 (or when
+// keep_batch_axis).
 nb::object to_numpy(const Tensor& t, bool keep_batch_axis = false);
+nb::object to_numpy_float32(const Tensor& t);
+// Rows of a lookup table (all, or those listed) as one float64 array of shape (rows, row dims...).
+nb::object rows_to_numpy(const Dim& row, const std::vector<Tensor>& rows, const std::vector<unsigned>* which);
 // A dy.Tensor holding a copy of t.
 nb::object tensor_of(const Tensor& t);
 

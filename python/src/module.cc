@@ -2,7 +2,6 @@
 // model files, configuration, and the op functions the module converts itself ("@name" entries). The
 // other op functions come from ops.cc (generated from the API entries); trainers and builders from
 // builders.cc; numpy and dy.Tensor from arrays.cc.
-#include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -130,30 +129,6 @@ nb::object settable_lookup(const LookupParameter& p, std::vector<unsigned> ids) 
   return nb::steal(wrap(lookup(current_graph(), p, slot), Settable::Indices, slot));
 }
 
-// LookupParameters.as_array & co.: rows (all, or those listed) as one array of shape (rows, row dims...),
-// each row in DyNet's column-major layout.
-nb::object rows_to_numpy(const LookupParameterStorage& st, const std::vector<Tensor>& rows,
-                         const std::vector<unsigned>* which) {
-  const size_t n = which ? which->size() : rows.size(), rs = st.dim.size();
-  float* data = new float[n * rs ? n * rs : 1];
-  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<float*>(p); });
-  for (size_t k = 0; k < n; ++k) {
-    const unsigned r = which ? (*which)[k] : static_cast<unsigned>(k);
-    if (r >= rows.size())
-      throw nb::index_error(("row " + std::to_string(r) + " out of range for " + std::to_string(rows.size()) + " rows").c_str());
-    std::memcpy(data + k * rs, rows[r].v, rs * sizeof(float));
-  }
-  std::vector<size_t> shape{n};
-  std::vector<int64_t> strides{static_cast<int64_t>(rs)};
-  int64_t s = 1;
-  for (unsigned k = 0; k < st.dim.nd; ++k) {
-    shape.push_back(st.dim[k]);
-    strides.push_back(s);
-    s *= st.dim[k];
-  }
-  return nb::cast(nb::ndarray<nb::numpy, float>(data, shape.size(), shape.data(), owner, strides.data()));
-}
-
 template <class P>
 void save_param(P& p, const std::string& fname, const std::string& key, bool append) {
   TextFileSaver(fname, append).save(p.p, key);
@@ -257,9 +232,10 @@ void init_module(nb::module_& m) {
   };
   // ---- Expression ----
   method("value", [](const Expression& e, bool recalculate) -> nb::object {
+    // DyNet's value(): a float for a scalar, a list for a vector (all batch elements in a row), else npvalue()
     const Tensor& t = value_of(e, recalculate);
     if (t.d.size() == 1) return nb::float_(t.v[0]);
-    if (t.d.bd == 1 && t.d.nd == 1) return nb::cast(std::vector<float>(t.v, t.v + t.d.size()));
+    if (t.d.nd == 1) return nb::cast(std::vector<float>(t.v, t.v + t.d.size()));
     return to_numpy(t);
   }, "recalculate"_a = false);
   method("npvalue", [](const Expression& e, bool recalculate) { return to_numpy(value_of(e, recalculate)); },
@@ -298,7 +274,7 @@ void init_module(nb::module_& m) {
   method("set", set_expression, "x"_a);
   method("set_index", set_expression, "i"_a);
   // DLPack: the value as a CPU tensor (a copy, as npvalue()).
-  method("__dlpack__", [](const Expression& e, nb::kwargs) { return to_numpy(value_of(e, false)).attr("__dlpack__")(); });
+  method("__dlpack__", [](const Expression& e, nb::kwargs) { return to_numpy_float32(value_of(e, false)).attr("__dlpack__")(); });
   method("__dlpack_device__", [](const Expression&) { return std::make_pair(1, 0); });  // kDLCPU, device 0
   method("__getitem__", [](const Expression& e, nb::handle key) -> Expression {
     if (e.is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
@@ -485,8 +461,8 @@ void init_module(nb::module_& m) {
           p.p.initialize(static_cast<unsigned>(r), row);
         }
       }, "arr"_a)
-      .def("as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return rows_to_numpy(st, st.values, nullptr); })
-      .def("grad_as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return rows_to_numpy(st, st.grads, nullptr); })
+      .def("as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return rows_to_numpy(st.dim, st.values, nullptr); })
+      .def("grad_as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return rows_to_numpy(st.dim, st.grads, nullptr); })
       .def("row_as_array", [](PyLookupParameters& p, unsigned r) {
         auto& st = p.p.get_storage();
         if (r >= st.values.size()) throw nb::index_error(("row_as_array: row " + std::to_string(r) + " out of range").c_str());
@@ -499,11 +475,11 @@ void init_module(nb::module_& m) {
       }, "row"_a)
       .def("rows_as_array", [](PyLookupParameters& p, std::vector<unsigned> rows) {
         auto& st = p.p.get_storage();
-        return rows_to_numpy(st, st.values, &rows);
+        return rows_to_numpy(st.dim, st.values, &rows);
       }, "rows"_a)
       .def("rows_grad_as_array", [](PyLookupParameters& p, std::vector<unsigned> rows) {
         auto& st = p.p.get_storage();
-        return rows_to_numpy(st, st.grads, &rows);
+        return rows_to_numpy(st.dim, st.grads, &rows);
       }, "rows"_a)
       .def("zero", [](PyLookupParameters& p) { p.p.zero(); })
       .def("scale", [](PyLookupParameters& p, float s) { p.p.scale(s); }, "s"_a)

@@ -23,8 +23,10 @@ def test_tensor_value_and_tools_match_numpy():
         t.topk(1, 4)  # more than the 3 columns
     with pytest.raises(ValueError):
         idx.argmax()  # an index tensor has no values to compare
-    view = t.as_numpy()
-    assert not view.flags.writeable  # a view of the Tensor's own copy
+    values = t.as_numpy()
+    assert values.dtype == np.float64  # as DyNet's
+    values[0, 0] = 99
+    assert t.as_numpy()[0, 0] == 1.0  # a copy
 
 
 def test_tensor_value_is_a_copy_that_survives_renew():
@@ -46,6 +48,25 @@ def test_tensor_batched_layout_and_sampling():
     draws = [int(logp.categorical_sample_log_prob().as_numpy()[0]) for _ in range(4000)]
     assert set(draws) <= {0, 1}
     assert abs(np.mean(draws) - 0.75) < 0.03
+
+
+def test_values_come_back_as_dynet_returns_them():
+    """DyNet's Python module returns float64 arrays; value() is a float for a scalar, a list for a
+    vector (batched ones too: all values in a row), else npvalue()."""
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((2, 3))
+    E = pc.add_lookup_parameters((4, 2))
+    x = dy.inputVector([1.0, 2.0, 3.0])
+    dy.sum_elems(W * x).backward()
+    for a in (x.npvalue(), W.as_array(), W.grad_as_array(), E.as_array(), E.row_as_array(1), E.rows_as_array([1, 2]),
+              E.grad_as_array(), x.tensor_value().as_numpy(), dy.npvalues([x])[0]):
+        assert a.dtype == np.float64
+    assert np.from_dlpack(x).dtype == np.float32  # DLPack shares the graph's type
+    batched = dy.inputTensor(np.arange(6.0).reshape(3, 2), batched=True)
+    assert batched.value() == [0.0, 2.0, 4.0, 1.0, 3.0, 5.0]
+    assert dy.inputTensor(np.array([[1.0, 2.0]]), batched=True).value() == [1.0, 2.0]
+    assert dy.scalarInput(2.0).value() == 2.0
+    assert dy.inputTensor(np.ones((2, 2))).value().shape == (2, 2)
 
 
 # ---- Parameters and LookupParameters are expressions ----
