@@ -308,10 +308,10 @@ class RNNState:
         return self._out
 
     def h(self):
-        return self.builder._get_h(self.state_idx)
+        return tuple(self.builder._get_h(self.state_idx))
 
     def s(self):
-        return self.builder._get_s(self.state_idx)
+        return tuple(self.builder._get_s(self.state_idx))
 
     def prev(self):
         return self._prev

@@ -264,6 +264,7 @@ def test_stacked_rnn_state():
     expected = high.initial_state().add_input(low.initial_state().add_input(x).output()).output()
     assert np.allclose(s1.output().npvalue(), expected.npvalue())
     assert s1.prev() is st and len(s1.h()) == 2
+    assert isinstance(s1.states[0].h(), tuple) and isinstance(s1.states[0].s(), tuple)  # as DyNet's
     assert len(st.add_inputs([x, x])) == 2
 
 
