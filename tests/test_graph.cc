@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <thread>
+
+#ifdef __linux__
+#include <sys/resource.h>
+#endif
 
 #include "core/mem.h"
 #include "core/op.h"
@@ -180,6 +185,33 @@ TEST(MemPool, GrowsPastItsInitialSizeWithoutMovingAllocations) {
   pool.revert(m);
   EXPECT_EQ(pool.used(), m.used);
 }
+
+#ifdef __linux__
+long minor_faults_so_far() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+TEST(MemPool, MergingAGrownChainKeepsItsTouchedPages) {
+  // The chain's last block (the largest) is extended in place of a fresh block of the total size, so
+  // the pages the last graph touched there are not faulted in again by the next one.
+  MemPool pool(1 << 20);
+  pool.allocate(1 << 20);
+  const size_t big = size_t(32) << 20;
+  char* p = static_cast<char*>(pool.allocate(big));
+  std::memset(p, 1, big);
+  ASSERT_EQ(pool.num_blocks(), 2u);
+  pool.free_all();
+  ASSERT_EQ(pool.num_blocks(), 1u);
+  const long before = minor_faults_so_far();
+  char* q = static_cast<char*>(pool.allocate(big));
+  std::memset(q, 2, big);
+  const long faults = minor_faults_so_far() - before;
+  EXPECT_LT(faults, 64) << "a fresh 32 MB block takes 8192 faults of 4 KB pages";
+  EXPECT_EQ(q[big - 1], 2);
+}
+#endif
 
 // A training loop that builds a new graph per step, as DyNet programs do. Returns the loss.
 float train_step_on_new_graph(Parameter& p, int width, int depth) {
