@@ -116,6 +116,27 @@ TEST(Trainer, AdamStepsMatchTheFormula) {
   EXPECT_EQ(adam.updates, 3);
 }
 
+TEST(Trainer, AdamUpdatesEveryElementOfALargeParameter) {
+  // More elements than the update's chunk (512), and not a multiple of it: every element steps.
+  const unsigned n = 1283;
+  ParameterCollection m;
+  Parameter p = m.add_parameters({n}, ParameterInitConst(0.f));
+  AdamTrainer adam(m, 0.01f);
+  AdamRef ref;
+  ref.lr = 0.01;
+  ref.p.assign(n, 0);
+  ref.m.assign(n, 0);
+  ref.v.assign(n, 0);
+  std::vector<double> g(n);
+  for (unsigned k = 0; k < n; ++k) g[k] = 0.001 * (int(k % 97) - 48);
+  for (int t = 0; t < 2; ++t) {
+    give_grad(p, std::vector<float>(g.begin(), g.end()));
+    adam.update();
+    ref.step(g, t + 1);
+  }
+  expect_near_all(values_of(p), ref.p, 1e-5);
+}
+
 TEST(Trainer, ClippingScalesByTheGlobalNorm) {
   ParameterCollection m;
   Parameter a = m.add_parameters({2}, ParameterInitConst(0.f));

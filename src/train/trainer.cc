@@ -1053,9 +1053,17 @@ void AdamTrainer::begin_update() {
 void AdamTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
   Arr x = arr(values, 0), mom = arr(values, 2), var = arr(values, 3);
   const CArr grad = grad_of(values);
-  mom = mom * beta_1 + grad * ((1.f - beta_1) * gscale);
-  var = var * beta_2 + grad.square() * ((1.f - beta_2) * gscale * gscale);
-  x -= mom / (var.sqrt() + epsilon) * (step_size_ / param_weight_decay);
+  // In chunks that stay in L1, so that the four arrays are read and written once (three passes over
+  // whole parameters were 2-3% of a step); the same operations per element as one pass each.
+  constexpr Eigen::Index kChunk = 512;
+  for (Eigen::Index at = 0; at < x.size(); at += kChunk) {
+    const Eigen::Index n = std::min(kChunk, x.size() - at);
+    auto m = mom.segment(at, n), v = var.segment(at, n);
+    const auto g = grad.segment(at, n);
+    m = m * beta_1 + g * ((1.f - beta_1) * gscale);
+    v = v * beta_2 + g.square() * ((1.f - beta_2) * gscale * gscale);
+    x.segment(at, n) -= m / (v.sqrt() + epsilon) * (step_size_ / param_weight_decay);
+  }
 }
 
 void AdamTrainer::write_settings(std::ostream& os) const {
