@@ -69,6 +69,34 @@ TEST(Gemm, LargeProductsSplitByRowsMatchTheReference) { check_large_gemm(803, 50
 TEST(Gemm, LargeProductsSplitByColumnsMatchTheReference) { check_large_gemm(60, 1001, 200, 3); }
 TEST(Gemm, LargeProductsOnOneThreadMatchTheReference) { check_large_gemm(803, 50, 330, 1); }
 
+TEST(Gemm, TransposedProductsOfAnUnchangedMatrixMatchTheReference) {
+  // Wᵀ·g with the same W three times in one scope (the third and second use multiply its transposed
+  // copy), a padded leading dimension, beta 0 and 1, and a second matrix of the same shape at another
+  // address; then the same after the scope has closed and memory of W changed.
+  const int M = 96, N = 40, K = 130, lda = K + 3;
+  auto W = random_floats(size_t(lda) * M, 4), V = random_floats(size_t(lda) * M, 5);
+  const auto G = random_floats(size_t(K) * N, 6);
+  auto check = [&](const std::vector<float>& A, float beta, const char* what) {
+    auto C = random_floats(size_t(M) * N, 7);
+    const auto expected = reference_gemm(true, false, M, N, K, 0.5f, A, lda, G, K, beta, C, M);
+    gemm_tn_unchanged(M, N, K, 0.5f, A.data(), lda, G.data(), K, beta, C.data(), M);
+    double worst = 0;
+    for (size_t k = 0; k < C.size(); ++k) worst = std::max(worst, double(std::abs(C[k] - expected[k])));
+    EXPECT_LT(worst, 1e-4) << what;
+  };
+  {
+    const TransposeScope scope;
+    check(W, 1.f, "first use");
+    check(W, 0.f, "second use");
+    check(V, 1.f, "another matrix");
+    check(W, 1.f, "third use");
+  }
+  for (float& x : W) x = -x;  // a new pass sees the new values
+  const TransposeScope scope;
+  check(W, 1.f, "changed, first use");
+  check(W, 1.f, "changed, second use");
+}
+
 TEST(Gemm, LeavesTheCallersThreadCountAsItWas) {
   ThreadCount tc(3);
   const auto A = random_floats(800 * 300, 4), B = random_floats(300 * 64, 5);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "exec/profile.h"
+#include "kernels/cpu/gemm.h"
 
 namespace dynet {
 
@@ -540,6 +541,7 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
   low_rank_head_.assign(n, -1);
   param_nodes_.clear();
   param_batches_.clear();
+  const cpu::TransposeScope transposes;  // argument values stay unchanged until the pass ends
   try {
     for_each_group<true>(
         [this](VariableIndex i) {

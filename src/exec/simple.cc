@@ -36,6 +36,7 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
   low_rank_updates_.clear();
   low_rank_head_.assign(last + 1, -1);
   param_nodes_.clear();
+  const cpu::TransposeScope transposes;  // argument values stay unchanged until the pass ends
   try {
     for (size_t i = last + 1; i-- > 0;) {
       if (!reached_[i]) continue;

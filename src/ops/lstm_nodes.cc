@@ -205,14 +205,19 @@ void gates_bwd(const BackwardArgs& a) {
   // Without dropout, argument slots kMaskX and kMaskH hold pieces of x_t.
   const bool mask_x = at.dropout && i == kMaskX, mask_h = at.dropout && i == kMaskH;
   const Weights w = weights(a.xs, at, g, stored_seed(a.aux), a.scratch);
+  // Wᵀ · dpre: the same weights at every step, unless noisy copies (scratch memory, reused) are used.
+  const auto gemm_tn = at.weightnoise_std > 0.f ? [](long M, long N, long K, float alpha, const float* A, long lda,
+                                                     const float* B, long ldb, float beta, float* C, long ldc) {
+    cpu::gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  } : cpu::gemm_tn_unchanged;
   if (i == kH || mask_h) {
     // t = Whᵀ · dpre {H, B}; dh = t ⊙ mask_h, dmask_h = t ⊙ h.
     if (i == kH && !at.dropout && dx.d.bd == B) {
-      cpu::gemm(true, false, long(H), long(B), H4, 1.f, w.Wh, H4, dpre, H4, 1.f, dx.v, long(H));
+      gemm_tn(long(H), long(B), H4, 1.f, w.Wh, H4, dpre, H4, 1.f, dx.v, long(H));
       return;
     }
     float* t = a.scratch.allocate_floats(size_t(H) * B);
-    cpu::gemm(true, false, long(H), long(B), H4, 1.f, w.Wh, H4, dpre, H4, 0.f, t, long(H));
+    gemm_tn(long(H), long(B), H4, 1.f, w.Wh, H4, dpre, H4, 0.f, t, long(H));
     const Tensor& other = i == kH ? a.xs[kMaskH] : a.xs[kH];
     for (size_t b = 0; b < B; ++b) {
       auto tb = Eigen::Map<const Eigen::ArrayXf>(t + size_t(b) * H, H);
@@ -231,7 +236,7 @@ void gates_bwd(const BackwardArgs& a) {
     rows = a.xs[i].d.rows();
   }
   float* t = a.scratch.allocate_floats(size_t(rows) * B);
-  cpu::gemm(true, false, long(rows), long(B), H4, 1.f, w.Wx + size_t(off) * H4, H4, dpre, H4, 0.f, t, long(rows));
+  gemm_tn(long(rows), long(B), H4, 1.f, w.Wx + size_t(off) * H4, H4, dpre, H4, 0.f, t, long(rows));
   if (mask_x) {  // dmask_x = t ⊙ x_t (unmasked)
     float* xcat = a.scratch.allocate_floats(size_t(g.I) * B);
     gather_x(a.xs, at, g, false, xcat);

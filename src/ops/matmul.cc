@@ -83,8 +83,8 @@ void grad_right(const Tensor& W, const Tensor& g, const Tensor& dx, MemPool& scr
   const long m = rows(W), k = cols(W), n = cols(dx);
   const size_t bd = g.d.bd;
   if (dx.d.bd == bd) {
-    if (W.d.bd == 1) {
-      cpu::gemm(true, false, k, n * static_cast<long>(bd), m, 1.f, W.v, m, g.v, m, 1.f, dx.v, k);
+    if (W.d.bd == 1) {  // W: an argument's value, unchanged during the backward pass
+      cpu::gemm_tn_unchanged(k, n * static_cast<long>(bd), m, 1.f, W.v, m, g.v, m, 1.f, dx.v, k);
     } else {
       for (size_t b = 0; b < bd; ++b)
         cpu::gemm(true, false, k, n, m, 1.f, W.batch_ptr(b), m, g.batch_ptr(b), m, 1.f, dx.batch_ptr(b), k);
@@ -95,7 +95,7 @@ void grad_right(const Tensor& W, const Tensor& g, const Tensor& dx, MemPool& scr
     for (size_t b = 0; b < bd; ++b)
       cpu::gemm(true, false, k, n, m, 1.f, W.batch_ptr(b), m, g.batch_ptr(b), m, 1.f, dx.v, k);
   } else {
-    cpu::gemm(true, false, k, n, m, 1.f, W.v, m, batch_sum(g, scratch), m, 1.f, dx.v, k);
+    cpu::gemm_tn_unchanged(k, n, m, 1.f, W.v, m, batch_sum(g, scratch), m, 1.f, dx.v, k);
   }
 }
 

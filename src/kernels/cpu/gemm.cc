@@ -1,14 +1,17 @@
 #include "kernels/cpu/gemm.h"
 
+#include "core/mem.h"
 #include "kernels/cpu/gemv.h"
 #include "kernels/cpu/parallel.h"
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <new>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace dynet::cpu {
 
@@ -111,6 +114,61 @@ void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const
     else  // columns lo.. of op(B) and C
       sgemm(M, len, A, B + (trans_b ? lo : lo * ldb), C + lo * ldc);
   });
+}
+
+namespace {
+// Transposed copies of the first operands of gemm_tn_unchanged in the open scope. Few matrices repeat
+// in one pass (the weights), so a short list searched linearly; matrices seen once get no copy.
+struct Transposes {
+  struct Entry {
+    const float* a;
+    long rows, cols, lda;  // A is rows x cols (K x M)
+    const float* t;        // its transpose (M x K, leading dimension M) once made
+  };
+  int scopes = 0;
+  std::vector<Entry> entries;
+  MemPool pool{0};
+};
+thread_local Transposes transposes;
+constexpr size_t kMaxTransposes = 64;
+// Below this many elements of A, the plain product's cost is oneDNN's per-call overhead, not packing.
+constexpr long kMinTransposeElems = 64 * 64;
+}  // namespace
+
+TransposeScope::TransposeScope() { ++transposes.scopes; }
+TransposeScope::~TransposeScope() {
+  if (--transposes.scopes > 0) return;
+  transposes.entries.clear();
+  transposes.pool.free_all();
+}
+
+void gemm_tn_unchanged(long M, long N, long K, float alpha, const float* A, long lda, const float* B, long ldb,
+                       float beta, float* C, long ldc) {
+  Transposes& tr = transposes;
+  // Products that gemm sends to its own matrix-vector kernels (N == 1) keep them.
+  const bool copy_pays = N >= 2 && M >= 2 && K >= 2 && !product_at_most(M, K, kMinTransposeElems - 1);
+  if (tr.scopes == 0 || !copy_pays) return gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  Transposes::Entry* e = nullptr;
+  for (Transposes::Entry& x : tr.entries)
+    if (x.a == A && x.rows == K && x.cols == M && x.lda == lda) {
+      e = &x;
+      break;
+    }
+  if (!e) {
+    if (tr.entries.size() < kMaxTransposes) tr.entries.push_back({A, K, M, lda, nullptr});
+    return gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+  if (!e->t) {
+    float* t;
+    try {
+      t = tr.pool.allocate_floats(size_t(M) * size_t(K));
+    } catch (const std::bad_alloc&) {  // no memory for the copy: the product itself needs none
+      return gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+    Eigen::Map<Eigen::MatrixXf>(t, M, K) = Eigen::Map<const Eigen::MatrixXf, 0, Stride>(A, K, M, Stride(lda)).transpose();
+    e->t = t;
+  }
+  gemm(false, false, M, N, K, alpha, e->t, M, B, ldb, beta, C, ldc);
 }
 
 }  // namespace dynet::cpu
