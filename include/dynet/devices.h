@@ -1,6 +1,10 @@
-// Devices: where tensors live. This build has the CPU; CUDA devices come with the GPU backend.
+// Devices: where tensors live and kernels run. The CPU is always there; CUDA GPUs come with builds
+// configured with -DDYNET_CUDA=ON and are chosen by --dynet-gpus, --dynet-devices or --dynet-gpu-ids.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,18 +16,49 @@ struct DefaultDevice;
 
 namespace dynet {
 
+// One device (DyNet's Device): a name ("CPU", "GPU:0"), the memory its tensors live in and the kernels
+// that run there. Graph nodes run on their arguments' device (to_device moves values between devices);
+// parameters live on the device they were created for (add_parameters(..., device)).
+//
+// The virtual functions are the engine's interface to the device's memory: allocate/deallocate give device
+// memory (node values, gradients, scratch: the pools of each graph draw from here); allocate_parameters
+// gives zeroed memory that the host may also read and write after synchronize() (parameters, trainer
+// state). The rest moves data and runs the few kernels the engine itself needs. The base class implements
+// them for host memory (the CPU).
 struct Device {
   Device(int id, DeviceType t, std::string n) : device_id(id), type(t), name(std::move(n)) {}
-  virtual ~Device() = default;
+  virtual ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
-  int device_id;
+
+  int device_id;    // ordinal among the devices of its type: GPU:1 has 1
   DeviceType type;
   std::string name;
+  uint8_t index = 0;    // position in the device manager (0: the CPU); node records store it
+  uint8_t backend = 0;  // which kernels run here (core/device.h: CPU, CUDA, emulated)
+
+  virtual void* allocate(size_t bytes);  // throws std::bad_alloc when there is no memory
+  virtual void deallocate(void* p);
+  virtual void* allocate_parameters(size_t bytes);  // zeroed
+  virtual void deallocate_parameters(void* p);
+  virtual void copy_to_host(void* host_dst, const void* src, size_t bytes);
+  virtual void copy_from_host(void* dst, const void* host_src, size_t bytes);
+  virtual void copy(void* dst, const void* src, size_t bytes);  // both on this device
+  virtual void accumulate_from_host(float* y, const float* host_x, size_t n);  // y += x
+  virtual void fill(float* x, size_t n, float value);
+  virtual void axpy(float a, const float* x, float* y, size_t n);  // y += a x
+  virtual void scale(float* x, size_t n, float a);                 // x *= a
+  virtual double squared_norm(const float* x, size_t n);           // Σ x², accumulated in double
+  // dst row k += src row rows[k] (add) or ← it: rows of `row` floats; rows[] in host memory.
+  virtual void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add);
+  // dst row rows[k] += src row k (rows may repeat).
+  virtual void scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row);
+  // Waits until everything queued on the device is done (host reads of device memory come after it).
+  virtual void synchronize();
 };
 
-// The CPU. edevice is the Eigen device DyNet-style node code evaluates tensor expressions on
-// (`tvec(fx).device(*dev.edevice) = ...`, with dynet/tensor-eigen.h).
+// The CPU: host memory, kernels run on the calling thread. edevice is the Eigen device DyNet-style node
+// code evaluates tensor expressions on (`tvec(fx).device(*dev.edevice) = ...`, with dynet/tensor-eigen.h).
 struct Device_CPU : Device {
   typedef Eigen::DefaultDevice EigenDevice;
   Device_CPU(int id, Eigen::DefaultDevice* edevice) : Device(id, DeviceType::CPU, "CPU"), edevice(edevice) {}
@@ -32,20 +67,27 @@ struct Device_CPU : Device {
 
 // The process-wide CPU device ("CPU").
 Device_CPU* cpu_device();
-// Looks a device up by name ("CPU"); throws std::invalid_argument for unknown names.
+// get_device_manager()->get_global_device(name).
 Device* get_device_manager_device(const std::string& name);
 std::vector<Device*> available_devices();
 
-// DyNet's registry of devices (here: the CPU only).
+// The process's devices (DyNet's DeviceManager): the CPU first, then the GPUs initialize() set up, in
+// the order they were asked for.
 class DeviceManager {
  public:
-  size_t num_devices() const { return available_devices().size(); }
+  size_t num_devices() const { return devices_.size(); }
   Device* operator[](size_t i) const { return get(i); }
-  // Throws std::out_of_range past num_devices().
-  Device* get(size_t i) const;
-  std::vector<Device*> get_devices() const { return available_devices(); }
-  // "CPU" (or "cpu"); throws std::invalid_argument naming the unknown device otherwise.
-  Device* get_global_device(const std::string& name) const { return get_device_manager_device(name); }
+  Device* get(size_t i) const;  // throws std::out_of_range past num_devices()
+  std::vector<Device*> get_devices() const;
+  // "CPU" (or "cpu"), "GPU:0", ...; throws std::invalid_argument naming the device and those there are.
+  Device* get_global_device(const std::string& name) const;
+  // Takes ownership; gives the device its index (at most 255 devices).
+  Device* add(std::unique_ptr<Device> d);
+
+ private:
+  friend DeviceManager* get_device_manager();
+  DeviceManager();
+  std::vector<std::unique_ptr<Device>> devices_;
 };
 DeviceManager* get_device_manager();
 

@@ -31,7 +31,8 @@ class Executor;
 // attributes (a span of the graph's attribute words). Plain data; no allocation per node.
 struct NodeRec {
   OpId op;
-  uint16_t flags;
+  uint8_t flags;   // OpFlags
+  uint8_t device;  // Device::index of the device the node runs on (0: the CPU)
   uint32_t nargs;
   uint32_t arg_begin;
   uint32_t attr_begin;
@@ -140,9 +141,9 @@ class ComputationGraph {
   void backward(const Expression& last, bool full = false);
   void backward(VariableIndex last, bool full = false);
 
-  void set_immediate_compute(bool ic) { immediate_compute_ = ic; }
+  void set_immediate_compute(bool ic) { slow_paths_ = ic ? (slow_paths_ | kImmediatePath) : (slow_paths_ & ~kImmediatePath); }
   void set_check_validity(bool cv) { check_validity_ = cv; }
-  bool immediate_compute() const { return immediate_compute_; }
+  bool immediate_compute() const { return slow_paths_ & kImmediatePath; }
   bool check_validity() const { return check_validity_; }
   void print_graphviz() const;
   void dump(const std::string& filename, bool show_values = true, bool show_gradients = true,
@@ -162,8 +163,12 @@ class ComputationGraph {
 
   // ---- engine interface (used by expr.h and the op definitions) ----
   // Appends a node: shape inference (throws naming the op) + push_back.
+  // The node runs on its arguments' device (all must agree); a node without arguments on default_device.
   VariableIndex add_node(OpId op, const VariableIndex* args, unsigned nargs, const void* attr = nullptr,
                          size_t attr_bytes = 0);
+  // The same, on `device` (a leaf, or an op flagged kToDevice); default_device when null.
+  VariableIndex add_node_on(Device* device, OpId op, const VariableIndex* args, unsigned nargs,
+                            const void* attr = nullptr, size_t attr_bytes = 0);
   const NodeRec& node(VariableIndex i) const { return nodes_[i]; }
   const VariableIndex* node_args(VariableIndex i) const { return args_.data() + nodes_[i].arg_begin; }
   const uint64_t* node_attr(VariableIndex i) const { return attrs_.data() + nodes_[i].attr_begin; }
@@ -171,6 +176,7 @@ class ComputationGraph {
 
  private:
   void check_index(VariableIndex i, const char* where) const;
+  uint8_t node_device(OpId op, const VariableIndex* args, unsigned nargs) const;
   void describe_node(std::ostream& os, VariableIndex i) const;
 
   std::vector<NodeRec> nodes_;
@@ -180,10 +186,15 @@ class ComputationGraph {
   std::vector<std::unique_ptr<Node>> user_nodes_;  // the add_function nodes, in creation order
   std::unique_ptr<Executor> exec_;
   int strategy_ = 0;  // the executor's: 0 simple, 1 agenda, 2 depth
-  bool immediate_compute_ = false;
+  // What add_node does besides recording the node, in one byte so that the common case tests it once:
+  // compute it at once (set_immediate_compute), and place it on a device and check its arguments' devices
+  // (set once the process has a device besides the CPU; until then every node is on the CPU).
+  enum : uint8_t { kImmediatePath = 1, kDevicePath = 2 };
+  uint8_t slow_paths_ = 0;
   bool check_validity_ = false;
   uint32_t slot_;
   uint64_t graph_id_;
+  Device* next_device_ = nullptr;  // add_node_on's device (on the device path only)
 };
 
 // A node of a graph: {graph, node index, graph id}. Operations on an expression whose graph was
@@ -200,7 +211,7 @@ struct Expression {
   const Tensor& value() const;
   const Tensor& gradient() const;
   const Dim& dim() const;
-  std::string get_device_name() const { return "CPU"; }
+  std::string get_device_name() const;
 };
 
 // A node type written by a user: DyNet's extension interface. Subclass it, implement dim_forward

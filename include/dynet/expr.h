@@ -206,7 +206,7 @@ Expression block_dropout(const Expression& x, float p);  // y = x · m / (1-p), 
 Expression noise(const Expression& x, float stddev);  // y = x + ε, ε ~ N(0, stddev²) per value
 Expression nobackprop(const Expression& x);  // y = x; dE/dx = 0
 Expression scale_gradient(const Expression& x, float lambd = 1.0f);  // y = x; dE/dx = λ · dE/dy
-Expression to_device(const Expression& x, Device* device);
+Expression to_device(const Expression& x, Device* device);  // y = x, on another device; dE/dx = dE/dy
 
 // ---- src/ops/conv.cc ----
 Expression filter1d_narrow(const Expression& x, const Expression& f);  // y[i,j] = Σ_{r,c} x[r,j+c] · f[r,c,i]

@@ -16,8 +16,10 @@ struct DynetParams {
   bool ngpus_requested = false;
   bool ids_requested = false;
   bool cpu_requested = false;
-  int requested_gpus = -1;
-  std::vector<int> gpu_mask;
+  bool devices_requested = false;        // --dynet-devices was given
+  int requested_gpus = -1;               // --dynet-gpus N: GPUs 0..N-1 (CUDA builds)
+  std::vector<int> gpu_mask;             // gpu_mask[i] != 0: GPU i was asked for (--dynet-gpu-ids, --dynet-devices)
+  std::vector<std::string> device_list;  // --dynet-devices in its order ("CPU", "GPU:0", ...)
 };
 
 // Parses and removes the --dynet-* flags from argv ("--opt v" or "--opt=v", dashes or underscores).

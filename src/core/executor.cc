@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "core/device.h"
+
 namespace dynet {
 
 Executor::Executor(const ComputationGraph& cg)
@@ -117,28 +119,30 @@ void Executor::forward_node(VariableIndex i, float* out) {
   const Tensor* xs = gather_arg_values(i);
   Tensor& fx = fx_[i];
   fx.d = n.dim;
-  fx.device = default_device;
+  fx.device = detail::device_at(n.device);
   fx.mem_pool = DeviceMempool::FXS;
   const AttrView attr{cg_->node_attr(i), n.attr_words};
+  MemPool& fx_pool = this->fx_pool(n.device);
+  MemPool& scratch = scratch_pool(n.device);
   // A node that fails leaves nothing behind: its value and aux memory go back to the pool, and it
   // stays uncomputed (a later forward tries it again).
-  const MemPool::Mark fx_mark = fx_pool_.mark();
+  const MemPool::Mark fx_mark = fx_pool.mark();
   try {
-    fx.v = (n.flags & kAliasOutput) ? nullptr : out ? out : fx_pool_.allocate_floats(size);
+    fx.v = (n.flags & kAliasOutput) ? nullptr : out ? out : fx_pool.allocate_floats(size);
     float* aux = nullptr;
-    if (def.aux_floats) aux = fx_pool_.allocate_floats(def.aux_floats(n.dim, ArgDims{&cg_->node(0), a, n.nargs}, attr));
+    if (def.aux_floats) aux = fx_pool.allocate_floats(def.aux_floats(n.dim, ArgDims{&cg_->node(0), a, n.nargs}, attr));
     aux_[i] = aux;
-    const PoolScope scratch(scratch_pool_);
-    def.forward(ForwardArgs{xs, n.nargs, fx, attr, aux, scratch_pool_});
+    const PoolScope scratch_scope(scratch);
+    forward_kernel(n, def)(ForwardArgs{xs, n.nargs, fx, attr, aux, scratch});
     if (cg_->check_validity() && !fx.is_valid())
       throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(i) + " (" + def.name +
                                " " + n.dim.str() + ")");
   } catch (const std::bad_alloc&) {
-    fx_pool_.revert(fx_mark);
+    fx_pool.revert(fx_mark);
     throw std::runtime_error(std::string(def.name) + ": out of memory computing node " + std::to_string(i) +
-                             " of shape " + n.dim.str());
+                             " of shape " + n.dim.str() + " on " + fx.device->name);
   } catch (...) {
-    fx_pool_.revert(fx_mark);
+    fx_pool.revert(fx_mark);
     throw;
   }
   mark_computed(i);
@@ -167,11 +171,15 @@ size_t Executor::mark_reached(VariableIndex last, bool full) {
   std::vector<uint8_t>& reached = reached_;
   reached.assign(n, 0);
   reached[last] = 1;
-  size_t total = 0;
+  size_t total = 0;  // floats of the gradients on the CPU
+  device_nodes_ = false;
   for (size_t i = n; i-- > 0;) {
     if (!reached[i]) continue;
     const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
-    total += r.dim.size();
+    if (r.device) [[unlikely]]
+      device_nodes_ = true;
+    else
+      total += r.dim.size();
     if (r.flags & kNoGradient) continue;
     const VariableIndex* a = cg_->node_args(static_cast<VariableIndex>(i));
     for (size_t k = 0; k < r.nargs; ++k)
@@ -199,17 +207,59 @@ void Executor::seed_gradient(VariableIndex last) {
   has_backward_ = true;
   backward_upto_ = last + 1;
   Tensor& g = grad_[last];
-  for (size_t k = 0; k < g.d.size(); ++k) g.v[k] = 1.f;
+  if (!detail::host_addressable(g.device))
+    g.device->fill(g.v, g.d.size(), 1.f);
+  else
+    for (size_t k = 0; k < g.d.size(); ++k) g.v[k] = 1.f;
 }
 
 void Executor::prepare_backward(VariableIndex last, bool full) {
   float* block = begin_gradients(mark_reached(last, full));
   for (size_t i = 0; i <= last; ++i) {
-    if (!reached_[i]) continue;
-    grad_[i] = Tensor(cg_->node(static_cast<VariableIndex>(i)).dim, block, default_device, DeviceMempool::DEDFS);
+    if (!reached_[i] || cg_->node(static_cast<VariableIndex>(i)).device) continue;
+    grad_[i] = Tensor(cg_->node(static_cast<VariableIndex>(i)).dim, block, cpu_device(), DeviceMempool::DEDFS);
     block += grad_[i].d.size();
   }
+  if (device_nodes_) device_gradients();
   seed_gradient(last);
+}
+
+Executor::DevicePools::DevicePools(Device* d)
+    : fx(pool_sizes().fx, d), grad(pool_sizes().dEdf, d), scratch(pool_sizes().scratch, d) {}
+
+Executor::DevicePools& Executor::device_pools(uint8_t device) {
+  if (device_pools_.size() <= device) device_pools_.resize(device + 1);
+  if (!device_pools_[device]) device_pools_[device] = std::make_unique<DevicePools>(detail::device_at(device));
+  return *device_pools_[device];
+}
+
+void Executor::device_gradients() {
+  const size_t n = reached_.size();
+  std::vector<size_t> floats(256, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
+    if (reached_[i]) floats[r.device] += r.dim.size();
+  }
+  std::vector<float*> next(floats.size(), nullptr);
+  for (size_t d = 1; d < floats.size(); ++d) {
+    if (!floats[d]) continue;
+    Device* dev = detail::device_at(static_cast<unsigned>(d));
+    MemPool& pool = device_pools(static_cast<uint8_t>(d)).grad;
+    pool.free_all();
+    try {
+      next[d] = pool.allocate_floats(floats[d]);
+    } catch (const std::bad_alloc&) {
+      throw std::runtime_error("backward: out of memory allocating the gradients of " + std::to_string(floats[d]) +
+                               " values on " + dev->name);
+    }
+    dev->fill(next[d], floats[d], 0.f);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
+    if (!reached_[i] || !r.device) continue;
+    grad_[i] = Tensor(r.dim, next[r.device], detail::device_at(r.device), DeviceMempool::DEDFS);
+    next[r.device] += r.dim.size();
+  }
 }
 
 const Tensor& Executor::gradient(VariableIndex i) {
@@ -218,9 +268,11 @@ const Tensor& Executor::gradient(VariableIndex i) {
                              " has no gradient: call backward() on a loss computed from it first");
   Tensor& g = grad_[i];
   if (!g.v) {  // not on a path to the loss (or constant): dE/dnode = 0
-    g = Tensor(cg_->node(i).dim, grad_pool_.allocate_floats(cg_->node(i).dim.size()), default_device,
+    const uint8_t dev = cg_->node(i).device;
+    MemPool& pool = dev ? device_pools(dev).grad : grad_pool_;
+    g = Tensor(cg_->node(i).dim, pool.allocate_floats(cg_->node(i).dim.size()), detail::device_at(dev),
                DeviceMempool::DEDFS);
-    std::memset(g.v, 0, g.d.size() * sizeof(float));
+    g.device->fill(g.v, g.d.size(), 0.f);
   }
   return g;
 }
@@ -232,9 +284,16 @@ void Executor::invalidate() {
   prefix_ = 0;
   has_backward_ = false;
   fx_pool_.free_all();
+  device_marks_.clear();
+  for (auto& p : device_pools_)
+    if (p) p->fx.free_all();
 }
 
-void Executor::checkpoint() { checkpoints_.push_back({order_.size(), fx_pool_.mark()}); }
+void Executor::checkpoint() {
+  checkpoints_.push_back({order_.size(), fx_pool_.mark()});
+  std::vector<MemPool::Mark>& marks = device_marks_.emplace_back();
+  for (auto& p : device_pools_) marks.push_back(p ? p->fx.mark() : MemPool::Mark{});
+}
 
 void Executor::revert(size_t nodes) {
   if (!checkpoints_.empty()) {
@@ -244,6 +303,11 @@ void Executor::revert(size_t nodes) {
     for (size_t k = count; k < order_.size(); ++k) computed_[order_[k]] = 0;
     order_.resize(count);
     fx_pool_.revert(mark);
+    // Device pools made after the checkpoint hold only later values: back to empty.
+    const std::vector<MemPool::Mark>& marks = device_marks_.back();
+    for (size_t d = 0; d < device_pools_.size(); ++d)
+      if (device_pools_[d]) device_pools_[d]->fx.revert(d < marks.size() ? marks[d] : MemPool::Mark{});
+    device_marks_.pop_back();
   } else {
     // No checkpoint of the values (a forward() since the graph's checkpoint forgot them): only the
     // removed nodes go.

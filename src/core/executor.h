@@ -64,6 +64,16 @@ class Executor {
   float* begin_gradients(size_t floats);
   void seed_gradient(VariableIndex last);
   void grow(size_t n);
+  // The pools of a device other than the CPU (made on first use; the CPU's are the members below).
+  struct DevicePools {
+    explicit DevicePools(Device* d);
+    MemPool fx, grad, scratch;
+  };
+  DevicePools& device_pools(uint8_t device);
+  MemPool& fx_pool(uint8_t device) { return device ? device_pools(device).fx : fx_pool_; }
+  MemPool& scratch_pool(uint8_t device) { return device ? device_pools(device).scratch : scratch_pool_; }
+  // Allocates the reached nodes' gradients on devices other than the CPU, zeroed (prepare_backward).
+  void device_gradients();
 
   const ComputationGraph* cg_;
   std::vector<Tensor> fx_, grad_;
@@ -77,6 +87,9 @@ class Executor {
   size_t backward_upto_ = 0;  // nodes [0, backward_upto_) were covered by the last backward
   bool has_backward_ = false;
   MemPool fx_pool_, grad_pool_, scratch_pool_;
+  std::vector<std::unique_ptr<DevicePools>> device_pools_;  // by Device::index
+  std::vector<std::vector<MemPool::Mark>> device_marks_;   // device fx pools' marks, one per checkpoint
+  bool device_nodes_ = false;                                // the last backward reached nodes off the CPU
 };
 
 // The executor for a strategy: 0 simple, 1 agenda-based autobatching, 2 depth-based autobatching.

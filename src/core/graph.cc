@@ -9,6 +9,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "core/device.h"
 #include "core/executor.h"
 #include "core/param_lock.h"
 #include "dynet/graph.h"
@@ -83,6 +84,7 @@ ComputationGraph::ComputationGraph() : ComputationGraph(autobatch_flag != 0) {}
 
 ComputationGraph::ComputationGraph(bool batched) : slot_(acquire_slot()) {
   graph_id_ = new_id(slot_);
+  if (detail::g_multi_device) slow_paths_ |= kDevicePath;
   try {
     strategy_ = batched ? (autobatch_flag > 0 ? autobatch_flag : 1) : 0;
     GraphVectors kept;
@@ -109,6 +111,33 @@ void ComputationGraph::check_index(VariableIndex i, const char* where) const {
                                 " does not exist (graph has " + std::to_string(nodes_.size()) + " nodes)");
 }
 
+uint8_t ComputationGraph::node_device(OpId op, const VariableIndex* args, unsigned nargs) const {
+  const OpDef& def = op_def(op);
+  Device* d = (nargs == 0 || (def.flags & kToDevice)) ? (next_device_ ? next_device_ : default_device) : nullptr;
+  if (d && detail::device_at(d->index) != d)
+    op_error(def.name, "device " + d->name + " is not one of this process's devices (see get_device_manager())");
+  uint8_t index = d ? d->index : nodes_[args[0]].device;
+  if (!(def.flags & kToDevice))
+    for (unsigned k = 0; k < nargs; ++k)
+      if (nodes_[args[k]].device != index)
+        op_error(def.name, "arguments are on different devices (" + detail::device_at(index)->name + " and " +
+                               detail::device_at(nodes_[args[k]].device)->name + "): move them with to_device");
+  if (!op_supports(op, *detail::device_at(index)))
+    op_error(def.name, "has no kernels for " + detail::device_at(index)->name + " yet (docs/design.md, Devices)");
+  return index;
+}
+
+VariableIndex ComputationGraph::add_node_on(Device* device, OpId op, const VariableIndex* args, unsigned nargs,
+                                            const void* attr, size_t attr_bytes) {
+  struct Reset {
+    Device*& d;
+    ~Reset() { d = nullptr; }
+  } reset{next_device_};
+  next_device_ = device;
+  if (detail::g_multi_device) slow_paths_ |= kDevicePath;  // a device may have appeared since the graph was made
+  return add_node(op, args, nargs, attr, attr_bytes);
+}
+
 VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, unsigned nargs, const void* attr,
                                          size_t attr_bytes) {
   const OpDef& def = op_def(op);
@@ -123,7 +152,7 @@ VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, uns
   }
   NodeRec& r = nodes_.emplace_back();
   r.op = op;
-  r.flags = def.flags;
+  r.flags = static_cast<uint8_t>(def.flags);  // OpFlags fit in a byte
   r.nargs = nargs;
   r.arg_begin = arg_begin;
   r.attr_begin = attr_begin;
@@ -138,9 +167,10 @@ VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, uns
     attrs_.resize(attr_begin);
     throw;
   }
-  if (immediate_compute_) {
+  if (slow_paths_) [[unlikely]] {
     try {
-      incremental_forward(idx);
+      if (slow_paths_ & kDevicePath) r.device = node_device(op, args, nargs);
+      if (slow_paths_ & kImmediatePath) incremental_forward(idx);
     } catch (...) {
       // A node that cannot be computed is not kept: the graph stays usable.
       nodes_.pop_back();
@@ -319,6 +349,10 @@ const Tensor& Expression::value() const {
 const Tensor& Expression::gradient() const {
   check_live(*this);
   return pg->get_gradient(i);
+}
+std::string Expression::get_device_name() const {
+  check_live(*this);
+  return detail::device_at(pg->node(i).device)->name;
 }
 const Dim& Expression::dim() const {
   check_live(*this);

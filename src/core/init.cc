@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/device.h"
 #include "core/executor.h"
 #include "dynet/devices.h"
 #include "dynet/globals.h"
@@ -99,6 +100,35 @@ T parse_number(const std::string& flag, const std::string& v) {
   return x;
 }
 
+// --dynet-gpu-ids 0,2 or --dynet-devices CPU,GPU:0,GPU:2 into gpu_mask (gpu_mask[i]: GPU i was asked
+// for), requested_gpus and cpu_requested; the devices' order is kept in device_list.
+void parse_devices(const std::string& flag, const std::string& v, DynetParams& p) {
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    int id;
+    if (flag == "--dynet-gpu-ids") {
+      id = parse_number<int>(flag, item);
+      p.ids_requested = true;
+    } else if (item == "CPU" || item == "cpu") {
+      p.cpu_requested = true;
+      p.device_list.push_back("CPU");
+      continue;
+    } else if (item.rfind("GPU:", 0) == 0 || item.rfind("gpu:", 0) == 0) {
+      id = parse_number<int>(flag, item.substr(4));
+    } else {
+      throw std::invalid_argument("dynet::initialize: " + flag + " takes CPU and GPU:<id> (CPU:<n> is not allowed), got '" +
+                                  item + "'");
+    }
+    if (id < 0 || id > 255) throw std::invalid_argument("dynet::initialize: bad GPU id '" + item + "' in " + flag);
+    if (p.gpu_mask.size() <= size_t(id)) p.gpu_mask.resize(id + 1, 0);
+    if (p.gpu_mask[id]++) throw std::invalid_argument("dynet::initialize: GPU " + item + " given twice in " + flag);
+    p.device_list.push_back("GPU:" + std::to_string(id));
+    p.requested_gpus = p.requested_gpus < 0 ? 1 : p.requested_gpus + 1;
+  }
+  if (flag == "--dynet-devices") p.devices_requested = true;
+}
+
 // --dynet-mem's megabytes: one figure for all four pools, or one each.
 std::vector<size_t> mem_megabytes(const std::string& desc) {
   std::vector<size_t> mb;
@@ -162,9 +192,12 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
         throw std::invalid_argument("dynet::initialize: --dynet-weight-decay must be in [0, 1), got " + v);
     } else if (name == "--dynet-profiling") {
       p.profiling = parse_number<int>(name, take());
-    } else if (name == "--dynet-gpus" || name == "--dynet-devices" || name == "--dynet-gpu-ids") {
-      take();  // accepted for compatibility; this build runs on the CPU
-      p.cpu_requested = true;
+    } else if (name == "--dynet-gpus") {
+      p.requested_gpus = parse_number<int>(name, take());
+      if (p.requested_gpus < 0) throw std::invalid_argument("dynet::initialize: --dynet-gpus must be >= 0");
+      p.ngpus_requested = true;
+    } else if (name == "--dynet-gpu-ids" || name == "--dynet-devices") {
+      parse_devices(name, take(), p);
     } else {
       throw std::invalid_argument("dynet::initialize: unknown flag " + arg +
                                   " (known: --dynet-seed, --dynet-mem, --dynet-autobatch, --dynet-weight-decay, "
@@ -173,8 +206,33 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
   }
   argv[out] = nullptr;
   argc = out;
+  if (p.ngpus_requested + p.ids_requested + p.devices_requested > 1)
+    throw std::invalid_argument("dynet::initialize: use only one of --dynet-gpus, --dynet-gpu-ids and --dynet-devices");
   return p;
 }
+
+namespace {
+// The GPUs the parameters ask for (throws naming the reason when this build or machine lacks one); the
+// default device becomes the first GPU asked for, as in DyNet, else the CPU.
+void setup_devices(const DynetParams& p) {
+  std::vector<int> ids;
+  if (!p.device_list.empty()) {
+    for (const std::string& d : p.device_list)
+      if (d != "CPU") ids.push_back(std::stoi(d.substr(4)));
+  } else if (!p.gpu_mask.empty()) {
+    for (size_t i = 0; i < p.gpu_mask.size(); ++i)
+      if (p.gpu_mask[i]) ids.push_back(static_cast<int>(i));
+  } else {
+    for (int i = 0; i < p.requested_gpus; ++i) ids.push_back(i);
+  }
+  Device* first = nullptr;
+  for (int id : ids) {
+    Device* d = gpu_device(id);
+    if (!first) first = d;
+  }
+  default_device = first ? first : cpu_device();
+}
+}  // namespace
 
 void initialize(DynetParams& params) {
   if (!params.mem_descriptor.empty()) parse_mem(params.mem_descriptor);
@@ -182,6 +240,7 @@ void initialize(DynetParams& params) {
   profiling_flag = params.profiling;
   default_weight_decay_lambda = params.weight_decay;
   reset_rng(params.random_seed);
+  setup_devices(params);
   std::cerr << "[dynet] random seed: " << global_seed.load() << "\n";
 }
 
@@ -195,43 +254,14 @@ void cleanup() { free_spare_executors(); }
 }  // namespace dynet
 
 // ---- devices ----
-#include <unsupported/Eigen/CXX11/Tensor>
-
-#include "core/executor.h"
-#include "dynet/devices.h"
-
 namespace dynet {
-
-Device_CPU* cpu_device() {
-  static Eigen::DefaultDevice eigen_cpu;
-  static Device_CPU cpu(0, &eigen_cpu);
-  return &cpu;
-}
-
-Device* get_device_manager_device(const std::string& name) {
-  if (name == "CPU" || name == "cpu") return cpu_device();
-  throw std::invalid_argument("get_device: unknown device '" + name + "' (this build has: CPU)");
-}
-
-std::vector<Device*> available_devices() { return {cpu_device()}; }
-
-Device* DeviceManager::get(size_t i) const {
-  const std::vector<Device*> all = available_devices();
-  if (i >= all.size())
-    throw std::out_of_range("DeviceManager::get: device " + std::to_string(i) + " of " + std::to_string(all.size()));
-  return all[i];
-}
-
-DeviceManager* get_device_manager() {
-  static DeviceManager manager;
-  return &manager;
-}
 
 void show_pool_mem_info() {
   const PoolSizes& s = pool_sizes();
-  std::cerr << "\nMemory pool info for each device (initial sizes; pools grow on demand):\n"
-            << " Device CPU - FOR Memory " << (s.fx >> 20) << "MB, BACK Memory " << (s.dEdf >> 20)
-            << "MB, PARAM Memory " << (s.ps >> 20) << "MB, SCRATCH Memory " << (s.scratch >> 20) << "MB.\n";
+  std::cerr << "\nMemory pool info for each device (initial sizes; pools grow on demand):\n";
+  for (Device* d : available_devices())
+    std::cerr << " Device " << d->name << " - FOR Memory " << (s.fx >> 20) << "MB, BACK Memory " << (s.dEdf >> 20)
+              << "MB, PARAM Memory " << (s.ps >> 20) << "MB, SCRATCH Memory " << (s.scratch >> 20) << "MB.\n";
 }
 
 }  // namespace dynet

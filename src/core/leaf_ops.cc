@@ -3,6 +3,7 @@
 // random tensors, one_hot) are ordinary ops in src/ops/input.cc.
 #include "core/leaf_ops.h"
 
+#include "core/device.h"
 #include "core/param_lock.h"
 
 #include <algorithm>
@@ -15,6 +16,8 @@ namespace {
 Dim attr_dim(const ArgDims&, AttrView a) { return a.as<Dim>(); }
 using Xs = const std::vector<Expression>&;
 Expression E(ComputationGraph& g, VariableIndex i) { return Expression(&g, i); }
+// The device a kernel's tensor is on (the leaves' kernels serve every device, moving data through it).
+Device& device_of(const Tensor& t) { return t.device ? *t.device : *cpu_device(); }
 void scale_copy(const float* x, float* y, size_t n, float s) {
   for (size_t k = 0; k < n; ++k) y[k] = x[k] * s;
 }
@@ -98,7 +101,7 @@ std::vector<OpSample> lookup_samples(bool is_const) {
 }
 // ---- input: values copied into the node's attributes (Dim, then the floats) ----
 void input_fwd(const ForwardArgs& a) {
-  std::memcpy(a.fx.v, a.attr.tail<float, Dim>(), a.fx.d.size() * sizeof(float));
+  device_of(a.fx).copy_from_host(a.fx.v, a.attr.tail<float, Dim>(), a.fx.d.size() * sizeof(float));
 }
 // Batched inputs: one node holding the members' values one after another.
 Dim batched(Dim d, unsigned k) {
@@ -132,7 +135,7 @@ const float* ptr_input_values(AttrView a, size_t n) {
   return in.pv ? in.pv->data() : in.p ? in.p : a.tail<float, PtrInput>();
 }
 void ptr_input_fwd(const ForwardArgs& a) {
-  std::memcpy(a.fx.v, ptr_input_values(a.attr, a.fx.d.size()), a.fx.d.size() * sizeof(float));
+  device_of(a.fx).copy_from_host(a.fx.v, ptr_input_values(a.attr, a.fx.d.size()), a.fx.d.size() * sizeof(float));
 }
 // Batched: the members' current values, inline after a header without pointers.
 void ptr_input_merge(const AttrView* m, unsigned k, const Dim& d, std::vector<uint64_t>& out) {
@@ -156,8 +159,15 @@ void sparse_input_fwd(const ForwardArgs& a) {
   const SparseInput& s = a.attr.as<SparseInput>();
   const uint32_t* ids = a.attr.tail<uint32_t, SparseInput>();
   const float* vals = reinterpret_cast<const float*>(ids + s.n);
-  std::fill(a.fx.v, a.fx.v + a.fx.d.size(), s.def);
-  for (uint32_t k = 0; k < s.n; ++k) a.fx.v[ids[k]] = vals[k];
+  std::vector<float> host;  // the values are made on the host: other devices get a copy
+  float* y = a.fx.v;
+  if (!detail::host_addressable(a.fx.device)) {
+    host.resize(a.fx.d.size());
+    y = host.data();
+  }
+  std::fill(y, y + a.fx.d.size(), s.def);
+  for (uint32_t k = 0; k < s.n; ++k) y[ids[k]] = vals[k];
+  if (!host.empty()) a.fx.device->copy_from_host(a.fx.v, y, host.size() * sizeof(float));
 }
 // Members batch when their default value agrees; the batched node lists every member's entries,
 // offset to where the member lies.
@@ -210,10 +220,14 @@ void alias_or_copy(const ForwardArgs& a, ParameterStorageBase& p, float* values)
     return;
   }
   a.fx.v = a.aux;
-  if (scale == 1.f)
+  if (!detail::host_addressable(a.fx.device)) {
+    a.fx.device->copy(a.fx.v, values, a.fx.d.size() * sizeof(float));
+    if (scale != 1.f) a.fx.device->scale(a.fx.v, a.fx.d.size(), scale);
+  } else if (scale == 1.f) {
     std::memcpy(a.fx.v, values, a.fx.d.size() * sizeof(float));
-  else
+  } else {
     scale_copy(values, a.fx.v, a.fx.d.size(), scale);
+  }
 }
 void param_fwd(const ForwardArgs& a) {
   ParameterStorage* p = a.attr.as<ParameterStorage*>();
@@ -292,10 +306,10 @@ Dim lookup_shape(const ArgDims&, AttrView a) {
 // The rows a lookup read, kept in its aux memory: backward sends the gradient to exactly those rows,
 // even when the indices behind a pointer changed (or went out of range) since.
 size_t lookup_aux_floats(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
+// The rows a lookup gathers (on its device: the device's kernels, the rows kept on the host).
 void lookup_fwd(const ForwardArgs& a) {
   const LookupAttr& l = a.attr.as<LookupAttr>();
   Indices ix = lookup_indices(l, a.attr);
-  const size_t rs = l.p->dim.size();
   if (ix.n != a.fx.d.bd)
     throw std::invalid_argument("lookup: the index vector changed size after the node was created (" +
                                 std::to_string(a.fx.d.bd) + " -> " + std::to_string(ix.n) + ")");
@@ -305,13 +319,23 @@ void lookup_fwd(const ForwardArgs& a) {
                              std::to_string(l.p->values.size()) + " rows");
   std::unique_lock<std::mutex> lock(l.p->grad_mutex, std::defer_lock);
   if (detail::asynchronous_sessions) lock.lock();  // asynchronous updates may be writing rows
-  for (size_t k = 0; k < ix.n; ++k) std::memcpy(a.fx.v + k * rs, l.p->values[ix.ids[k]].v, rs * sizeof(float));
-  if (a.aux) std::memcpy(a.aux, ix.ids, ix.n * sizeof(unsigned));
+  Device& dev = device_of(a.fx);
+  dev.gather_rows(a.fx.v, l.p->all_values.v, ix.ids, ix.n, l.p->dim.size(), false);
+  if (a.aux) dev.copy_from_host(a.aux, ix.ids, ix.n * sizeof(unsigned));
   const float scale = l.p->current_weight_decay();
-  if (scale != 1.f) scale_copy(a.fx.v, a.fx.v, a.fx.d.size(), scale);
+  if (scale != 1.f) dev.scale(a.fx.v, a.fx.d.size(), scale);
 }
 void lookup_grad(AttrView a, const Tensor& g, const float* aux) {
   LookupParameterStorage* p = a.as<LookupAttr>().p;
+  if (!detail::host_addressable(g.device)) {  // the rows read back, then one scatter into the table's gradient
+    std::vector<unsigned> ids(g.d.bd);
+    g.device->copy_to_host(ids.data(), aux, ids.size() * sizeof(unsigned));
+    std::lock_guard<std::mutex> lock(p->grad_mutex);
+    g.device->scatter_add_rows(p->all_grads.v, g.v, ids.data(), ids.size(), p->dim.size());
+    p->non_zero_grads.insert(ids.begin(), ids.end());
+    p->nonzero_grad = true;
+    return;
+  }
   const unsigned* ids = reinterpret_cast<const unsigned*>(aux);
   const size_t rs = p->dim.size();
   for (size_t k = 0; k < g.d.bd; ++k) p->accumulate_grad(ids[k], g.v + k * rs);
@@ -348,25 +372,41 @@ void check_dim(const char* op, const Dim& d) {
 }
 
 template <class A>
-VariableIndex add(ComputationGraph& g, OpId op, const A& attr) {
+VariableIndex add(ComputationGraph& g, OpId op, const A& attr, Device* device = nullptr) {
   A clean = attr;
-  return g.add_node(op, nullptr, 0, &detail::zero_padding(clean), sizeof(A));
+  return g.add_node_on(device, op, nullptr, 0, &detail::zero_padding(clean), sizeof(A));
 }
 template <class H, class T>
-VariableIndex add_blob(ComputationGraph& g, OpId op, const AttrWithTail<H, T>& w) {
-  return g.add_node(op, nullptr, 0, w.data(), w.bytes());
+VariableIndex add_blob(ComputationGraph& g, OpId op, const AttrWithTail<H, T>& w, Device* device = nullptr) {
+  return g.add_node_on(device, op, nullptr, 0, w.data(), w.bytes());
 }
 
 VariableIndex add_lookup_node(ComputationGraph& g, OpId op, const LookupParameter& p, const unsigned* pindex,
                               const std::vector<unsigned>* pindices, const unsigned* ids, size_t n) {
   LookupAttr l{&p.get_storage(), pindex, pindices, static_cast<uint32_t>(n)};
-  if (!ids) return add(g, op, l);
-  return add_blob(g, op, attr_with_tail(l, ids, n));
+  if (!ids) return add(g, op, l, l.p->all_values.device);
+  return add_blob(g, op, attr_with_tail(l, ids, n), l.p->all_values.device);
 }
 
 VariableIndex add_lookup_table(ComputationGraph& g, LookupParameter lp, bool is_const) {
-  return add(g, is_const ? k_const_lookup_table : k_lookup_table, &lp.get_storage());
+  return add(g, is_const ? k_const_lookup_table : k_lookup_table, &lp.get_storage(), lp.get_storage().all_values.device);
 }
+
+// Leaves run on every device with the same kernels: their data moves through the Device interface.
+const bool kLeafDeviceKernels = [] {
+  for (Backend b : {kCudaBackend, kEmulatedBackend}) {
+    register_device_kernels(k_input, b, {input_fwd});
+    register_device_kernels(k_ptr_input, b, {ptr_input_fwd});
+    register_device_kernels(k_sparse_input, b, {sparse_input_fwd});
+    register_device_kernels(k_parameter, b, {param_fwd});
+    register_device_kernels(k_const_parameter, b, {param_fwd});
+    register_device_kernels(k_lookup_table, b, {lookup_table_fwd});
+    register_device_kernels(k_const_lookup_table, b, {lookup_table_fwd});
+    register_device_kernels(k_lookup, b, {lookup_fwd});
+    register_device_kernels(k_const_lookup, b, {lookup_fwd});
+  }
+  return true;
+}();
 
 }  // namespace
 
@@ -375,30 +415,30 @@ VariableIndex add_lookup_table_node(ComputationGraph& g, LookupParameter lp, boo
 }
 
 // ---- ComputationGraph::add_* ----
-VariableIndex ComputationGraph::add_input(real s, Device*) {
-  return add_blob(*this, k_input, attr_with_tail(Dim({1}), &s, 1));
+VariableIndex ComputationGraph::add_input(real s, Device* dev) {
+  return add_blob(*this, k_input, attr_with_tail(Dim({1}), &s, 1), dev);
 }
-VariableIndex ComputationGraph::add_input(const real* ps, Device*) {
+VariableIndex ComputationGraph::add_input(const real* ps, Device* dev) {
   if (!ps) throw std::invalid_argument("input: null pointer");
-  return add(*this, k_ptr_input, PtrInput{Dim({1}), 0, ps, nullptr});
+  return add(*this, k_ptr_input, PtrInput{Dim({1}), 0, ps, nullptr}, dev);
 }
-VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>& data, Device*) {
+VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>& data, Device* dev) {
   check_dim("input", d);
   if (data.size() != d.size())
     op_error("input", "dim " + d.str() + " needs " + std::to_string(d.size()) + " values, got " +
                           std::to_string(data.size()));
-  return add_blob(*this, k_input, attr_with_tail(d, data.data(), data.size()));
+  return add_blob(*this, k_input, attr_with_tail(d, data.data(), data.size()), dev);
 }
-VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>* pdata, Device*) {
+VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>* pdata, Device* dev) {
   check_dim("input", d);
   if (!pdata) throw std::invalid_argument("input_ptr: null data pointer");
   if (pdata->size() != d.size())
     op_error("input_ptr", "dim " + d.str() + " needs " + std::to_string(d.size()) + " values, got " +
                           std::to_string(pdata->size()));
-  return add(*this, k_ptr_input, PtrInput{d, 0, nullptr, pdata});
+  return add(*this, k_ptr_input, PtrInput{d, 0, nullptr, pdata}, dev);
 }
 VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<unsigned>& ids,
-                                          const std::vector<float>& data, float defdata, Device*) {
+                                          const std::vector<float>& data, float defdata, Device* dev) {
   check_dim("sparse_input", d);
   if (ids.size() != data.size())
     op_error("sparse_input", std::to_string(ids.size()) + " indices but " + std::to_string(data.size()) + " values");
@@ -411,11 +451,13 @@ VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<unsign
     std::memcpy(&bits, &v, 4);
     blob.push_back(bits);
   }
-  return add_blob(*this, k_sparse_input, attr_with_tail(s, blob.data(), blob.size()));
+  return add_blob(*this, k_sparse_input, attr_with_tail(s, blob.data(), blob.size()), dev);
 }
-VariableIndex ComputationGraph::add_parameters(Parameter p) { return add(*this, k_parameter, &p.get_storage()); }
+VariableIndex ComputationGraph::add_parameters(Parameter p) {
+  return add(*this, k_parameter, &p.get_storage(), p.get_storage().values.device);
+}
 VariableIndex ComputationGraph::add_const_parameters(Parameter p) {
-  return add(*this, k_const_parameter, &p.get_storage());
+  return add(*this, k_const_parameter, &p.get_storage(), p.get_storage().values.device);
 }
 VariableIndex ComputationGraph::add_parameters(LookupParameter p) { return add_lookup_table(*this, p, false); }
 VariableIndex ComputationGraph::add_const_parameters(LookupParameter p) { return add_lookup_table(*this, p, true); }

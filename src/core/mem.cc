@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #endif
 
+#include "dynet/devices.h"
+
 namespace dynet {
 
 namespace {
@@ -56,8 +58,21 @@ char* system_block(size_t bytes) {
 
 size_t MemPool::system_bytes() { return g_system_bytes.load(std::memory_order_relaxed); }
 
+char* MemPool::new_block(size_t bytes) const {
+  if (!device_) return system_block(bytes);
+  char* p = static_cast<char*>(device_->allocate(bytes));
+  g_system_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  return p;
+}
+void MemPool::free_block(char* p, size_t bytes) const {
+  if (device_)
+    device_->deallocate(p);
+  else
+    unmap_block(p, bytes);
+}
+
 MemPool::~MemPool() {
-  for (Block& b : blocks_) unmap_block(b.data, b.size);
+  for (Block& b : blocks_) free_block(b.data, b.size);
 }
 
 void* MemPool::allocate_slow(size_t bytes) {
@@ -73,7 +88,7 @@ void* MemPool::allocate_slow(size_t bytes) {
   }
   size_t size = std::max({bytes, initial_, capacity()});
   size = (size + kAlign - 1) & ~(kAlign - 1);
-  blocks_.push_back(Block{system_block(size), size, bytes});
+  blocks_.push_back(Block{new_block(size), size, bytes});
   cur_ = blocks_.size() - 1;
   return blocks_.back().data;
 }
@@ -86,19 +101,19 @@ void MemPool::free_all() {
     // keep the chain.
     const size_t total = capacity();
     Block& last = blocks_.back();
-    char* merged = grow_block(last.data, last.size, total);
+    char* merged = device_ ? nullptr : grow_block(last.data, last.size, total);
     if (merged) {
       g_system_bytes.fetch_add(total - last.size, std::memory_order_relaxed);
       last.data = nullptr;
     } else {
       try {
-        merged = system_block(total);
+        merged = new_block(total);
       } catch (const std::bad_alloc&) {
       }
     }
     if (merged) {
       for (Block& b : blocks_)
-        if (b.data) unmap_block(b.data, b.size);
+        if (b.data) free_block(b.data, b.size);
       blocks_.clear();
       blocks_.push_back(Block{merged, total, 0});
     }

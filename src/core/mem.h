@@ -8,6 +8,8 @@
 
 namespace dynet {
 
+struct Device;
+
 class MemPool {
  public:
   struct Mark {
@@ -15,7 +17,8 @@ class MemPool {
   };
   static constexpr size_t kAlign = 64;
 
-  explicit MemPool(size_t initial_bytes = 1 << 20) : initial_(initial_bytes) {}
+  // Blocks come from `device` (device memory, e.g. a GPU's), or from the host when it is null.
+  explicit MemPool(size_t initial_bytes = 1 << 20, Device* device = nullptr) : initial_(initial_bytes), device_(device) {}
   ~MemPool();
   MemPool(const MemPool&) = delete;
   MemPool& operator=(const MemPool&) = delete;
@@ -49,9 +52,12 @@ class MemPool {
     size_t size = 0, used = 0;
   };
   void* allocate_slow(size_t bytes);
+  char* new_block(size_t bytes) const;
+  void free_block(char* p, size_t bytes) const;
   std::vector<Block> blocks_;
   size_t cur_ = 0;
   size_t initial_;
+  Device* device_;
 };
 
 // Reverts a pool to where it was when the scope began, also when the scope is left by an exception

@@ -1,5 +1,6 @@
 #include "dynet/model.h"
 
+#include "core/device.h"
 #include "core/param_lock.h"
 
 #include "dynet/globals.h"
@@ -20,8 +21,31 @@ namespace {
 // than one: large ones come from fresh mmap'd pages, so memory is only committed where it is written
 // (a big embedding table's gradient only for the rows that get gradients), and each half passes the
 // kernel's overcommit check on its own. `what` and `d` name the parameter when memory cannot be had.
+// On a device other than the CPU: the device's parameter memory.
 std::pair<float*, float*> allocate_values_and_grads(ParameterStorageBase& p, size_t n, const char* what,
-                                                   const Dim& d) {
+                                                   const Dim& d, Device* device) {
+  if (detail::device_at(device->index) != device)
+    throw std::invalid_argument(std::string(what) + ": device " + device->name +
+                                " is not one of this process's devices (see get_device_manager())");
+  if (!detail::host_addressable(device)) {
+    const size_t bytes = std::max<size_t>(n, 1) * sizeof(float);
+    float* values = nullptr;
+    float* grads = nullptr;
+    try {
+      values = static_cast<float*>(device->allocate_parameters(bytes));
+      grads = static_cast<float*>(device->allocate_parameters(bytes));
+    } catch (const std::exception& e) {
+      if (values) device->deallocate_parameters(values);
+      throw std::runtime_error(std::string(what) + ": cannot allocate " + std::to_string(2 * bytes) + " bytes on " +
+                               device->name + " for " + (p.name.empty() ? std::string("a parameter") : "'" + p.name + "'") +
+                               " of shape " + d.str() + " (" + e.what() + ")");
+    }
+    p.memory = std::shared_ptr<float>(values, [device, values, grads](float*) {
+      device->deallocate_parameters(values);
+      device->deallocate_parameters(grads);
+    });
+    return {values, grads};
+  }
   constexpr size_t kAlign = 64;
   const size_t bytes = std::max<size_t>(n, 1) * sizeof(float) + kAlign;  // n <= Dim::kMaxElements: no overflow
   void* v = std::calloc(bytes, 1);
@@ -45,10 +69,27 @@ std::pair<float*, float*> allocate_values_and_grads(ParameterStorageBase& p, siz
   return {values, grads};
 }
 
-float sqnorm(const float* v, size_t n) {
-  double s = 0;
-  for (size_t i = 0; i < n; ++i) s += double(v[i]) * v[i];
-  return static_cast<float>(s);
+// Parameter memory is its device's: the storage's operations go through the device (host loops for the
+// CPU, kernels on GPUs).
+Device& dev(const Tensor& t) { return t.device ? *t.device : *cpu_device(); }
+float sqnorm(const Tensor& t, const float* v, size_t n) { return static_cast<float>(dev(t).squared_norm(v, n)); }
+
+// Runs an initialiser on the host; parameters on another device get a copy.
+void initialize_on(const ParameterInit& init, Tensor& t) {
+  if (detail::host_addressable(t.device)) return init.initialize_params(t);
+  std::vector<float> host(t.d.size());
+  Tensor h(t.d, host.data(), cpu_device(), t.mem_pool);
+  init.initialize_params(h);
+  t.device->copy_from_host(t.v, host.data(), host.size() * sizeof(float));
+}
+
+// dst ← src (equal sizes), wherever each lives.
+void copy_values(Tensor& dst, const Tensor& src) {
+  const size_t bytes = dst.d.size() * sizeof(float);
+  if (dst.device == src.device || (detail::host_addressable(dst.device) && detail::host_addressable(src.device)))
+    return dev(dst).copy(dst.v, src.v, bytes);
+  std::vector<float> buf;
+  dev(dst).copy_from_host(dst.v, host_values(src, &buf), bytes);
 }
 
 void check_lambda(const char* where, float lambda) {
@@ -128,81 +169,67 @@ void L2WeightDecay::reset_weight_decay() {
 }
 
 // ---- ParameterStorage ----
-void ParameterStorage::scale_parameters(float a) {
-  for (size_t i = 0; i < dim.size(); ++i) values.v[i] *= a;
-}
-void ParameterStorage::scale_gradient(float a) {
-  for (size_t i = 0; i < dim.size(); ++i) g.v[i] *= a;
-}
+void ParameterStorage::scale_parameters(float a) { dev(values).scale(values.v, dim.size(), a); }
+void ParameterStorage::scale_gradient(float a) { dev(g).scale(g.v, dim.size(), a); }
 void ParameterStorage::zero() {
-  std::memset(values.v, 0, dim.size() * sizeof(float));
+  dev(values).fill(values.v, dim.size(), 0.f);
   clear_grad();
 }
-void ParameterStorage::squared_l2norm(float* s) const { *s = sqnorm(values.v, dim.size()); }
-void ParameterStorage::g_squared_l2norm(float* s) const { *s = nonzero_grad ? sqnorm(g.v, dim.size()) : 0.f; }
+void ParameterStorage::squared_l2norm(float* s) const { *s = sqnorm(values, values.v, dim.size()); }
+void ParameterStorage::g_squared_l2norm(float* s) const { *s = nonzero_grad ? sqnorm(g, g.v, dim.size()) : 0.f; }
 void ParameterStorage::clear_grad() {
-  if (nonzero_grad) std::memset(g.v, 0, dim.size() * sizeof(float));
+  if (nonzero_grad) dev(g).fill(g.v, dim.size(), 0.f);
   nonzero_grad = false;
 }
 void ParameterStorage::copy(const ParameterStorage& val) {
   if (val.dim != dim)
     throw std::invalid_argument("ParameterStorage::copy: dims differ: " + dim.str() + " vs " + val.dim.str());
-  std::memcpy(values.v, val.values.v, dim.size() * sizeof(float));
+  copy_values(values, val.values);
 }
 void ParameterStorage::accumulate_grad(const Tensor& d) {
   std::lock_guard<std::mutex> lock(grad_mutex);
   const size_t n = dim.size();
-  float* gv = g.v;
-  const float* dv = d.v;
-  if (d.d.bd > 1) {  // a batched gradient of an unbatched parameter: sum the batch
-    for (size_t b = 0; b < d.d.bd; ++b)
-      for (size_t i = 0; i < n; ++i) gv[i] += dv[b * n + i];
-  } else {
-    for (size_t i = 0; i < n; ++i) gv[i] += dv[i];
-  }
+  for (size_t b = 0; b < d.d.bd; ++b) dev(g).axpy(1.f, d.v + b * n, g.v, n);  // a batched gradient: summed
   nonzero_grad = true;
 }
 void ParameterStorage::clip(float left, float right) {
+  if (!detail::host_addressable(values.device)) values.device->synchronize();  // then the host may write it
   for (size_t i = 0; i < dim.size(); ++i) values.v[i] = std::min(right, std::max(left, values.v[i]));
 }
 void ParameterStorage::set_value(const std::vector<float>& val) {
   if (val.size() != dim.size())
     throw std::invalid_argument("Parameter::set_value: got " + std::to_string(val.size()) + " values for " +
                                 name + " " + dim.str());
-  std::copy(val.begin(), val.end(), values.v);
+  dev(values).copy_from_host(values.v, val.data(), val.size() * sizeof(float));
 }
 
 // ---- LookupParameterStorage ----
-void LookupParameterStorage::scale_parameters(float a) {
-  for (size_t i = 0; i < all_dim.size(); ++i) all_values.v[i] *= a;
-}
-void LookupParameterStorage::scale_gradient(float a) {
-  for (size_t i = 0; i < all_dim.size(); ++i) all_grads.v[i] *= a;
-}
+void LookupParameterStorage::scale_parameters(float a) { dev(all_values).scale(all_values.v, all_dim.size(), a); }
+void LookupParameterStorage::scale_gradient(float a) { dev(all_grads).scale(all_grads.v, all_dim.size(), a); }
 void LookupParameterStorage::zero() {
-  std::memset(all_values.v, 0, all_dim.size() * sizeof(float));
+  dev(all_values).fill(all_values.v, all_dim.size(), 0.f);
   clear_grad();
 }
-void LookupParameterStorage::squared_l2norm(float* s) const { *s = sqnorm(all_values.v, all_dim.size()); }
+void LookupParameterStorage::squared_l2norm(float* s) const { *s = sqnorm(all_values, all_values.v, all_dim.size()); }
 void LookupParameterStorage::g_squared_l2norm(float* s) const {
   if (!nonzero_grad) {
     *s = 0;
     return;
   }
   if (all_updated) {
-    *s = sqnorm(all_grads.v, all_dim.size());
+    *s = sqnorm(all_grads, all_grads.v, all_dim.size());
     return;
   }
   double t = 0;
-  for (size_t r : non_zero_grads) t += sqnorm(grads[r].v, dim.size());
+  for (size_t r : non_zero_grads) t += sqnorm(all_grads, grads[r].v, dim.size());
   *s = static_cast<float>(t);
 }
 void LookupParameterStorage::clear_grad() {
   if (!nonzero_grad) return;
   if (all_updated || non_zero_grads.size() * 4 > values.size()) {
-    std::memset(all_grads.v, 0, all_dim.size() * sizeof(float));
+    dev(all_grads).fill(all_grads.v, all_dim.size(), 0.f);
   } else {
-    for (size_t r : non_zero_grads) std::memset(grads[r].v, 0, dim.size() * sizeof(float));
+    for (size_t r : non_zero_grads) dev(all_grads).fill(grads[r].v, dim.size(), 0.f);
   }
   non_zero_grads.clear();
   nonzero_grad = false;
@@ -214,19 +241,17 @@ void LookupParameterStorage::initialize(unsigned index, const std::vector<float>
   if (val.size() != dim.size())
     throw std::invalid_argument("LookupParameter::initialize: got " + std::to_string(val.size()) +
                                 " values for a row of " + dim.str());
-  std::copy(val.begin(), val.end(), values[index].v);
+  dev(all_values).copy_from_host(values[index].v, val.data(), val.size() * sizeof(float));
 }
 void LookupParameterStorage::copy(const LookupParameterStorage& val) {
   if (val.all_dim != all_dim)
     throw std::invalid_argument("LookupParameterStorage::copy: dims differ: " + all_dim.str() + " vs " +
                                 val.all_dim.str());
-  std::memcpy(all_values.v, val.all_values.v, all_dim.size() * sizeof(float));
+  copy_values(all_values, val.all_values);
 }
 void LookupParameterStorage::accumulate_grad(unsigned index, const float* d) {
   std::lock_guard<std::mutex> lock(grad_mutex);
-  float* gv = grads[index].v;
-  const size_t n = dim.size();
-  for (size_t i = 0; i < n; ++i) gv[i] += d[i];
+  dev(all_grads).axpy(1.f, d, grads[index].v, dim.size());  // d is on the table's device too
   non_zero_grads.insert(index);
   nonzero_grad = true;
 }
@@ -235,6 +260,13 @@ void LookupParameterStorage::accumulate_grad(const Tensor& g) {
   if (g.d.batch_size() != all_dim.size())
     throw std::invalid_argument("LookupParameterStorage::accumulate_grad: gradient " + g.d.str() + " for " + name +
                                 " of " + all_dim.str());
+  if (!detail::host_addressable(all_grads.device)) {  // on a device: the whole table at once
+    std::lock_guard<std::mutex> lock(grad_mutex);
+    for (size_t b = 0; b < g.d.bd; ++b) all_grads.device->axpy(1.f, g.batch_ptr(b), all_grads.v, all_dim.size());
+    for (unsigned r = 0; r < values.size(); ++r) non_zero_grads.insert(r);
+    nonzero_grad = true;
+    return;
+  }
   const size_t rs = dim.size();
   for (size_t b = 0; b < g.d.bd; ++b)
     for (size_t r = 0; r < values.size(); ++r) accumulate_grad(static_cast<unsigned>(r), g.batch_ptr(b) + r * rs);
@@ -354,7 +386,7 @@ Parameter ParameterCollection::add_parameters(const Dim& d, const std::string& n
   return add_parameters(d, 0.f, name, device);
 }
 Parameter ParameterCollection::add_parameters(const Dim& d, const ParameterInit& init, const std::string& name,
-                                              Device* /*device*/) {
+                                              Device* device) {
   check_name(name, "add_parameters");
   if (d.bd != 1) throw std::invalid_argument("add_parameters: parameters cannot be batched, got " + d.str());
   const size_t n = d.checked_size("add_parameters");
@@ -362,10 +394,11 @@ Parameter ParameterCollection::add_parameters(const Dim& d, const ParameterInit&
   auto p = std::make_shared<ParameterStorage>();
   p->name = name;  // the unique name is taken once nothing can fail any more
   p->dim = d;
-  const auto [values, grads] = allocate_values_and_grads(*p, n, "add_parameters", d);
-  p->values = Tensor(d, values, nullptr, DeviceMempool::PS);
-  p->g = Tensor(d, grads, nullptr, DeviceMempool::PS);
-  init.initialize_params(p->values);
+  Device* dev = device ? device : default_device ? default_device : cpu_device();
+  const auto [values, grads] = allocate_values_and_grads(*p, n, "add_parameters", d, dev);
+  p->values = Tensor(d, values, dev, DeviceMempool::PS);
+  p->g = Tensor(d, grads, dev, DeviceMempool::PS);
+  initialize_on(init, p->values);
   p->name = name_ + unique_name(name);
   register_storage(p);
   return Parameter(p);
@@ -376,7 +409,7 @@ LookupParameter ParameterCollection::add_lookup_parameters(unsigned n, const Dim
   return add_lookup_parameters(n, d, ParameterInitGlorot(true), name, device);
 }
 LookupParameter ParameterCollection::add_lookup_parameters(unsigned n, const Dim& d, const ParameterInit& init,
-                                                           const std::string& name, Device* /*device*/) {
+                                                           const std::string& name, Device* device) {
   check_name(name, "add_lookup_parameters");
   if (d.bd != 1) throw std::invalid_argument("add_lookup_parameters: rows cannot be batched, got " + d.str());
   if (n == 0 || d.size() == 0)
@@ -389,11 +422,12 @@ LookupParameter ParameterCollection::add_lookup_parameters(unsigned n, const Dim
   p->name = name;  // the unique name is taken once nothing can fail any more
   p->dim = d;
   p->all_dim = all_dim;
-  const auto [values, grads] = allocate_values_and_grads(*p, total, "add_lookup_parameters", all_dim);
-  p->all_values = Tensor(p->all_dim, values, nullptr, DeviceMempool::PS);
-  p->all_grads = Tensor(p->all_dim, grads, nullptr, DeviceMempool::PS);
+  Device* dev = device ? device : default_device ? default_device : cpu_device();
+  const auto [values, grads] = allocate_values_and_grads(*p, total, "add_lookup_parameters", all_dim, dev);
+  p->all_values = Tensor(p->all_dim, values, dev, DeviceMempool::PS);
+  p->all_grads = Tensor(p->all_dim, grads, dev, DeviceMempool::PS);
   p->initialize_lookups();
-  init.initialize_params(p->all_values);
+  initialize_on(init, p->all_values);
   p->name = name_ + unique_name(name);
   register_storage(p);
   return LookupParameter(p);

@@ -150,6 +150,7 @@ enum OpFlags : uint16_t {
   kParameterNode = 4,   // gradient goes to a parameter after backward (see OpDef::param_grad)
   kNoGradient = 8,      // output is constant with respect to the arguments
   kObjectAttr = 16,     // the attribute is an object the graph owns (a user Node): unique to its node
+  kToDevice = 32,       // runs on the device add_node is given, not on its argument's (to_device)
 };
 
 struct OpDef {

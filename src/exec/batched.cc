@@ -46,6 +46,9 @@ void BatchedExecutor::forward(VariableIndex last) {
     NodeInfo info;
     info.node = static_cast<VariableIndex>(i);
     const NodeRec& r = cg_->node(info.node);
+    if (r.device) [[unlikely]]
+      throw std::runtime_error("autobatching runs nodes on the CPU only so far: node " + std::to_string(i) + " (" +
+                               op_def(r.op).name + ") is on another device; use --dynet-autobatch 0 for graphs on GPUs");
     const VariableIndex* a = cg_->node_args(info.node);
     for (unsigned k = 0; k < r.nargs; ++k) {
       const VariableIndex x = a[k];
@@ -341,7 +344,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
       g.attr_words = static_cast<uint32_t>(attr_.size() - g.attr);
       attr = AttrView{attr_.data() + g.attr, g.attr_words};
     }
-    Tensor fx(out, fx_pool_.allocate_floats(size), default_device, DeviceMempool::FXS);
+    Tensor fx(out, fx_pool_.allocate_floats(size), cpu_device(), DeviceMempool::FXS);
     const Tensor* xs = xs_.data() + g.xs;
     // The members' value slots are written after the kernel; their cache lines (members of a batch lie
     // far apart, e.g. in 64 different trees) are fetched while it runs.
@@ -368,7 +371,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
                                " other nodes)");
     const size_t n = r0.dim.size();
     for (unsigned j = 0; j < k; ++j) {
-      fx_[m[j]] = Tensor(r0.dim, fx.v + j * n, default_device, DeviceMempool::FXS);
+      fx_[m[j]] = Tensor(r0.dim, fx.v + j * n, cpu_device(), DeviceMempool::FXS);
       aux_[m[j]] = nullptr;  // the batch's aux memory belongs to the batched node
       mark_computed(m[j]);
     }
@@ -523,7 +526,7 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
   float* next = block;
   auto assign_single = [&](VariableIndex i) {
     if (!reached_node(reached_, i)) return;
-    grad_[i] = Tensor(cg_->node(i).dim, next, default_device, DeviceMempool::DEDFS);
+    grad_[i] = Tensor(cg_->node(i).dim, next, cpu_device(), DeviceMempool::DEDFS);
     next += grad_[i].d.size();
   };
   auto assign_batch = [&](Batch& b) {
@@ -532,7 +535,7 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     const VariableIndex* m = members(b);
     const Dim& d = cg_->node(m[0]).dim;
     for (uint32_t j = 0; j < b.size; ++j)
-      if (reached_node(reached_, m[j])) grad_[m[j]] = Tensor(d, next + j * d.size(), default_device, DeviceMempool::DEDFS);
+      if (reached_node(reached_, m[j])) grad_[m[j]] = Tensor(d, next + j * d.size(), cpu_device(), DeviceMempool::DEDFS);
     next += size_t(b.size) * d.size();
   };
   for_each_group<false>(assign_single, assign_batch);
@@ -573,7 +576,7 @@ void BatchedExecutor::push_batch_gradient(const Batch& b) {
     Dim d = r0.dim;
     d.bd *= b.size;
     const AttrView attr = b.merged ? AttrView{attr_.data() + b.attr, b.attr_words} : AttrView{cg_->node_attr(m[0]), r0.attr_words};
-    def.param_grad(attr, Tensor(d, b.grad, default_device, DeviceMempool::DEDFS), b.aux);
+    def.param_grad(attr, Tensor(d, b.grad, cpu_device(), DeviceMempool::DEDFS), b.aux);
     return;
   }
   for (uint32_t j = 0; j < b.size; ++j) {
@@ -600,13 +603,13 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   const AttrView attr = g.merged ? AttrView{attr_.data() + g.attr, g.attr_words} : AttrView{cg_->node_attr(m[0]), r0.attr_words};
   Dim bdim = r0.dim;
   bdim.bd *= k;
-  const Tensor dEdf(bdim, g.grad, default_device, DeviceMempool::DEDFS);
+  const Tensor dEdf(bdim, g.grad, cpu_device(), DeviceMempool::DEDFS);
   if (r0.flags & kParameterNode) {
     param_batches_.push_back(&g);
     return;
   }
   if (!def.backward || (r0.flags & kNoGradient)) return;
-  const Tensor fx(bdim, fx_[m[0]].v, default_device, DeviceMempool::FXS);
+  const Tensor fx(bdim, fx_[m[0]].v, cpu_device(), DeviceMempool::FXS);
   const Tensor* xs = xs_.data() + g.xs;
   const unsigned nargs = r0.nargs;
   // The members' arguments' gradient slots, read below one member after another, lie far apart
@@ -645,7 +648,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
         view = false;
     }
     if (!any) continue;
-    Tensor d(xs[a].d, g0, default_device, DeviceMempool::DEDFS);
+    Tensor d(xs[a].d, g0, cpu_device(), DeviceMempool::DEDFS);
     if (!view) {
       d.v = scratch_pool_.allocate_floats(xs[a].d.size());
       std::memset(d.v, 0, xs[a].d.size() * sizeof(float));

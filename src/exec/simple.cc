@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/device.h"
 #include "exec/profile.h"
 #include "kernels/cpu/gemm.h"
 
@@ -68,16 +69,19 @@ void SimpleExecutor::backward_node(VariableIndex i) {
     param_nodes_.push_back(i);
     return;
   }
-  if (!def.backward || (r.flags & kNoGradient)) return;
+  const BackwardFn backward = backward_kernel(r, def);
+  if (!backward || (r.flags & kNoGradient)) return;
   const VariableIndex* a = cg_->node_args(i);
   const Tensor* xs = gather_arg_values(i);
+  MemPool& scratch = scratch_pool(r.device);
   bool repeat = false;
   for (size_t k = 0; k < r.nargs; ++k) {
     if (!reached_[a[k]]) continue;
-    const PoolScope scratch(scratch_pool_);
+    const PoolScope scratch_scope(scratch);
+    // Deferred weight-gradient products are host GEMMs: CPU nodes only.
     const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
-    def.backward(BackwardArgs{xs, r.nargs, fx_[i], grad_[i], static_cast<unsigned>(k), grad_[a[k]], attr, aux_[i],
-                              scratch_pool_, &sink, repeat});
+    backward(BackwardArgs{xs, r.nargs, fx_[i], grad_[i], static_cast<unsigned>(k), grad_[a[k]], attr, aux_[i], scratch,
+                          r.device ? nullptr : &sink, repeat});
     repeat = true;
   }
 }

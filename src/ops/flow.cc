@@ -2,6 +2,8 @@
 // nobackprop, scale_gradient.
 #include <random>
 
+#include "core/device.h"
+#include "kernels/device/emulated.h"
 #include "ops/api.h"
 #include "ops/common.h"
 
@@ -252,6 +254,41 @@ const OpId k_scale_gradient = register_op({.name = "scale_gradient",
                                            .samples = scale_gradient_samples,
                                            .flags = kAliasOutput});
 
+// ---------------------------------------------------------------------------------------------
+// to_device(x, device): y = x copied to `device` (the node runs there); dE/dx += dE/dy copied back. Data
+// moves through the Device interface only, so these kernels serve every device.
+void to_device_fwd(const ForwardArgs& a) {
+  const Tensor& x = a.xs[0];
+  const size_t bytes = x.d.size() * sizeof(float);
+  if (detail::host_addressable(a.fx.device)) return x.device->copy_to_host(a.fx.v, x.v, bytes);
+  std::vector<float> buf;
+  a.fx.device->copy_from_host(a.fx.v, host_values(x, &buf), bytes);
+}
+void to_device_bwd(const BackwardArgs& a) {
+  std::vector<float> buf;
+  const float* g = host_values(a.dEdf, &buf);
+  const Tensor& dx = a.dEdxi;
+  if (!detail::host_addressable(dx.device)) return dx.device->accumulate_from_host(dx.v, g, dx.d.size());
+  for (size_t k = 0; k < dx.d.size(); ++k) dx.v[k] += g[k];
+}
+std::vector<OpSample> to_device_samples() {
+  // There and back again: the harness's loss runs on the CPU. The emulated device stands in for a GPU.
+  auto build = [](ComputationGraph&, Xs x) { return to_device(to_device(x[0], emulated_device()), cpu_device()); };
+  return {{"matrix", {Dim({3, 2})}, build}, {"batched", {Dim({3}, 2)}, build}};
+}
+const OpId k_to_device = register_op({.name = "to_device",
+                                      .doc = "y = x, on another device; dE/dx = dE/dy",
+                                      .shape = ops::same_shape,
+                                      .forward = to_device_fwd,
+                                      .backward = to_device_bwd,
+                                      .batch = {.why_not = "moves a value between devices (autobatching runs on the CPU)"},
+                                      .samples = to_device_samples,
+                                      .flags = kToDevice});
+const bool kToDeviceKernels = [] {
+  for (Backend b : {kCudaBackend, kEmulatedBackend}) register_device_kernels(k_to_device, b, {to_device_fwd, to_device_bwd});
+  return true;
+}();
+
 }  // namespace
 
 Expression dropout(const Expression& x, real p) {
@@ -284,12 +321,13 @@ DYNET_API(nobackprop, "nobackprop", "nobackprop(x)", "nobackprop(x)", Expression
 Expression scale_gradient(const Expression& x, float lambd) { return make_node(k_scale_gradient, x, lambd); }
 DYNET_API(scale_gradient, "scale_gradient", "scale_gradient(x, lambd = 1.0f)", "scale_gradient(x, lambd=1.0)", Expression(const Expression&, float));
 Expression to_device(const Expression& x, Device* device) {
-  detail::graph_of("to_device", {&x});
-  if (device == nullptr || device->type != DeviceType::CPU)
+  ComputationGraph& g = detail::graph_of("to_device", {&x});
+  if (device == nullptr || detail::device_at(device->index) != device)
     throw std::invalid_argument("to_device: " + std::string(device ? device->name : "null") +
-                                " is not available in this build (devices: CPU)");
-  return x;
+                                " is not one of this process's devices (see get_device_manager())");
+  if (g.node(x.i).device == device->index) return x;
+  return Expression(&g, g.add_node_on(device, k_to_device, &x.i, 1));
 }
-DYNET_API(to_device, nullptr, "to_device(x, device)", "to_device(e, device_str)", Expression(const Expression&, Device*));
+DYNET_API(to_device, "to_device", "to_device(x, device)", "to_device(e, device_str)", Expression(const Expression&, Device*));
 
 }  // namespace dynet

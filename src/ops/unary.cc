@@ -1,14 +1,29 @@
-// Elementwise unary ops: one table row each (name, math, y = f(x), dE/dx = f'(x, y)·g, test domain).
+// Elementwise unary ops: one table row each (name, math, y = f(x), dE/dx = f'(x, y)·g, test domain). A row
+// is written once in the device-neutral vocabulary (kernels/device/prims.h: tanh, exp, square, select,
+// ...) and expands into the CPU kernel (the same expression over Eigen arrays, kernels/cpu/eigen_fn.h) and
+// the device kernels (over floats, for the emulated device and, in the CUDA pass, for GPUs).
+#include "kernels/device/prims.h"
+
+#ifndef DYNET_CUDA_PASS
 #include <cmath>
 #include <limits>
 
 #include <unsupported/Eigen/SpecialFunctions>  // erf, lgamma, digamma on arrays
 
+#include "kernels/cpu/eigen_fn.h"
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
+
+constexpr float kTwoOverSqrtPi = 1.1283791670955126f;
+// SELU constants (Klambauer et al. 2017), as in DyNet
+constexpr float kSeluLambda = 1.0507009873554804934f;
+constexpr float kSeluAlpha = 1.6732632423543772848f;
+
+#ifndef DYNET_CUDA_PASS
 using ops::same_shape;
 
 constexpr float kSmooth = std::numeric_limits<float>::quiet_NaN();  // no kink in the test domain
@@ -25,24 +40,48 @@ std::vector<OpSample> unary_samples(Expression (*f)(const Expression&), float lo
           {"matrix", {Dim({3, 4})}, build, above, hi},
           {"batched", {Dim({3, 2}, 3)}, build, lo, below}};
 }
+#endif
 
-constexpr float kTwoOverSqrtPi = 1.1283791670955126f;
-// SELU constants (Klambauer et al. 2017), as in DyNet
-constexpr float kSeluLambda = 1.0507009873554804934f;
-constexpr float kSeluAlpha = 1.6732632423543772848f;
+// The row's math as a functor in dynet::fn (so that unqualified calls find the vocabulary), and its device
+// kernels: y[i] = f(x[i]), dE/dx[i] += f'(x[i], y[i], g[i]).
+#define DYNET_UNARY_ROW(FN, NAME, FWD, BWD)                                                                     \
+  }                                                                                                             \
+  namespace fn {                                                                                                \
+  struct FN##_row {                                                                                             \
+    template <class X>                                                                                          \
+    static DYNET_HD auto f(const X& x) {                                                                        \
+      return FWD;                                                                                               \
+    }                                                                                                           \
+    template <class X, class Y, class G>                                                                        \
+    static DYNET_HD auto df(const X& x, const Y& y, const G& g) {                                               \
+      return BWD;                                                                                               \
+    }                                                                                                           \
+  };                                                                                                            \
+  }                                                                                                             \
+  namespace {                                                                                                   \
+  template <class P>                                                                                            \
+  void FN##_dev_fwd(const ForwardArgs& a) {                                                                     \
+    const float* x = a.xs[0].v;                                                                                 \
+    float* y = a.fx.v;                                                                                          \
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = fn::FN##_row::f(x[i]); });     \
+  }                                                                                                             \
+  template <class P>                                                                                            \
+  void FN##_dev_bwd(const BackwardArgs& a) {                                                                    \
+    const float *x = a.xs[0].v, *y = a.fx.v, *g = a.dEdf.v;                                                     \
+    float* d = a.dEdxi.v;                                                                                       \
+    P::for_each(a.fx.device, a.fx.d.size(),                                                                     \
+                [=] DYNET_LAMBDA(size_t i) { d[i] += fn::FN##_row::df(x[i], y[i], g[i]); });                    \
+  }                                                                                                             \
+  DYNET_DEVICE_KERNELS(NAME, FN##_dev_fwd, FN##_dev_bwd);
 
+#ifdef DYNET_CUDA_PASS
+#define DYNET_UNARY(FN, NAME, DOC, FWD, BWD, LO, HI, KINK) DYNET_UNARY_ROW(FN, NAME, FWD, BWD)
+#else
 #define DYNET_UNARY(FN, NAME, DOC, FWD, BWD, LO, HI, KINK)                                                         \
-  void FN##_fwd(const ForwardArgs& a) {                                                                            \
-    auto x = cpu::carr(a.xs[0]);                                                                                   \
-    cpu::arr(a.fx) = FWD;                                                                                          \
-  }                                                                                                                \
+  DYNET_UNARY_ROW(FN, NAME, FWD, BWD)                                                                              \
+  void FN##_fwd(const ForwardArgs& a) { cpu::arr(a.fx) = fn::FN##_row::f(cpu::carr(a.xs[0])); }                   \
   void FN##_bwd(const BackwardArgs& a) {                                                                           \
-    auto x = cpu::carr(a.xs[0]);                                                                                   \
-    auto y = cpu::carr(a.fx);                                                                                      \
-    auto g = cpu::carr(a.dEdf);                                                                                    \
-    (void)x;                                                                                                       \
-    (void)y;                                                                                                       \
-    cpu::arr(a.dEdxi) += BWD;                                                                                      \
+    cpu::arr(a.dEdxi) += fn::FN##_row::df(cpu::carr(a.xs[0]), cpu::carr(a.fx), cpu::carr(a.dEdf));                 \
   }                                                                                                                \
   std::vector<OpSample> FN##_samples();                                                                            \
   const OpId k_##FN = register_op({.name = NAME,                                                                   \
@@ -59,40 +98,80 @@ constexpr float kSeluAlpha = 1.6732632423543772848f;
   std::vector<OpSample> FN##_samples() {                                                                           \
     return unary_samples(static_cast<Expression (*)(const Expression&)>(FN), LO, HI, KINK);                       \
   }
+#endif
 
 // clang-format off
-//          function     name           math                                   y = f(x)                                                  dE/dx                                          domain         kink
-DYNET_UNARY(negate_,     "negate",      "y = -x",                              -x,                                                       -g,                                            -1, 1,         kSmooth)
-DYNET_UNARY(tanh,        "tanh",        "y = tanh(x)",                         x.tanh(),                                                 g * (1 - y * y),                               -2, 2,         kSmooth)
-DYNET_UNARY(logistic,    "logistic",    "y = 1 / (1 + e^-x)",                  x.logistic(),                                             g * y * (1 - y),                               -3, 3,         kSmooth)
-DYNET_UNARY(rectify,     "rectify",     "y = max(x, 0)",                       x.max(0.f),                                               (x > 0).cast<float>() * g,                     -1, 1,         0.f)
-DYNET_UNARY(exp,         "exp",         "y = e^x",                             x.exp(),                                                  g * y,                                         -2, 2,         kSmooth)
-DYNET_UNARY(log,         "log",         "y = ln(x)",                           x.log(),                                                  g / x,                                         0.2f, 3,       kSmooth)
-DYNET_UNARY(sqrt,        "sqrt",        "y = √x",                              x.sqrt(),                                                 g * 0.5f / y,                                  0.2f, 3,       kSmooth)
-DYNET_UNARY(square,      "square",      "y = x²",                              x.square(),                                               g * 2.f * x,                                   -2, 2,         kSmooth)
-DYNET_UNARY(cube,        "cube",        "y = x³",                              x.cube(),                                                 g * 3.f * x.square(),                          -2, 2,         kSmooth)
-DYNET_UNARY(abs,         "abs",         "y = abs(x)",                             x.abs(),                                                  g * x.sign(),                                  -1, 1,         0.f)
-DYNET_UNARY(erf,         "erf",         "y = erf(x) = 2/√π ∫₀ˣ e^(-t²) dt",    x.erf(),                                                  g * kTwoOverSqrtPi * (-x.square()).exp(),      -2, 2,         kSmooth)
-DYNET_UNARY(sin,         "sin",         "y = sin(x)",                          x.sin(),                                                  g * x.cos(),                                   -3, 3,         kSmooth)
-DYNET_UNARY(cos,         "cos",         "y = cos(x)",                          x.cos(),                                                  -g * x.sin(),                                  -3, 3,         kSmooth)
-DYNET_UNARY(tan,         "tan",         "y = tan(x)",                          x.tan(),                                                  g * (1 + y.square()),                          -1.2f, 1.2f,   kSmooth)
-DYNET_UNARY(asin,        "asin",        "y = arcsin(x)",                       x.asin(),                                                 g / (1 - x.square()).sqrt(),                   -0.9f, 0.9f,   kSmooth)
-DYNET_UNARY(acos,        "acos",        "y = arccos(x)",                       x.acos(),                                                 -g / (1 - x.square()).sqrt(),                  -0.9f, 0.9f,   kSmooth)
-DYNET_UNARY(atan,        "atan",        "y = arctan(x)",                       x.atan(),                                                 g / (1 + x.square()),                          -2, 2,         kSmooth)
-DYNET_UNARY(sinh,        "sinh",        "y = sinh(x)",                         x.sinh(),                                                 g * x.cosh(),                                  -2, 2,         kSmooth)
-DYNET_UNARY(cosh,        "cosh",        "y = cosh(x)",                         x.cosh(),                                                 g * x.sinh(),                                  -2, 2,         kSmooth)
-DYNET_UNARY(asinh,       "asinh",       "y = arsinh(x)",                       x.asinh(),                                                g / (x.square() + 1).sqrt(),                   -2, 2,         kSmooth)
-DYNET_UNARY(acosh,       "acosh",       "y = arcosh(x), x ≥ 1",                x.acosh(),                                                g / (x.square() - 1).sqrt(),                   1.2f, 3,       kSmooth)
-DYNET_UNARY(atanh,       "atanh",       "y = artanh(x), -1 < x < 1",              x.atanh(),                                                g / (1 - x.square()),                          -0.8f, 0.8f,   kSmooth)
+//          function     name           math                                   y = f(x)                                  dE/dx                                                domain         kink
+DYNET_UNARY(negate_,     "negate",      "y = -x",                              -x,                                       -g,                                                  -1, 1,         kSmooth)
+DYNET_UNARY(tanh,        "tanh",        "y = tanh(x)",                         tanh(x),                                  g * (1 - y * y),                                     -2, 2,         kSmooth)
+DYNET_UNARY(logistic,    "logistic",    "y = 1 / (1 + e^-x)",                  logistic(x),                              g * y * (1 - y),                                     -3, 3,         kSmooth)
+DYNET_UNARY(rectify,     "rectify",     "y = max(x, 0)",                       max(x, 0.f),                              step(x) * g,                                         -1, 1,         0.f)
+DYNET_UNARY(exp,         "exp",         "y = e^x",                             exp(x),                                   g * y,                                               -2, 2,         kSmooth)
+DYNET_UNARY(log,         "log",         "y = ln(x)",                           log(x),                                   g / x,                                               0.2f, 3,       kSmooth)
+DYNET_UNARY(sqrt,        "sqrt",        "y = √x",                              sqrt(x),                                  g * 0.5f / y,                                        0.2f, 3,       kSmooth)
+DYNET_UNARY(square,      "square",      "y = x²",                              square(x),                                g * 2.f * x,                                         -2, 2,         kSmooth)
+DYNET_UNARY(cube,        "cube",        "y = x³",                              cube(x),                                  g * 3.f * square(x),                                 -2, 2,         kSmooth)
+DYNET_UNARY(abs,         "abs",         "y = abs(x)",                          abs(x),                                   g * sign(x),                                         -1, 1,         0.f)
+DYNET_UNARY(erf,         "erf",         "y = erf(x) = 2/√π ∫₀ˣ e^(-t²) dt",    erf(x),                                   g * kTwoOverSqrtPi * exp(-square(x)),                -2, 2,         kSmooth)
+DYNET_UNARY(sin,         "sin",         "y = sin(x)",                          sin(x),                                   g * cos(x),                                          -3, 3,         kSmooth)
+DYNET_UNARY(cos,         "cos",         "y = cos(x)",                          cos(x),                                   -g * sin(x),                                         -3, 3,         kSmooth)
+DYNET_UNARY(tan,         "tan",         "y = tan(x)",                          tan(x),                                   g * (1 + square(y)),                                 -1.2f, 1.2f,   kSmooth)
+DYNET_UNARY(asin,        "asin",        "y = arcsin(x)",                       asin(x),                                  g / sqrt(1 - square(x)),                             -0.9f, 0.9f,   kSmooth)
+DYNET_UNARY(acos,        "acos",        "y = arccos(x)",                       acos(x),                                  -g / sqrt(1 - square(x)),                            -0.9f, 0.9f,   kSmooth)
+DYNET_UNARY(atan,        "atan",        "y = arctan(x)",                       atan(x),                                  g / (1 + square(x)),                                 -2, 2,         kSmooth)
+DYNET_UNARY(sinh,        "sinh",        "y = sinh(x)",                         sinh(x),                                  g * cosh(x),                                         -2, 2,         kSmooth)
+DYNET_UNARY(cosh,        "cosh",        "y = cosh(x)",                         cosh(x),                                  g * sinh(x),                                         -2, 2,         kSmooth)
+DYNET_UNARY(asinh,       "asinh",       "y = arsinh(x)",                       asinh(x),                                 g / sqrt(square(x) + 1),                             -2, 2,         kSmooth)
+DYNET_UNARY(acosh,       "acosh",       "y = arcosh(x), x ≥ 1",                acosh(x),                                 g / sqrt(square(x) - 1),                             1.2f, 3,       kSmooth)
+DYNET_UNARY(atanh,       "atanh",       "y = artanh(x), -1 < x < 1",           atanh(x),                                 g / (1 - square(x)),                                 -0.8f, 0.8f,   kSmooth)
 // ln σ(x) = min(x, 0) - ln(1 + e^-|x|) never overflows; its derivative 1 - σ(x) = -expm1(y) keeps precision as y → 0
-DYNET_UNARY(log_sigmoid, "log_sigmoid", "y = ln σ(x) = -ln(1 + e^-x)",         x.min(0.f) - (-x.abs()).exp().log1p(),                    -g * y.expm1(),                                -3, 3,         kSmooth)
-DYNET_UNARY(lgamma,      "lgamma",      "y = ln Γ(x)",                         x.lgamma(),                                               g * x.digamma(),                               0.5f, 4,       kSmooth)
-DYNET_UNARY(softsign,    "softsign",    "y = x / (1 + abs(x))",                   x / (1 + x.abs()),                                        g / (1 + x.abs()).square(),                    -2, 2,         kSmooth)
-DYNET_UNARY(selu,        "selu",        "y = λ (x > 0 ? x : α (e^x - 1)), λ = 1.0507, α = 1.6733", kSeluLambda * (x > 0).select(x, kSeluAlpha * x.expm1()), (x > 0).select(kSeluLambda * g, g * (y + kSeluLambda * kSeluAlpha)), -2, 2, 0.f)
+DYNET_UNARY(log_sigmoid, "log_sigmoid", "y = ln σ(x) = -ln(1 + e^-x)",         min(x, 0.f) - log1p(exp(-abs(x))),        -g * expm1(y),                                       -3, 3,         kSmooth)
+DYNET_UNARY(lgamma,      "lgamma",      "y = ln Γ(x)",                         lgamma(x),                                g * digamma(x),                                      0.5f, 4,       kSmooth)
+DYNET_UNARY(softsign,    "softsign",    "y = x / (1 + abs(x))",                x / (1 + abs(x)),                         g / square(1 + abs(x)),                              -2, 2,         kSmooth)
+DYNET_UNARY(selu,        "selu",        "y = λ (x > 0 ? x : α (e^x - 1)), λ = 1.0507, α = 1.6733", kSeluLambda * select(x > 0, x, kSeluAlpha * expm1(x)), select(x > 0, kSeluLambda * g, g * (y + kSeluLambda * kSeluAlpha)), -2, 2, 0.f)
 // clang-format on
 #undef DYNET_UNARY
+#undef DYNET_UNARY_ROW
 
 // elu(x, alpha) = x > 0 ? x : alpha (e^x - 1)
+template <class P>
+void elu_dev_fwd(const ForwardArgs& a) {
+  const float alpha = a.attr.as<float>();
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = x[i] > 0 ? x[i] : alpha * fn::expm1(x[i]); });
+}
+template <class P>
+void elu_dev_bwd(const BackwardArgs& a) {
+  const float alpha = a.attr.as<float>();
+  const float *x = a.xs[0].v, *y = a.fx.v, *g = a.dEdf.v;
+  float* d = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { d[i] += x[i] > 0 ? g[i] : g[i] * (y[i] + alpha); });
+}
+DYNET_DEVICE_KERNELS("elu", elu_dev_fwd, elu_dev_bwd);
+
+// silu(x, beta) = x σ(βx); dy/dx = σ(βx) (1 + βx (1 - σ(βx))). σ(βx) is recomputed in backward rather
+// than kept: it is one vectorized logistic, cheaper than an aux buffer's memory traffic.
+template <class P>
+void silu_dev_fwd(const ForwardArgs& a) {
+  const float beta = a.attr.as<float>();
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = x[i] * fn::logistic(beta * x[i]); });
+}
+template <class P>
+void silu_dev_bwd(const BackwardArgs& a) {
+  const float beta = a.attr.as<float>();
+  const float *x = a.xs[0].v, *g = a.dEdf.v;
+  float* d = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const float s = fn::logistic(beta * x[i]);
+    d[i] += g[i] * s * (1 + beta * x[i] * (1 - s));
+  });
+}
+DYNET_DEVICE_KERNELS("silu", silu_dev_fwd, silu_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 void elu_fwd(const ForwardArgs& a) {
   const float alpha = a.attr.as<float>();
   auto x = cpu::carr(a.xs[0]);
@@ -118,8 +197,6 @@ const OpId k_elu = register_op({.name = "elu",
                                 .batch = {.batchable = true},
                                 .samples = elu_samples});
 
-// silu(x, beta) = x σ(βx); dy/dx = σ(βx) (1 + βx (1 - σ(βx))). σ(βx) is recomputed in backward rather
-// than kept: it is one vectorized logistic, cheaper than an aux buffer's memory traffic.
 void silu_fwd(const ForwardArgs& a) {
   const float beta = a.attr.as<float>();
   auto x = cpu::carr(a.xs[0]);
@@ -146,13 +223,16 @@ const OpId k_silu = register_op({.name = "silu",
                                  .backward = silu_bwd,
                                  .batch = {.batchable = true},
                                  .samples = silu_samples});
+#endif
 }  // namespace
 
+#ifndef DYNET_CUDA_PASS
 Expression elu(const Expression& x, float alpha) { return make_node(k_elu, x, alpha); }
 DYNET_API(elu, "elu", "elu(x, alpha = 1.f)", "elu(x, alpha=1.0)", Expression(const Expression&, float));
 Expression silu(const Expression& x, float beta) { return make_node(k_silu, x, beta); }
 DYNET_API(silu, "silu", "silu(x, beta = 1.f)", "silu(x, beta=1.0)", Expression(const Expression&, float));
 Expression operator-(const Expression& x) { return negate_(x); }
 DYNET_API(operator-, "negate", "operator-(x)", nullptr, Expression(const Expression&));
+#endif
 
 }  // namespace dynet

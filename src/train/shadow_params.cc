@@ -1,21 +1,25 @@
 #include "dynet/shadow-params.h"
 
-
+#include "core/device.h"
 #include "dynet/model.h"
 
 namespace dynet {
 
 namespace {
-std::shared_ptr<float> zeros(size_t n) {
-  return std::shared_ptr<float>(new float[n](), std::default_delete<float[]>());
+// n zeros on `device` (trainer state lives where its parameter does).
+std::shared_ptr<float> zeros(size_t n, Device* device) {
+  if (detail::host_addressable(device)) return std::shared_ptr<float>(new float[n](), std::default_delete<float[]>());
+  float* p = static_cast<float*>(device->allocate_parameters(n * sizeof(float)));
+  return std::shared_ptr<float>(p, [device](float* q) { device->deallocate_parameters(q); });
 }
 }  // namespace
 
-ShadowParameters::ShadowParameters(const ParameterStorage& p) : memory(zeros(p.dim.size())) {
+ShadowParameters::ShadowParameters(const ParameterStorage& p) : memory(zeros(p.dim.size(), p.values.device)) {
   h = Tensor(p.dim, memory.get(), p.values.device, DeviceMempool::PS);
 }
 
-ShadowLookupParameters::ShadowLookupParameters(const LookupParameterStorage& lp) : memory(zeros(lp.all_dim.size())) {
+ShadowLookupParameters::ShadowLookupParameters(const LookupParameterStorage& lp)
+    : memory(zeros(lp.all_dim.size(), lp.all_values.device)) {
   all_h = Tensor(lp.all_dim, memory.get(), lp.all_values.device, DeviceMempool::PS);
   const size_t rows = lp.values.size(), row = lp.dim.size();
   h.reserve(rows);

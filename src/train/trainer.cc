@@ -1,5 +1,6 @@
 #include "dynet/training.h"
 
+#include "core/device.h"
 #include "core/param_lock.h"
 
 #include <Eigen/Core>
@@ -371,8 +372,17 @@ void Trainer::update_rule(real, const std::vector<Tensor*>&) {
       "Trainer::update_rule: this trainer overrides neither update_rule nor update_params/update_lookup_params");
 }
 
+// Until the update rules run as device kernels, parameters on a device are updated here on the host, in
+// their managed memory, once the device's queued work (the gradients) is done.
+namespace {
+void sync_for_host(const Tensor& t) {
+  if (!detail::host_addressable(t.device)) t.device->synchronize();
+}
+}  // namespace
+
 void Trainer::update_params(real gscale, size_t idx) {
   ParameterStorage& p = *model->get_storage().params[idx];
+  sync_for_host(p.values);
   values_.assign({&p.values, &p.g});
   for (const ShadowState& st : state_) values_.push_back(&(*st.params)[idx].h);
   param_weight_decay = p.current_weight_decay();
@@ -381,6 +391,7 @@ void Trainer::update_params(real gscale, size_t idx) {
 
 void Trainer::update_lookup_params(real gscale, size_t idx, size_t lidx) {
   LookupParameterStorage& p = *model->get_storage().lookup_params[idx];
+  sync_for_host(p.all_values);
   values_.assign({&p.values[lidx], &p.grads[lidx]});
   for (const ShadowState& st : state_) values_.push_back(&(*st.lookup_params)[idx].h[lidx]);
   param_weight_decay = p.current_weight_decay();
@@ -389,6 +400,7 @@ void Trainer::update_lookup_params(real gscale, size_t idx, size_t lidx) {
 
 void Trainer::update_lookup_params(real gscale, size_t idx) {
   LookupParameterStorage& p = *model->get_storage().lookup_params[idx];
+  sync_for_host(p.all_values);
   values_.assign({&p.all_values, &p.all_grads});
   for (const ShadowState& st : state_) values_.push_back(&(*st.lookup_params)[idx].all_h);
   param_weight_decay = p.current_weight_decay();

@@ -1,0 +1,179 @@
+#include "core/device.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <vector>
+
+#include <unsupported/Eigen/CXX11/Tensor>  // Eigen::DefaultDevice, Device_CPU::edevice
+
+namespace dynet {
+
+// ---- host memory (the CPU, and the base of devices whose memory the host can address) ----
+
+Device::~Device() = default;
+
+void* Device::allocate(size_t bytes) {
+  void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) & ~size_t(63));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void Device::deallocate(void* p) { std::free(p); }
+void* Device::allocate_parameters(size_t bytes) {
+  void* p = allocate(bytes);
+  std::memset(p, 0, bytes);
+  return p;
+}
+void Device::deallocate_parameters(void* p) { deallocate(p); }
+void Device::copy_to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void Device::copy_from_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void Device::copy(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
+void Device::accumulate_from_host(float* y, const float* x, size_t n) { axpy(1.f, x, y, n); }
+void Device::fill(float* x, size_t n, float value) { std::fill(x, x + n, value); }
+void Device::axpy(float a, const float* x, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+void Device::scale(float* x, size_t n, float a) {
+  for (size_t i = 0; i < n; ++i) x[i] *= a;
+}
+double Device::squared_norm(const float* x, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; ++i) s += double(x[i]) * x[i];
+  return s;
+}
+void Device::gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) {
+  for (size_t k = 0; k < n; ++k) {
+    const float* s = src + size_t(rows[k]) * row;
+    float* d = dst + k * row;
+    if (add)
+      for (size_t j = 0; j < row; ++j) d[j] += s[j];
+    else
+      std::memcpy(d, s, row * sizeof(float));
+  }
+}
+void Device::scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row) {
+  for (size_t k = 0; k < n; ++k) {
+    float* d = dst + size_t(rows[k]) * row;
+    for (size_t j = 0; j < row; ++j) d[j] += src[k * row + j];
+  }
+}
+void Device::synchronize() {}
+
+// ---- the device manager ----
+
+namespace detail {
+Device* g_devices[256] = {};
+bool g_multi_device = false;
+}  // namespace detail
+
+DeviceManager::DeviceManager() {
+  static Eigen::DefaultDevice eigen_cpu;
+  add(std::make_unique<Device_CPU>(0, &eigen_cpu));
+}
+
+DeviceManager* get_device_manager() {
+  // Never destroyed: graphs and parameters that die during static destruction still find their devices.
+  static DeviceManager* manager = new DeviceManager;
+  return manager;
+}
+
+Device* DeviceManager::add(std::unique_ptr<Device> d) {
+  if (devices_.size() >= 255) throw std::runtime_error("DeviceManager: at most 255 devices");
+  for (const auto& e : devices_)
+    if (e->name == d->name) throw std::invalid_argument("DeviceManager: device " + d->name + " exists already");
+  d->index = static_cast<uint8_t>(devices_.size());
+  detail::g_devices[d->index] = d.get();
+  if (d->index > 0) detail::g_multi_device = true;
+  devices_.push_back(std::move(d));
+  return devices_.back().get();
+}
+
+Device* DeviceManager::get(size_t i) const {
+  if (i >= devices_.size())
+    throw std::out_of_range("DeviceManager::get: device " + std::to_string(i) + " of " +
+                            std::to_string(devices_.size()));
+  return devices_[i].get();
+}
+
+std::vector<Device*> DeviceManager::get_devices() const {
+  std::vector<Device*> r;
+  for (const auto& d : devices_) r.push_back(d.get());
+  return r;
+}
+
+Device* DeviceManager::get_global_device(const std::string& name) const {
+  const std::string upper = name == "cpu" ? "CPU" : name;
+  std::string have;
+  for (const auto& d : devices_) {
+    if (d->name == upper) return d.get();
+    have += (have.empty() ? "" : ", ") + d->name;
+  }
+  throw std::invalid_argument("get_device: unknown device '" + name + "' (devices: " + have + ")");
+}
+
+Device_CPU* cpu_device() { return static_cast<Device_CPU*>(get_device_manager()->get(0)); }
+Device* get_device_manager_device(const std::string& name) { return get_device_manager()->get_global_device(name); }
+std::vector<Device*> available_devices() { return get_device_manager()->get_devices(); }
+
+// ---- per-device kernels ----
+
+namespace {
+// Constant-initialised, like the op registry, so static initialisers of any file may register.
+constinit std::vector<DeviceKernels> g_kernels[kNumBackends];
+const GpuRuntime* g_gpu_runtime = nullptr;
+std::mutex g_gpu_mutex;
+}  // namespace
+
+void register_device_kernels(OpId op, Backend backend, DeviceKernels k) {
+  std::vector<DeviceKernels>& t = g_kernels[backend];
+  if (t.size() <= op) t.resize(op + 1);
+  t[op] = k;
+}
+
+const DeviceKernels* device_kernels(OpId op, Backend backend) {
+  const std::vector<DeviceKernels>& t = g_kernels[backend];
+  return op < t.size() && t[op].forward ? &t[op] : nullptr;
+}
+
+bool op_supports(OpId op, const Device& d) { return d.backend == kCpuBackend || device_kernels(op, Backend(d.backend)); }
+
+const float* host_values(const Tensor& t, std::vector<float>* buf) {
+  if (detail::host_addressable(t.device)) return t.v;
+  buf->resize(t.d.size());
+  t.device->copy_to_host(buf->data(), t.v, t.d.size() * sizeof(float));
+  return buf->data();
+}
+
+void set_gpu_runtime(const GpuRuntime* rt) { g_gpu_runtime = rt; }
+const GpuRuntime* gpu_runtime() { return g_gpu_runtime; }
+
+int gpu_count(std::string* why) {
+  if (!g_gpu_runtime) {
+    if (why) *why = "this build of dynet has no CUDA backend (configure with -DDYNET_CUDA=ON)";
+    return 0;
+  }
+  std::string reason;
+  const int n = g_gpu_runtime->count(&reason);
+  if (why) *why = reason;
+  return n;
+}
+
+Device* gpu_device(int ordinal) {
+  std::lock_guard<std::mutex> lock(g_gpu_mutex);
+  const std::string name = "GPU:" + std::to_string(ordinal);
+  DeviceManager& m = *get_device_manager();
+  for (Device* d : m.get_devices())
+    if (d->name == name) return d;
+  std::string why;
+  const int n = gpu_count(&why);
+  if (ordinal < 0 || ordinal >= n)
+    throw std::runtime_error(name + " is not available: " +
+                             (n == 0 ? why : "this machine has " + std::to_string(n) + " usable GPU(s)"));
+  return m.add(g_gpu_runtime->create(ordinal));
+}
+
+}  // namespace dynet

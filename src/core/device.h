@@ -1,0 +1,89 @@
+// The engine's side of devices (include/dynet/devices.h is the public face): which kernels run on a
+// device, the per-op device kernel table, and the hook through which the CUDA backend (src/kernels/cuda)
+// makes GPU devices without the core depending on it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/op.h"
+#include "dynet/devices.h"
+
+namespace dynet {
+
+// Which kernels run on a device. The CPU runs OpDef::forward/backward. The other backends run the
+// device-neutral kernels an op's file defines (src/kernels/device/prims.h): compiled by nvcc for CUDA, and
+// by the host compiler for the emulated device, a GPU stand-in in host memory that runs the same kernel
+// code on the CPU so that the device path is tested on machines without a GPU.
+enum Backend : uint8_t { kCpuBackend = 0, kCudaBackend = 1, kEmulatedBackend = 2, kNumBackends = 3 };
+
+struct DeviceKernels {
+  void (*forward)(const ForwardArgs&) = nullptr;
+  void (*backward)(const BackwardArgs&) = nullptr;  // null: the op has no gradient
+};
+// Called from static initialisers (the op's files, both passes); ops are named by their stable id.
+void register_device_kernels(OpId op, Backend backend, DeviceKernels k);
+// Null when the op has no kernels for the backend.
+const DeviceKernels* device_kernels(OpId op, Backend backend);
+// Whether nodes of `op` can run on device d (DyNet's supports_multidevice, per device).
+bool op_supports(OpId op, const Device& d);
+
+// The kernels node n runs with: the op's own on the CPU, its device kernels elsewhere (add_node made sure
+// they exist).
+using ForwardFn = void (*)(const ForwardArgs&);
+using BackwardFn = void (*)(const BackwardArgs&);
+inline Backend backend_of(uint8_t device);
+inline ForwardFn forward_kernel(const NodeRec& n, const OpDef& def) {
+  return n.device == 0 ? def.forward : device_kernels(n.op, backend_of(n.device))->forward;
+}
+inline BackwardFn backward_kernel(const NodeRec& n, const OpDef& def) {
+  return n.device == 0 ? def.backward : device_kernels(n.op, backend_of(n.device))->backward;
+}
+
+// The stable id of an op listed in core/op_list.h, at compile time (an unlisted name does not compile
+// where a constant is needed).
+namespace detail {
+inline constexpr std::string_view kListedOps[] = {
+#define DYNET_OP(name) #name,
+#include "core/op_list.h"
+#undef DYNET_OP
+};
+constexpr OpId listed_op_id(std::string_view name) {
+  for (size_t i = 0; i < sizeof(kListedOps) / sizeof(kListedOps[0]); ++i)
+    if (kListedOps[i] == name) return static_cast<OpId>(i);
+  throw "listed_op_id: the op is not in core/op_list.h";
+}
+
+// Devices by index (Device::index), for the executors: no bounds check, no lock.
+extern Device* g_devices[256];
+inline Device* device_at(unsigned index) { return g_devices[index]; }
+// Whether host code may read and write the memory of tensors on this device directly.
+inline bool host_addressable(const Device* d) { return d == nullptr || d->backend == kCpuBackend; }
+// Set once a device other than the CPU exists: until then every node is on the CPU and graph
+// construction skips the device bookkeeping.
+extern bool g_multi_device;
+}  // namespace detail
+
+inline Backend backend_of(uint8_t device) { return Backend(detail::device_at(device)->backend); }
+
+// The values of t in host memory: t.v itself when the host can read it, else a copy in *buf.
+const float* host_values(const Tensor& t, std::vector<float>* buf);
+
+// The GPU runtime, registered by the CUDA backend when the library is built with it.
+struct GpuRuntime {
+  // Usable CUDA devices; 0 with the reason (no driver, no device, ...) in *why.
+  int (*count)(std::string* why);
+  // GPU:ordinal (throws std::runtime_error when it cannot be set up).
+  std::unique_ptr<Device> (*create)(int ordinal);
+};
+void set_gpu_runtime(const GpuRuntime* rt);
+const GpuRuntime* gpu_runtime();  // null: built without CUDA
+// Usable GPUs (0 without CUDA, with the reason in *why when given).
+int gpu_count(std::string* why = nullptr);
+// The device GPU:ordinal, set up on first use (throws std::runtime_error naming the reason when this
+// build or machine has no such GPU).
+Device* gpu_device(int ordinal);
+
+}  // namespace dynet

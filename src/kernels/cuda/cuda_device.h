@@ -1,0 +1,64 @@
+// A CUDA GPU as a dynet Device (CUDA builds only; nvcc compiles everything that includes this).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <string>
+
+#include "dynet/devices.h"
+
+namespace dynet {
+
+// Throws std::runtime_error "<what>: <CUDA's message>" unless e is cudaSuccess.
+void cuda_check(cudaError_t e, const char* what);
+void cublas_check(cublasStatus_t s, const char* what);
+
+// One GPU: every kernel and copy of this device goes to its one stream, in order, so a pool's memory can
+// be reused as soon as the host has queued the work that reads it. Node values, gradients and scratch
+// come from cudaMalloc'd pool blocks; parameters and trainer state from managed memory (the host may
+// read and write them after synchronize(): initialisers, model files, user code); reads back to the
+// host go through a pinned staging buffer.
+struct CudaDevice : Device {
+  explicit CudaDevice(int ordinal);
+  ~CudaDevice() override;
+
+  // Makes this GPU the calling thread's current device (kernels and cuBLAS calls follow it).
+  void make_current() const;
+
+  void* allocate(size_t bytes) override;
+  void deallocate(void* p) override;
+  void* allocate_parameters(size_t bytes) override;
+  void deallocate_parameters(void* p) override;
+  void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
+  void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
+  void copy(void* dst, const void* src, size_t bytes) override;
+  void accumulate_from_host(float* y, const float* host_x, size_t n) override;
+  void fill(float* x, size_t n, float value) override;
+  void axpy(float a, const float* x, float* y, size_t n) override;
+  void scale(float* x, size_t n, float a) override;
+  double squared_norm(const float* x, size_t n) override;
+  void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) override;
+  void scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row) override;
+  void synchronize() override;
+
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+
+ private:
+  // Device memory of at least `bytes` for data staged from the host (row indices, host values); the
+  // caller holds staging_mutex_ until the work that reads it is queued (the stream orders the rest).
+  void* device_staging(size_t bytes);
+  void* host_staging(size_t bytes);  // pinned, same rule
+  std::mutex staging_mutex_;
+  void* device_staging_ = nullptr;
+  size_t device_staging_bytes_ = 0;
+  void* host_staging_ = nullptr;
+  size_t host_staging_bytes_ = 0;
+  double* norm_ = nullptr;  // squared_norm's accumulator (device memory)
+};
+
+inline CudaDevice& cuda_device(Device* d) { return *static_cast<CudaDevice*>(d); }
+
+}  // namespace dynet

@@ -1,0 +1,232 @@
+// The CUDA device and its registration with the core (set_gpu_runtime) when the library loads.
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "core/device.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/device/prims.h"
+#include "kernels/cuda/prims.cuh"
+
+namespace dynet {
+
+void cuda_check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // clears a non-sticky error so that later calls do not report it again
+  throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+void cublas_check(cublasStatus_t s, const char* what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  throw std::runtime_error(std::string(what) + ": " + cublasGetStatusString(s));
+}
+
+namespace {
+using dev::CudaPrims;
+
+thread_local int t_current = -1;  // the calling thread's current CUDA device, as last set here
+
+__global__ void squared_norm_kernel(const float* x, size_t n, double* out) {
+  __shared__ double part[dev::cuda_detail::kThreads];
+  double s = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    s += double(x[i]) * x[i];
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(out, part[0]);
+}
+}  // namespace
+
+CudaDevice::CudaDevice(int ordinal) : Device(ordinal, DeviceType::GPU, "GPU:" + std::to_string(ordinal)) {
+  backend = kCudaBackend;
+  make_current();
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cublas_check(cublasCreate(&blas), "cublasCreate");
+  cublas_check(cublasSetStream(blas, stream), "cublasSetStream");
+  cuda_check(cudaMalloc(&norm_, sizeof(double)), "cudaMalloc");
+}
+
+CudaDevice::~CudaDevice() {
+  // Devices live until the process ends; the driver may already be shutting down, so errors are ignored.
+  make_current();
+  if (blas) cublasDestroy(blas);
+  if (stream) cudaStreamDestroy(stream);
+  cudaFree(norm_);
+  cudaFree(device_staging_);
+  cudaFreeHost(host_staging_);
+}
+
+void CudaDevice::make_current() const {
+  if (t_current == device_id) return;
+  cuda_check(cudaSetDevice(device_id), "cudaSetDevice");
+  t_current = device_id;
+}
+
+void* CudaDevice::allocate(size_t bytes) {
+  make_current();
+  void* p = nullptr;
+  if (cudaMalloc(&p, std::max<size_t>(bytes, 1)) != cudaSuccess) {
+    cudaGetLastError();
+    throw std::bad_alloc();
+  }
+  return p;
+}
+
+void CudaDevice::deallocate(void* p) {
+  make_current();
+  cudaFree(p);  // waits for the work queued on the device, so nothing still reads it
+}
+
+void* CudaDevice::allocate_parameters(size_t bytes) {
+  make_current();
+  void* p = nullptr;
+  if (cudaMallocManaged(&p, std::max<size_t>(bytes, 1)) != cudaSuccess) {
+    cudaGetLastError();
+    throw std::bad_alloc();
+  }
+  cuda_check(cudaMemsetAsync(p, 0, bytes, stream), "cudaMemsetAsync");
+  return p;
+}
+
+void CudaDevice::deallocate_parameters(void* p) { deallocate(p); }
+
+void* CudaDevice::device_staging(size_t bytes) {
+  if (bytes > device_staging_bytes_) {
+    make_current();
+    cudaFree(device_staging_);  // synchronises: earlier work that reads it has finished
+    device_staging_ = nullptr;
+    device_staging_bytes_ = 0;
+    cuda_check(cudaMalloc(&device_staging_, bytes), "cudaMalloc (staging)");
+    device_staging_bytes_ = bytes;
+  }
+  return device_staging_;
+}
+
+void* CudaDevice::host_staging(size_t bytes) {
+  if (bytes > host_staging_bytes_) {
+    cudaFreeHost(host_staging_);
+    host_staging_ = nullptr;
+    host_staging_bytes_ = 0;
+    cuda_check(cudaMallocHost(&host_staging_, bytes), "cudaMallocHost (staging)");
+    host_staging_bytes_ = bytes;
+  }
+  return host_staging_;
+}
+
+void CudaDevice::copy_to_host(void* host_dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
+  // Small reads (losses, values) through the pinned buffer; large ones straight into pageable memory.
+  constexpr size_t kStaged = size_t(1) << 22;
+  if (bytes <= kStaged) {
+    std::lock_guard<std::mutex> lock(staging_mutex_);
+    void* h = host_staging(kStaged);
+    cuda_check(cudaMemcpyAsync(h, src, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (to host)");
+    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    std::memcpy(host_dst, h, bytes);
+    return;
+  }
+  cuda_check(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (to host)");
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+
+void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
+  // From pageable memory the call returns once the source has been staged, so the caller may reuse it.
+  cuda_check(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (from host)");
+}
+
+void CudaDevice::copy(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
+  cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync (on device)");
+}
+
+void CudaDevice::accumulate_from_host(float* y, const float* host_x, size_t n) {
+  if (n == 0) return;
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  float* x = static_cast<float*>(device_staging(n * sizeof(float)));
+  copy_from_host(x, host_x, n * sizeof(float));
+  CudaPrims::for_each(this, n, [=] __host__ __device__(size_t i) { y[i] += x[i]; });
+}
+
+void CudaDevice::fill(float* x, size_t n, float value) {
+  CudaPrims::for_each(this, n, [=] __host__ __device__(size_t i) { x[i] = value; });
+}
+
+void CudaDevice::axpy(float a, const float* x, float* y, size_t n) {
+  CudaPrims::for_each(this, n, [=] __host__ __device__(size_t i) { y[i] += a * x[i]; });
+}
+
+void CudaDevice::scale(float* x, size_t n, float a) {
+  CudaPrims::for_each(this, n, [=] __host__ __device__(size_t i) { x[i] *= a; });
+}
+
+double CudaDevice::squared_norm(const float* x, size_t n) {
+  if (n == 0) return 0;
+  make_current();
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  cuda_check(cudaMemsetAsync(norm_, 0, sizeof(double), stream), "cudaMemsetAsync");
+  squared_norm_kernel<<<std::min(dev::cuda_detail::blocks_for(n), 1024u), dev::cuda_detail::kThreads, 0, stream>>>(x, n, norm_);
+  cuda_check(cudaGetLastError(), "squared_norm kernel launch");
+  double s = 0;
+  cuda_check(cudaMemcpyAsync(&s, norm_, sizeof(double), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return s;
+}
+
+void CudaDevice::gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) {
+  if (n == 0 || row == 0) return;
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  unsigned* r = static_cast<unsigned*>(device_staging(n * sizeof(unsigned)));
+  copy_from_host(r, rows, n * sizeof(unsigned));
+  CudaPrims::for_each(this, n * row, [=] __host__ __device__(size_t i) {
+    const size_t k = i / row, j = i % row;
+    const float v = src[size_t(r[k]) * row + j];
+    dst[i] = add ? dst[i] + v : v;
+  });
+}
+
+void CudaDevice::scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row) {
+  if (n == 0 || row == 0) return;
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  unsigned* r = static_cast<unsigned*>(device_staging(n * sizeof(unsigned)));
+  copy_from_host(r, rows, n * sizeof(unsigned));
+  CudaPrims::for_each(this, n * row, [=] __host__ __device__(size_t i) {
+    const size_t k = i / row, j = i % row;
+    dev::atomic_add(dst + size_t(r[k]) * row + j, src[i]);  // rows may repeat
+  });
+}
+
+void CudaDevice::synchronize() {
+  make_current();
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+
+// ---- registration ----
+
+namespace {
+int count_gpus(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = std::string("no usable CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")";
+    return 0;
+  }
+  if (n == 0 && why) *why = "no CUDA device on this machine";
+  return n;
+}
+std::unique_ptr<Device> create_gpu(int ordinal) { return std::make_unique<CudaDevice>(ordinal); }
+const GpuRuntime kRuntime{count_gpus, create_gpu};
+const bool kRegistered = (set_gpu_runtime(&kRuntime), true);
+}  // namespace
+
+}  // namespace dynet
