@@ -218,12 +218,16 @@ struct Run {
 
 // Runs sample `s` with inputs and its parameters on `dev`: y = op(inputs), loss = Σ y ⊙ r on the CPU
 // (to_device brings y over), gradients read back to the host.
-Run run_on(Device* dev, const OpSample& s, const std::vector<std::vector<float>>& inputs, const std::vector<float>& r) {
+Run run_on(Device* dev, OpId op, const OpSample& s, const std::vector<std::vector<float>>& inputs,
+           const std::vector<float>& r) {
   DefaultDevice on(dev);
   ComputationGraph g;
   std::vector<Expression> xs;
   for (size_t k = 0; k < inputs.size(); ++k) xs.push_back(input(g, s.inputs[k], inputs[k], dev));
   Expression y = s.build(g, xs);
+  bool on_dev = false;  // the op under test ran on the device, not only the sample's inputs
+  for (VariableIndex i = 0; i <= y.i; ++i) on_dev |= g.node(i).op == op && g.node(i).device == dev->index;
+  if (!(op_def(op).flags & kToDevice)) EXPECT_TRUE(on_dev) << op_def(op).name << " did not run on " << dev->name;
   Expression yc = to_device(y, cpu_device());
   Expression loss = make_node_n(op_id("harness_loss"), {yc, input(g, y.dim(), r, cpu_device())});
   if (s.params) s.params->reset_gradient();
@@ -285,7 +289,7 @@ void check_on_devices(const Case& c) {
     for (size_t k = 0; k < inputs.size(); ++k) xs.push_back(input(g, s.inputs[k], inputs[k]));
     r = random_values(s.build(g, xs).dim(), -1, 1, rng);
   }
-  cpu = run_on(cpu_device(), s, inputs, r);
+  cpu = run_on(cpu_device(), c.op, s, inputs, r);
   unsigned compared = 0;
   std::string missing;
   for (Device* dev : test_devices()) {
@@ -293,7 +297,7 @@ void check_on_devices(const Case& c) {
     const OpSample ds = sample_on(dev, c.op, s);
     Run d;
     try {
-      d = run_on(dev, ds, inputs, r);
+      d = run_on(dev, c.op, ds, inputs, r);
     } catch (const std::invalid_argument& e) {  // the sample also uses an op that is not on devices yet
       if (std::string(e.what()).find("has no kernels for") == std::string::npos) throw;
       missing = e.what();

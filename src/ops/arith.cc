@@ -1,64 +1,104 @@
 // Elementwise arithmetic (broadcasting x+y, x-y, cmult, cdiv, pow, min, max; scalar forms),
 // colwise_add, sum/average over a list, and the per-batch-element reductions dot_product,
 // squared_norm and squared_distance.
+#include "kernels/device/prims.h"
+#include "kernels/device/strided.h"
+
+#ifndef DYNET_CUDA_PASS
 #include <algorithm>
 #include <array>
 #include <cmath>
 
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
-using ops::Xs;
+using dev::kAxes;
+using dev::StridedSpace;
+using dev::strided_space;
 
 // ---------------------------------------------------------------------------------------------
-// Broadcasting machinery. An elementwise op over operands whose dims broadcast to the output's is
-// a loop over the output's axes (7 dims, then the batch), each operand stepping by its own stride
-// (0 along axes where it has size 1). Axes that are contiguous for every operand are merged first,
-// so e.g. a bias {m} against {m,n,X b} becomes a 2-axis loop.
-constexpr unsigned kAxes = DYNET_MAX_TENSOR_DIM + 1;
-
-template <unsigned N>
-struct StridedSpace {
-  unsigned nax = 0;
-  size_t size[kAxes];
-  size_t stride[N][kAxes];
+// Binary elementwise ops: f = F(x, y); dE/dx = Dx(g, x, y, f), dE/dy = Dy(g, x, y, f). Device-neutral
+// scalar functors: the CPU kernels below and the device kernels share them.
+struct AddOp {
+  DYNET_HD static float f(float x, float y) { return x + y; }
+  DYNET_HD static float dx(float g, float, float, float) { return g; }
+  DYNET_HD static float dy(float g, float, float, float) { return g; }
+};
+struct SubOp {
+  DYNET_HD static float f(float x, float y) { return x - y; }
+  DYNET_HD static float dx(float g, float, float, float) { return g; }
+  DYNET_HD static float dy(float g, float, float, float) { return -g; }
+};
+struct MulOp {
+  DYNET_HD static float f(float x, float y) { return x * y; }
+  DYNET_HD static float dx(float g, float, float y, float) { return g * y; }
+  DYNET_HD static float dy(float g, float x, float, float) { return g * x; }
+};
+struct DivOp {
+  DYNET_HD static float f(float x, float y) { return x / y; }
+  DYNET_HD static float dx(float g, float, float y, float) { return g / y; }
+  DYNET_HD static float dy(float g, float, float y, float f) { return -g * f / y; }
+};
+// d/dx = y x^(y-1) rather than y f / x, which is 0/0 at x = 0; d/dy = f ln x, taken as its limit 0
+// where f = 0 (x = 0) instead of 0·(-∞) = NaN.
+struct PowOp {
+  DYNET_HD static float f(float x, float y) { return fn::pow(x, y); }
+  DYNET_HD static float dx(float g, float x, float y, float) { return g * y * fn::pow(x, y - 1.f); }
+  DYNET_HD static float dy(float g, float x, float, float f) { return f == 0.f ? 0.f : g * f * fn::log(x); }
+};
+// As DyNet's Min/Max: the gradient goes to x only where x wins strictly, so on ties it goes to y.
+struct MinOp {
+  DYNET_HD static float f(float x, float y) { return x < y ? x : y; }
+  DYNET_HD static float dx(float g, float x, float y, float) { return x < y ? g : 0.f; }
+  DYNET_HD static float dy(float g, float x, float y, float) { return x < y ? 0.f : g; }
+};
+struct MaxOp {
+  DYNET_HD static float f(float x, float y) { return x > y ? x : y; }
+  DYNET_HD static float dx(float g, float x, float y, float) { return x > y ? g : 0.f; }
+  DYNET_HD static float dy(float g, float x, float y, float) { return x > y ? 0.f : g; }
 };
 
-inline unsigned axis_size(const Dim& d, unsigned ax) { return ax < DYNET_MAX_TENSOR_DIM ? d[ax] : d.bd; }
+// Device kernels of a binary op (and of colwise_add, which is x + bias broadcast): every output element
+// from its operands' offsets; a broadcast argument's gradient adds up atomically.
+template <class Op>
+struct BinaryDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const Tensor &x = a.xs[0], &y = a.xs[1], &f = a.fx;
+    const auto s = strided_space<3>(f.d, {&f.d, &x.d, &y.d});
+    float* o = f.v;
+    const float *xp = x.v, *yp = y.v;
+    P::for_each(f.device, f.d.size(), [=] DYNET_LAMBDA(size_t i) {
+      size_t off[3];
+      s.offsets(i, off);
+      o[off[0]] = Op::f(xp[off[1]], yp[off[2]]);
+    });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const Tensor &x = a.xs[0], &y = a.xs[1], &f = a.fx, &g = a.dEdf, &d = a.dEdxi;
+    const auto s = strided_space<5>(f.d, {&d.d, &f.d, &x.d, &y.d, &f.d});
+    const bool first = a.i == 0, dense = s.dense(0);
+    float* dp = d.v;
+    const float *gp = g.v, *xp = x.v, *yp = y.v, *fp = f.v;
+    P::for_each(f.device, f.d.size(), [=] DYNET_LAMBDA(size_t i) {
+      size_t off[5];
+      s.offsets(i, off);
+      const float gi = gp[off[1]], xi = xp[off[2]], yi = yp[off[3]], fi = fp[off[4]];
+      const float v = first ? Op::dx(gi, xi, yi, fi) : Op::dy(gi, xi, yi, fi);
+      if (dense)
+        dp[off[0]] += v;
+      else
+        dev::atomic_add(dp + off[0], v);
+    });
+  }
+};
 
-template <unsigned N>
-StridedSpace<N> strided_space(const Dim& out, const std::array<const Dim*, N>& dims) {
-  StridedSpace<N> s;
-  size_t run[N];
-  for (size_t k = 0; k < N; ++k) run[k] = 1;
-  for (size_t ax = 0; ax < kAxes; ++ax) {
-    const size_t n = axis_size(out, ax);
-    size_t st[N];
-    for (size_t k = 0; k < N; ++k) {
-      const unsigned dk = axis_size(*dims[k], ax);
-      st[k] = dk == 1 ? 0 : run[k];
-      run[k] *= dk;
-    }
-    if (n == 1) continue;
-    bool merge = s.nax > 0;
-    for (size_t k = 0; k < N && merge; ++k) merge = st[k] == s.stride[k][s.nax - 1] * s.size[s.nax - 1];
-    if (merge) {
-      s.size[s.nax - 1] *= n;
-      continue;
-    }
-    s.size[s.nax] = n;
-    for (size_t k = 0; k < N; ++k) s.stride[k][s.nax] = st[k];
-    ++s.nax;
-  }
-  if (s.nax == 0) {  // a single element
-    s.size[0] = 1;
-    for (size_t k = 0; k < N; ++k) s.stride[k][0] = 0;
-    s.nax = 1;
-  }
-  return s;
-}
+#ifndef DYNET_CUDA_PASS
+using ops::Xs;
 
 // Calls run(offsets, n, inner_strides) for every run along the innermost axis.
 template <unsigned N, class Run>
@@ -99,47 +139,6 @@ Dim broadcast_shape(const char* op, const Dim& x, const Dim& y) {
   out.bd = ops::broadcast_bd(op, x, y);
   return out;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Binary elementwise ops: f = F(x, y); dE/dx = Dx(g, x, y, f), dE/dy = Dy(g, x, y, f).
-struct AddOp {
-  static float f(float x, float y) { return x + y; }
-  static float dx(float g, float, float, float) { return g; }
-  static float dy(float g, float, float, float) { return g; }
-};
-struct SubOp {
-  static float f(float x, float y) { return x - y; }
-  static float dx(float g, float, float, float) { return g; }
-  static float dy(float g, float, float, float) { return -g; }
-};
-struct MulOp {
-  static float f(float x, float y) { return x * y; }
-  static float dx(float g, float, float y, float) { return g * y; }
-  static float dy(float g, float x, float, float) { return g * x; }
-};
-struct DivOp {
-  static float f(float x, float y) { return x / y; }
-  static float dx(float g, float, float y, float) { return g / y; }
-  static float dy(float g, float, float y, float f) { return -g * f / y; }
-};
-// d/dx = y x^(y-1) rather than y f / x, which is 0/0 at x = 0; d/dy = f ln x, taken as its limit 0
-// where f = 0 (x = 0) instead of 0·(-∞) = NaN.
-struct PowOp {
-  static float f(float x, float y) { return std::pow(x, y); }
-  static float dx(float g, float x, float y, float) { return g * y * std::pow(x, y - 1.f); }
-  static float dy(float g, float x, float, float f) { return f == 0.f ? 0.f : g * f * std::log(x); }
-};
-// As DyNet's Min/Max: the gradient goes to x only where x wins strictly, so on ties it goes to y.
-struct MinOp {
-  static float f(float x, float y) { return x < y ? x : y; }
-  static float dx(float g, float x, float y, float) { return x < y ? g : 0.f; }
-  static float dy(float g, float x, float y, float) { return x < y ? 0.f : g; }
-};
-struct MaxOp {
-  static float f(float x, float y) { return x > y ? x : y; }
-  static float dx(float g, float x, float y, float) { return x > y ? g : 0.f; }
-  static float dy(float g, float x, float y, float) { return x > y ? 0.f : g; }
-};
 
 template <class Op>
 void zip(float* __restrict o, const float* __restrict x, const float* __restrict y, size_t n) {
@@ -505,8 +504,115 @@ const OpId k_squared_norm = register_op({.name = "squared_norm",
                                                                         {"batched", {Dim({2, 3}, 3)}, b}};
                                          }});
 
+#endif  // DYNET_CUDA_PASS
+
+// ---- device kernels ----
+#define DYNET_BINARY_DEVICE(NAME, OP) DYNET_DEVICE_KERNELS(NAME, BinaryDev<OP>::fwd, BinaryDev<OP>::bwd);
+DYNET_BINARY_DEVICE("cwise_sum", AddOp)
+DYNET_BINARY_DEVICE("cwise_subtract", SubOp)
+DYNET_BINARY_DEVICE("cmult", MulOp)
+DYNET_BINARY_DEVICE("cdiv", DivOp)
+DYNET_BINARY_DEVICE("pow", PowOp)
+DYNET_BINARY_DEVICE("min", MinOp)
+DYNET_BINARY_DEVICE("max", MaxOp)
+DYNET_BINARY_DEVICE("colwise_add", AddOp)  // x + bias, the bias broadcast along the columns
+#undef DYNET_BINARY_DEVICE
+
+// y = s·x + c (plus_const: s = 1; const_minus: s = -1; scalar_mult: c = 0); dE/dx += s·g.
+template <int kScale>
+struct AffineScalarDev {
+  // kScale: 1 (x + c), -1 (c - x), 0 (c·x, the constant is the scale)
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const float c = a.attr.as<float>();
+    const float* x = a.xs[0].v;
+    float* y = a.fx.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+      y[i] = kScale == 0 ? x[i] * c : kScale * x[i] + c;
+    });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const float s = kScale == 0 ? a.attr.as<float>() : float(kScale);
+    const float* g = a.dEdf.v;
+    float* d = a.dEdxi.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { d[i] += s * g[i]; });
+  }
+};
+DYNET_DEVICE_KERNELS("plus_const", AffineScalarDev<1>::fwd, AffineScalarDev<1>::bwd);
+DYNET_DEVICE_KERNELS("const_minus", AffineScalarDev<-1>::fwd, AffineScalarDev<-1>::bwd);
+DYNET_DEVICE_KERNELS("scalar_mult", AffineScalarDev<0>::fwd, AffineScalarDev<0>::bwd);
+
+// sum / average over a list: y = scale · Σ xₖ, an unbatched xₖ added to every batch element.
+template <bool kAverage>
+struct ListDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    float* y = a.fx.v;
+    const size_t bs = a.fx.d.batch_size();
+    a.fx.device->fill(y, a.fx.d.size(), 0.f);
+    const float scale = kAverage ? 1.f / a.n : 1.f;
+    for (unsigned k = 0; k < a.n; ++k) {
+      const float* x = a.xs[k].v;
+      const bool shared = a.xs[k].d.bd != a.fx.d.bd;
+      const float s = k + 1 == a.n ? scale : 1.f;  // the last term scales the sum
+      P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = (y[i] + x[shared ? i % bs : i]) * s; });
+    }
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const float scale = kAverage ? 1.f / a.n : 1.f;
+    const float* g = a.dEdf.v;
+    const size_t bs = a.fx.d.batch_size();
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd == a.fx.d.bd, a.fx.d.bd, bs,
+                           [=] DYNET_LAMBDA(size_t b, size_t j) { return g[b * bs + j] * scale; });
+  }
+};
+DYNET_DEVICE_KERNELS("sum", ListDev<false>::fwd, ListDev<false>::bwd);
+DYNET_DEVICE_KERNELS("average", ListDev<true>::fwd, ListDev<true>::bwd);
+
+// Per-batch-element reductions: y[b] = Σ_j v(x₁[b, j], x₂[b, j]), an unbatched argument shared.
+// kKind: 0 dot_product, 1 squared_norm (one argument), 2 squared_distance.
+template <int kKind>
+struct PairReduceDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const size_t bs = a.xs[0].d.batch_size();
+    const float* x = a.xs[0].v;
+    const float* y = a.xs[kKind == 1 ? 0 : 1].v;
+    const size_t xs = a.xs[0].d.bd == 1 ? 0 : bs, ys = a.xs[kKind == 1 ? 0 : 1].d.bd == 1 ? 0 : bs;
+    float* f = a.fx.v;
+    P::reduce(
+        a.fx.device, a.fx.d.bd, bs, 0.f,
+        [=] DYNET_LAMBDA(size_t b, size_t j) {
+          const float u = x[b * xs + j], w = y[b * ys + j];
+          return kKind == 0 ? u * w : kKind == 1 ? u * u : (u - w) * (u - w);
+        },
+        dev::Sum(), [=] DYNET_LAMBDA(size_t b, float v) { f[b] = v; });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const size_t bs = a.xs[0].d.batch_size();
+    const unsigned other = kKind == 1 ? 0 : 1 - a.i;
+    const float* u = a.xs[a.i].v;  // this argument
+    const float* w = a.xs[other].v;
+    const size_t us = a.xs[a.i].d.bd == 1 ? 0 : bs, ws = a.xs[other].d.bd == 1 ? 0 : bs;
+    const float* g = a.dEdf.v;
+    // d/du: g·w (dot), 2g·u (norm), 2g·(u - w) (distance, from either side)
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, a.fx.d.bd, bs,
+                           [=] DYNET_LAMBDA(size_t b, size_t j) {
+                             const float ub = u[b * us + j], wb = w[b * ws + j];
+                             return kKind == 0 ? g[b] * wb : kKind == 1 ? 2.f * g[b] * ub : 2.f * g[b] * (ub - wb);
+                           });
+  }
+};
+DYNET_DEVICE_KERNELS("dot_product", PairReduceDev<0>::fwd, PairReduceDev<0>::bwd);
+DYNET_DEVICE_KERNELS("squared_norm", PairReduceDev<1>::fwd, PairReduceDev<1>::bwd);
+DYNET_DEVICE_KERNELS("squared_distance", PairReduceDev<2>::fwd, PairReduceDev<2>::bwd);
+
 }  // namespace
 
+#ifndef DYNET_CUDA_PASS
 // ---- expr.h ----
 Expression operator+(const Expression& x, const Expression& y) { return make_node(k_cwise_sum, x, y); }
 DYNET_API(operator+, "cwise_sum", "operator+(x, y)", nullptr, Expression(const Expression&, const Expression&));
@@ -562,5 +668,6 @@ Expression squared_distance(const Expression& x, const Expression& y) {
   return make_node(k_squared_distance, x, y);
 }
 DYNET_API(squared_distance, "squared_distance", "squared_distance(x, y)", "squared_distance(x, y)", Expression(const Expression&, const Expression&));
+#endif
 
 }  // namespace dynet

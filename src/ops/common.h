@@ -8,6 +8,7 @@
 #include "core/op.h"
 #include "dynet/expr.h"
 #include "kernels/cpu/eigen.h"
+#include "kernels/device/strided.h"
 
 namespace dynet::ops {
 
@@ -30,23 +31,9 @@ inline unsigned broadcast_bd(const char* op, const Dim& a, const Dim& b) {
   op_error(op, "batch sizes differ: " + a.str() + " vs " + b.str());
 }
 
-// A tensor seen as [inner, n, outer] around dim `axis`; outer includes the batch when `with_batch`.
-struct Fibers {
-  size_t inner = 1, n = 1, outer = 1;
-};
-inline Fibers fibers(const Dim& d, unsigned axis, bool with_batch = true) {
-  Fibers f;
-  for (size_t k = 0; k < d.nd; ++k) {
-    if (k < axis)
-      f.inner *= d.d[k];
-    else if (k == axis)
-      f.n = d.d[k];
-    else
-      f.outer *= d.d[k];
-  }
-  if (with_batch) f.outer *= d.bd;
-  return f;
-}
+// A tensor seen as [inner, n, outer] around dim `axis` (kernels/device/strided.h).
+using dev::Fibers;
+using dev::fibers;
 
 // "{2,3}, {3}" for error messages.
 inline std::string join(const ArgDims& xs) {

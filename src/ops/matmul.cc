@@ -1,18 +1,155 @@
 // Matrix products: x * y (matmul) and affine_transform({b, W1, x1, W2, x2, ...}) = b + Σ Wi·xi as one
 // node. Either factor may be batched or not; when the left factor is shared (unbatched) and the right
 // one batched, the batch folds into the columns of a single GEMM, since batch is the slowest axis.
-#include "kernels/cpu/gemm.h"
-#include "core/mem.h"
+//
+// The products are written once, over the primitives P (kernels/device/prims.h): GEMM is P::gemm, oneDNN
+// on the host (the CPU's kernels and the emulated device) and cuBLAS on GPUs.
+#include "kernels/device/prims.h"
+#include "kernels/device/strided.h"
+
+#ifndef DYNET_CUDA_PASS
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
-using ops::Xs;
 
-bool is_matrix(const Dim& d) { return d.batch_size() == size_t(d.rows()) * d.cols(); }
 long rows(const Tensor& t) { return t.d.rows(); }
 long cols(const Tensor& t) { return t.d.cols(); }
+
+// out (+)= W · x, out {m,n} with out.bd >= W.bd, x.bd. beta = 0 overwrites, 1 accumulates.
+template <class P>
+void multiply(const Tensor& W, const Tensor& x, const Tensor& out, float beta, MemPool& scratch) {
+  Device* dev = out.device;
+  const long m = rows(W), k = cols(W), n = cols(x);
+  const long bd = static_cast<long>(out.d.bd);
+  if (W.d.bd == 1 && x.d.bd == out.d.bd) {
+    // Also the plain unbatched case; a batched x is {k, n·bd} in memory.
+    P::gemm(dev, false, false, m, n * bd, k, 1.f, W.v, m, x.v, k, beta, out.v, m);
+  } else if (W.d.bd == 1 && x.d.bd == 1) {
+    // Only in affine_transform (a batched bias or other term): one product added to every element.
+    float* t = scratch.allocate_floats(size_t(m) * n);
+    P::gemm(dev, false, false, m, n, k, 1.f, W.v, m, x.v, k, 0.f, t, m);
+    const size_t mn = size_t(m) * n;
+    float* o = out.v;
+    P::for_each(dev, mn * bd, [=] DYNET_LAMBDA(size_t i) { o[i] = (beta == 0.f ? 0.f : o[i]) + t[i % mn]; });
+  } else {
+    P::gemm_batched(dev, false, false, m, n, k, 1.f, W.v, m, W.d.bd == 1 ? 0 : m * k, x.v, k,
+                    x.d.bd == 1 ? 0 : k * n, beta, out.v, m, m * n, bd);
+  }
+}
+
+// Σ over the batch of g {m,n,X bd} into scratch memory.
+template <class P>
+const float* batch_sum(const Tensor& g, MemPool& scratch) {
+  const size_t bs = g.d.batch_size();
+  float* s = scratch.allocate_floats(bs);
+  const float* gv = g.v;
+  P::reduce(
+      g.device, bs, g.d.bd, 0.f, [=] DYNET_LAMBDA(size_t j, size_t b) { return gv[b * bs + j]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t j, float v) { s[j] = v; });
+  return s;
+}
+
+// dW += g · xᵀ for out = W · x (g {m,n}, x {k,n}, dW {m,k}), summing over the batch where W is shared.
+template <class P>
+void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch, const LowRankSink* low_rank) {
+  Device* dev = g.device;
+  const long m = rows(g), n = cols(x), k = rows(x);
+  const long bd = static_cast<long>(g.d.bd);
+  if (low_rank && dW.d.bd == 1 && x.d.bd == g.d.bd && low_rank->takes(n * bd)) {
+    // the batch folds into the columns
+    low_rank->add(g.v, x.v, m, k, n * bd);
+    return;
+  }
+  if (dW.d.bd == 1 && bd > 1) {
+    if (x.d.bd == g.d.bd)  // fold the batch into the inner dimension: one GEMM over n·bd columns
+      P::gemm(dev, false, true, m, k, n * bd, 1.f, g.v, m, x.v, k, 1.f, dW.v, m);
+    else
+      P::gemm(dev, false, true, m, k, n, 1.f, batch_sum<P>(g, scratch), m, x.v, k, 1.f, dW.v, m);
+    return;
+  }
+  P::gemm_batched(dev, false, true, m, k, n, 1.f, g.v, m, m * n, x.v, k, x.d.bd == 1 ? 0 : k * n, 1.f, dW.v, m,
+                  dW.d.bd == 1 ? 0 : m * k, bd);
+}
+
+// dx += Wᵀ · g for out = W · x (W {m,k}, g {m,n}, dx {k,n}), summing over the batch where x is shared.
+template <class P>
+void grad_right(const Tensor& W, const Tensor& g, const Tensor& dx, MemPool& scratch) {
+  Device* dev = g.device;
+  const long m = rows(W), k = cols(W), n = cols(dx);
+  const long bd = static_cast<long>(g.d.bd);
+  if (dx.d.bd == g.d.bd) {
+    if (W.d.bd == 1)
+      P::gemm_tn_unchanged(dev, k, n * bd, m, 1.f, W.v, m, g.v, m, 1.f, dx.v, k);  // W: unchanged in backward
+    else
+      P::gemm_batched(dev, true, false, k, n, m, 1.f, W.v, m, m * k, g.v, m, m * n, 1.f, dx.v, k, k * n, bd);
+    return;
+  }
+  if (W.d.bd == g.d.bd) {
+    // Every product adds into the one shared dx: one after another (a batched GEMM would race on dx).
+    for (long b = 0; b < bd; ++b)
+      P::gemm(dev, true, false, k, n, m, 1.f, W.v + b * m * k, m, g.v + b * m * n, m, 1.f, dx.v, k);
+  } else {
+    P::gemm_tn_unchanged(dev, k, n, m, 1.f, W.v, m, batch_sum<P>(g, scratch), m, 1.f, dx.v, k);
+  }
+}
+
+template <class P>
+void matmul_dev_fwd(const ForwardArgs& a) {
+  multiply<P>(a.xs[0], a.xs[1], a.fx, 0.f, a.scratch);
+}
+template <class P>
+void matmul_dev_bwd(const BackwardArgs& a) {
+  if (a.i == 0)
+    grad_left<P>(a.dEdf, a.xs[1], a.dEdxi, a.scratch, a.low_rank);
+  else
+    grad_right<P>(a.xs[0], a.dEdf, a.dEdxi, a.scratch);
+}
+DYNET_DEVICE_KERNELS("matmul", matmul_dev_fwd, matmul_dev_bwd);
+
+// affine_transform on devices: the bias broadcast into the output, then the products added.
+template <class P>
+void affine_dev_fwd(const ForwardArgs& a) {
+  const Tensor &f = a.fx, &bias = a.xs[0];
+  const auto s = dev::strided_space<2>(f.d, {&f.d, &bias.d});
+  float* o = f.v;
+  const float* b = bias.v;
+  P::for_each(f.device, f.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    size_t off[2];
+    s.offsets(i, off);
+    o[off[0]] = b[off[1]];
+  });
+  for (size_t k = 1; k < a.n; k += 2) multiply<P>(a.xs[k], a.xs[k + 1], f, 1.f, a.scratch);
+}
+template <class P>
+void affine_dev_bwd(const BackwardArgs& a) {
+  const Tensor& g = a.dEdf;
+  if (a.i % 2 == 1) return grad_left<P>(g, a.xs[a.i + 1], a.dEdxi, a.scratch, a.low_rank);
+  if (a.i > 0) return grad_right<P>(a.xs[a.i - 1], g, a.dEdxi, a.scratch);
+  // The bias: every output element's gradient to the bias element it read.
+  const Tensor& d = a.dEdxi;
+  const auto s = dev::strided_space<2>(g.d, {&d.d, &g.d});
+  const bool dense = s.dense(0);
+  float* dp = d.v;
+  const float* gp = g.v;
+  P::for_each(g.device, g.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    size_t off[2];
+    s.offsets(i, off);
+    if (dense)
+      dp[off[0]] += gp[off[1]];
+    else
+      dev::atomic_add(dp + off[0], gp[off[1]]);
+  });
+}
+DYNET_DEVICE_KERNELS("affine_transform", affine_dev_fwd, affine_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
+using ops::Xs;
+using dev::HostPrims;
+
+bool is_matrix(const Dim& d) { return d.batch_size() == size_t(d.rows()) * d.cols(); }
 
 // Batch count of a product (or sum of products): every side either unbatched or of the common count.
 unsigned combine_bd(const char* op, unsigned bd, const Dim& d, const std::string& what) {
@@ -23,82 +160,6 @@ unsigned combine_bd(const char* op, unsigned bd, const Dim& d, const std::string
 
 Dim product_dim(unsigned m, unsigned n, unsigned bd) { return n == 1 ? Dim({m}, bd) : Dim({m, n}, bd); }
 
-// out (+)= W · x, out {m,n} with out.bd >= W.bd, x.bd. beta = 0 overwrites, 1 accumulates.
-void multiply(const Tensor& W, const Tensor& x, const Tensor& out, float beta, MemPool& scratch) {
-  const long m = rows(W), k = cols(W), n = cols(x);
-  const size_t bd = out.d.bd;
-  if (W.d.bd == 1 && x.d.bd == bd) {
-    // Also the plain unbatched case; a batched x is {k, n·bd} in memory.
-    cpu::gemm(false, false, m, n * static_cast<long>(bd), k, 1.f, W.v, m, x.v, k, beta, out.v, m);
-  } else if (W.d.bd == 1 && x.d.bd == 1) {
-    // Only in affine_transform (a batched bias or other term): one product added to every element.
-    float* t = scratch.allocate_floats(size_t(m) * n);
-    cpu::gemm(false, false, m, n, k, 1.f, W.v, m, x.v, k, 0.f, t, m);
-    const Tensor prod(Dim({unsigned(m), unsigned(n)}), t);
-    for (size_t b = 0; b < bd; ++b) {
-      if (beta == 0.f)
-        cpu::barr(out, b) = cpu::cbarr(prod, 0);
-      else
-        cpu::barr(out, b) += cpu::cbarr(prod, 0);
-    }
-  } else {
-    for (size_t b = 0; b < bd; ++b)
-      cpu::gemm(false, false, m, n, k, 1.f, W.batch_ptr(b), m, x.batch_ptr(b), k, beta, out.batch_ptr(b), m);
-  }
-}
-
-// Σ over the batch of g {m,n,X bd} into scratch memory.
-const float* batch_sum(const Tensor& g, MemPool& scratch) {
-  const size_t bs = g.d.batch_size();
-  float* s = scratch.allocate_floats(bs);
-  Eigen::Map<Eigen::ArrayXf> acc(s, bs);
-  acc = cpu::cbarr(g, 0);
-  for (size_t b = 1; b < g.d.bd; ++b) acc += cpu::cbarr(g, b);
-  return s;
-}
-
-// dW += g · xᵀ for out = W · x (g {m,n}, x {k,n}, dW {m,k}), summing over the batch where W is shared.
-void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch, const LowRankSink* low_rank) {
-  const long m = rows(g), n = cols(x), k = rows(x);
-  const size_t bd = g.d.bd;
-  if (low_rank && dW.d.bd == 1 && x.d.bd == bd && low_rank->takes(n * static_cast<long>(bd))) {
-    // the batch folds into the columns
-    low_rank->add(g.v, x.v, m, k, n * static_cast<long>(bd));
-    return;
-  }
-  if (dW.d.bd == 1 && bd > 1) {
-    if (x.d.bd == bd)  // fold the batch into the inner dimension: one GEMM over n·bd columns
-      cpu::gemm(false, true, m, k, n * static_cast<long>(bd), 1.f, g.v, m, x.v, k, 1.f, dW.v, m);
-    else
-      cpu::gemm(false, true, m, k, n, 1.f, batch_sum(g, scratch), m, x.v, k, 1.f, dW.v, m);
-    return;
-  }
-  for (size_t b = 0; b < bd; ++b) {
-    cpu::gemm(false, true, m, k, n, 1.f, g.batch_ptr(b), m, x.batch_ptr(b), k, 1.f, dW.batch_ptr(b), m);
-  }
-}
-
-// dx += Wᵀ · g for out = W · x (W {m,k}, g {m,n}, dx {k,n}), summing over the batch where x is shared.
-void grad_right(const Tensor& W, const Tensor& g, const Tensor& dx, MemPool& scratch) {
-  const long m = rows(W), k = cols(W), n = cols(dx);
-  const size_t bd = g.d.bd;
-  if (dx.d.bd == bd) {
-    if (W.d.bd == 1) {  // W: an argument's value, unchanged during the backward pass
-      cpu::gemm_tn_unchanged(k, n * static_cast<long>(bd), m, 1.f, W.v, m, g.v, m, 1.f, dx.v, k);
-    } else {
-      for (size_t b = 0; b < bd; ++b)
-        cpu::gemm(true, false, k, n, m, 1.f, W.batch_ptr(b), m, g.batch_ptr(b), m, 1.f, dx.batch_ptr(b), k);
-    }
-    return;
-  }
-  if (W.d.bd == bd) {
-    for (size_t b = 0; b < bd; ++b)
-      cpu::gemm(true, false, k, n, m, 1.f, W.batch_ptr(b), m, g.batch_ptr(b), m, 1.f, dx.v, k);
-  } else {
-    cpu::gemm_tn_unchanged(k, n, m, 1.f, W.v, m, batch_sum(g, scratch), m, 1.f, dx.v, k);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // matmul: x {m,k} · y {k,n} -> {m,n} ({m} when n = 1).
 Dim matmul_shape(const ArgDims& xs, AttrView) {
@@ -107,13 +168,6 @@ Dim matmul_shape(const ArgDims& xs, AttrView) {
     op_error("matmul", "only matrices and vectors can be multiplied: " + x.str() + " * " + y.str());
   if (x.cols() != y.rows()) op_error("matmul", x.str() + " cannot multiply " + y.str());
   return product_dim(x.rows(), y.cols(), ops::broadcast_bd("matmul", x, y));
-}
-void matmul_fwd(const ForwardArgs& a) { multiply(a.xs[0], a.xs[1], a.fx, 0.f, a.scratch); }
-void matmul_bwd(const BackwardArgs& a) {
-  if (a.i == 0)
-    grad_left(a.dEdf, a.xs[1], a.dEdxi, a.scratch, a.low_rank);
-  else
-    grad_right(a.xs[0], a.dEdf, a.dEdxi, a.scratch);
 }
 std::vector<OpSample> matmul_samples() {
   auto b = [](ComputationGraph&, Xs x) { return x[0] * x[1]; };
@@ -132,8 +186,8 @@ std::vector<OpSample> matmul_samples() {
 const OpId k_matmul = register_op({.name = "matmul",
                                    .doc = "y = x₁ x₂ (matrix product)",
                                    .shape = matmul_shape,
-                                   .forward = matmul_fwd,
-                                   .backward = matmul_bwd,
+                                   .forward = matmul_dev_fwd<HostPrims>,
+                                   .backward = matmul_dev_bwd<HostPrims>,
                                    .batch = {.batchable = true, .shared = 1},
                                    .samples = matmul_samples});
 
@@ -185,7 +239,7 @@ void affine_fwd(const ForwardArgs& a) {
     for (size_t b = 0; b < f.d.bd; ++b)
       cpu::mat(f, b).colwise() = Eigen::Map<const Eigen::VectorXf>(bias.batch_ptr(b), bias.d.rows());
   }
-  for (size_t k = 1; k < a.n; k += 2) multiply(a.xs[k], a.xs[k + 1], f, 1.f, a.scratch);
+  for (size_t k = 1; k < a.n; k += 2) multiply<HostPrims>(a.xs[k], a.xs[k + 1], f, 1.f, a.scratch);
 }
 
 void affine_bwd(const BackwardArgs& a) {
@@ -201,10 +255,8 @@ void affine_bwd(const BackwardArgs& a) {
       for (size_t b = 0; b < g.d.bd; ++b)
         Eigen::Map<Eigen::VectorXf>(d.batch_ptr(b), d.d.rows()) += cpu::cmat(g, b).rowwise().sum();
     }
-  } else if (a.i % 2 == 1) {
-    grad_left(g, a.xs[a.i + 1], a.dEdxi, a.scratch, a.low_rank);
   } else {
-    grad_right(a.xs[a.i - 1], g, a.dEdxi, a.scratch);
+    affine_dev_bwd<HostPrims>(a);  // the products' gradients
   }
 }
 
@@ -236,8 +288,10 @@ const OpId k_affine = register_op({.name = "affine_transform",
                                    .batch = {.batchable = true, .shared = kAffineShared},
                                    .samples = affine_samples});
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
 
+#ifndef DYNET_CUDA_PASS
 Expression operator*(const Expression& x, const Expression& y) { return make_node(k_matmul, x, y); }
 DYNET_API(operator*, "matmul", "operator*(x, y)", nullptr, Expression(const Expression&, const Expression&));
 Expression affine_transform(const std::initializer_list<Expression>& xs) {
@@ -248,5 +302,6 @@ Expression affine_transform(const std::vector<Expression>& xs) {
   return make_node_n(k_affine, xs);
 }
 DYNET_API(affine_transform, "affine_transform", "affine_transform(xs)", "affine_transform(exprs)", Expression(const std::vector<Expression>&));
+#endif
 
 }  // namespace dynet

@@ -1,16 +1,296 @@
 // Reductions: sums, moments and standard deviations over all elements, a set of dims and/or the
 // batch; max/min and logsumexp along one dim; cumsum; k-max pooling; fold_rows; average_cols.
+#include "kernels/device/prims.h"
+#include "kernels/device/strided.h"
+
+#ifndef DYNET_CUDA_PASS
 #include <algorithm>
 #include <cmath>
 
 #include "core/mem.h"
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
 
+// ---------------------------------------------------------------------------------------------
+// Reductions over any set of dims and/or the batch: sums, raw moments (1/n) Σ x^r and standard
+// deviations sqrt((1/n) Σ (x - μ)²) with μ = (1/n) Σ x. n is the number of reduced values unless
+// the caller overrides it (DyNet's masking trick: n = the number of unmasked values).
+constexpr unsigned kBatchBit = DYNET_MAX_TENSOR_DIM;  // mask bit of the batch axis
+struct ReduceAttr {
+  uint32_t mask = 0;   // bit k: dim k is reduced; bit kBatchBit: the batch is reduced
+  uint32_t order = 1;  // moment order r
+  uint32_t n = 0;      // divisor override; 0 = the number of reduced values
+  uint32_t all_dims = 0;  // 1: mask covers every dim, however many the input has
+};
+
+DYNET_HD inline float int_pow(float x, unsigned r) {
+  float p = 1.f;
+  for (size_t k = 0; k < r; ++k) p *= x;
+  return p;
+}
+
+// ---- device kernels ----
+// Where reduced values live: output o's k-th reduced input is in(o, k); input i goes to out(i).
+struct ReduceMap {
+  unsigned nk = 0, nr = 0, na = 0;
+  size_t ksize[dev::kAxes], kstride[dev::kAxes];  // kept axes: size, input stride
+  size_t rsize[dev::kAxes], rstride[dev::kAxes];  // reduced axes
+  size_t asize[dev::kAxes], aout[dev::kAxes];     // every axis: size, output stride (0 if reduced)
+  size_t outputs = 1, reduced = 1;
+  DYNET_HD size_t in(size_t o, size_t k) const {
+    size_t i = 0;
+    for (unsigned a = 0; a < nk; ++a) {
+      i += (o % ksize[a]) * kstride[a];
+      o /= ksize[a];
+    }
+    for (unsigned a = 0; a < nr; ++a) {
+      i += (k % rsize[a]) * rstride[a];
+      k /= rsize[a];
+    }
+    return i;
+  }
+  DYNET_HD size_t out(size_t i) const {
+    size_t o = 0;
+    for (unsigned a = 0; a < na; ++a) {
+      o += (i % asize[a]) * aout[a];
+      i /= asize[a];
+    }
+    return o;
+  }
+};
+ReduceMap reduce_map(const Dim& x, uint32_t mask) {
+  ReduceMap m;
+  size_t in_stride = 1;
+  for (unsigned ax = 0; ax <= x.nd; ++ax) {
+    const bool batch = ax == x.nd;
+    const size_t size = batch ? x.bd : x.d[ax];
+    const bool reduced = (mask >> (batch ? kBatchBit : ax)) & 1u;
+    m.asize[m.na] = size;
+    m.aout[m.na++] = reduced ? 0 : m.outputs;
+    if (reduced) {
+      m.rsize[m.nr] = size;
+      m.rstride[m.nr++] = in_stride;
+      m.reduced *= size;
+    } else {
+      m.ksize[m.nk] = size;
+      m.kstride[m.nk++] = in_stride;
+      m.outputs *= size;
+    }
+    in_stride *= size;
+  }
+  return m;
+}
+
+// moment (sum_dim: order 1, divisor 1; mean: order 1) and std over the attribute's mask.
+template <bool kStd, bool kSum>
+struct ReduceDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const ReduceAttr& r = a.attr.as<ReduceAttr>();
+    const ReduceMap m = reduce_map(a.xs[0].d, r.mask);
+    const float inv_n = kSum ? 1.f : 1.f / (r.n ? float(r.n) : float(m.reduced));
+    const unsigned order = r.order;
+    const float* x = a.xs[0].v;
+    float* y = a.fx.v;
+    if (!kStd) {
+      P::reduce(
+          a.fx.device, m.outputs, m.reduced, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return int_pow(x[m.in(o, k)], order); },
+          dev::Sum(), [=] DYNET_LAMBDA(size_t o, float v) { y[o] = v * inv_n; });
+      return;
+    }
+    float* mean = a.aux;  // kept for backward
+    P::reduce(
+        a.fx.device, m.outputs, m.reduced, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return x[m.in(o, k)]; }, dev::Sum(),
+        [=] DYNET_LAMBDA(size_t o, float v) { mean[o] = v * inv_n; });
+    P::reduce(
+        a.fx.device, m.outputs, m.reduced, 0.f,
+        [=] DYNET_LAMBDA(size_t o, size_t k) {
+          const float d = x[m.in(o, k)] - mean[o];
+          return d * d;
+        },
+        dev::Sum(), [=] DYNET_LAMBDA(size_t o, float v) { y[o] = fn::sqrt(v * inv_n); });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const ReduceAttr& r = a.attr.as<ReduceAttr>();
+    const ReduceMap m = reduce_map(a.xs[0].d, r.mask);
+    const float n = kSum ? 1.f : (r.n ? float(r.n) : float(m.reduced));
+    const unsigned order = r.order;
+    const float mean_shift = (n - float(m.reduced)) / n;
+    const float *x = a.xs[0].v, *g = a.dEdf.v, *sigma = a.fx.v, *mean = a.aux;
+    float* dx = a.dEdxi.v;
+    P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) {
+      const size_t o = m.out(i);
+      if (!kStd) {
+        dx[i] += g[o] * (float(order) / n) * int_pow(x[i], order - 1);
+      } else if (sigma[o] != 0.f) {  // see std_bwd
+        dx[i] += g[o] * ((x[i] - mean[o]) - mean[o] * mean_shift) / (n * sigma[o]);
+      }
+    });
+  }
+};
+using SumDimDev = ReduceDev<false, true>;
+using MomentDev = ReduceDev<false, false>;
+using StdDev = ReduceDev<true, false>;
+DYNET_DEVICE_KERNELS("sum_dim", SumDimDev::fwd, SumDimDev::bwd);
+DYNET_DEVICE_KERNELS("moment_elems", MomentDev::fwd, MomentDev::bwd);
+DYNET_DEVICE_KERNELS("moment_batches", MomentDev::fwd, MomentDev::bwd);
+DYNET_DEVICE_KERNELS("mean_batches", MomentDev::fwd, MomentDev::bwd);
+DYNET_DEVICE_KERNELS("moment_dim", MomentDev::fwd, MomentDev::bwd);
+DYNET_DEVICE_KERNELS("mean_dim", MomentDev::fwd, MomentDev::bwd);
+DYNET_DEVICE_KERNELS("average_cols", MomentDev::fwd, MomentDev::bwd);
+DYNET_DEVICE_KERNELS("std_elems", StdDev::fwd, StdDev::bwd);
+DYNET_DEVICE_KERNELS("std_batches", StdDev::fwd, StdDev::bwd);
+DYNET_DEVICE_KERNELS("std_dim", StdDev::fwd, StdDev::bwd);
+
+// sum_elems / mean_elems per batch element; sum_batches over the batch.
+template <bool kMean>
+struct SumElemsDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const size_t bs = a.xs[0].d.batch_size();
+    const float scale = kMean ? 1.f / float(bs) : 1.f;
+    const float* x = a.xs[0].v;
+    float* y = a.fx.v;
+    P::reduce(
+        a.fx.device, a.xs[0].d.bd, bs, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return x[b * bs + k]; }, dev::Sum(),
+        [=] DYNET_LAMBDA(size_t b, float v) { y[b] = v * scale; });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const size_t bs = a.xs[0].d.batch_size();
+    const float scale = kMean ? 1.f / float(bs) : 1.f;
+    const float* g = a.dEdf.v;
+    float* dx = a.dEdxi.v;
+    P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i / bs] * scale; });
+  }
+};
+DYNET_DEVICE_KERNELS("sum_elems", SumElemsDev<false>::fwd, SumElemsDev<false>::bwd);
+DYNET_DEVICE_KERNELS("mean_elems", SumElemsDev<true>::fwd, SumElemsDev<true>::bwd);
+
+template <class P>
+void sum_batches_dev_fwd(const ForwardArgs& a) {
+  const size_t bs = a.xs[0].d.batch_size();
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::reduce(
+      a.fx.device, bs, a.xs[0].d.bd, 0.f, [=] DYNET_LAMBDA(size_t j, size_t b) { return x[b * bs + j]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t j, float v) { y[j] = v; });
+}
+template <class P>
+void sum_batches_dev_bwd(const BackwardArgs& a) {
+  const size_t bs = a.xs[0].d.batch_size();
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i % bs]; });
+}
+DYNET_DEVICE_KERNELS("sum_batches", sum_batches_dev_fwd, sum_batches_dev_bwd);
+
+// max_dim / min_dim along a dim: one thread per output scans its fiber; the first extreme's index goes to aux.
+template <bool kMax>
+struct ExtremeDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const dev::Fibers f = dev::fibers(a.xs[0].d, a.attr.as<unsigned>());
+    const size_t inner = f.inner, n = f.n;
+    const float* x = a.xs[0].v;
+    float* y = a.fx.v;
+    unsigned* arg = reinterpret_cast<unsigned*>(a.aux);
+    P::for_each(a.fx.device, f.outer * inner, [=] DYNET_LAMBDA(size_t j) {
+      const float* xo = x + (j / inner) * n * inner + j % inner;
+      float best = xo[0];
+      unsigned at = 0;
+      for (size_t k = 1; k < n; ++k)
+        if (kMax ? xo[k * inner] > best : xo[k * inner] < best) {
+          best = xo[k * inner];
+          at = unsigned(k);
+        }
+      y[j] = best;
+      arg[j] = at;
+    });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const dev::Fibers f = dev::fibers(a.xs[0].d, a.attr.as<unsigned>());
+    const size_t inner = f.inner, n = f.n;
+    const unsigned* arg = reinterpret_cast<const unsigned*>(a.aux);
+    const float* g = a.dEdf.v;
+    float* dx = a.dEdxi.v;
+    P::for_each(a.fx.device, f.outer * inner, [=] DYNET_LAMBDA(size_t j) {
+      dx[((j / inner) * n + arg[j]) * inner + j % inner] += g[j];
+    });
+  }
+};
+DYNET_DEVICE_KERNELS("max_dim", ExtremeDev<true>::fwd, ExtremeDev<true>::bwd);
+DYNET_DEVICE_KERNELS("min_dim", ExtremeDev<false>::fwd, ExtremeDev<false>::bwd);
+
+// logsumexp_dim: one thread per output (around the fiber's max); ∂y/∂x_k = exp(x_k - y).
+template <class P>
+void logsumexp_dim_dev_fwd(const ForwardArgs& a) {
+  const dev::Fibers f = dev::fibers(a.xs[0].d, a.attr.as<unsigned>());
+  const size_t inner = f.inner, n = f.n;
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, f.outer * inner, [=] DYNET_LAMBDA(size_t j) {
+    const float* xo = x + (j / inner) * n * inner + j % inner;
+    float m = xo[0];
+    for (size_t k = 1; k < n; ++k) m = fn::max(m, xo[k * inner]);
+    if (m == INFINITY || m == -INFINITY) {  // all -inf (or any +inf): the max is the answer
+      y[j] = m;
+      return;
+    }
+    float s = 0.f;
+    for (size_t k = 0; k < n; ++k) s += fn::exp(xo[k * inner] - m);
+    y[j] = m + fn::log(s);
+  });
+}
+template <class P>
+void logsumexp_dim_dev_bwd(const BackwardArgs& a) {
+  const dev::Fibers f = dev::fibers(a.xs[0].d, a.attr.as<unsigned>());
+  const size_t inner = f.inner, n = f.n;
+  const float *x = a.xs[0].v, *y = a.fx.v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t o = (i / (n * inner)) * inner + i % inner;
+    dx[i] += g[o] * fn::exp(x[i] - y[o]);
+  });
+}
+DYNET_DEVICE_KERNELS("logsumexp_dim", logsumexp_dim_dev_fwd, logsumexp_dim_dev_bwd);
+
+// cumsum along a dim: one thread per fiber, in order (and reversed for the gradient).
+template <class P>
+void cumsum_dev_fwd(const ForwardArgs& a) {
+  const dev::Fibers f = dev::fibers(a.xs[0].d, a.attr.as<unsigned>());
+  const size_t inner = f.inner, n = f.n;
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, f.outer * inner, [=] DYNET_LAMBDA(size_t j) {
+    const size_t base = (j / inner) * n * inner + j % inner;
+    float s = 0.f;
+    for (size_t k = 0; k < n; ++k) y[base + k * inner] = s += x[base + k * inner];
+  });
+}
+template <class P>
+void cumsum_dev_bwd(const BackwardArgs& a) {
+  const dev::Fibers f = dev::fibers(a.xs[0].d, a.attr.as<unsigned>());
+  const size_t inner = f.inner, n = f.n;
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, f.outer * inner, [=] DYNET_LAMBDA(size_t j) {
+    const size_t base = (j / inner) * n * inner + j % inner;
+    float tail = 0.f;
+    for (size_t k = n; k-- > 0;) dx[base + k * inner] += tail += g[base + k * inner];
+  });
+}
+DYNET_DEVICE_KERNELS("cumsum", cumsum_dev_fwd, cumsum_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 using ops::Xs;
+
 using ops::ArrayMap;
 using ops::CArrayMap;
 
@@ -84,17 +364,6 @@ const OpId k_sum_batches = register_op({.name = "sum_batches",
                                         .samples = sum_batches_samples});
 
 // ---------------------------------------------------------------------------------------------
-// Reductions over any set of dims and/or the batch: sums, raw moments (1/n) Σ x^r and standard
-// deviations sqrt((1/n) Σ (x - μ)²) with μ = (1/n) Σ x. n is the number of reduced values unless
-// the caller overrides it (DyNet's masking trick: n = the number of unmasked values).
-constexpr unsigned kBatchBit = DYNET_MAX_TENSOR_DIM;  // mask bit of the batch axis
-struct ReduceAttr {
-  uint32_t mask = 0;   // bit k: dim k is reduced; bit kBatchBit: the batch is reduced
-  uint32_t order = 1;  // moment order r
-  uint32_t n = 0;      // divisor override; 0 = the number of reduced values
-  uint32_t all_dims = 0;  // 1: mask covers every dim, however many the input has
-};
-
 // The input as axes (dims 0..nd-1, then the batch), with the output offset step of each axis
 // (0 on reduced axes). Input values are contiguous along axis 0.
 struct ReduceLayout {
@@ -139,12 +408,6 @@ void for_each_run(const ReduceLayout& l, F f) {
       idx[k] = 0;
     }
   }
-}
-
-inline float int_pow(float x, unsigned r) {
-  float p = 1.f;
-  for (size_t k = 0; k < r; ++k) p *= x;
-  return p;
 }
 
 // y[o] = Σ_{i → o} f(x_i), accumulated into y (which must be zeroed or hold a partial sum).
@@ -784,8 +1047,10 @@ Expression reduce_elems_node(OpId op, const Expression& x, unsigned order = 1) {
   return make_node(op, x, ReduceAttr{kAllDims, order, 0, 1});
 }
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
 
+#ifndef DYNET_CUDA_PASS
 Expression sum_elems(const Expression& x) { return make_node(k_sum_elems, x); }
 DYNET_API(sum_elems, "sum_elems", "sum_elems(x)", "sum_elems(x)", Expression(const Expression&));
 Expression mean_elems(const Expression& x) { return make_node(k_mean_elems, x); }
@@ -845,5 +1110,7 @@ Expression kmax_pooling(const Expression& x, unsigned k, unsigned d) {
 DYNET_API(kmax_pooling, "kmax_pooling", "kmax_pooling(x, k, d = 1)", "kmax_pooling(x, k, d=1)", Expression(const Expression&, unsigned, unsigned));
 Expression fold_rows(const Expression& x, unsigned nrows) { return make_node(k_fold_rows, x, nrows); }
 DYNET_API(fold_rows, "fold_rows", "fold_rows(x, nrows = 2)", "fold_rows(x, nrows=2)", Expression(const Expression&, unsigned));
+
+#endif
 
 }  // namespace dynet

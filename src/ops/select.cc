@@ -1,14 +1,268 @@
 // Selection and shape ops: pick, pick_range, concatenate, reshape, transpose, select_rows/cols.
+#include "kernels/device/prims.h"
+#include "kernels/device/strided.h"
+
+#ifndef DYNET_CUDA_PASS
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
+struct PickAttr {
+  const unsigned* pv = nullptr;                 // single index read at forward time
+  const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
+  uint32_t n = 0;                               // number of indices (inline ones follow in the tail)
+  uint32_t per_batch = 0;                       // 1: the vector forms
+  uint32_t axis = 0;
+  uint32_t unused = 0;  // keeps the struct free of padding (attributes are hashed bytewise)
+};
+struct RangeAttr {
+  uint32_t s, e, axis;
+};
+struct TransposeAttr {
+  uint32_t n = 0;
+  uint32_t perm[DYNET_MAX_TENSOR_DIM] = {};
+};
+}  // namespace
 
+// The indices these ops read at forward time, validated, into ids (defined with the CPU kernels below;
+// the CUDA pass links to the host pass's definitions): one per output batch element (pick), per selected
+// row or column (select_rows/cols: kAxis 0 or 1), per output batch element (pick_batch_elems).
+void pick_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids);
+void select_indices(AttrView a, unsigned axis, const Dim& x, unsigned* ids);
+void pick_batch_indices(AttrView a, const Dim& x, unsigned* ids);
+
+namespace {
+// ---- device kernels: gathers from host-validated indices (kept in aux for backward) ----
+// y(b, o, i) = x(b', o, ids[b], i) for pick along an axis [inner, n, outer] of each batch element.
+template <class P>
+void pick_dev_fwd(const ForwardArgs& a) {
+  const Tensor& x = a.xs[0];
+  const dev::Fibers f = dev::fibers(x.d, a.attr.as<PickAttr>().axis, false);
+  const size_t B = a.fx.d.bd, bs = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : bs, ys = a.fx.d.batch_size();
+  std::vector<unsigned> host(B);
+  pick_indices(a.attr, x.d, unsigned(B), host.data());
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  a.fx.device->copy_from_host(ids, host.data(), B * sizeof(unsigned));
+  const size_t inner = f.inner, n = f.n;
+  const float* xv = x.v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+    const size_t b = j / ys, r = j % ys;
+    y[j] = xv[b * xs + ((r / inner) * n + ids[b]) * inner + r % inner];
+  });
+}
+template <class P>
+void pick_dev_bwd(const BackwardArgs& a) {
+  const Tensor& x = a.xs[0];
+  const dev::Fibers f = dev::fibers(x.d, a.attr.as<PickAttr>().axis, false);
+  const size_t bs = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : bs, ys = a.fx.d.batch_size();
+  const size_t inner = f.inner, n = f.n;
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {  // a shared x sums over the batch
+    const size_t b = j / ys, r = j % ys;
+    dev::atomic_add(dx + b * xs + ((r / inner) * n + ids[b]) * inner + r % inner, g[j]);
+  });
+}
+DYNET_DEVICE_KERNELS("pick", pick_dev_fwd, pick_dev_bwd);
+
+// select_rows / select_cols: y(o, k, i) = x(o, ids[k], i); the gradient scatters (ids may repeat).
+template <unsigned kAxis>
+struct SelectDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const dev::Fibers f = dev::fibers(a.xs[0].d, kAxis, true);
+    const size_t k = a.fx.d[kAxis], inner = f.inner, n = f.n;
+    std::vector<unsigned> host(k);
+    select_indices(a.attr, kAxis, a.xs[0].d, host.data());
+    unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+    a.fx.device->copy_from_host(ids, host.data(), k * sizeof(unsigned));
+    const float* x = a.xs[0].v;
+    float* y = a.fx.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+      const size_t i = j % inner, t = (j / inner) % k, o = j / (inner * k);
+      y[j] = x[(o * n + ids[t]) * inner + i];
+    });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const dev::Fibers f = dev::fibers(a.xs[0].d, kAxis, true);
+    const size_t k = a.fx.d[kAxis], inner = f.inner, n = f.n;
+    const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+    const float* g = a.dEdf.v;
+    float* dx = a.dEdxi.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+      const size_t i = j % inner, t = (j / inner) % k, o = j / (inner * k);
+      dev::atomic_add(dx + (o * n + ids[t]) * inner + i, g[j]);
+    });
+  }
+};
+DYNET_DEVICE_KERNELS("select_rows", SelectDev<0>::fwd, SelectDev<0>::bwd);
+DYNET_DEVICE_KERNELS("select_cols", SelectDev<1>::fwd, SelectDev<1>::bwd);
+
+// pick_batch_elems: y[b] = x[ids[b]]; the gradient scatters (ids may repeat).
+template <class P>
+void pick_batch_dev_fwd(const ForwardArgs& a) {
+  const size_t B = a.fx.d.bd, bs = a.xs[0].d.batch_size();
+  std::vector<unsigned> host(B);
+  pick_batch_indices(a.attr, a.xs[0].d, host.data());
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  a.fx.device->copy_from_host(ids, host.data(), B * sizeof(unsigned));
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { y[j] = x[ids[j / bs] * bs + j % bs]; });
+}
+template <class P>
+void pick_batch_dev_bwd(const BackwardArgs& a) {
+  const size_t bs = a.xs[0].d.batch_size();
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t j) { dev::atomic_add(dx + ids[j / bs] * bs + j % bs, g[j]); });
+}
+DYNET_DEVICE_KERNELS("pick_batch_elems", pick_batch_dev_fwd, pick_batch_dev_bwd);
+
+// pick_range: contiguous slices of each fiber.
+template <class P>
+void pick_range_dev_fwd(const ForwardArgs& a) {
+  const RangeAttr& r = a.attr.as<RangeAttr>();
+  const dev::Fibers f = dev::fibers(a.xs[0].d, r.axis, true);
+  const size_t len = size_t(r.e - r.s) * f.inner, n = f.n, inner = f.inner, s = r.s;
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t j) { y[j] = x[((j / len) * n + s) * inner + j % len]; });
+}
+template <class P>
+void pick_range_dev_bwd(const BackwardArgs& a) {
+  const RangeAttr& r = a.attr.as<RangeAttr>();
+  const dev::Fibers f = dev::fibers(a.xs[0].d, r.axis, true);
+  const size_t len = size_t(r.e - r.s) * f.inner, n = f.n, inner = f.inner, s = r.s;
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t j) { dx[((j / len) * n + s) * inner + j % len] += g[j]; });
+}
+DYNET_DEVICE_KERNELS("pick_range", pick_range_dev_fwd, pick_range_dev_bwd);
+
+// concatenate along an axis: each argument's block of every fiber; unbatched arguments broadcast.
+template <class P>
+void concatenate_dev_fwd(const ForwardArgs& a) {
+  const unsigned axis = a.attr.as<unsigned>();
+  const dev::Fibers fo = dev::fibers(a.fx.d, axis, false);
+  const size_t obs = a.fx.d.batch_size(), row = size_t(fo.n) * fo.inner;
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.n; ++i) {
+    const Tensor& x = a.xs[i];
+    const size_t len = size_t(x.d[axis]) * fo.inner, xbs = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : xbs;
+    const float* xv = x.v;
+    float* y = a.fx.v;
+    const size_t off = offset;
+    P::for_each(a.fx.device, a.fx.d.bd * xbs, [=] DYNET_LAMBDA(size_t j) {
+      const size_t b = j / xbs, r = j % xbs;
+      y[b * obs + (r / len) * row + off + r % len] = xv[b * xs + r];
+    });
+    offset += len;
+  }
+}
+template <class P>
+void concatenate_dev_bwd(const BackwardArgs& a) {
+  const unsigned axis = a.attr.as<unsigned>();
+  const dev::Fibers fo = dev::fibers(a.fx.d, axis, false);
+  const size_t obs = a.fx.d.batch_size(), row = size_t(fo.n) * fo.inner;
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.i; ++i) offset += size_t(a.xs[i].d[axis]) * fo.inner;
+  const Tensor& x = a.xs[a.i];
+  const size_t len = size_t(x.d[axis]) * fo.inner, xbs = x.d.batch_size();
+  const float* g = a.dEdf.v;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, a.fx.d.bd, xbs, [=] DYNET_LAMBDA(size_t b, size_t r) {
+    return g[b * obs + (r / len) * row + offset + r % len];
+  });
+}
+DYNET_DEVICE_KERNELS("concatenate", concatenate_dev_fwd, concatenate_dev_bwd);
+
+// concatenate_to_batch: the arguments one after another.
+template <class P>
+void concatenate_to_batch_dev_fwd(const ForwardArgs& a) {
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.n; ++i) {
+    a.fx.device->copy(a.fx.v + offset, a.xs[i].v, a.xs[i].d.size() * sizeof(float));
+    offset += a.xs[i].d.size();
+  }
+}
+template <class P>
+void concatenate_to_batch_dev_bwd(const BackwardArgs& a) {
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.i; ++i) offset += a.xs[i].d.size();
+  a.fx.device->axpy(1.f, a.dEdf.v + offset, a.dEdxi.v, a.dEdxi.d.size());
+}
+DYNET_DEVICE_KERNELS("concatenate_to_batch", concatenate_to_batch_dev_fwd, concatenate_to_batch_dev_bwd);
+
+// reshape aliases its argument on every device; its gradient adds straight through.
+template <class P>
+void reshape_dev_fwd(const ForwardArgs& a) {
+  a.fx.v = a.xs[0].v;
+}
+template <class P>
+void reshape_dev_bwd(const BackwardArgs& a) {
+  a.fx.device->axpy(1.f, a.dEdf.v, a.dEdxi.v, a.dEdxi.d.size());
+}
+DYNET_DEVICE_KERNELS("reshape", reshape_dev_fwd, reshape_dev_bwd);
+
+// transpose: output element j of each batch element reads input offset src(j) (a bijection).
+struct Permutation {
+  unsigned n = 0;
+  size_t odim[DYNET_MAX_TENSOR_DIM], istride[DYNET_MAX_TENSOR_DIM];  // per output dim: size, input stride
+  DYNET_HD size_t src(size_t j) const {
+    size_t s = 0;
+    for (unsigned k = 0; k < n; ++k) {
+      s += (j % odim[k]) * istride[k];
+      j /= odim[k];
+    }
+    return s;
+  }
+};
+Permutation permutation(const Dim& x, const TransposeAttr& t) {
+  Permutation p;
+  size_t stride[DYNET_MAX_TENSOR_DIM], s = 1;
+  for (unsigned k = 0; k < t.n; ++k) {
+    stride[k] = s;
+    s *= x[k];
+  }
+  p.n = t.n;
+  for (unsigned k = 0; k < t.n; ++k) {
+    p.odim[k] = x[t.perm[k]];
+    p.istride[k] = stride[t.perm[k]];
+  }
+  return p;
+}
+template <class P>
+void transpose_dev_fwd(const ForwardArgs& a) {
+  const Permutation p = permutation(a.xs[0].d, a.attr.as<TransposeAttr>());
+  const size_t bs = a.fx.d.batch_size();
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { y[j] = x[(j / bs) * bs + p.src(j % bs)]; });
+}
+template <class P>
+void transpose_dev_bwd(const BackwardArgs& a) {
+  const Permutation p = permutation(a.xs[0].d, a.attr.as<TransposeAttr>());
+  const size_t bs = a.fx.d.batch_size();
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { dx[(j / bs) * bs + p.src(j % bs)] += g[j]; });
+}
+DYNET_DEVICE_KERNELS("transpose", transpose_dev_fwd, transpose_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 using ops::Xs;
 using ops::ArrayMap;
 using ops::CArrayMap;
@@ -25,15 +279,6 @@ std::string idx_str(unsigned v) { return std::to_string(v); }
 
 // ---------------------------------------------------------------------------------------------
 // pick(x, v, d): x[v] along dim d, which is removed. Vector forms pick one index per batch element.
-struct PickAttr {
-  const unsigned* pv = nullptr;                 // single index read at forward time
-  const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
-  uint32_t n = 0;                               // number of indices (inline ones follow in the tail)
-  uint32_t per_batch = 0;                       // 1: the vector forms
-  uint32_t axis = 0;
-  uint32_t unused = 0;  // keeps the struct free of padding (attributes are hashed bytewise)
-};
-
 Dim pick_shape(const ArgDims& xs, AttrView a) {
   const Dim& x = xs[0];
   const PickAttr& p = a.as<PickAttr>();
@@ -60,13 +305,9 @@ void pick_fwd(const ForwardArgs& a) {
   const Fibers f = fibers(x.d, p.axis, false);
   const size_t B = a.fx.d.bd, bs = x.d.batch_size();
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
-  const ops::IndexList src = ops::index_list<PickAttr>("pick", a.attr);
+  pick_indices(a.attr, x.d, unsigned(B), ids);
   for (size_t b = 0; b < B; ++b) {
-    const unsigned v = src.ids[b % src.n];
-    if (v >= f.n)
-      op_error("pick", "index " + idx_str(v) + " out of range for dim " + idx_str(p.axis) + " (size " +
-                           idx_str(f.n) + ") of input " + x.d.str());
-    ids[b] = v;
+    const unsigned v = ids[b];
     const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * bs;
     float* y = a.fx.batch_ptr(b);
     for (size_t o = 0; o < f.outer; ++o)
@@ -147,9 +388,6 @@ Expression pick_node(const Expression& x, PickAttr p, const unsigned* ids) {
 
 // ---------------------------------------------------------------------------------------------
 // pick_range(x, s, e, d): x[s:e) along dim d.
-struct RangeAttr {
-  uint32_t s, e, axis;
-};
 Dim pick_range_shape(const ArgDims& xs, AttrView a) {
   const RangeAttr& r = a.as<RangeAttr>();
   const Dim& x = xs[0];
@@ -308,10 +546,6 @@ const OpId k_reshape = register_op({.name = "reshape",
 
 // ---------------------------------------------------------------------------------------------
 // transpose(x, dims): output dim j = input dim dims[j], for each batch element.
-struct TransposeAttr {
-  uint32_t n = 0;
-  uint32_t perm[DYNET_MAX_TENSOR_DIM] = {};
-};
 Dim transpose_shape(const ArgDims& xs, AttrView a) {
   const TransposeAttr& t = a.as<TransposeAttr>();
   const Dim& x = xs[0];
@@ -452,19 +686,9 @@ size_t select_aux(const Dim&, const ArgDims&, AttrView a) { return a.as<SelectAt
 template <unsigned kAxis>
 void select_fwd(const ForwardArgs& a) {
   const SelectAttr& s = a.attr.as<SelectAttr>();
-  const char* op = select_name<kAxis>();
   const Fibers f = fibers(a.xs[0].d, kAxis, true);
-  const unsigned* src = s.p ? s.p->data() : a.attr.tail<unsigned, SelectAttr>();
-  if (s.p && s.p->size() != s.n)
-    op_error(op, "the index vector changed size after the node was created (" + idx_str(s.n) + " -> " +
-                     std::to_string(s.p->size()) + ")");
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
-  for (size_t k = 0; k < s.n; ++k) {
-    if (src[k] >= f.n)
-      op_error(op, "index " + idx_str(src[k]) + " out of range for input " + a.xs[0].d.str() + " (dim " +
-                       idx_str(f.n) + ")");
-    ids[k] = src[k];
-  }
+  select_indices(a.attr, kAxis, a.xs[0].d, ids);
   const float* x = a.xs[0].v;
   float* y = a.fx.v;
   for (size_t o = 0; o < f.outer; ++o)
@@ -577,12 +801,10 @@ size_t pick_batch_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
 void pick_batch_fwd(const ForwardArgs& a) {
   const BatchPickAttr& p = a.attr.as<BatchPickAttr>();
   const Tensor& x = a.xs[0];
-  const unsigned* src = ops::index_list<BatchPickAttr>(kPickBatch, a.attr).ids;
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  pick_batch_indices(a.attr, x.d, ids);
   const size_t bs = x.d.batch_size();
   for (size_t b = 0; b < p.n; ++b) {
-    check_batch_index(src[b], x.d);
-    ids[b] = src[b];
     copy_floats(a.fx.v + b * bs, x.v + ids[b] * bs, bs);
   }
 }
@@ -778,7 +1000,42 @@ const OpId k_strided_select = register_op({.name = "strided_select",
                                            .batch = {.why_not = "its last entry may select from the batch"},
                                            .samples = strided_samples});
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
+
+#ifndef DYNET_CUDA_PASS
+void pick_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids) {
+  const PickAttr& p = a.as<PickAttr>();
+  const ops::IndexList src = ops::index_list<PickAttr>("pick", a);
+  for (size_t b = 0; b < B; ++b) {
+    const unsigned v = src.ids[b % src.n];
+    if (v >= x[p.axis])
+      op_error("pick", "index " + idx_str(v) + " out of range for dim " + idx_str(p.axis) + " (size " +
+                           idx_str(x[p.axis]) + ") of input " + x.str());
+    ids[b] = v;
+  }
+}
+void select_indices(AttrView a, unsigned axis, const Dim& x, unsigned* ids) {
+  const SelectAttr& s = a.as<SelectAttr>();
+  const char* op = axis == 0 ? select_name<0>() : select_name<1>();
+  const unsigned* src = s.p ? s.p->data() : a.tail<unsigned, SelectAttr>();
+  if (s.p && s.p->size() != s.n)
+    op_error(op, "the index vector changed size after the node was created (" + idx_str(s.n) + " -> " +
+                     std::to_string(s.p->size()) + ")");
+  for (size_t k = 0; k < s.n; ++k) {
+    if (src[k] >= x[axis])
+      op_error(op, "index " + idx_str(src[k]) + " out of range for input " + x.str() + " (dim " + idx_str(x[axis]) + ")");
+    ids[k] = src[k];
+  }
+}
+void pick_batch_indices(AttrView a, const Dim& x, unsigned* ids) {
+  const BatchPickAttr& p = a.as<BatchPickAttr>();
+  const unsigned* src = ops::index_list<BatchPickAttr>(kPickBatch, a).ids;
+  for (size_t b = 0; b < p.n; ++b) {
+    check_batch_index(src[b], x);
+    ids[b] = src[b];
+  }
+}
 
 Expression pick(const Expression& x, unsigned v, unsigned d) { return pick_node(x, PickAttr{nullptr, nullptr, 1, 0, d}, &v); }
 DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", nullptr, Expression(const Expression&, unsigned, unsigned));
@@ -884,5 +1141,7 @@ Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols) 
   return select_node(k_select_cols, x, pcols, nullptr);
 }
 DYNET_API(select_cols, "select_cols", "select_cols(x, pcols)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
+
+#endif
 
 }  // namespace dynet

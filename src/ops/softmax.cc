@@ -1,6 +1,10 @@
 // Softmax family and the losses built on it: softmax along any dim, log_softmax of columns (also
 // restricted to a set of rows), elementwise logsumexp over a list, pickneglogsoftmax (one index,
 // or one per batch element), sparsemax and its loss, constrained_softmax.
+#include "kernels/device/prims.h"
+#include "kernels/device/strided.h"
+
+#ifndef DYNET_CUDA_PASS
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -9,10 +13,169 @@
 #include "core/mem.h"
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
 
+// ---- device kernels ----
+// A fiber's element: fiber o (of outer·inner) at position k along the axis of length n.
+struct FiberIndex {
+  size_t inner, n;
+  DYNET_HD size_t operator()(size_t o, size_t k) const { return (o / inner) * n * inner + k * inner + o % inner; }
+  DYNET_HD size_t fiber_of(size_t i) const { return (i / (n * inner)) * inner + i % inner; }
+};
+// m[o] = max, s[o] = Σ exp(x - m) over each fiber (scratch memory of the device).
+template <class P>
+void max_and_sum_exp(Device* dev, const float* x, FiberIndex at, size_t fibers, float* m, float* s) {
+  P::reduce(
+      dev, fibers, at.n, -INFINITY, [=] DYNET_LAMBDA(size_t o, size_t k) { return x[at(o, k)]; }, dev::Max(),
+      [=] DYNET_LAMBDA(size_t o, float v) { m[o] = v; });
+  P::reduce(
+      dev, fibers, at.n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return fn::exp(x[at(o, k)] - m[o]); }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t o, float v) { s[o] = v; });
+}
+
+template <class P>
+void softmax_dev_fwd(const ForwardArgs& a) {
+  const dev::Fibers f = dev::fibers(a.fx.d, a.attr.as<unsigned>());
+  const FiberIndex at{f.inner, f.n};
+  const size_t fibers = f.outer * f.inner;
+  float* m = a.scratch.allocate_floats(fibers);
+  float* s = a.scratch.allocate_floats(fibers);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  max_and_sum_exp<P>(a.fx.device, x, at, fibers, m, s);
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t o = at.fiber_of(i);
+    y[i] = fn::exp(x[i] - m[o]) / s[o];
+  });
+}
+// dx += y ⊙ (g - Σ g ⊙ y) along each fiber
+template <class P>
+void softmax_dev_bwd(const BackwardArgs& a) {
+  const dev::Fibers f = dev::fibers(a.fx.d, a.attr.as<unsigned>());
+  const FiberIndex at{f.inner, f.n};
+  const size_t fibers = f.outer * f.inner;
+  float* dot = a.scratch.allocate_floats(fibers);
+  const float *y = a.fx.v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::reduce(
+      a.fx.device, fibers, f.n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return y[at(o, k)] * g[at(o, k)]; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float v) { dot[o] = v; });
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t i) { dx[i] += y[i] * (g[i] - dot[at.fiber_of(i)]); });
+}
+DYNET_DEVICE_KERNELS("softmax", softmax_dev_fwd, softmax_dev_bwd);
+
+// log_softmax of each column: y = x - m - log s.
+template <class P>
+void log_softmax_dev_fwd(const ForwardArgs& a) {
+  const FiberIndex at{1, a.fx.d.rows()};
+  const size_t fibers = a.fx.d.size() / at.n;
+  float* m = a.scratch.allocate_floats(fibers);
+  float* s = a.scratch.allocate_floats(fibers);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  max_and_sum_exp<P>(a.fx.device, x, at, fibers, m, s);
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t o = at.fiber_of(i);
+    y[i] = x[i] - m[o] - fn::log(s[o]);
+  });
+}
+// dx += g - softmax(x) Σ g
+template <class P>
+void log_softmax_dev_bwd(const BackwardArgs& a) {
+  const FiberIndex at{1, a.fx.d.rows()};
+  const size_t fibers = a.fx.d.size() / at.n;
+  float* gsum = a.scratch.allocate_floats(fibers);
+  const float *y = a.fx.v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::reduce(
+      a.fx.device, fibers, at.n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return g[at(o, k)]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t o, float v) { gsum[o] = v; });
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i] - fn::exp(y[i]) * gsum[at.fiber_of(i)]; });
+}
+DYNET_DEVICE_KERNELS("log_softmax", log_softmax_dev_fwd, log_softmax_dev_bwd);
+
+// logsumexp over a list, elementwise: the arguments' pointers and batch strides go to the device.
+template <class P>
+void logsumexp_dev_fwd(const ForwardArgs& a) {
+  const size_t bs = a.fx.d.batch_size(), n = a.n;
+  std::vector<const float*> ptrs(n);
+  std::vector<size_t> strides(n);
+  for (size_t i = 0; i < n; ++i) {
+    ptrs[i] = a.xs[i].v;
+    strides[i] = a.xs[i].d.bd == 1 ? 0 : bs;
+  }
+  const float* const* xs = dev::upload(a.fx.device, a.scratch, ptrs.data(), n);
+  const size_t* st = dev::upload(a.fx.device, a.scratch, strides.data(), n);
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+    const size_t b = j / bs, e = j % bs;
+    float m = xs[0][b * st[0] + e];
+    for (size_t i = 1; i < n; ++i) m = fn::max(m, xs[i][b * st[i] + e]);
+    float s = 0.f;
+    for (size_t i = 0; i < n; ++i) s += fn::exp(xs[i][b * st[i] + e] - m);
+    y[j] = m + fn::log(s);
+  });
+}
+template <class P>
+void logsumexp_dev_bwd(const BackwardArgs& a) {
+  const size_t bs = a.fx.d.batch_size();
+  const Tensor& x = a.xs[a.i];
+  const size_t xs = x.d.bd == 1 ? 0 : bs;
+  const float *xv = x.v, *y = a.fx.v, *g = a.dEdf.v;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, a.fx.d.bd, bs, [=] DYNET_LAMBDA(size_t b, size_t e) {
+    return g[b * bs + e] * fn::exp(xv[b * xs + e] - y[b * bs + e]);
+  });
+}
+DYNET_DEVICE_KERNELS("logsumexp", logsumexp_dev_fwd, logsumexp_dev_bwd);
+}  // namespace
+
+// The pick indices of a pickneglogsoftmax node, validated (defined with the CPU kernels below; the CUDA
+// pass links to the host pass's definition).
+void pnls_read_indices(AttrView a, unsigned rows, unsigned B, unsigned* ids);
+
+namespace {
+// aux: logZ per batch element, then the picked index per batch element (as in pnls_fwd).
+template <class P>
+void pnls_dev_fwd(const ForwardArgs& a) {
+  const Tensor& x = a.xs[0];
+  const size_t B = a.fx.d.bd, n = x.d.rows(), xs = x.d.bd == 1 ? 0 : n;
+  std::vector<unsigned> host_ids(B);
+  pnls_read_indices(a.attr, n, B, host_ids.data());
+  float* logz = a.aux;
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux + B);
+  a.fx.device->copy_from_host(ids, host_ids.data(), B * sizeof(unsigned));
+  float* m = a.scratch.allocate_floats(B);
+  const float* xv = x.v;
+  float* y = a.fx.v;
+  P::reduce(
+      a.fx.device, B, n, -INFINITY, [=] DYNET_LAMBDA(size_t b, size_t k) { return xv[b * xs + k]; }, dev::Max(),
+      [=] DYNET_LAMBDA(size_t b, float v) { m[b] = v; });
+  P::reduce(
+      a.fx.device, B, n, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return fn::exp(xv[b * xs + k] - m[b]); },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, float v) {
+        logz[b] = m[b] + fn::log(v);
+        y[b] = logz[b] - xv[b * xs + ids[b]];
+      });
+}
+// dx += g (softmax(x) - onehot(v))
+template <class P>
+void pnls_dev_bwd(const BackwardArgs& a) {
+  const Tensor& x = a.xs[0];
+  const size_t n = x.d.rows(), B = a.fx.d.bd, xs = x.d.bd == 1 ? 0 : n;
+  const float *xv = x.v, *g = a.dEdf.v, *logz = a.aux;
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux + B);
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
+    return g[b] * (fn::exp(xv[b * xs + k] - logz[b]) - (k == ids[b] ? 1.f : 0.f));
+  });
+}
+DYNET_DEVICE_KERNELS("pickneglogsoftmax", pnls_dev_fwd, pnls_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 using ops::Xs;
 using ops::ArrayMap;
 using ops::CArrayMap;
@@ -695,7 +858,13 @@ const OpId k_constrained_softmax =
                  .batch = {.batchable = true},
                  .samples = constrained_softmax_samples});
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
+
+#ifndef DYNET_CUDA_PASS
+void pnls_read_indices(AttrView a, unsigned rows, unsigned B, unsigned* ids) {
+  read_indices("pickneglogsoftmax", a, rows, B, ids);
+}
 
 Expression softmax(const Expression& x, unsigned d) { return make_node(k_softmax, x, d); }
 DYNET_API(softmax, "softmax", "softmax(x, d = 0)", "softmax(x, d=0)", Expression(const Expression&, unsigned));
@@ -752,5 +921,7 @@ Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>* p
   return pnls_node(x, PickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 1}, nullptr);
 }
 DYNET_API(pickneglogsoftmax, "pickneglogsoftmax", "pickneglogsoftmax(x, pv: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
+
+#endif
 
 }  // namespace dynet

@@ -82,6 +82,12 @@ struct CudaPrims {
                  "cublasSgemm_64");
   }
 
+  // cuBLAS runs transposed operands at full speed: no copy to keep.
+  static void gemm_tn_unchanged(Device* d, long M, long N, long K, float alpha, const float* A, long lda,
+                                const float* B, long ldb, float beta, float* C, long ldc) {
+    gemm(d, true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+
   static void gemm_batched(Device* d, bool trans_a, bool trans_b, long M, long N, long K, float alpha, const float* A,
                            long lda, long stride_a, const float* B, long ldb, long stride_b, float beta, float* C,
                            long ldc, long stride_c, long count) {

@@ -8,6 +8,11 @@ void HostPrims::gemm(Device*, bool trans_a, bool trans_b, long M, long N, long K
   cpu::gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+void HostPrims::gemm_tn_unchanged(Device*, long M, long N, long K, float alpha, const float* A, long lda,
+                                  const float* B, long ldb, float beta, float* C, long ldc) {
+  cpu::gemm_tn_unchanged(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
 void HostPrims::gemm_batched(Device*, bool trans_a, bool trans_b, long M, long N, long K, float alpha, const float* A,
                              long lda, long stride_a, const float* B, long ldb, long stride_b, float beta, float* C,
                              long ldc, long stride_c, long count) {

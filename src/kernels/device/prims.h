@@ -6,6 +6,7 @@
 //   P::reduce(dev, outer, n, init, value, combine, store)
 //                                                for every o < outer: store(o, init ⊕ value(o, 0) ⊕ ... ⊕ value(o, n-1))
 //   P::gemm(dev, ...), P::gemm_batched(dev, ...)  column-major GEMM (oneDNN on the host, cuBLAS on GPUs)
+//   P::gemm_tn_unchanged(dev, ...)               Aᵀ·B for an A unchanged during the backward pass
 // and the Device interface for data movement (copy_from_host, fill, ...). Index arrays that live on the
 // host (pick indices, ...) reach the kernels through upload().
 //
@@ -63,6 +64,8 @@ DYNET_FN1(floor, floorf, floor)
 DYNET_FN1(ceil, ceilf, ceil)
 DYNET_FN1(round, roundf, round)
 #undef DYNET_FN1
+DYNET_HD inline float pow(float x, float y) { return ::powf(x, y); }
+DYNET_HD inline double pow(double x, double y) { return ::pow(x, y); }
 // Explicit float and double overloads (not templates), so that Eigen arrays never match them.
 #define DYNET_FN_SCALAR(T)                                                  \
   DYNET_HD inline T square(T x) { return x * x; }                           \
@@ -116,6 +119,10 @@ struct HostPrims {
   }
   static void gemm(Device*, bool trans_a, bool trans_b, long M, long N, long K, float alpha, const float* A, long lda,
                    const float* B, long ldb, float beta, float* C, long ldc);
+  // C = alpha·Aᵀ·B + beta·C for an A that does not change during the backward pass (a weight): on the host a
+  // product of a transposed copy made once per pass (cpu::gemm_tn_unchanged).
+  static void gemm_tn_unchanged(Device*, long M, long N, long K, float alpha, const float* A, long lda, const float* B,
+                                long ldb, float beta, float* C, long ldc);
   // `count` products: A + i·stride_a, B + i·stride_b, C + i·stride_c (a stride of 0 shares the operand).
   static void gemm_batched(Device*, bool trans_a, bool trans_b, long M, long N, long K, float alpha, const float* A,
                            long lda, long stride_a, const float* B, long ldb, long stride_b, float beta, float* C, long ldc,
@@ -148,6 +155,18 @@ struct Max {
   template <class T>
   DYNET_HD T operator()(T a, T b) const { return a > b ? a : b; }
 };
+
+// d[j] += Σ_b v(b, j) for j < bs, over the bd batch elements of an output that reads element j of an
+// argument: one term when the argument (and d, its gradient) is batched, every b when it is shared.
+template <class P, class V>
+void add_over_batch(Device* dev, float* d, bool batched, size_t bd, size_t bs, V v) {
+  if (batched || bd == 1) {
+    P::for_each(dev, bd * bs, [=] DYNET_LAMBDA(size_t i) { d[i] += v(i / bs, i % bs); });
+    return;
+  }
+  P::reduce(dev, bs, bd, 0.f, [=] DYNET_LAMBDA(size_t j, size_t b) { return v(b, j); }, Sum(),
+            [=] DYNET_LAMBDA(size_t j, float s) { d[j] += s; });
+}
 
 }  // namespace dynet::dev
 
