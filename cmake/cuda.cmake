@@ -54,13 +54,13 @@ find_package(CUDAToolkit REQUIRED)
 set(DYNET_CUDA_LIBRARIES CUDA::cudart CUDA::cublas)
 message(STATUS "dynet: CUDA backend on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
 
-# The device-neutral sources: op family files with device kernels (DYNET_DEVICE_KERNELS/_FORWARD); the
-# others stay host-only. Their contents decide, so a change to any of them re-runs the configure step.
-file(GLOB op_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/ops/*.cc)
+# The device-neutral sources: op family files and trainer code with device kernels (DYNET_DEVICE_KERNELS,
+# _FORWARD, or DYNET_DEVICE_PRIMS::); the others stay host-only. Their contents decide, so a change to any of them re-runs the configure step.
+file(GLOB op_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/ops/*.cc ${CMAKE_CURRENT_SOURCE_DIR}/src/train/*.cc)
 set(cuda_pass_units "")
 foreach(src ${op_sources})
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${src})
-  file(STRINGS ${src} marks REGEX "DYNET_DEVICE_(KERNELS|FORWARD)\\(" LIMIT_COUNT 1)
+  file(STRINGS ${src} marks REGEX "DYNET_DEVICE_(KERNELS|FORWARD|PRIMS)[(:]" LIMIT_COUNT 1)
   if(NOT marks)
     continue()
   endif()

@@ -198,6 +198,7 @@ class Trainer {
   virtual void end_update() {}
 
  private:
+  void synchronize_parameter_devices() const;
   void update_listed(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params);
   void apply_update(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params,
                     std::vector<std::string>* late);

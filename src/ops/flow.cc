@@ -1,23 +1,117 @@
 // Noise and gradient flow: dropout (elementwise, along a dim, per batch element, whole tensor), noise,
 // nobackprop, scale_gradient.
+#include "kernels/device/prims.h"
+#include "kernels/device/strided.h"
+
+#ifndef DYNET_CUDA_PASS
 #include <random>
 
 #include "core/device.h"
 #include "kernels/device/emulated.h"
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
+
+// Random numbers come from the host's engine on every device (so a seed draws the same masks and noise on
+// the CPU and on GPUs): n keep-mask values (0 or 1/(1-p)) or N(0, stddev²) draws, into host memory
+// (defined with the CPU kernels below; the CUDA pass links to the host pass's definitions).
+void flow_keep_mask(float* host, size_t n, float p);
+void flow_gaussian(float* host, size_t n, float stddev);
+
 namespace {
-
-using ops::Xs;
-using ops::ArrayMap;
-using ops::CArrayMap;
-
 struct DropoutDimAttr {
   uint32_t axis;
   float p;
 };
+
+// ---- device kernels: the mask (or noise) drawn on the host, then applied on the device ----
+float* upload_mask(const ForwardArgs& a, float* to, size_t n, float p) {
+  std::vector<float> host(n);
+  flow_keep_mask(host.data(), n, p);
+  a.fx.device->copy_from_host(to, host.data(), n * sizeof(float));
+  return to;
+}
+// y[i] = m[slot(i)] · x[i] and dE/dx[i] += m[slot(i)] · g[i], with the mask kept in aux. kKind: 0 dropout
+// (one mask value per value), 1 dropout_dim (per fiber along the axis), 2 dropout_batch (per batch
+// element), 3 block_dropout (per autobatched member).
+template <int kKind>
+struct MaskDev {
+  struct Slots {
+    size_t inner, n, per;  // dropout_dim: [inner, n, outer]; dropout_batch/block: values per mask value
+    DYNET_HD size_t operator()(size_t i) const {
+      if (kKind == 0) return i;
+      if (kKind == 1) return (i / (inner * n)) * inner + i % inner;
+      return i / per;
+    }
+  };
+  static Slots slots(const Dim& d, AttrView attr, unsigned members, size_t* count) {
+    if (kKind == 1) {
+      const dev::Fibers f = dev::fibers(d, attr.as<DropoutDimAttr>().axis);
+      *count = f.inner * f.outer;
+      return {f.inner, f.n, 0};
+    }
+    const size_t groups = kKind == 0 ? d.size() : kKind == 2 ? d.bd : members;
+    *count = groups;
+    return {0, 0, d.size() / groups};
+  }
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    size_t count = 0;
+    const Slots slot = slots(a.xs[0].d, a.attr, a.members, &count);
+    const float p = kKind == 1 ? a.attr.as<DropoutDimAttr>().p : a.attr.as<float>();
+    const float* m = upload_mask(a, a.aux, count, p);
+    const float* x = a.xs[0].v;
+    float* y = a.fx.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = m[slot(i)] * x[i]; });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    size_t count = 0;
+    const Slots slot = slots(a.xs[0].d, a.attr, a.members, &count);
+    const float *m = a.aux, *g = a.dEdf.v;
+    float* dx = a.dEdxi.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { dx[i] += m[slot(i)] * g[i]; });
+  }
+};
+DYNET_DEVICE_KERNELS("dropout", MaskDev<0>::fwd, MaskDev<0>::bwd);
+DYNET_DEVICE_KERNELS("dropout_dim", MaskDev<1>::fwd, MaskDev<1>::bwd);
+DYNET_DEVICE_KERNELS("dropout_batch", MaskDev<2>::fwd, MaskDev<2>::bwd);
+DYNET_DEVICE_KERNELS("block_dropout", MaskDev<3>::fwd, MaskDev<3>::bwd);
+
+// noise: the host's draws added on the device.
+template <class P>
+void noise_dev_fwd(const ForwardArgs& a) {
+  const size_t n = a.fx.d.size();
+  std::vector<float> host(n);
+  flow_gaussian(host.data(), n, a.attr.as<float>());
+  const float* e = dev::upload(a.fx.device, a.scratch, host.data(), n);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, n, [=] DYNET_LAMBDA(size_t i) { y[i] = x[i] + e[i]; });
+}
+// dE/dx += λ g (noise: λ = 1; scale_gradient: its attribute)
+template <bool kScaled>
+struct PassGradientDev {
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    a.fx.device->axpy(kScaled ? a.attr.as<float>() : 1.f, a.dEdf.v, a.dEdxi.v, a.dEdxi.d.size());
+  }
+};
+// nobackprop and scale_gradient alias their argument on every device.
+template <class P>
+void alias_dev_fwd(const ForwardArgs& a) {
+  a.fx.v = a.xs[0].v;
+}
+DYNET_DEVICE_KERNELS("noise", noise_dev_fwd, PassGradientDev<false>::bwd);
+DYNET_DEVICE_FORWARD("nobackprop", alias_dev_fwd);
+DYNET_DEVICE_KERNELS("scale_gradient", alias_dev_fwd, PassGradientDev<true>::bwd);
+
+#ifndef DYNET_CUDA_PASS
+using ops::Xs;
+using ops::ArrayMap;
+using ops::CArrayMap;
 
 // ---------------------------------------------------------------------------------------------
 // dropout(x, p): inverted dropout. Each value is kept with probability 1 - p and scaled by
@@ -289,7 +383,17 @@ const bool kToDeviceKernels = [] {
   return true;
 }();
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
+
+#ifndef DYNET_CUDA_PASS
+void flow_keep_mask(float* host, size_t n, float p) { fill_keep_mask(host, n, p); }
+void flow_gaussian(float* host, size_t n, float stddev) {
+  if (stddev == 0.f) return std::fill(host, host + n, 0.f);  // as noise_fwd: no draws
+  std::normal_distribution<float> gauss(0.f, stddev);
+  auto& rng = random_engine();
+  for (size_t k = 0; k < n; ++k) host[k] = gauss(rng);
+}
 
 Expression dropout(const Expression& x, real p) {
   if (!(p >= 0.f && p < 1.f)) op_error("dropout", "p must be in [0, 1), got " + std::to_string(p));
@@ -329,5 +433,7 @@ Expression to_device(const Expression& x, Device* device) {
   return Expression(&g, g.add_node_on(device, k_to_device, &x.i, 1));
 }
 DYNET_API(to_device, "to_device", "to_device(x, device)", "to_device(e, device_str)", Expression(const Expression&, Device*));
+
+#endif
 
 }  // namespace dynet

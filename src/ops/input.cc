@@ -3,6 +3,7 @@
 #include <cstring>
 #include <random>
 
+#include "core/device.h"
 #include "core/leaf_ops.h"
 #include "ops/api.h"
 #include "ops/common.h"
@@ -153,14 +154,35 @@ void check_dim(const char* op, const Dim& d) {
 }
 
 template <class A>
-VariableIndex add(ComputationGraph& g, OpId op, const A& attr) {
+VariableIndex add(ComputationGraph& g, OpId op, const A& attr, Device* device) {
   A clean = attr;
-  return g.add_node(op, nullptr, 0, &detail::zero_padding(clean), sizeof(A));
+  return g.add_node_on(device, op, nullptr, 0, &detail::zero_padding(clean), sizeof(A));
 }
 template <class H, class T>
-VariableIndex add_blob(ComputationGraph& g, OpId op, const AttrWithTail<H, T>& w) {
-  return g.add_node(op, nullptr, 0, w.data(), w.bytes());
+VariableIndex add_blob(ComputationGraph& g, OpId op, const AttrWithTail<H, T>& w, Device* device) {
+  return g.add_node_on(device, op, nullptr, 0, w.data(), w.bytes());
 }
+
+// On other devices these leaves make their values on the host, with the CPU's kernel (so a seed draws the
+// same random values on every device), and copy them over: one kernel for every backend.
+template <void (*kCpu)(const ForwardArgs&)>
+void on_host(const ForwardArgs& a) {
+  std::vector<float> host(a.fx.d.size());
+  Tensor h(a.fx.d, host.data(), cpu_device());
+  kCpu(ForwardArgs{a.xs, a.n, h, a.attr, nullptr, a.scratch});
+  a.fx.device->copy_from_host(a.fx.v, host.data(), host.size() * sizeof(float));
+}
+const bool kLeafDeviceKernels = [] {
+  for (Backend b : {kCudaBackend, kEmulatedBackend}) {
+    register_device_kernels(k_constant, b, {on_host<constant_fwd>});
+    register_device_kernels(k_one_hot, b, {on_host<one_hot_fwd>});
+    register_device_kernels(k_random_normal, b, {on_host<random_normal_fwd>});
+    register_device_kernels(k_random_bernoulli, b, {on_host<random_bernoulli_fwd>});
+    register_device_kernels(k_random_uniform, b, {on_host<random_uniform_fwd>});
+    register_device_kernels(k_random_gumbel, b, {on_host<random_gumbel_fwd>});
+  }
+  return true;
+}();
 
 }  // namespace
 
@@ -230,18 +252,18 @@ Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vecto
   return Expression(&g, g.add_const_lookup(p, pindices));
 }
 DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, pindices: payload)", "lookup_batch(p, indices, update=False)", Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>*));
-Expression constant(ComputationGraph& g, const Dim& d, float val, Device*) {
+Expression constant(ComputationGraph& g, const Dim& d, float val, Device* device) {
   check_dim("constant", d);
-  return Expression(&g, add(g, k_constant, ConstAttr{d, val}));
+  return Expression(&g, add(g, k_constant, ConstAttr{d, val}, device));
 }
 DYNET_API(constant, "constant", "constant(g, d, val, device = nullptr)", "constant(dim, val, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, Device*));
-Expression one_hot(ComputationGraph& g, unsigned d, unsigned idx, Device*) {
-  return Expression(&g, add_blob(g, k_one_hot, attr_with_tail(OneHotAttr{d, 1}, &idx, 1)));
+Expression one_hot(ComputationGraph& g, unsigned d, unsigned idx, Device* device) {
+  return Expression(&g, add_blob(g, k_one_hot, attr_with_tail(OneHotAttr{d, 1}, &idx, 1), device));
 }
 DYNET_API(one_hot, "one_hot", "one_hot(g, d, idx: payload, device = nullptr)", "one_hot(d, idx, device='')", Expression(ComputationGraph&, unsigned, unsigned, Device*));
-Expression one_hot(ComputationGraph& g, unsigned d, const std::vector<unsigned>& ids, Device*) {
+Expression one_hot(ComputationGraph& g, unsigned d, const std::vector<unsigned>& ids, Device* device) {
   const OneHotAttr h{d, static_cast<uint32_t>(ids.size())};
-  return Expression(&g, add_blob(g, k_one_hot, attr_with_tail(h, ids.data(), ids.size())));
+  return Expression(&g, add_blob(g, k_one_hot, attr_with_tail(h, ids.data(), ids.size()), device));
 }
 DYNET_API(one_hot, "one_hot", "one_hot(g, d, ids: payload, device = nullptr)", nullptr, Expression(ComputationGraph&, unsigned, const std::vector<unsigned>&, Device*));
 Expression zeros(ComputationGraph& g, const Dim& d, Device* dev) { return constant(g, d, 0.f, dev); }
@@ -250,29 +272,29 @@ Expression zeroes(ComputationGraph& g, const Dim& d, Device* dev) { return const
 DYNET_API(zeroes, "constant", "zeroes(g, d, device = nullptr)", "zeroes(dim, batch_size=1)", Expression(ComputationGraph&, const Dim&, Device*));
 Expression ones(ComputationGraph& g, const Dim& d, Device* dev) { return constant(g, d, 1.f, dev); }
 DYNET_API(ones, "constant", "ones(g, d, device = nullptr)", "ones(dim, batch_size=1)", Expression(ComputationGraph&, const Dim&, Device*));
-Expression random_normal(ComputationGraph& g, const Dim& d, float mean, float stddev, Device*) {
+Expression random_normal(ComputationGraph& g, const Dim& d, float mean, float stddev, Device* device) {
   check_dim("random_normal", d);
   if (!(stddev >= 0)) op_error("random_normal", "stddev must be >= 0, got " + std::to_string(stddev));
-  return Expression(&g, add(g, k_random_normal, RandomAttr{d, mean, stddev}));
+  return Expression(&g, add(g, k_random_normal, RandomAttr{d, mean, stddev}, device));
 }
 DYNET_API(random_normal, "random_normal", "random_normal(g, d, mean = 0.f, stddev = 1.f, device = nullptr)", "random_normal(dim, mean=0.0, stddev=1.0, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
-Expression random_bernoulli(ComputationGraph& g, const Dim& d, float p, float scale, Device*) {
+Expression random_bernoulli(ComputationGraph& g, const Dim& d, float p, float scale, Device* device) {
   check_dim("random_bernoulli", d);
   if (!(p >= 0 && p <= 1)) op_error("random_bernoulli", "p must be in [0, 1], got " + std::to_string(p));
-  return Expression(&g, add(g, k_random_bernoulli, RandomAttr{d, p, scale}));
+  return Expression(&g, add(g, k_random_bernoulli, RandomAttr{d, p, scale}, device));
 }
 DYNET_API(random_bernoulli, "random_bernoulli", "random_bernoulli(g, d, p, scale = 1.0f, device = nullptr)", "random_bernoulli(dim, p, scale=1.0, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
-Expression random_uniform(ComputationGraph& g, const Dim& d, float left, float right, Device*) {
+Expression random_uniform(ComputationGraph& g, const Dim& d, float left, float right, Device* device) {
   check_dim("random_uniform", d);
   if (!(left < right))
     op_error("random_uniform", "needs left < right, got [" + std::to_string(left) + ", " + std::to_string(right) + "]");
-  return Expression(&g, add(g, k_random_uniform, RandomAttr{d, left, right}));
+  return Expression(&g, add(g, k_random_uniform, RandomAttr{d, left, right}, device));
 }
 DYNET_API(random_uniform, "random_uniform", "random_uniform(g, d, left, right, device = nullptr)", "random_uniform(dim, left, right, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
-Expression random_gumbel(ComputationGraph& g, const Dim& d, float mu, float beta, Device*) {
+Expression random_gumbel(ComputationGraph& g, const Dim& d, float mu, float beta, Device* device) {
   check_dim("random_gumbel", d);
   if (!(beta > 0)) op_error("random_gumbel", "beta must be > 0, got " + std::to_string(beta));
-  return Expression(&g, add(g, k_random_gumbel, RandomAttr{d, mu, beta}));
+  return Expression(&g, add(g, k_random_gumbel, RandomAttr{d, mu, beta}, device));
 }
 DYNET_API(random_gumbel, "random_gumbel", "random_gumbel(g, d, mu = 0.0f, beta = 1.0f, device = nullptr)", "random_gumbel(dim, mu=0.0, beta=1.0, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
 

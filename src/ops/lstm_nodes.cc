@@ -9,8 +9,12 @@
 //
 // The gates node keeps its pre-activation gradient in aux (written by each backward call), so the
 // weight gradients of a single-column step can be deferred into the executor's rank-1 batching.
+#include "kernels/device/prims.h"
+
 #include <algorithm>
 #include <cstring>
+
+#ifndef DYNET_CUDA_PASS
 #include <random>
 
 #include "core/mem.h"
@@ -19,11 +23,15 @@
 #include "kernels/cpu/lstm.h"
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
-namespace {
 
-using ops::Xs;
+// The weight noise of a gates node's step: n draws from N(0, stddev²) seeded with `seed` (defined with
+// the CPU kernels below; the CUDA pass links to the host pass's definition).
+void lstm_weight_noise(float* host, size_t n, uint32_t seed, float stddev);
+
+namespace {
 constexpr const char* kGates = "vanilla_lstm_gates";
 
 // Argument order of the gates node: the shared weights first (so the batch rule is a fixed mask), then
@@ -58,6 +66,217 @@ GatesGeom gates_geom(DimOf dim_of, const GatesAttr& at, unsigned B) {
 GatesGeom gates_geom(const Tensor* xs, const GatesAttr& at, unsigned B) {
   return gates_geom([xs](unsigned k) -> const Dim& { return xs[k].d; }, at, B);
 }
+
+struct Weights {
+  const float *Wx, *Wh, *b;
+};
+
+// ---- device kernels of the fused nodes ----
+// dst {I, B} ← x_t's pieces, masked unless !use_mask (as gather_x).
+template <class P>
+void gather_x_dev(Device* dev, const Tensor* xs, const GatesAttr& at, const GatesGeom& g, bool use_mask, float* dst) {
+  const size_t I = g.I;
+  const float* mask = at.dropout && use_mask ? xs[kMaskX].v : nullptr;
+  const size_t ms = at.dropout && xs[kMaskX].d.bd != 1 ? I : 0;
+  size_t off = 0;
+  for (unsigned k = 0; k < at.num_x; ++k) {
+    const Tensor& x = xs[at.first_x() + k];
+    const size_t rows = x.d.rows(), xs_ = x.d.bd == 1 ? 0 : rows, o = off;
+    const float* xv = x.v;
+    P::for_each(dev, g.B * rows, [=] DYNET_LAMBDA(size_t j) {
+      const size_t b = j / rows, r = j % rows;
+      dst[b * I + o + r] = xv[b * xs_ + r] * (mask ? mask[b * ms + o + r] : 1.f);
+    });
+    off += rows;
+  }
+}
+template <class P>
+void gather_h_dev(Device* dev, const Tensor* xs, const GatesAttr& at, const GatesGeom& g, float* dst) {
+  const size_t H = g.H, hs = xs[kH].d.bd == 1 ? 0 : H;
+  const float* h = xs[kH].v;
+  const float* mask = at.dropout ? xs[kMaskH].v : nullptr;
+  const size_t ms = at.dropout && xs[kMaskH].d.bd != 1 ? H : 0;
+  P::for_each(dev, g.B * H, [=] DYNET_LAMBDA(size_t j) {
+    const size_t b = j / H, r = j % H;
+    dst[j] = h[b * hs + r] * (mask ? mask[b * ms + r] : 1.f);
+  });
+}
+// Wx, Wh, b as this step uses them: the parameters, or noisy copies (the host's draws) in scratch memory.
+template <class P>
+Weights weights_dev(Device* dev, const Tensor* xs, const GatesAttr& at, uint32_t seed, MemPool& scratch) {
+  if (!(at.weightnoise_std > 0.f)) return {xs[kWx].v, xs[kWh].v, xs[kBias].v};
+  float* noisy[3];
+  for (unsigned k = 0; k < 3; ++k) {
+    const size_t n = xs[k].d.size();
+    std::vector<float> host(n);
+    lstm_weight_noise(host.data(), n, seed + k, at.weightnoise_std);
+    noisy[k] = dev::upload(dev, scratch, host.data(), n);
+    dev->axpy(1.f, xs[k].v, noisy[k], n);
+  }
+  return {noisy[0], noisy[1], noisy[2]};
+}
+
+template <class P>
+void gates_dev_fwd(const ForwardArgs& a) {
+  const GatesAttr& at = a.attr.as<GatesAttr>();
+  const GatesGeom g = gates_geom(a.xs, at, a.fx.d.bd);
+  Device* dev = a.fx.device;
+  const size_t B = g.B, H = g.H, H4 = 4 * H;
+  uint32_t seed = 0;
+  if (at.weightnoise_std > 0.f) seed = static_cast<uint32_t>(random_engine()());
+  dev->copy_from_host(a.aux, &seed, sizeof seed);
+  if (g.gather_x) gather_x_dev<P>(dev, a.xs, at, g, true, a.aux + g.x_at());
+  if (g.gather_h) gather_h_dev<P>(dev, a.xs, at, g, a.aux + g.h_at());
+  const float* xin = g.gather_x ? a.aux + g.x_at() : a.xs[at.first_x()].v;
+  const float* hin = g.gather_h ? a.aux + g.h_at() : a.xs[kH].v;
+  const Weights w = weights_dev<P>(dev, a.xs, at, seed, a.scratch);
+  float* pre = a.fx.v;
+  const float* bias = w.b;
+  P::for_each(dev, H4 * B, [=] DYNET_LAMBDA(size_t j) {
+    const size_t r = j % H4;
+    pre[j] = bias[r] + (r >= H && r < 2 * H ? 1.f : 0.f);  // the forget bias
+  });
+  P::gemm(dev, false, false, long(H4), long(B), long(g.I), 1.f, w.Wx, long(H4), xin, long(g.I), 1.f, pre, long(H4));
+  P::gemm(dev, false, false, long(H4), long(B), long(H), 1.f, w.Wh, long(H4), hin, long(H), 1.f, pre, long(H4));
+  P::for_each(dev, H4 * B, [=] DYNET_LAMBDA(size_t j) {
+    pre[j] = j % H4 < 3 * H ? fn::logistic(pre[j]) : fn::tanh(pre[j]);
+  });
+}
+
+template <class P>
+void gates_dev_bwd(const BackwardArgs& a) {
+  const GatesAttr& at = a.attr.as<GatesAttr>();
+  const GatesGeom g = gates_geom(a.xs, at, a.fx.d.bd);
+  Device* dev = a.fx.device;
+  const size_t B = g.B, H = g.H, H4 = 4 * H;
+  float* dpre = a.aux + g.dpre_at();
+  if (!a.repeat) {  // dpre = dgates ⊙ σ'(pre) or tanh'(pre), from the gate values
+    const float *y = a.fx.v, *dy = a.dEdf.v;
+    P::for_each(dev, H4 * B, [=] DYNET_LAMBDA(size_t j) {
+      dpre[j] = j % H4 < 3 * H ? dy[j] * y[j] * (1.f - y[j]) : dy[j] * (1.f - y[j] * y[j]);
+    });
+  }
+  const Tensor& dx = a.dEdxi;
+  const unsigned i = a.i;
+  if (i == kBias) {
+    float* db = dx.v;
+    const float* dp = dpre;
+    P::reduce(
+        dev, H4, B, 0.f, [=] DYNET_LAMBDA(size_t r, size_t b) { return dp[b * H4 + r]; }, dev::Sum(),
+        [=] DYNET_LAMBDA(size_t r, float v) { db[r] += v; });
+    return;
+  }
+  if (i == kWx || i == kWh) {
+    const size_t k = i == kWx ? g.I : H;
+    const float* in = i == kWx ? (g.gather_x ? a.aux + g.x_at() : a.xs[at.first_x()].v)
+                               : (g.gather_h ? a.aux + g.h_at() : a.xs[kH].v);
+    P::gemm(dev, false, true, long(H4), long(k), long(B), 1.f, dpre, long(H4), in, long(k), 1.f, dx.v, long(H4));
+    return;
+  }
+  uint32_t seed = 0;
+  if (at.weightnoise_std > 0.f) dev->copy_to_host(&seed, a.aux, sizeof seed);
+  const Weights w = weights_dev<P>(dev, a.xs, at, seed, a.scratch);
+  const bool mask_x = at.dropout && i == kMaskX, mask_h = at.dropout && i == kMaskH;
+  // t = W[:, off:off+rows]ᵀ · dpre {rows, B}; then d[b] += t ⊙ factor (the other operand of the product).
+  size_t off = 0, rows = H;
+  const float* W = w.Wh;
+  const float* factor = nullptr;  // per batch element (stride fs), offset by `off` for x pieces
+  size_t fs = 0;
+  if (i == kH || mask_h) {
+    if (i == kH && at.dropout) factor = a.xs[kMaskH].v, fs = a.xs[kMaskH].d.bd == 1 ? 0 : H;
+    if (mask_h) factor = a.xs[kH].v, fs = a.xs[kH].d.bd == 1 ? 0 : H;
+  } else {
+    rows = g.I;
+    W = w.Wx;
+    if (!mask_x) {
+      for (size_t k = at.first_x(); k < i; ++k) off += a.xs[k].d.rows();
+      rows = a.xs[i].d.rows();
+      if (at.dropout) factor = a.xs[kMaskX].v + off, fs = a.xs[kMaskX].d.bd == 1 ? 0 : g.I;
+    } else {  // dmask_x = t ⊙ x_t (unmasked)
+      float* xcat = a.scratch.allocate_floats(g.I * B);
+      gather_x_dev<P>(dev, a.xs, at, g, false, xcat);
+      factor = xcat, fs = g.I;
+    }
+  }
+  float* t = a.scratch.allocate_floats(rows * B);
+  P::gemm(dev, true, false, long(rows), long(B), long(H4), 1.f, W + off * H4, long(H4), dpre, long(H4), 0.f, t,
+          long(rows));
+  dev::add_over_batch<P>(dev, dx.v, dx.d.bd != 1, B, rows, [=] DYNET_LAMBDA(size_t b, size_t r) {
+    return t[b * rows + r] * (factor ? factor[b * fs + r] : 1.f);
+  });
+}
+DYNET_DEVICE_KERNELS("vanilla_lstm_gates", gates_dev_fwd, gates_dev_bwd);
+
+// vanilla_lstm_c / _h: one thread per value; an unbatched state or gates argument is shared.
+struct CellIndex {
+  size_t H, cs, gs;  // c's and gates' batch strides (0: shared)
+};
+CellIndex cell_index(const Tensor* xs) {
+  const size_t H = xs[0].d.rows();
+  return {H, xs[0].d.bd == 1 ? 0 : H, xs[1].d.bd == 1 ? 0 : 4 * H};
+}
+template <class P>
+void lstm_c_dev_fwd(const ForwardArgs& a) {
+  const CellIndex x = cell_index(a.xs);
+  const float *c = a.xs[0].v, *gates = a.xs[1].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+    const size_t b = j / x.H, r = j % x.H;
+    const float* gt = gates + b * x.gs;
+    y[j] = gt[r] * gt[3 * x.H + r] + gt[x.H + r] * c[b * x.cs + r];
+  });
+}
+template <class P>
+void lstm_c_dev_bwd(const BackwardArgs& a) {
+  const CellIndex x = cell_index(a.xs);
+  const float *c = a.xs[0].v, *gates = a.xs[1].v, *dc = a.dEdf.v;
+  const size_t B = a.fx.d.bd, H = x.H;
+  if (a.i == 0) {  // dc_tm1 += dc ⊙ f
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, H,
+                           [=] DYNET_LAMBDA(size_t b, size_t r) { return dc[b * H + r] * gates[b * x.gs + H + r]; });
+    return;
+  }
+  // di += dc ⊙ g, df += dc ⊙ c_tm1, dg += dc ⊙ i
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, 4 * H, [=] DYNET_LAMBDA(size_t b, size_t e) {
+    const size_t block = e / H, r = e % H;
+    const float* gt = gates + b * x.gs;
+    const float d = dc[b * H + r];
+    return block == 0 ? d * gt[3 * H + r] : block == 1 ? d * c[b * x.cs + r] : block == 3 ? d * gt[r] : 0.f;
+  });
+}
+DYNET_DEVICE_KERNELS("vanilla_lstm_c", lstm_c_dev_fwd, lstm_c_dev_bwd);
+template <class P>
+void lstm_h_dev_fwd(const ForwardArgs& a) {
+  const CellIndex x = cell_index(a.xs);
+  const float *c = a.xs[0].v, *gates = a.xs[1].v;
+  float *y = a.fx.v, *tanh_c = a.aux;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+    const size_t b = j / x.H, r = j % x.H;
+    tanh_c[j] = fn::tanh(c[b * x.cs + r]);
+    y[j] = gates[b * x.gs + 2 * x.H + r] * tanh_c[j];
+  });
+}
+template <class P>
+void lstm_h_dev_bwd(const BackwardArgs& a) {
+  const CellIndex x = cell_index(a.xs);
+  const float *gates = a.xs[1].v, *dh = a.dEdf.v, *tanh_c = a.aux;
+  const size_t B = a.fx.d.bd, H = x.H;
+  if (a.i == 0) {  // dc += dh ⊙ o ⊙ (1 - tanh²(c))
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, H, [=] DYNET_LAMBDA(size_t b, size_t r) {
+      const float tc = tanh_c[b * H + r];
+      return dh[b * H + r] * gates[b * x.gs + 2 * H + r] * (1.f - tc * tc);
+    });
+    return;
+  }
+  // do += dh ⊙ tanh(c)
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, 4 * H, [=] DYNET_LAMBDA(size_t b, size_t e) {
+    return e / H == 2 ? dh[b * H + e % H] * tanh_c[b * H + e % H] : 0.f;
+  });
+}
+DYNET_DEVICE_KERNELS("vanilla_lstm_h", lstm_h_dev_fwd, lstm_h_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
+using ops::Xs;
 
 Dim gates_shape(const ArgDims& xs, AttrView a) {
   const GatesAttr& at = a.as<GatesAttr>();
@@ -135,9 +354,6 @@ const float* h_in(const Tensor* xs, const float* aux, const GatesGeom& g) {
 }
 
 // Wx, Wh, b as used by this step: the parameters, or noisy copies in scratch memory.
-struct Weights {
-  const float *Wx, *Wh, *b;
-};
 Weights weights(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, uint32_t seed, MemPool& scratch) {
   if (!(at.weightnoise_std > 0.f)) return {xs[kWx].v, xs[kWh].v, xs[kBias].v};
   float* noisy[3];
@@ -145,9 +361,8 @@ Weights weights(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, uint3
     const Tensor& w = xs[k];
     const size_t n = w.d.size();
     noisy[k] = scratch.allocate_floats(n);
-    std::mt19937 gen(seed + k);
-    std::normal_distribution<float> gauss(0.f, at.weightnoise_std);
-    for (size_t j = 0; j < n; ++j) noisy[k][j] = w.v[j] + gauss(gen);
+    lstm_weight_noise(noisy[k], n, seed + k, at.weightnoise_std);
+    for (size_t j = 0; j < n; ++j) noisy[k][j] += w.v[j];
   }
   return {noisy[0], noisy[1], noisy[2]};
 }
@@ -393,7 +608,15 @@ const OpId k_lstm_h = register_op({.name = "vanilla_lstm_h",
                                    .batch = {.batchable = true},
                                    .samples = cell_samples<false>});
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
+
+#ifndef DYNET_CUDA_PASS
+void lstm_weight_noise(float* host, size_t n, uint32_t seed, float stddev) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> gauss(0.f, stddev);
+  for (size_t j = 0; j < n; ++j) host[j] = gauss(gen);
+}
 
 Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
                               const Expression& Wh, const Expression& b, real weightnoise_std) {
@@ -426,5 +649,7 @@ Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t) {
   return make_node(k_lstm_h, c_t, gates_t);
 }
 DYNET_API(vanilla_lstm_h, "vanilla_lstm_h", "vanilla_lstm_h(c_t, gates_t)", "vanilla_lstm_h(c_t, gates_t)", Expression(const Expression&, const Expression&));
+
+#endif
 
 }  // namespace dynet

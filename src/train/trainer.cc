@@ -1,6 +1,7 @@
 #include "dynet/training.h"
 
 #include "core/device.h"
+#include "train/device_rules.h"
 #include "core/param_lock.h"
 
 #include <Eigen/Core>
@@ -288,8 +289,24 @@ Trainer::Trainer(ParameterCollection& m, real lr) : learning_rate(lr), model(&m)
 
 Trainer::~Trainer() = default;
 
+// Parameters on devices: their gradients are complete once the devices' queued work is done, and rules
+// without device kernels (EGTrainer, custom update_rule overrides) then read their managed memory.
+// Once per update, for each device that holds parameters.
+void Trainer::synchronize_parameter_devices() const {
+  const ParameterCollectionStorage& s = model->get_storage();
+  std::vector<Device*> done;
+  auto sync = [&done](Device* d) {
+    if (detail::host_addressable(d) || std::find(done.begin(), done.end(), d) != done.end()) return;
+    d->synchronize();
+    done.push_back(d);
+  };
+  for (const auto& p : s.params) sync(p->values.device);
+  for (const auto& p : s.lookup_params) sync(p->all_values.device);
+}
+
 float Trainer::clip_gradients() {
   ExclusiveParameters lock(detail::parameter_lock());
+  synchronize_parameter_devices();
   return gradient_scale();
 }
 
@@ -298,17 +315,21 @@ float Trainer::clip_gradients() {
 double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) const {
   double sq = 0;
   const ParameterCollectionStorage& s = model->get_storage();
+  // On devices the device sums (its own kernels, in double).
+  auto of = [sum](const Tensor& t, const float* v, size_t n) {
+    return detail::host_addressable(t.device) ? sum(v, n) : t.device->squared_norm(v, n);
+  };
   for (const auto& p : s.params) {
     std::lock_guard<std::mutex> lock(p->grad_mutex);
-    if (p->nonzero_grad) sq += sum(p->g.v, p->dim.size());
+    if (p->nonzero_grad) sq += of(p->g, p->g.v, p->dim.size());
   }
   for (const auto& p : s.lookup_params) {
     std::lock_guard<std::mutex> lock(p->grad_mutex);
     if (!p->nonzero_grad) continue;
     if (p->all_updated) {
-      sq += sum(p->all_grads.v, p->all_dim.size());
+      sq += of(p->all_grads, p->all_grads.v, p->all_dim.size());
     } else {
-      for (size_t r : p->non_zero_grads) sq += sum(p->grads[r].v, p->dim.size());
+      for (size_t r : p->non_zero_grads) sq += of(p->all_grads, p->grads[r].v, p->dim.size());
     }
   }
   return sq;
@@ -372,17 +393,8 @@ void Trainer::update_rule(real, const std::vector<Tensor*>&) {
       "Trainer::update_rule: this trainer overrides neither update_rule nor update_params/update_lookup_params");
 }
 
-// Until the update rules run as device kernels, parameters on a device are updated here on the host, in
-// their managed memory, once the device's queued work (the gradients) is done.
-namespace {
-void sync_for_host(const Tensor& t) {
-  if (!detail::host_addressable(t.device)) t.device->synchronize();
-}
-}  // namespace
-
 void Trainer::update_params(real gscale, size_t idx) {
   ParameterStorage& p = *model->get_storage().params[idx];
-  sync_for_host(p.values);
   values_.assign({&p.values, &p.g});
   for (const ShadowState& st : state_) values_.push_back(&(*st.params)[idx].h);
   param_weight_decay = p.current_weight_decay();
@@ -391,7 +403,6 @@ void Trainer::update_params(real gscale, size_t idx) {
 
 void Trainer::update_lookup_params(real gscale, size_t idx, size_t lidx) {
   LookupParameterStorage& p = *model->get_storage().lookup_params[idx];
-  sync_for_host(p.all_values);
   values_.assign({&p.values[lidx], &p.grads[lidx]});
   for (const ShadowState& st : state_) values_.push_back(&(*st.lookup_params)[idx].h[lidx]);
   param_weight_decay = p.current_weight_decay();
@@ -400,7 +411,6 @@ void Trainer::update_lookup_params(real gscale, size_t idx, size_t lidx) {
 
 void Trainer::update_lookup_params(real gscale, size_t idx) {
   LookupParameterStorage& p = *model->get_storage().lookup_params[idx];
-  sync_for_host(p.all_values);
   values_.assign({&p.all_values, &p.all_grads});
   for (const ShadowState& st : state_) values_.push_back(&(*st.lookup_params)[idx].all_h);
   param_weight_decay = p.current_weight_decay();
@@ -917,6 +927,7 @@ void Trainer::populate(std::istream& is) {
 SimpleSGDTrainer::SimpleSGDTrainer(ParameterCollection& m, real lr) : Trainer(m, lr) {}
 
 void SimpleSGDTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  if (device_update({UpdateRule::SGD, learning_rate, gscale, param_weight_decay}, values)) return;
   arr(values, 0) -= grad_of(values) * (learning_rate * gscale / param_weight_decay);
 }
 
@@ -928,6 +939,7 @@ CyclicalSGDTrainer::CyclicalSGDTrainer(ParameterCollection& m, float lr_min, flo
 }
 
 void CyclicalSGDTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  if (device_update({UpdateRule::SGD, learning_rate, gscale, param_weight_decay}, values)) return;
   arr(values, 0) -= grad_of(values) * (learning_rate * gscale / param_weight_decay);
 }
 
@@ -959,6 +971,7 @@ MomentumSGDTrainer::MomentumSGDTrainer(ParameterCollection& m, real lr, real mom
 }
 
 void MomentumSGDTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  if (device_update({UpdateRule::Momentum, learning_rate, gscale, param_weight_decay, momentum}, values)) return;
   Arr x = arr(values, 0), v = arr(values, 2);
   v = v * momentum - grad_of(values) * (learning_rate * gscale);
   x += v / param_weight_decay;
@@ -978,6 +991,7 @@ AdagradTrainer::AdagradTrainer(ParameterCollection& m, real lr, real eps) : Trai
 }
 
 void AdagradTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  if (device_update({UpdateRule::Adagrad, learning_rate, gscale, param_weight_decay, 0.f, 0.f, epsilon}, values)) return;
   Arr x = arr(values, 0), sum_sq = arr(values, 2);
   const CArr grad = grad_of(values);
   sum_sq += (grad * gscale).square();
@@ -999,6 +1013,7 @@ AdadeltaTrainer::AdadeltaTrainer(ParameterCollection& m, real eps, real r) : Tra
 }
 
 void AdadeltaTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  if (device_update({UpdateRule::Adadelta, learning_rate, gscale, param_weight_decay, rho, 0.f, epsilon}, values)) return;
   Arr x = arr(values, 0), hist_g = arr(values, 2), hist_d = arr(values, 3);
   const CArr grad = grad_of(values);
   const float weight_decay = param_weight_decay;
@@ -1030,6 +1045,7 @@ RMSPropTrainer::RMSPropTrainer(ParameterCollection& m, real lr, real eps, real r
 }
 
 void RMSPropTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  if (device_update({UpdateRule::RMSProp, learning_rate, gscale, param_weight_decay, rho, 0.f, epsilon}, values)) return;
   Arr x = arr(values, 0), mean_sq = arr(values, 2);
   const CArr grad = grad_of(values);
   mean_sq = mean_sq * rho + (grad * gscale).square() * (1.f - rho);
@@ -1063,6 +1079,7 @@ void AdamTrainer::begin_update() {
 }
 
 void AdamTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  if (device_update({UpdateRule::Adam, step_size_, gscale, param_weight_decay, beta_1, beta_2, epsilon}, values)) return;
   Arr x = arr(values, 0), mom = arr(values, 2), var = arr(values, 3);
   const CArr grad = grad_of(values);
   // In chunks that stay in L1, so that the four arrays are read and written once (three passes over
@@ -1102,6 +1119,7 @@ AmsgradTrainer::AmsgradTrainer(ParameterCollection& m, float lr, float b1, float
     : AdamTrainer(m, lr, b1, b2, eps) {}
 
 void AmsgradTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
+  if (device_update({UpdateRule::Amsgrad, step_size_, gscale, param_weight_decay, beta_1, beta_2, epsilon}, values)) return;
   Arr x = arr(values, 0), mom = arr(values, 2), var = arr(values, 3), var_max = arr(values, 4);
   const CArr grad = grad_of(values);
   mom = mom * beta_1 + grad * ((1.f - beta_1) * gscale);

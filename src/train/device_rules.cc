@@ -1,0 +1,76 @@
+// The built-in trainers' update rules over device memory (the host rules are in trainer.cc, over Eigen
+// arrays; these must give the same steps).
+#include "train/device_rules.h"
+
+#include <stdexcept>
+
+#include "kernels/device/prims.h"
+
+namespace dynet {
+namespace {
+
+template <class P>
+void rule_kernel(Device* dev, const RuleArgs& r, float* const* t, size_t n) {
+  float *x = t[0], *g = t[1], *s1 = t[2], *s2 = t[3], *s3 = t[4];
+  const RuleArgs a = r;
+  P::for_each(dev, n, [=] DYNET_LAMBDA(size_t i) {
+    const float gi = g[i] * a.gscale;
+    switch (a.rule) {
+      case UpdateRule::SGD:
+        x[i] -= g[i] * (a.lr * a.gscale / a.weight_decay);
+        break;
+      case UpdateRule::Momentum:
+        s1[i] = s1[i] * a.a - g[i] * (a.lr * a.gscale);
+        x[i] += s1[i] / a.weight_decay;
+        break;
+      case UpdateRule::Adagrad:
+        s1[i] += gi * gi;
+        x[i] -= gi / fn::sqrt(s1[i] + a.eps) * (a.lr / a.weight_decay);
+        break;
+      case UpdateRule::Adadelta: {
+        s1[i] = s1[i] * a.a + gi * gi * (1.f - a.a);
+        const float delta = -gi * fn::sqrt(s2[i] + a.eps) / fn::sqrt(s1[i] + a.eps);
+        s2[i] = s2[i] * a.a + delta * delta * (1.f - a.a);
+        x[i] += delta / a.weight_decay;
+        break;
+      }
+      case UpdateRule::RMSProp:
+        s1[i] = s1[i] * a.a + gi * gi * (1.f - a.a);
+        x[i] -= gi / fn::sqrt(s1[i] + a.eps) * (a.lr / a.weight_decay);
+        break;
+      case UpdateRule::Adam:
+      case UpdateRule::Amsgrad: {
+        s1[i] = s1[i] * a.a + g[i] * ((1.f - a.a) * a.gscale);
+        s2[i] = s2[i] * a.b + g[i] * g[i] * ((1.f - a.b) * a.gscale * a.gscale);
+        float v = s2[i];
+        if (a.rule == UpdateRule::Amsgrad) v = s3[i] = fn::max(s3[i], v);
+        x[i] -= s1[i] / (fn::sqrt(v) + a.eps) * (a.lr / a.weight_decay);
+        break;
+      }
+    }
+  });
+}
+const bool kRegistered = (register_rule_kernel(DYNET_DEVICE_PRIMS::kBackend, rule_kernel<DYNET_DEVICE_PRIMS>), true);
+
+}  // namespace
+
+#ifndef DYNET_CUDA_PASS
+namespace {
+RuleKernel g_rule_kernels[kNumBackends] = {};  // zero-initialised before any registration runs
+}  // namespace
+
+void register_rule_kernel(Backend backend, RuleKernel k) { g_rule_kernels[backend] = k; }
+
+bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
+  Device* dev = values[0]->device;
+  if (detail::host_addressable(dev)) return false;
+  const RuleKernel k = g_rule_kernels[dev->backend];
+  if (!k) throw std::runtime_error("Trainer: no update kernels for " + dev->name + " in this build");
+  float* t[5] = {};
+  for (size_t i = 0; i < values.size() && i < 5; ++i) t[i] = values[i]->v;
+  k(dev, r, t, values[0]->d.size());
+  return true;
+}
+#endif
+
+}  // namespace dynet
