@@ -80,3 +80,12 @@ target_link_libraries(dynet_cuda PRIVATE CUDA::cudart CUDA::cublas)
 target_compile_options(dynet_cuda PRIVATE --extended-lambda --expt-relaxed-constexpr -Xcompiler=-Wall,-Wno-unused-parameter)
 set_target_properties(dynet_cuda PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
 set(DYNET_CUDA_OBJECTS $<TARGET_OBJECTS:dynet_cuda>)
+
+# The CUDA code alone, as a library that plugs into a CPU build's libdynet (whose C++ objects are the same
+# as this build's): its static initialisers register the GPU runtime and the CUDA pass's kernels in the
+# process that preloads it. On machines without a GPU, scripts/test preloads it into the CPU build's tests
+# (LD_BIND_NOW: every symbol it needs from libdynet must resolve), which checks that the CUDA code links and
+# registers the same kernels as the host pass without compiling the library and the tests a second time.
+add_library(dynet_cuda_plugin SHARED EXCLUDE_FROM_ALL $<TARGET_OBJECTS:dynet_cuda>)
+target_link_libraries(dynet_cuda_plugin PRIVATE CUDA::cudart CUDA::cublas)
+set_target_properties(dynet_cuda_plugin PROPERTIES LINKER_LANGUAGE CXX CUDA_RUNTIME_LIBRARY Shared)
