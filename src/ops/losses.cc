@@ -1,17 +1,272 @@
 // Losses and distances: hinge (one correct index per vector) and hinge_dim (one per column or
 // row), l2_norm, l1_distance, huber_distance, binary_log_loss, pairwise_rank_loss, poisson_loss.
 // Everything works per batch element; an unbatched argument broadcasts against a batched one.
-#include <cstddef>
-#include <algorithm>
+#include "kernels/device/prims.h"
+
 #include <cfloat>
 #include <cmath>
+#include <cstddef>
+#include <vector>
+
+#ifndef DYNET_CUDA_PASS
+#include <algorithm>
 
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
+// The attributes the device kernels read too (each op is described with its CPU kernels below).
+struct HingeAttr {
+  const unsigned* pv = nullptr;                 // single index read at forward time
+  const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
+  uint32_t n = 0;                               // number of indices (inline ones follow in the tail)
+  uint32_t per_batch = 0;                       // 1: the vector forms
+  float margin = 1.f;
+  uint32_t unused = 0;  // keeps the struct free of padding (attributes are hashed bytewise)
+};
+struct HingeDimAttr {
+  const std::vector<unsigned>* pvec = nullptr;                // shared index vector, read at forward time
+  const std::vector<std::vector<unsigned>>* pvecs = nullptr;  // one per batch element, read at forward time
+  uint32_t count = 0;                                         // number of index vectors
+  uint32_t len = 0;         // indices per vector (inline ones follow in the tail, vector after vector)
+  uint32_t per_batch = 0;   // 1: one index vector per batch element
+  uint32_t axis = 0;
+  float margin = 1.f;
+  uint32_t unused = 0;
+};
+struct PoissonAttr {
+  const unsigned* py = nullptr;  // read at forward time
+  uint32_t y = 0;
+  uint32_t unused = 0;
+};
+inline float poisson_target(AttrView a) {
+  const PoissonAttr& p = a.as<PoissonAttr>();
+  return static_cast<float>(p.py ? *p.py : p.y);
+}
+}  // namespace
 
+// The indices hinge and hinge_dim read at forward time, validated, into ids (defined with the CPU kernels
+// below; the CUDA pass links to the host pass's definitions): one per output batch element (hinge), one per
+// fiber of each output batch element (hinge_dim).
+void hinge_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids);
+void hinge_dim_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids);
+
+namespace {
+// ---- device kernels ----
+// Hinge losses along the fibers of a [rows, cols] matrix (a column vector: one fiber): output o = b·fibers + j
+// sums max(0, m - z[c_o] + z[i]) over the positions i ≠ c_o of fiber j of batch element b.
+struct HingeFibers {
+  size_t rows, fibers, len;  // len: positions per fiber
+  unsigned axis;             // 0: fibers are columns, 1: rows
+  DYNET_HD size_t at(size_t j, size_t i) const { return axis == 0 ? j * rows + i : i * rows + j; }
+  DYNET_HD size_t fiber(size_t e) const { return axis == 0 ? e / rows : e % rows; }
+  DYNET_HD size_t position(size_t e) const { return axis == 0 ? e % rows : e / rows; }
+};
+HingeFibers hinge_fibers(const Dim& x, unsigned axis) {
+  const size_t rows = x.rows(), cols = x.batch_size() / rows;
+  return {rows, axis == 0 ? cols : rows, axis == 0 ? rows : cols, axis};
+}
+// ids: the host's indices, one per output; kept in aux for backward.
+template <class P>
+void hinge_fibers_fwd(const ForwardArgs& a, HingeFibers h, float m, const unsigned* host_ids) {
+  const Tensor& x = a.xs[0];
+  const size_t outputs = a.fx.d.size(), bs = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : bs, fibers = h.fibers;
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  a.fx.device->copy_from_host(ids, host_ids, outputs * sizeof(unsigned));
+  const float* xv = x.v;
+  float* y = a.fx.v;
+  P::reduce(
+      a.fx.device, outputs, h.len, 0.f,
+      [=] DYNET_LAMBDA(size_t o, size_t i) {
+        const float* z = xv + (o / fibers) * xs;
+        const size_t j = o % fibers;
+        return i == ids[o] ? 0.f : fn::max(0.f, (m - z[h.at(j, ids[o])]) + z[h.at(j, i)]);
+      },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float v) { y[o] = v; });
+}
+// +g on each active term's i, -g · (the number of active terms) on c.
+template <class P>
+void hinge_fibers_bwd(const BackwardArgs& a, HingeFibers h, float m) {
+  const Tensor& x = a.xs[0];
+  const size_t B = a.fx.d.bd, outputs = a.fx.d.size(), bs = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : bs;
+  const size_t fibers = h.fibers;
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+  const float *xv = x.v, *g = a.dEdf.v;
+  float* active = a.scratch.allocate_floats(outputs);
+  auto is_active = [=] DYNET_LAMBDA(size_t o, size_t i) {
+    const float* z = xv + (o / fibers) * xs;
+    const size_t j = o % fibers;
+    return i != ids[o] && (m - z[h.at(j, ids[o])]) + z[h.at(j, i)] > 0.f;
+  };
+  P::reduce(
+      a.fx.device, outputs, h.len, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return is_active(o, i) ? 1.f : 0.f; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float v) { active[o] = v; });
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, B, bs, [=] DYNET_LAMBDA(size_t b, size_t e) {
+    const size_t o = b * fibers + h.fiber(e), i = h.position(e);
+    return i == ids[o] ? -g[o] * active[o] : is_active(o, i) ? g[o] : 0.f;
+  });
+}
+template <class P>
+void hinge_dev_fwd(const ForwardArgs& a) {
+  std::vector<unsigned> ids(a.fx.d.bd);
+  hinge_indices(a.attr, a.xs[0].d, a.fx.d.bd, ids.data());
+  hinge_fibers_fwd<P>(a, hinge_fibers(a.xs[0].d, 0), a.attr.as<HingeAttr>().margin, ids.data());
+}
+template <class P>
+void hinge_dev_bwd(const BackwardArgs& a) {
+  hinge_fibers_bwd<P>(a, hinge_fibers(a.xs[0].d, 0), a.attr.as<HingeAttr>().margin);
+}
+DYNET_DEVICE_KERNELS("hinge", hinge_dev_fwd, hinge_dev_bwd);
+template <class P>
+void hinge_dim_dev_fwd(const ForwardArgs& a) {
+  const HingeDimAttr& h = a.attr.as<HingeDimAttr>();
+  std::vector<unsigned> ids(a.fx.d.size());
+  hinge_dim_indices(a.attr, a.xs[0].d, a.fx.d.bd, ids.data());
+  hinge_fibers_fwd<P>(a, hinge_fibers(a.xs[0].d, h.axis), h.margin, ids.data());
+}
+template <class P>
+void hinge_dim_dev_bwd(const BackwardArgs& a) {
+  const HingeDimAttr& h = a.attr.as<HingeDimAttr>();
+  hinge_fibers_bwd<P>(a, hinge_fibers(a.xs[0].d, h.axis), h.margin);
+}
+DYNET_DEVICE_KERNELS("hinge_dim", hinge_dim_dev_fwd, hinge_dim_dev_bwd);
+
+// l2_norm: y_b = sqrt(Σ x²); dx += g x / y (0 where y = 0).
+template <class P>
+void l2_norm_dev_fwd(const ForwardArgs& a) {
+  const size_t bs = a.xs[0].d.batch_size();
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::reduce(
+      a.fx.device, a.fx.d.bd, bs, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return x[b * bs + k] * x[b * bs + k]; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, float v) { y[b] = fn::sqrt(v); });
+}
+template <class P>
+void l2_norm_dev_bwd(const BackwardArgs& a) {
+  const size_t bs = a.xs[0].d.batch_size();
+  const float *x = a.xs[0].v, *y = a.fx.v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t b = i / bs;
+    if (y[b] > 0.f) dx[i] += (g[b] / y[b]) * x[i];
+  });
+}
+DYNET_DEVICE_KERNELS("l2_norm", l2_norm_dev_fwd, l2_norm_dev_bwd);
+
+// Pair losses Σ_k f(x_k, y_k) per batch element; ∂/∂x = dx(x, y), ∂/∂y = dy(x, y). Device-neutral scalar
+// functors (binary_log_loss's CPU kernels use its functor too).
+struct L1Op {
+  static L1Op make(AttrView) { return {}; }
+  DYNET_HD float f(float x, float y) const { return fn::abs(x - y); }
+  DYNET_HD float dx(float x, float y) const { return fn::sign(x - y); }
+  DYNET_HD float dy(float x, float y) const { return -fn::sign(x - y); }
+};
+struct HuberOp {
+  float c;
+  static HuberOp make(AttrView a) { return {a.as<float>()}; }
+  DYNET_HD float f(float x, float y) const {
+    const float d = fn::abs(x - y);
+    return d < c ? 0.5f * d * d : c * (d - 0.5f * c);
+  }
+  DYNET_HD float dx(float x, float y) const { return fn::min(fn::max(x - y, -c), c); }
+  DYNET_HD float dy(float x, float y) const { return -dx(x, y); }
+};
+// As DyNet: ln is clamped at ln FLT_MIN, x outside [0, 1] counts as 0 or 1, and the gradient keeps x
+// inside [FLT_MIN, 1 - 2^-23] (DyNet's bounds, so its gradients at x = 1 match) and is 0 where x = y.
+struct BinaryLogLossOp {
+  static BinaryLogLossOp make(AttrView) { return {}; }
+  DYNET_HD static float safe_log(float v) { return fn::log(fn::max(v, FLT_MIN)); }
+  DYNET_HD static float log_one_minus(float x) { return x < 1.f ? fn::log1p(-fn::max(x, 0.f)) : safe_log(0.f); }
+  DYNET_HD float f(float x, float y) const {
+    if (y != 0.f && y != 1.f && !(x > 0.f && x < 1.f)) return -safe_log(0.f);
+    float loss = 0.f;
+    if (y != 0.f) loss -= y * safe_log(x);
+    if (y != 1.f) loss -= (1.f - y) * log_one_minus(x);
+    return loss;
+  }
+  DYNET_HD float dx(float x, float y) const {
+    if (x == y) return 0.f;
+    const float xc = fn::min(fn::max(x, FLT_MIN), 0.9999999f);
+    return -y / xc + (1.f - y) / (1.f - xc);
+  }
+  DYNET_HD float dy(float x, float) const { return log_one_minus(x) - safe_log(x); }
+};
+template <class Op>
+struct PairLossDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const Tensor &x = a.xs[0], &y = a.xs[1];
+    const size_t n = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : n, ys = y.d.bd == 1 ? 0 : n;
+    const Op op = Op::make(a.attr);
+    const float *xv = x.v, *yv = y.v;
+    float* out = a.fx.v;
+    P::reduce(
+        a.fx.device, a.fx.d.bd, n, 0.f,
+        [=] DYNET_LAMBDA(size_t b, size_t k) { return op.f(xv[b * xs + k], yv[b * ys + k]); }, dev::Sum(),
+        [=] DYNET_LAMBDA(size_t b, float v) { out[b] = v; });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const Tensor &x = a.xs[0], &y = a.xs[1];
+    const size_t n = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : n, ys = y.d.bd == 1 ? 0 : n;
+    const Op op = Op::make(a.attr);
+    const bool first = a.i == 0;
+    const float *xv = x.v, *yv = y.v, *g = a.dEdf.v;
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[a.i].d.bd != 1, a.fx.d.bd, n,
+                           [=] DYNET_LAMBDA(size_t b, size_t k) {
+                             const float xk = xv[b * xs + k], yk = yv[b * ys + k];
+                             return g[b] * (first ? op.dx(xk, yk) : op.dy(xk, yk));
+                           });
+  }
+};
+DYNET_DEVICE_KERNELS("l1_distance", PairLossDev<L1Op>::fwd, PairLossDev<L1Op>::bwd);
+DYNET_DEVICE_KERNELS("huber_distance", PairLossDev<HuberOp>::fwd, PairLossDev<HuberOp>::bwd);
+DYNET_DEVICE_KERNELS("binary_log_loss", PairLossDev<BinaryLogLossOp>::fwd, PairLossDev<BinaryLogLossOp>::bwd);
+
+// pairwise_rank_loss: y = max(0, m - x + y) elementwise; where y > 0, dx -= g and dy += g.
+template <class P>
+void pairwise_rank_loss_dev_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  const size_t bs = a.fx.d.batch_size(), xs = x.d.bd == 1 ? 0 : bs, ys = y.d.bd == 1 ? 0 : bs;
+  const float m = a.attr.as<float>();
+  const float *xv = x.v, *yv = y.v;
+  float* out = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t b = i / bs, k = i % bs;
+    out[i] = fn::max(m - xv[b * xs + k] + yv[b * ys + k], 0.f);
+  });
+}
+template <class P>
+void pairwise_rank_loss_dev_bwd(const BackwardArgs& a) {
+  const size_t bs = a.fx.d.batch_size();
+  const float sign = a.i == 0 ? -1.f : 1.f;
+  const float *f = a.fx.v, *g = a.dEdf.v;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[a.i].d.bd != 1, a.fx.d.bd, bs,
+                         [=] DYNET_LAMBDA(size_t b, size_t k) { return f[b * bs + k] > 0.f ? sign * g[b * bs + k] : 0.f; });
+}
+DYNET_DEVICE_KERNELS("pairwise_rank_loss", pairwise_rank_loss_dev_fwd, pairwise_rank_loss_dev_bwd);
+
+// poisson_loss: y = e^x - t x + ln t!; dx += g (e^x - t).
+template <class P>
+void poisson_loss_dev_fwd(const ForwardArgs& a) {
+  const float t = poisson_target(a.attr), log_t_factorial = std::lgamma(t + 1.f);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t i) { y[i] = fn::exp(x[i]) - t * x[i] + log_t_factorial; });
+}
+template <class P>
+void poisson_loss_dev_bwd(const BackwardArgs& a) {
+  const float t = poisson_target(a.attr);
+  const float *x = a.xs[0].v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i] * (fn::exp(x[i]) - t); });
+}
+DYNET_DEVICE_KERNELS("poisson_loss", poisson_loss_dev_fwd, poisson_loss_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 using ops::Xs;
 using ops::ArrayMap;
 using ops::CArrayMap;
@@ -66,14 +321,6 @@ void check_margin(const char* op, float m) {
 // ---------------------------------------------------------------------------------------------
 // hinge(x, c, m): Σ_{i≠c} max(0, m - x[c] + x[i]) for a column vector x, per batch element; one
 // index for every batch element, or (vector forms) one index per batch element.
-struct HingeAttr {
-  const unsigned* pv = nullptr;                 // single index read at forward time
-  const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
-  uint32_t n = 0;                               // number of indices (inline ones follow in the tail)
-  uint32_t per_batch = 0;                       // 1: the vector forms
-  float margin = 1.f;
-  uint32_t unused = 0;  // keeps the struct free of padding (attributes are hashed bytewise)
-};
 
 Dim hinge_shape(const ArgDims& xs, AttrView a) {
   const Dim& x = xs[0];
@@ -96,14 +343,10 @@ void hinge_fwd(const ForwardArgs& a) {
   const HingeAttr& h = a.attr.as<HingeAttr>();
   const Tensor& x = a.xs[0];
   const size_t B = a.fx.d.bd, n = x.d.rows();
-  const ops::IndexList src = ops::index_list<HingeAttr>("hinge", a.attr);
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
-  for (size_t b = 0; b < B; ++b) {
-    const unsigned c = src.ids[b % src.n];
-    if (c >= n) op_error("hinge", "index " + num(c) + " out of range for input " + x.d.str());
-    ids[b] = c;
-    a.fx.v[b] = hinge_of_fiber(x.v + size_t(arg_batch(x.d, b, B)) * n, 1, n, c, h.margin);
-  }
+  hinge_indices(a.attr, x.d, unsigned(B), ids);
+  for (size_t b = 0; b < B; ++b)
+    a.fx.v[b] = hinge_of_fiber(x.v + size_t(arg_batch(x.d, b, B)) * n, 1, n, ids[b], h.margin);
 }
 void hinge_bwd(const BackwardArgs& a) {
   const HingeAttr& h = a.attr.as<HingeAttr>();
@@ -182,16 +425,6 @@ Expression hinge_node(const Expression& x, HingeAttr h, const unsigned* ids) {
 // hinge_dim(x, c, d, m): the hinge loss along dim d of a matrix x, one correct index per fiber:
 // y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) for d = 0 (columns), transposed for d = 1 (rows).
 // One index vector for every batch element, or one per batch element.
-struct HingeDimAttr {
-  const std::vector<unsigned>* pvec = nullptr;                // shared index vector, read at forward time
-  const std::vector<std::vector<unsigned>>* pvecs = nullptr;  // one per batch element, read at forward time
-  uint32_t count = 0;                                         // number of index vectors
-  uint32_t len = 0;         // indices per vector (inline ones follow in the tail, vector after vector)
-  uint32_t per_batch = 0;   // 1: one index vector per batch element
-  uint32_t axis = 0;
-  float margin = 1.f;
-  uint32_t unused = 0;
-};
 
 // {rows, cols} of x and the number of fibers (the size of the other dim).
 struct HingeDimGeometry {
@@ -236,34 +469,13 @@ void hinge_dim_fwd(const ForwardArgs& a) {
   const Tensor& x = a.xs[0];
   const HingeDimGeometry g = hinge_dim_geometry(x.d, h.axis);
   const size_t B = a.fx.d.bd, bs = x.d.batch_size();
-  const unsigned count = h.pvecs ? static_cast<unsigned>(h.pvecs->size()) : h.count;
-  if (h.pvecs && count != h.count)
-    op_error("hinge_dim", "the list of index vectors changed size after the node was created (" + num(h.count) +
-                              " -> " + num(count) + ")");
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  hinge_dim_indices(a.attr, x.d, unsigned(B), ids);
   for (size_t b = 0; b < B; ++b) {
-    const unsigned v = b % count;
-    const unsigned* src;
-    size_t len;
-    if (h.pvec) {
-      src = h.pvec->data(), len = h.pvec->size();
-    } else if (h.pvecs) {
-      src = (*h.pvecs)[v].data(), len = (*h.pvecs)[v].size();
-    } else {
-      src = a.attr.tail<unsigned, HingeDimAttr>() + size_t(v) * h.len, len = h.len;
-    }
-    if (len != g.fibers)
-      op_error("hinge_dim", "index vector " + num(v) + " has " + num(static_cast<unsigned>(len)) +
-                                " indices but input " + x.d.str() + " has " + num(g.fibers) +
-                                (h.axis == 0 ? " columns" : " rows"));
     const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * bs;
     for (size_t j = 0; j < g.fibers; ++j) {
-      const unsigned c = src[j];
-      if (c >= g.fiber_len)
-        op_error("hinge_dim", "index " + num(c) + " out of range along dim " + num(h.axis) + " of input " + x.d.str());
-      ids[size_t(b) * g.fibers + j] = c;
-      a.fx.v[size_t(b) * g.fibers + j] =
-          hinge_of_fiber(xb + g.fiber_start(j, h.axis), g.stride(h.axis), g.fiber_len, c, h.margin);
+      const size_t k = size_t(b) * g.fibers + j;
+      a.fx.v[k] = hinge_of_fiber(xb + g.fiber_start(j, h.axis), g.stride(h.axis), g.fiber_len, ids[k], h.margin);
     }
   }
 }
@@ -476,41 +688,25 @@ const OpId k_huber_distance = register_op(
 // so does x at 0 or 1 with a target strictly between them (the whole term, not y times it: DyNet's
 // value); arguments outside [0, 1] count as 0 or 1 rather than producing NaN.
 constexpr char kBinaryLogLoss[] = "binary_log_loss";
-// ln max(v, FLT_MIN)
-inline float safe_log(float v) { return std::log(std::max(v, FLT_MIN)); }
-inline float binary_log_loss_term(float x, float y) {
-  if (y != 0.f && y != 1.f && !(x > 0.f && x < 1.f)) return -safe_log(0.f);
-  float loss = 0.f;
-  if (y != 0.f) loss -= y * safe_log(x);
-  if (y != 1.f) loss -= (1.f - y) * (x < 1.f ? std::log1p(-std::max(x, 0.f)) : safe_log(0.f));
-  return loss;
-}
 void binary_log_loss_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &y = a.xs[1];
+  const BinaryLogLossOp op;
   for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
     double s = 0;
-    for (size_t k = 0; k < n; ++k) s += binary_log_loss_term(x.v[xo + k], y.v[yo + k]);
+    for (size_t k = 0; k < n; ++k) s += op.f(x.v[xo + k], y.v[yo + k]);
     a.fx.v[b] = static_cast<float>(s);
   });
 }
-// dx += g (-y / x + (1 - y) / (1 - x)) (x kept inside [FLT_MIN, 0.9999999f], DyNet's bounds; 0 where
-// x = y exactly, as in DyNet),
-// dy += g (ln(1 - x) - ln x)
+// dx += g (-y / x + (1 - y) / (1 - x)), dy += g (ln(1 - x) - ln x), as BinaryLogLossOp bounds them
 void binary_log_loss_bwd(const BackwardArgs& a) {
   const Tensor &x = a.xs[0], &y = a.xs[1];
-  constexpr float kBelowOne = 0.9999999f;  // 1 - 2^-23 (DyNet's bound, so its gradients at x = 1 match)
+  const BinaryLogLossOp op;
   for_each_batch_pair(x, y, a.fx.d.bd, [&](unsigned b, size_t xo, size_t yo, unsigned n) {
     const float g = a.dEdf.v[b];
     float* d = a.dEdxi.v + (a.i == 0 ? xo : yo);
     for (size_t k = 0; k < n; ++k) {
       const float xv = x.v[xo + k], yv = y.v[yo + k];
-      if (a.i == 0) {
-        if (xv == yv) continue;
-        const float xc = std::min(std::max(xv, FLT_MIN), kBelowOne);
-        d[k] += g * (-yv / xc + (1.f - yv) / (1.f - xc));
-      } else {
-        d[k] += g * ((xv < 1.f ? std::log1p(-std::max(xv, 0.f)) : safe_log(0.f)) - safe_log(xv));
-      }
+      d[k] += g * (a.i == 0 ? op.dx(xv, yv) : op.dy(xv, yv));
     }
   });
 }
@@ -580,18 +776,9 @@ const OpId k_pairwise_rank_loss = register_op({.name = kRank,
 // ---------------------------------------------------------------------------------------------
 // poisson_loss(x, y): -ln Poisson(y; λ = e^x) = e^x - y x + ln y! for a single value x per batch
 // element (every batch element has the same target y).
-struct PoissonAttr {
-  const unsigned* py = nullptr;  // read at forward time
-  uint32_t y = 0;
-  uint32_t unused = 0;
-};
 Dim poisson_loss_shape(const ArgDims& xs, AttrView) {
   if (xs[0].batch_size() != 1) op_error("poisson_loss", "input must be a single value, got " + xs[0].str());
   return xs[0];
-}
-inline float poisson_target(AttrView a) {
-  const PoissonAttr& p = a.as<PoissonAttr>();
-  return static_cast<float>(p.py ? *p.py : p.y);
 }
 void poisson_loss_fwd(const ForwardArgs& a) {
   const float y = poisson_target(a.attr);
@@ -620,7 +807,49 @@ const OpId k_poisson_loss = register_op({.name = "poisson_loss",
                                          .batch = {.batchable = true},
                                          .samples = poisson_loss_samples});
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
+
+#ifndef DYNET_CUDA_PASS
+void hinge_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids) {
+  const ops::IndexList src = ops::index_list<HingeAttr>("hinge", a);
+  for (size_t b = 0; b < B; ++b) {
+    const unsigned c = src.ids[b % src.n];
+    if (c >= x.rows()) op_error("hinge", "index " + num(c) + " out of range for input " + x.str());
+    ids[b] = c;
+  }
+}
+
+void hinge_dim_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids) {
+  const HingeDimAttr& h = a.as<HingeDimAttr>();
+  const HingeDimGeometry g = hinge_dim_geometry(x, h.axis);
+  const unsigned count = h.pvecs ? static_cast<unsigned>(h.pvecs->size()) : h.count;
+  if (h.pvecs && count != h.count)
+    op_error("hinge_dim", "the list of index vectors changed size after the node was created (" + num(h.count) +
+                              " -> " + num(count) + ")");
+  for (size_t b = 0; b < B; ++b) {
+    const unsigned v = b % count;
+    const unsigned* src;
+    size_t len;
+    if (h.pvec) {
+      src = h.pvec->data(), len = h.pvec->size();
+    } else if (h.pvecs) {
+      src = (*h.pvecs)[v].data(), len = (*h.pvecs)[v].size();
+    } else {
+      src = a.tail<unsigned, HingeDimAttr>() + size_t(v) * h.len, len = h.len;
+    }
+    if (len != g.fibers)
+      op_error("hinge_dim", "index vector " + num(v) + " has " + num(static_cast<unsigned>(len)) +
+                                " indices but input " + x.str() + " has " + num(g.fibers) +
+                                (h.axis == 0 ? " columns" : " rows"));
+    for (size_t j = 0; j < g.fibers; ++j) {
+      const unsigned c = src[j];
+      if (c >= g.fiber_len)
+        op_error("hinge_dim", "index " + num(c) + " out of range along dim " + num(h.axis) + " of input " + x.str());
+      ids[size_t(b) * g.fibers + j] = c;
+    }
+  }
+}
 
 // ---- expr.h ----
 Expression hinge(const Expression& x, unsigned index, float m) {
@@ -705,5 +934,7 @@ Expression poisson_loss(const Expression& x, const unsigned* py) {
   return make_node(k_poisson_loss, x, PoissonAttr{py, 0, 0});
 }
 DYNET_API(poisson_loss, "poisson_loss", "poisson_loss(x, py: payload)", nullptr, Expression(const Expression&, const unsigned*));
+
+#endif
 
 }  // namespace dynet

@@ -1,13 +1,142 @@
 // Elementwise maximum over a list, circular convolution and correlation, rounding with a chosen
 // gradient (round/ceil/floor), argmax as a one-hot, and flip_gradient.
-#include <cmath>
+#include "kernels/device/prims.h"
 
+#include <cmath>
+#include <vector>
+
+#include "dynet/expr.h"  // GradientMode
+
+#ifndef DYNET_CUDA_PASS
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
 
+// ---- device kernels ----
+// max over a list, elementwise: the arguments' pointers and batch strides go to the device; the winner
+// (the last one on ties) of every element goes to aux.
+template <class P>
+void max_list_dev_fwd(const ForwardArgs& a) {
+  const size_t bs = a.fx.d.batch_size(), n = a.n;
+  std::vector<const float*> ptrs(n);
+  std::vector<size_t> strides(n);
+  for (size_t i = 0; i < n; ++i) {
+    ptrs[i] = a.xs[i].v;
+    strides[i] = a.xs[i].d.bd == 1 ? 0 : bs;
+  }
+  const float* const* xs = dev::upload(a.fx.device, a.scratch, ptrs.data(), n);
+  const size_t* st = dev::upload(a.fx.device, a.scratch, strides.data(), n);
+  unsigned* winner = reinterpret_cast<unsigned*>(a.aux);
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+    const size_t b = j / bs, e = j % bs;
+    float m = xs[0][b * st[0] + e];
+    unsigned w = 0;
+    for (size_t i = 1; i < n; ++i)
+      if (xs[i][b * st[i] + e] >= m) m = xs[i][b * st[i] + e], w = unsigned(i);
+    y[j] = m;
+    winner[j] = w;
+  });
+}
+template <class P>
+void max_list_dev_bwd(const BackwardArgs& a) {
+  const size_t bs = a.fx.d.batch_size();
+  const unsigned i = a.i;
+  const unsigned* winner = reinterpret_cast<const unsigned*>(a.aux);
+  const float* g = a.dEdf.v;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[i].d.bd != 1, a.fx.d.bd, bs,
+                         [=] DYNET_LAMBDA(size_t b, size_t e) { return winner[b * bs + e] == i ? g[b * bs + e] : 0.f; });
+}
+DYNET_DEVICE_KERNELS("max_list", max_list_dev_fwd, max_list_dev_bwd);
+
+// Σ_i a[i] b[(k - i) mod n] and Σ_i a[i] b[(i + k) mod n], each sum split where the index wraps so both
+// runs are contiguous (the CPU kernels use them too).
+DYNET_HD inline float circ_conv_at(const float* a, const float* b, size_t n, size_t k) {
+  float s = 0.f;
+  for (size_t i = 0; i <= k; ++i) s += a[i] * b[k - i];
+  for (size_t i = k + 1; i < n; ++i) s += a[i] * b[n + k - i];
+  return s;
+}
+DYNET_HD inline float circ_corr_at(const float* a, const float* b, size_t n, size_t k) {
+  float s = 0.f;
+  for (size_t i = 0; i < n - k; ++i) s += a[i] * b[i + k];
+  for (size_t i = n - k; i < n; ++i) s += a[i] * b[i + k - n];
+  return s;
+}
+// circ_conv / circ_corr: one thread per output element; an unbatched side broadcasts.
+template <bool kCorrelation>
+struct CircularDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const size_t n = a.fx.d.rows(), us = a.xs[0].d.bd == 1 ? 0 : n, vs = a.xs[1].d.bd == 1 ? 0 : n;
+    const float *u = a.xs[0].v, *v = a.xs[1].v;
+    float* y = a.fx.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+      const size_t b = i / n, k = i % n;
+      y[i] = kCorrelation ? circ_corr_at(u + b * us, v + b * vs, n, k) : circ_conv_at(u + b * us, v + b * vs, n, k);
+    });
+  }
+  // conv: dE/du = corr(v, g), dE/dv = corr(u, g); corr: dE/du = corr(g, v), dE/dv = conv(g, u).
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const size_t n = a.fx.d.rows(), us = a.xs[0].d.bd == 1 ? 0 : n, vs = a.xs[1].d.bd == 1 ? 0 : n;
+    const float *u = a.xs[0].v, *v = a.xs[1].v, *g = a.dEdf.v;
+    const unsigned i = a.i;
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[i].d.bd != 1, a.fx.d.bd, n,
+                           [=] DYNET_LAMBDA(size_t b, size_t k) {
+                             const float *ub = u + b * us, *vb = v + b * vs, *gb = g + b * n;
+                             if (!kCorrelation) return circ_corr_at(i == 0 ? vb : ub, gb, n, k);
+                             return i == 0 ? circ_corr_at(gb, vb, n, k) : circ_conv_at(gb, ub, n, k);
+                           });
+  }
+};
+DYNET_DEVICE_KERNELS("circ_conv", CircularDev<false>::fwd, CircularDev<false>::bwd);
+DYNET_DEVICE_KERNELS("circ_corr", CircularDev<true>::fwd, CircularDev<true>::bwd);
+
+// Piecewise constant ops: zero gradient, or the incoming one passed straight through.
+template <class P>
+void straight_through_dev_bwd(const BackwardArgs& a) {
+  if (a.attr.as<GradientMode>() != straight_through_gradient) return;
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i]; });
+}
+enum class Rounding { nearest, up, down };
+template <Rounding kR>
+struct RoundingDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const float* x = a.xs[0].v;
+    float* y = a.fx.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+      y[i] = kR == Rounding::nearest ? fn::round(x[i]) : kR == Rounding::up ? fn::ceil(x[i]) : fn::floor(x[i]);
+    });
+  }
+};
+DYNET_DEVICE_KERNELS("round", RoundingDev<Rounding::nearest>::fwd, straight_through_dev_bwd);
+DYNET_DEVICE_KERNELS("ceil", RoundingDev<Rounding::up>::fwd, straight_through_dev_bwd);
+DYNET_DEVICE_KERNELS("floor", RoundingDev<Rounding::down>::fwd, straight_through_dev_bwd);
+
+// argmax: one thread per column writes its one-hot (the first maximum on ties).
+template <class P>
+void argmax_dev_fwd(const ForwardArgs& a) {
+  const size_t rows = a.fx.d.rows(), columns = a.fx.d.size() / (rows ? rows : 1);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, columns, [=] DYNET_LAMBDA(size_t c) {
+    const float* xc = x + c * rows;
+    size_t best = 0;
+    for (size_t r = 1; r < rows; ++r)
+      if (xc[r] > xc[best]) best = r;
+    for (size_t r = 0; r < rows; ++r) y[c * rows + r] = r == best ? 1.f : 0.f;
+  });
+}
+DYNET_DEVICE_KERNELS("argmax", argmax_dev_fwd, straight_through_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 using ops::Xs;
 using ops::ArrayMap;
 using ops::CArrayMap;
@@ -95,23 +224,13 @@ Dim circular_shape(const ArgDims& xs, AttrView) {
   return Dim({u.rows()}, ops::broadcast_bd(kName, u, v));
 }
 
-// out[k] += Σ_i a[i] b[(k - i) mod n], each sum split where the index wraps so both runs are contiguous.
+// out[k] += Σ_i a[i] b[(k - i) mod n]
 void add_circ_conv(const float* a, const float* b, float* out, unsigned n) {
-  for (size_t k = 0; k < n; ++k) {
-    float s = 0.f;
-    for (size_t i = 0; i <= k; ++i) s += a[i] * b[k - i];
-    for (size_t i = k + 1; i < n; ++i) s += a[i] * b[n + k - i];
-    out[k] += s;
-  }
+  for (size_t k = 0; k < n; ++k) out[k] += circ_conv_at(a, b, n, k);
 }
 // out[k] += Σ_i a[i] b[(i + k) mod n]
 void add_circ_corr(const float* a, const float* b, float* out, unsigned n) {
-  for (size_t k = 0; k < n; ++k) {
-    float s = 0.f;
-    for (size_t i = 0; i < n - k; ++i) s += a[i] * b[i + k];
-    for (size_t i = n - k; i < n; ++i) s += a[i] * b[i + k - n];
-    out[k] += s;
-  }
+  for (size_t k = 0; k < n; ++k) out[k] += circ_corr_at(a, b, n, k);
 }
 
 template <bool kCorrelation>
@@ -181,7 +300,6 @@ void straight_through_bwd(const BackwardArgs& a) {
   if (a.attr.as<GradientMode>() == straight_through_gradient) cpu::arr(a.dEdxi) += cpu::carr(a.dEdf);
 }
 
-enum class Rounding { nearest, up, down };
 template <Rounding kR>
 void rounding_fwd(const ForwardArgs& a) {
   auto x = cpu::carr(a.xs[0]);
@@ -263,8 +381,10 @@ Expression gradient_mode_node(OpId op, const Expression& x, GradientMode gm) {
   return make_node(op, x, gm);
 }
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
 
+#ifndef DYNET_CUDA_PASS
 Expression max(const std::initializer_list<Expression>& xs) {
   return make_node_n(k_max_list, xs);
 }
@@ -292,5 +412,7 @@ DYNET_API(argmax, "argmax", "argmax(x, gradient_mode)", "argmax(x, gradient_mode
 // As DyNet: scale_gradient with λ = -1 (the value is x's memory, the gradient is negated).
 Expression flip_gradient(const Expression& x) { return scale_gradient(x, -1.f); }
 DYNET_API(flip_gradient, "scale_gradient", "flip_gradient(x)", "flip_gradient(x)", Expression(const Expression&));
+
+#endif
 
 }  // namespace dynet
