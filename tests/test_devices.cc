@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <map>
 #include <set>
@@ -419,6 +420,54 @@ TEST(DeviceHarness, CudaKernelsMatchTheEmulatedOnes) {
     const OpId op = static_cast<OpId>(i);
     EXPECT_EQ(device_kernels(op, kCudaBackend) != nullptr, device_kernels(op, kEmulatedBackend) != nullptr)
         << op_registry()[i].name;
+  }
+}
+
+// Checks that depend on values or on indices read at forward time (bounds, norms, pointer forms) run for
+// device nodes too: the CPU's error, naming the op and the value, and the next graph works.
+void expect_forward_error(Device* dev, const std::string& want,
+                          const std::function<Expression(ComputationGraph&, Device*)>& build) {
+  {
+    ComputationGraph g;
+    try {
+      build(g, dev).value();
+      ADD_FAILURE() << "expected an error containing '" << want << "' on " << dev->name;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what() << " on " << dev->name;
+    }
+  }
+  ComputationGraph g;
+  Expression x = input(g, Dim({2}), std::vector<float>{1.f, -2.f}, dev);
+  EXPECT_FLOAT_EQ(as_scalar(l2_norm(x).value()), std::sqrt(5.f)) << dev->name;
+}
+
+TEST(Devices, ForwardTimeChecksThrowAsOnTheCpu) {
+  static unsigned index;
+  static std::vector<unsigned> support;
+  for (Device* dev : test_devices()) {
+    DefaultDevice on(dev);
+    expect_forward_error(dev, "(batch element 0) has norm 0", [](ComputationGraph& g, Device* d) {
+      return weight_norm(input(g, Dim({3}), std::vector<float>(3, 0.f), d), input(g, Dim({1}), {2.f}, d));
+    });
+    expect_forward_error(dev, "constrained_softmax: upper bound u[1] = -0.5", [](ComputationGraph& g, Device* d) {
+      return constrained_softmax(input(g, Dim({3}), {1.f, 2.f, 3.f}, d), input(g, Dim({3}), {1.f, -0.5f, 1.f}, d));
+    });
+    expect_forward_error(dev, "(batch element 1)", [](ComputationGraph& g, Device* d) {
+      return constrained_softmax(input(g, Dim({2}), {1.f, 2.f}, d),
+                                 input(g, Dim({2}, 2), {0.5f, 0.5f, 0.4f, 0.4f}, d));
+    });
+    expect_forward_error(dev, "hinge: index 7 out of range", [](ComputationGraph& g, Device* d) {
+      index = 1;
+      Expression e = hinge(input(g, Dim({3}), {1.f, 2.f, 3.f}, d), &index);
+      index = 7;  // read at forward time
+      return e;
+    });
+    expect_forward_error(dev, "sparsemax_loss: target support index 4", [](ComputationGraph& g, Device* d) {
+      support = {0};
+      Expression e = sparsemax_loss(input(g, Dim({3}), {1.f, 2.f, 3.f}, d), &support);
+      support = {1, 4};
+      return e;
+    });
   }
 }
 

@@ -4,17 +4,142 @@
 //   cmult(g, cdiv(x - mean_elems(x), std_elems(x) + 1e-8)) + b
 // i.e. μ and σ over all elements of each batch element, σ with 1/n (not 1/(n-1)), and ε = 1e-8 added
 // to σ (not to the variance). One node instead of six saves the intermediates and their gradients.
-#include <cmath>
+#include "kernels/device/prims.h"
 
+#include <cmath>
+#include <string>
+#include <vector>
+
+#ifndef DYNET_CUDA_PASS
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
 
-using ops::Xs;
-
 constexpr float kLayerNormEps = 1e-8f;
+
+// ---- device kernels ----
+// Per output batch element b of B: s[b] = Σ_k v(b, k) over n values, into scratch.
+template <class P, class V>
+float* sums_per_batch(Device* dev, MemPool& scratch, size_t B, size_t n, V v) {
+  float* s = scratch.allocate_floats(B);
+  P::reduce(dev, B, n, 0.f, v, dev::Sum(), [=] DYNET_LAMBDA(size_t b, float r) { s[b] = r; });
+  return s;
+}
+
+// layer_norm: aux keeps μ and σ per output batch element (as the CPU kernels do).
+template <class P>
+void layer_norm_dev_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &g = a.xs[1], &bias = a.xs[2];
+  const size_t n = x.d.batch_size(), B = a.fx.d.bd;
+  const size_t xs = x.d.bd == 1 ? 0 : n, gs = g.d.bd == 1 ? 0 : n, bsd = bias.d.bd == 1 ? 0 : n;
+  const float *xv = x.v, *gv = g.v, *bv = bias.v;
+  float *y = a.fx.v, *stats = a.aux;
+  const float inv_n = 1.f / float(n);
+  P::reduce(
+      a.fx.device, B, n, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return xv[b * xs + k]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t b, float s) { stats[2 * b] = s * inv_n; });
+  P::reduce(
+      a.fx.device, B, n, 0.f,
+      [=] DYNET_LAMBDA(size_t b, size_t k) {
+        const float c = xv[b * xs + k] - stats[2 * b];
+        return c * c;
+      },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, float s) { stats[2 * b + 1] = fn::sqrt(s * inv_n); });
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t b = i / n, k = i % n;
+    y[i] = gv[b * gs + k] * (xv[b * xs + k] - stats[2 * b]) / (stats[2 * b + 1] + kLayerNormEps) + bv[b * bsd + k];
+  });
+}
+// See layer_norm_bwd.
+template <class P>
+void layer_norm_dev_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &g = a.xs[1];
+  const size_t n = x.d.batch_size(), B = a.fx.d.bd;
+  const size_t xs = x.d.bd == 1 ? 0 : n, gs = g.d.bd == 1 ? 0 : n;
+  const float *xv = x.v, *gv = g.v, *dy = a.dEdf.v, *stats = a.aux;
+  const unsigned which = a.i;
+  float* u_mean = nullptr;
+  float* uc = nullptr;
+  if (which == 0) {  // mean(u) and Σ u ⊙ c with u = g ⊙ dy, c = x - μ
+    const float inv_n = 1.f / float(n);
+    u_mean = sums_per_batch<P>(a.fx.device, a.scratch, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
+      return gv[b * gs + k] * dy[b * n + k] * inv_n;
+    });
+    uc = sums_per_batch<P>(a.fx.device, a.scratch, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
+      return gv[b * gs + k] * dy[b * n + k] * (xv[b * xs + k] - stats[2 * b]);
+    });
+  }
+  const float nf = float(n);
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[which].d.bd != 1, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
+    const float d = dy[b * n + k];
+    if (which == 2) return d;
+    const float mu = stats[2 * b], sigma = stats[2 * b + 1], s = sigma + kLayerNormEps;
+    const float c = xv[b * xs + k] - mu;
+    if (which == 1) return d * c / s;
+    float r = (gv[b * gs + k] * d - u_mean[b]) / s;
+    if (sigma > 0.f) r -= c * (uc[b] / (nf * sigma * s * s));
+    return r;
+  });
+}
+DYNET_DEVICE_KERNELS("layer_norm", layer_norm_dev_fwd, layer_norm_dev_bwd);
+
+// weight_norm: the norms per output batch element are read back to the host, which throws for a zero w as
+// the CPU kernel does.
+template <class P>
+float* weight_norms(Device* dev, MemPool& scratch, const Tensor& w, size_t B) {
+  const size_t n = w.d.batch_size(), ws = w.d.bd == 1 ? 0 : n;
+  const float* wv = w.v;
+  float* norm = scratch.allocate_floats(B);
+  P::reduce(
+      dev, B, n, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return wv[b * ws + k] * wv[b * ws + k]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t b, float s) { norm[b] = fn::sqrt(s); });
+  return norm;
+}
+template <class P>
+void weight_norm_dev_fwd(const ForwardArgs& a) {
+  const Tensor &w = a.xs[0], &g = a.xs[1];
+  const size_t n = w.d.batch_size(), B = a.fx.d.bd, ws = w.d.bd == 1 ? 0 : n, gs = g.d.bd == 1 ? 0 : 1;
+  const float* norm = weight_norms<P>(a.fx.device, a.scratch, w, B);
+  std::vector<float> host(B);
+  a.fx.device->copy_to_host(host.data(), norm, B * sizeof(float));
+  for (size_t b = 0; b < B; ++b)
+    if (!(host[b] > 0.f))
+      throw std::runtime_error("weight_norm: w " + w.d.str() + " (batch element " + std::to_string(b) +
+                               ") has norm " + std::to_string(host[b]) + "; its direction is undefined");
+  const float *wv = w.v, *gv = g.v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t b = i / n;
+    y[i] = wv[b * ws + i % n] * (gv[b * gs] / norm[b]);
+  });
+}
+// dw += (g/‖w‖)(dy - (w·dy) w / ‖w‖²), dg += (w·dy) / ‖w‖
+template <class P>
+void weight_norm_dev_bwd(const BackwardArgs& a) {
+  const Tensor &w = a.xs[0], &g = a.xs[1];
+  const size_t n = w.d.batch_size(), B = a.fx.d.bd, ws = w.d.bd == 1 ? 0 : n, gs = g.d.bd == 1 ? 0 : 1;
+  const float *wv = w.v, *gv = g.v, *dy = a.dEdf.v;
+  const float* norm = weight_norms<P>(a.fx.device, a.scratch, w, B);
+  const float* w_dot_dy = sums_per_batch<P>(a.fx.device, a.scratch, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
+    return wv[b * ws + k] * dy[b * n + k];
+  });
+  if (a.i == 1) {
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, g.d.bd != 1, B, 1,
+                           [=] DYNET_LAMBDA(size_t b, size_t) { return w_dot_dy[b] / norm[b]; });
+    return;
+  }
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, w.d.bd != 1, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
+    const float nb = norm[b];
+    return (gv[b * gs] / nb) * (dy[b * n + k] - wv[b * ws + k] * (w_dot_dy[b] / (nb * nb)));
+  });
+}
+DYNET_DEVICE_KERNELS("weight_norm", weight_norm_dev_fwd, weight_norm_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
+using ops::Xs;
 
 // ---------------------------------------------------------------------------------------------
 // layer_norm(x, g, b): y = g ⊙ (x - μ) / (σ + ε) + b. g and b have x's shape; any of the three may be
@@ -133,13 +258,17 @@ const OpId k_weight_norm = register_op({.name = "weight_norm",
                                         .batch = {.batchable = true, .shared = 2},
                                         .samples = weight_norm_samples});
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
 
+#ifndef DYNET_CUDA_PASS
 Expression layer_norm(const Expression& x, const Expression& g, const Expression& b) {
   return make_node(k_layer_norm, {&x, &g, &b});
 }
 DYNET_API(layer_norm, "layer_norm", "layer_norm(x, g, b)", "layer_norm(x, g, b)", Expression(const Expression&, const Expression&, const Expression&));
 Expression weight_norm(const Expression& w, const Expression& g) { return make_node(k_weight_norm, w, g); }
 DYNET_API(weight_norm, "weight_norm", "weight_norm(w, g)", "weight_norm(w, g)", Expression(const Expression&, const Expression&));
+
+#endif
 
 }  // namespace dynet

@@ -288,6 +288,86 @@ void cumsum_dev_bwd(const BackwardArgs& a) {
 }
 DYNET_DEVICE_KERNELS("cumsum", cumsum_dev_fwd, cumsum_dev_bwd);
 
+// kmax_pooling: the rank of every input along its fiber (how many elements come before it), then one thread per fiber keeps the k first-ranked
+// in their original order; their positions go to aux.
+struct KMaxAttr {
+  uint32_t k, axis;
+};
+// Whether x[u] comes before x[v] along a fiber: larger first, then earlier; NaN ranks above everything so
+// the order stays strict.
+DYNET_HD inline bool kmax_before(float xu, size_t u, float xv, size_t v) {
+  const bool nu = xu != xu, nv = xv != xv;
+  if (nu != nv) return nu;
+  if (!nu && xu != xv) return xu > xv;
+  return u < v;
+}
+template <class P>
+void kmax_pooling_dev_fwd(const ForwardArgs& a) {
+  const KMaxAttr& p = a.attr.as<KMaxAttr>();
+  const dev::Fibers f = dev::fibers(a.xs[0].d, p.axis);
+  const size_t inner = f.inner, n = f.n, k = p.k;
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  unsigned* src = reinterpret_cast<unsigned*>(a.aux);
+  float* rank = a.scratch.allocate_floats(a.xs[0].d.size());
+  P::reduce(
+      a.fx.device, a.xs[0].d.size(), n, 0.f,
+      [=] DYNET_LAMBDA(size_t e, size_t u) {
+        const size_t pos = (e / inner) % n;
+        const float xu = x[e + u * inner - pos * inner];
+        return kmax_before(xu, u, x[e], pos) ? 1.f : 0.f;
+      },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t e, float r) { rank[e] = r; });
+  P::for_each(a.fx.device, f.outer * inner, [=] DYNET_LAMBDA(size_t j) {
+    const size_t o = j / inner, i = j % inner;
+    size_t kept = 0;
+    for (size_t u = 0; u < n && kept < k; ++u) {
+      const size_t e = (o * n + u) * inner + i;
+      if (rank[e] < float(k)) {
+        const size_t out = (o * k + kept++) * inner + i;
+        y[out] = x[e];
+        src[out] = unsigned(u);
+      }
+    }
+  });
+}
+template <class P>
+void kmax_pooling_dev_bwd(const BackwardArgs& a) {
+  const KMaxAttr& p = a.attr.as<KMaxAttr>();
+  const dev::Fibers f = dev::fibers(a.xs[0].d, p.axis);
+  const size_t inner = f.inner, n = f.n, k = p.k;
+  const unsigned* src = reinterpret_cast<const unsigned*>(a.aux);
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+    dx[((j / inner / k) * n + src[j]) * inner + j % inner] += g[j];
+  });
+}
+DYNET_DEVICE_KERNELS("kmax_pooling", kmax_pooling_dev_fwd, kmax_pooling_dev_bwd);
+
+// fold_rows: y[i, c] = Σ_t x[i·nrows + t, c]; every x element gets its block's gradient.
+template <class P>
+void fold_rows_dev_fwd(const ForwardArgs& a) {
+  const size_t nrows = a.attr.as<unsigned>(), rows = a.xs[0].d.rows(), orows = rows / nrows;
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+    const float* block = x + (j / orows) * rows + (j % orows) * nrows;
+    float s = 0.f;
+    for (size_t t = 0; t < nrows; ++t) s += block[t];
+    y[j] = s;
+  });
+}
+template <class P>
+void fold_rows_dev_bwd(const BackwardArgs& a) {
+  const size_t nrows = a.attr.as<unsigned>(), rows = a.xs[0].d.rows(), orows = rows / nrows;
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.xs[0].d.size(),
+              [=] DYNET_LAMBDA(size_t i) { dx[i] += g[(i / rows) * orows + (i % rows) / nrows]; });
+}
+DYNET_DEVICE_KERNELS("fold_rows", fold_rows_dev_fwd, fold_rows_dev_bwd);
+
 #ifndef DYNET_CUDA_PASS
 using ops::Xs;
 
@@ -910,9 +990,6 @@ const OpId k_cumsum = register_op({.name = "cumsum",
 // ---------------------------------------------------------------------------------------------
 // kmax_pooling(x, k, d): the k largest values along dim d, kept in their original order (ties:
 // the earlier index wins). Dim d becomes k. The source index of every output is kept in aux.
-struct KMaxAttr {
-  uint32_t k, axis;
-};
 Dim kmax_pooling_shape(const ArgDims& xs, AttrView a) {
   const KMaxAttr& p = a.as<KMaxAttr>();
   const Dim& x = xs[0];
@@ -933,14 +1010,7 @@ void kmax_pooling_fwd(const ForwardArgs& a) {
     for (size_t i = 0; i < f.inner; ++i) {
       const float* x = a.xs[0].v + size_t(o) * f.n * f.inner + i;
       auto at = [&](unsigned k) { return x[size_t(k) * f.inner]; };
-      // Larger first, then earlier; NaN ranks above everything so the order stays strict.
-      auto before = [&](unsigned u, unsigned v) {
-        const float xu = at(u), xv = at(v);
-        const bool nu = std::isnan(xu), nv = std::isnan(xv);
-        if (nu != nv) return nu;
-        if (!nu && xu != xv) return xu > xv;
-        return u < v;
-      };
+      auto before = [&](unsigned u, unsigned v) { return kmax_before(at(u), u, at(v), v); };
       for (size_t k = 0; k < f.n; ++k) order[k] = k;
       std::nth_element(order, order + (p.k - 1), order + f.n, before);
       std::sort(order, order + p.k);

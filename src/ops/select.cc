@@ -36,6 +36,9 @@ struct TransposeAttr {
 void pick_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids);
 void select_indices(AttrView a, unsigned axis, const Dim& x, unsigned* ids);
 void pick_batch_indices(AttrView a, const Dim& x, unsigned* ids);
+// strided_select's axes (the dims, then the batch), validated: the first index, step and count of each;
+// returns their number.
+unsigned strided_select_axes(const Dim& x, AttrView a, unsigned* first, unsigned* step, unsigned* count);
 
 namespace {
 // ---- device kernels: gathers from host-validated indices (kept in aux for backward) ----
@@ -261,6 +264,48 @@ void transpose_dev_bwd(const BackwardArgs& a) {
   P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { dx[(j / bs) * bs + p.src(j % bs)] += g[j]; });
 }
 DYNET_DEVICE_KERNELS("transpose", transpose_dev_fwd, transpose_dev_bwd);
+
+// strided_select: output element j reads input element in(j) (distinct j read distinct elements).
+struct StridedPlan {
+  unsigned rank = 0;
+  size_t base = 0, count[dev::kAxes], step[dev::kAxes];  // step: along the axis, in input elements
+  DYNET_HD size_t in(size_t j) const {
+    size_t off = base;
+    for (unsigned k = 0; k < rank; ++k) {
+      off += (j % count[k]) * step[k];
+      j /= count[k];
+    }
+    return off;
+  }
+};
+StridedPlan strided_plan(const Dim& x, AttrView a) {
+  unsigned first[dev::kAxes], step[dev::kAxes], count[dev::kAxes];
+  StridedPlan p;
+  p.rank = strided_select_axes(x, a, first, step, count);
+  size_t stride = 1;
+  for (unsigned k = 0; k < p.rank; ++k) {
+    p.base += first[k] * stride;
+    p.count[k] = count[k];
+    p.step[k] = step[k] * stride;
+    stride *= k < x.nd ? x.d[k] : x.bd;
+  }
+  return p;
+}
+template <class P>
+void strided_select_dev_fwd(const ForwardArgs& a) {
+  const StridedPlan p = strided_plan(a.xs[0].d, a.attr);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { y[j] = x[p.in(j)]; });
+}
+template <class P>
+void strided_select_dev_bwd(const BackwardArgs& a) {
+  const StridedPlan p = strided_plan(a.xs[0].d, a.attr);
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { dx[p.in(j)] += g[j]; });
+}
+DYNET_DEVICE_KERNELS("strided_select", strided_select_dev_fwd, strided_select_dev_bwd);
 
 #ifndef DYNET_CUDA_PASS
 using ops::Xs;
@@ -1035,6 +1080,11 @@ void pick_batch_indices(AttrView a, const Dim& x, unsigned* ids) {
     check_batch_index(src[b], x);
     ids[b] = src[b];
   }
+}
+unsigned strided_select_axes(const Dim& x, AttrView a, unsigned* first, unsigned* step, unsigned* count) {
+  const StridedAxes r = resolve_strides(x, a.as<StridedAttr>());
+  for (unsigned k = 0; k < r.rank; ++k) first[k] = r.first[k], step[k] = r.step[k], count[k] = r.count[k];
+  return r.rank;
 }
 
 Expression pick(const Expression& x, unsigned v, unsigned d) { return pick_node(x, PickAttr{nullptr, nullptr, 1, 0, d}, &v); }

@@ -174,6 +174,240 @@ void pnls_dev_bwd(const BackwardArgs& a) {
   });
 }
 DYNET_DEVICE_KERNELS("pickneglogsoftmax", pnls_dev_fwd, pnls_dev_bwd);
+}  // namespace
+
+// The rows of sparsemax_loss's target support, validated (a pointer's vector is checked as forward reads it),
+// and their number (defined with the CPU kernels below; the CUDA pass links to the host pass's definition).
+const unsigned* sparsemax_loss_support(AttrView a, const Dim& x, size_t* n);
+// Throws unless constrained_softmax's bounds for output batch element b (n of them at ub, host memory) are
+// non-negative and sum to 1 or more (defined with the CPU kernels below).
+void check_constrained_bounds(const float* ub, size_t n, size_t b);
+
+namespace {
+// restricted_log_softmax: the restricted rows (host memory, in the attribute's tail) go to scratch.
+struct RestrictAttr {
+  uint32_t n = 0;  // number of restricted rows (they follow in the tail)
+  uint32_t unused = 0;
+};
+template <class P>
+void restricted_log_softmax_dev_fwd(const ForwardArgs& a) {
+  const size_t nr = a.attr.as<RestrictAttr>().n, rows = a.fx.d.rows(), cols = a.fx.d.size() / rows;
+  const unsigned* ids = dev::upload(a.fx.device, a.scratch, a.attr.tail<unsigned, RestrictAttr>(), nr);
+  float* m = a.scratch.allocate_floats(cols);
+  float* logz = a.scratch.allocate_floats(cols);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::reduce(
+      a.fx.device, cols, nr, -INFINITY, [=] DYNET_LAMBDA(size_t o, size_t k) { return x[o * rows + ids[k]]; },
+      dev::Max(), [=] DYNET_LAMBDA(size_t o, float v) { m[o] = v; });
+  P::reduce(
+      a.fx.device, cols, nr, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return fn::exp(x[o * rows + ids[k]] - m[o]); },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float v) { logz[o] = m[o] + fn::log(v); });
+  a.fx.device->fill(y, a.fx.d.size(), -INFINITY);
+  P::for_each(a.fx.device, cols * nr, [=] DYNET_LAMBDA(size_t j) {
+    const size_t o = j / nr, r = o * rows + ids[j % nr];
+    y[r] = x[r] - logz[o];
+  });
+}
+// dx_r += g_r - softmax_R(x)_r Σ_{j∈R} g_j for r ∈ R
+template <class P>
+void restricted_log_softmax_dev_bwd(const BackwardArgs& a) {
+  const size_t nr = a.attr.as<RestrictAttr>().n, rows = a.fx.d.rows(), cols = a.fx.d.size() / rows;
+  const unsigned* ids = dev::upload(a.fx.device, a.scratch, a.attr.tail<unsigned, RestrictAttr>(), nr);
+  float* gsum = a.scratch.allocate_floats(cols);
+  const float *y = a.fx.v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::reduce(
+      a.fx.device, cols, nr, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return g[o * rows + ids[k]]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t o, float v) { gsum[o] = v; });
+  P::for_each(a.fx.device, cols * nr, [=] DYNET_LAMBDA(size_t j) {
+    const size_t o = j / nr, r = o * rows + ids[j % nr];
+    dx[r] += g[r] - fn::exp(y[r]) * gsum[o];
+  });
+}
+DYNET_DEVICE_KERNELS("restricted_log_softmax", restricted_log_softmax_dev_fwd, restricted_log_softmax_dev_bwd);
+
+// The sparsemax threshold τ of each of the `cols` columns of z (n rows), into scratch. Without sorting:
+// element j is in the support iff Σ_i max(z_i - z_j, 0) < 1 (the sorted prefix condition of
+// sparsemax_threshold, 1 + k z_(k) > Σ_{i≤k} z_(i), rewritten for z_j = z_(k); ties agree), and
+// τ = (Σ_support z - 1) / |support|. O(n²) per column, all of it in parallel.
+template <class P>
+float* sparsemax_thresholds(Device* dev, MemPool& scratch, const float* z, size_t n, size_t cols) {
+  float* in_support = scratch.allocate_floats(n * cols);
+  float* support_sum = scratch.allocate_floats(cols);
+  float* tau = scratch.allocate_floats(cols);
+  P::reduce(
+      dev, n * cols, n, 0.f, [=] DYNET_LAMBDA(size_t j, size_t i) { return fn::max(z[j - j % n + i] - z[j], 0.f); },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t j, float s) { in_support[j] = s < 1.f ? 1.f : 0.f; });
+  P::reduce(
+      dev, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return in_support[o * n + i] * z[o * n + i]; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float s) { support_sum[o] = s; });
+  P::reduce(
+      dev, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return in_support[o * n + i]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t o, float k) { tau[o] = (support_sum[o] - 1.f) / k; });
+  return tau;
+}
+template <class P>
+void sparsemax_dev_fwd(const ForwardArgs& a) {
+  const size_t n = a.fx.d.rows(), cols = a.fx.d.size() / n;
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  const float* tau = sparsemax_thresholds<P>(a.fx.device, a.scratch, x, n, cols);
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = fn::max(x[i] - tau[i / n], 0.f); });
+}
+// On the support S = {y > 0}: dx_i += g_i - mean_{j∈S} g_j.
+template <class P>
+void sparsemax_dev_bwd(const BackwardArgs& a) {
+  const size_t n = a.fx.d.rows(), cols = a.fx.d.size() / n;
+  const float *y = a.fx.v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  float* gsum = a.scratch.allocate_floats(cols);
+  float* gmean = a.scratch.allocate_floats(cols);
+  P::reduce(
+      a.fx.device, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return y[o * n + i] > 0.f ? g[o * n + i] : 0.f; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float s) { gsum[o] = s; });
+  P::reduce(
+      a.fx.device, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return y[o * n + i] > 0.f ? 1.f : 0.f; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float k) { gmean[o] = gsum[o] / k; });
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    if (y[i] > 0.f) dx[i] += g[i] - gmean[i / n];
+  });
+}
+DYNET_DEVICE_KERNELS("sparsemax", sparsemax_dev_fwd, sparsemax_dev_bwd);
+
+// sparsemax_loss: aux as in sparsemax_loss_fwd (sparsemax(x), then the support's size and rows, which the
+// gradient reads on the device).
+struct SupportAttr {
+  const std::vector<unsigned>* pvec = nullptr;  // read at forward time
+  uint32_t n = 0;                               // number of inline rows (they follow in the tail)
+  uint32_t unused = 0;
+};
+template <class P>
+void sparsemax_loss_dev_fwd(const ForwardArgs& a) {
+  const Tensor& x = a.xs[0];
+  const size_t n = x.d.rows(), B = a.fx.d.bd;
+  size_t nq = 0;
+  const unsigned* host_q = sparsemax_loss_support(a.attr, x.d, &nq);
+  std::vector<uint32_t> kept(nq + 1);
+  kept[0] = static_cast<uint32_t>(nq);
+  std::copy(host_q, host_q + nq, kept.begin() + 1);
+  uint32_t* dev_kept = reinterpret_cast<uint32_t*>(a.aux + x.d.size());
+  a.fx.device->copy_from_host(dev_kept, kept.data(), kept.size() * sizeof(uint32_t));
+  const unsigned* q = dev_kept + 1;
+  const float qprob = 1.f / static_cast<float>(nq);
+  const float* z = x.v;
+  float *sm = a.aux, *y = a.fx.v;
+  const float* tau = sparsemax_thresholds<P>(a.fx.device, a.scratch, z, n, B);
+  P::for_each(a.fx.device, B * n, [=] DYNET_LAMBDA(size_t i) { sm[i] = fn::max(z[i] - tau[i / n], 0.f); });
+  // ½ Σ_{j∈S} (z_j² - τ²) + ½ ‖q‖² - qᵀz, with ½ ‖q‖² = ½ · nq · (1/nq)²
+  float* support_term = a.scratch.allocate_floats(B);
+  P::reduce(
+      a.fx.device, B, n, 0.f,
+      [=] DYNET_LAMBDA(size_t b, size_t k) {
+        const float zk = z[b * n + k], t = tau[b];
+        return sm[b * n + k] > 0.f ? 0.5f * (zk - t) * (zk + t) : 0.f;
+      },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, float s) { support_term[b] = s; });
+  P::reduce(
+      a.fx.device, B, nq, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return z[b * n + q[k]]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t b, float s) { y[b] = fn::max(0.5f * qprob + support_term[b] - qprob * s, 0.f); });
+}
+// dx += g (sparsemax(x) - q)
+template <class P>
+void sparsemax_loss_dev_bwd(const BackwardArgs& a) {
+  const size_t n = a.xs[0].d.rows();
+  const uint32_t* kept = reinterpret_cast<const uint32_t*>(a.aux + a.xs[0].d.size());
+  const float *sm = a.aux, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t b = i / n, k = i % n, nq = kept[0];
+    bool target = false;
+    for (size_t j = 0; j < nq; ++j) target |= kept[1 + j] == k;
+    dx[i] += g[b] * (sm[i] - (target ? 1.f / static_cast<float>(nq) : 0.f));
+  });
+}
+DYNET_DEVICE_KERNELS("sparsemax_loss", sparsemax_loss_dev_fwd, sparsemax_loss_dev_bwd);
+
+// constrained_softmax of one column (the CPU kernel's too): p ≤ u closest to softmax(x) in KL divergence;
+// saturated[k] = 1 for the rows at their bound, saturated[n] = the saturated mass. q: n floats of scratch.
+DYNET_HD inline void constrained_softmax_column(const float* x, const float* u, size_t n, float* q, float* p,
+                                                float* saturated) {
+  float m = x[0];
+  for (size_t k = 1; k < n; ++k) m = fn::max(m, x[k]);
+  for (size_t k = 0; k < n; ++k) q[k] = fn::exp(x[k] - m), saturated[k] = 0.f;
+  // Saturating the rows that exceed their bound only raises the others' share, so a row once
+  // saturated stays saturated: repeat until no free row exceeds its bound (at most n rounds).
+  double mass = 0;  // Σ_A u
+  for (bool changed = true; changed;) {
+    changed = false;
+    double free_sum = 0;
+    for (size_t k = 0; k < n; ++k)
+      if (saturated[k] == 0.f) free_sum += q[k];
+    if (free_sum <= 0) break;
+    const double scale = (1.0 - mass) / free_sum;
+    double new_mass = mass;
+    for (size_t k = 0; k < n; ++k) {
+      if (saturated[k] != 0.f) continue;
+      p[k] = static_cast<float>(q[k] * scale);
+      if (p[k] > u[k]) p[k] = u[k], saturated[k] = 1.f, new_mass += u[k], changed = true;
+    }
+    mass = new_mass;
+  }
+  saturated[n] = static_cast<float>(mass);
+}
+// Per batch element: the bounds' sum and the number of bounds that are not >= 0, read back to the host for
+// check_constrained_bounds (which reads the bounds themselves only to name the bad one); then one thread per
+// batch element.
+template <class P>
+void constrained_softmax_dev_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &u = a.xs[1];
+  const size_t n = a.fx.d.rows(), B = a.fx.d.bd, xs = x.d.bd == 1 ? 0 : n, us = u.d.bd == 1 ? 0 : n;
+  const float *xv = x.v, *uv = u.v;
+  double* checks = static_cast<double*>(a.scratch.allocate(2 * B * sizeof(double)));
+  P::reduce(
+      a.fx.device, B, n, 0.0, [=] DYNET_LAMBDA(size_t b, size_t k) { return double(uv[b * us + k]); }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t b, double s) { checks[2 * b] = s; });
+  P::reduce(
+      a.fx.device, B, n, 0.0, [=] DYNET_LAMBDA(size_t b, size_t k) { return uv[b * us + k] >= 0.f ? 0.0 : 1.0; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, double s) { checks[2 * b + 1] = s; });
+  std::vector<double> host(2 * B);
+  a.fx.device->copy_to_host(host.data(), checks, host.size() * sizeof(double));
+  for (size_t b = 0; b < B; ++b)
+    if (host[2 * b + 1] > 0 || host[2 * b] < 1.0 - 1e-5) {
+      std::vector<float> buf;
+      check_constrained_bounds(host_values(u, &buf) + b * us, n, b);
+    }
+  float* q = a.scratch.allocate_floats(B * n);
+  float *p = a.fx.v, *saturated = a.aux;
+  P::for_each(a.fx.device, B, [=] DYNET_LAMBDA(size_t b) {
+    constrained_softmax_column(xv + b * xs, uv + b * us, n, q + b * n, p + b * n, saturated + b * (n + 1));
+  });
+}
+// See constrained_softmax_bwd: ḡ per batch element, then each argument's rows.
+template <class P>
+void constrained_softmax_dev_bwd(const BackwardArgs& a) {
+  const size_t n = a.fx.d.rows(), B = a.fx.d.bd;
+  const float *p = a.fx.v, *g = a.dEdf.v, *saturated = a.aux;
+  float* gbar = a.scratch.allocate_floats(B);
+  P::reduce(
+      a.fx.device, B, n, 0.0,
+      [=] DYNET_LAMBDA(size_t b, size_t k) {
+        return saturated[b * (n + 1) + k] == 0.f ? double(p[b * n + k]) * g[b * n + k] : 0.0;
+      },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, double weighted) {
+        const double free_mass = 1.0 - saturated[b * (n + 1) + n];
+        gbar[b] = free_mass > 0 ? static_cast<float>(weighted / free_mass) : 0.f;
+      });
+  const bool logits = a.i == 0;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[a.i].d.bd != 1, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
+    const bool is_saturated = saturated[b * (n + 1) + k] != 0.f;
+    const float d = g[b * n + k] - gbar[b];
+    if (logits) return is_saturated ? 0.f : p[b * n + k] * d;
+    return is_saturated ? d : 0.f;
+  });
+}
+DYNET_DEVICE_KERNELS("constrained_softmax", constrained_softmax_dev_fwd, constrained_softmax_dev_bwd);
+
 
 #ifndef DYNET_CUDA_PASS
 using ops::Xs;
@@ -480,10 +714,6 @@ Expression pnls_node(const Expression& x, PickAttr p, const unsigned* ids) {
 // log_softmax(x, R): x - log Σ_{j∈R} exp(x_j) on the rows listed in R, for each column. The other
 // rows are -inf, the log of their zero probability, exactly as DyNet's RestrictedLogSoftmax; every
 // value DyNet gives as finite is finite here too. Their incoming gradient is ignored.
-struct RestrictAttr {
-  uint32_t n = 0;  // number of restricted rows (they follow in the tail)
-  uint32_t unused = 0;
-};
 
 // Throws unless ids[0..n) are distinct rows below `rows` and n > 0.
 void check_index_set(const char* op, const char* what, const unsigned* ids, size_t n, unsigned rows,
@@ -646,11 +876,6 @@ const OpId k_sparsemax = register_op({.name = "sparsemax",
 // the target distribution q uniform over the rows Q: ½ Σ_{j∈S(x)} (x_j² - τ²) + ½ ‖q‖² - qᵀx,
 // clamped at 0 against rounding, per batch element (one Q for all of them). Its gradient is
 // sparsemax(x) - q.
-struct SupportAttr {
-  const std::vector<unsigned>* pvec = nullptr;  // read at forward time
-  uint32_t n = 0;                               // number of inline rows (they follow in the tail)
-  uint32_t unused = 0;
-};
 
 Dim sparsemax_loss_shape(const ArgDims& xs, AttrView a) {
   const Dim& x = xs[0];
@@ -667,12 +892,10 @@ size_t sparsemax_loss_aux(const Dim&, const ArgDims& xs, AttrView a) {
   return xs[0].size() + 1 + (s.pvec ? s.pvec->size() : s.n);
 }
 void sparsemax_loss_fwd(const ForwardArgs& a) {
-  const SupportAttr& s = a.attr.as<SupportAttr>();
   const Tensor& x = a.xs[0];
   const size_t n = x.d.rows(), B = a.fx.d.bd;
-  const unsigned* q = s.pvec ? s.pvec->data() : a.attr.tail<unsigned, SupportAttr>();
-  const size_t nq = s.pvec ? s.pvec->size() : s.n;
-  if (s.pvec) check_index_set("sparsemax_loss", "target support", q, nq, n, x.d);
+  size_t nq = 0;
+  const unsigned* q = sparsemax_loss_support(a.attr, x.d, &nq);
   uint32_t* kept = reinterpret_cast<uint32_t*>(a.aux + x.d.size());
   kept[0] = static_cast<uint32_t>(nq);
   std::memcpy(kept + 1, q, nq * sizeof(unsigned));
@@ -765,42 +988,10 @@ void constrained_softmax_fwd(const ForwardArgs& a) {
   const size_t n = a.fx.d.rows(), B = a.fx.d.bd;
   float* q = a.scratch.allocate_floats(n);
   for (size_t b = 0; b < B; ++b) {
-    const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * n;
     const float* ub = u.v + size_t(arg_batch(u.d, b, B)) * n;
-    float* p = a.fx.v + size_t(b) * n;
-    float* saturated = a.aux + size_t(b) * (n + 1);
-    double bound_sum = 0;
-    for (size_t k = 0; k < n; ++k) {
-      if (!(ub[k] >= 0.f))
-        op_error("constrained_softmax", "upper bound u[" + std::to_string(k) + "] = " + std::to_string(ub[k]) +
-                                            " is negative (batch element " + std::to_string(b) + ")");
-      bound_sum += ub[k];
-    }
-    if (bound_sum < 1.0 - 1e-5)
-      op_error("constrained_softmax", "the upper bounds sum to " + std::to_string(bound_sum) +
-                                          " < 1, so no distribution satisfies them (batch element " +
-                                          std::to_string(b) + ")");
-    const float m = CArrayMap(xb, n).maxCoeff();
-    for (size_t k = 0; k < n; ++k) q[k] = std::exp(xb[k] - m), saturated[k] = 0.f;
-    // Saturating the rows that exceed their bound only raises the others' share, so a row once
-    // saturated stays saturated: repeat until no free row exceeds its bound (at most n rounds).
-    double mass = 0;  // Σ_A u
-    for (bool changed = true; changed;) {
-      changed = false;
-      double free_sum = 0;
-      for (size_t k = 0; k < n; ++k)
-        if (saturated[k] == 0.f) free_sum += q[k];
-      if (free_sum <= 0) break;
-      const double scale = (1.0 - mass) / free_sum;
-      double new_mass = mass;
-      for (size_t k = 0; k < n; ++k) {
-        if (saturated[k] != 0.f) continue;
-        p[k] = static_cast<float>(q[k] * scale);
-        if (p[k] > ub[k]) p[k] = ub[k], saturated[k] = 1.f, new_mass += ub[k], changed = true;
-      }
-      mass = new_mass;
-    }
-    saturated[n] = static_cast<float>(mass);
+    check_constrained_bounds(ub, n, b);
+    constrained_softmax_column(x.v + size_t(arg_batch(x.d, b, B)) * n, ub, n, q, a.fx.v + size_t(b) * n,
+                               a.aux + size_t(b) * (n + 1));
   }
 }
 // With s = 1 - Σ_A u and ḡ = Σ_{k∉A} p_k g_k / s:
@@ -864,6 +1055,26 @@ const OpId k_constrained_softmax =
 #ifndef DYNET_CUDA_PASS
 void pnls_read_indices(AttrView a, unsigned rows, unsigned B, unsigned* ids) {
   read_indices("pickneglogsoftmax", a, rows, B, ids);
+}
+const unsigned* sparsemax_loss_support(AttrView a, const Dim& x, size_t* n) {
+  const SupportAttr& s = a.as<SupportAttr>();
+  const unsigned* q = s.pvec ? s.pvec->data() : a.tail<unsigned, SupportAttr>();
+  *n = s.pvec ? s.pvec->size() : s.n;
+  if (s.pvec) check_index_set("sparsemax_loss", "target support", q, *n, x.rows(), x);
+  return q;
+}
+void check_constrained_bounds(const float* ub, size_t n, size_t b) {
+  double bound_sum = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (!(ub[k] >= 0.f))
+      op_error("constrained_softmax", "upper bound u[" + std::to_string(k) + "] = " + std::to_string(ub[k]) +
+                                          " is negative (batch element " + std::to_string(b) + ")");
+    bound_sum += ub[k];
+  }
+  if (bound_sum < 1.0 - 1e-5)
+    op_error("constrained_softmax", "the upper bounds sum to " + std::to_string(bound_sum) +
+                                        " < 1, so no distribution satisfies them (batch element " +
+                                        std::to_string(b) + ")");
 }
 
 Expression softmax(const Expression& x, unsigned d) { return make_node(k_softmax, x, d); }
