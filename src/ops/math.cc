@@ -16,27 +16,19 @@ namespace dynet {
 namespace {
 
 // ---- device kernels ----
-// max over a list, elementwise: the arguments' pointers and batch strides go to the device; the winner
-// (the last one on ties) of every element goes to aux.
+// max over a list, elementwise: the winner (the last one on ties) of every element goes to aux.
 template <class P>
 void max_list_dev_fwd(const ForwardArgs& a) {
   const size_t bs = a.fx.d.batch_size(), n = a.n;
-  std::vector<const float*> ptrs(n);
-  std::vector<size_t> strides(n);
-  for (size_t i = 0; i < n; ++i) {
-    ptrs[i] = a.xs[i].v;
-    strides[i] = a.xs[i].d.bd == 1 ? 0 : bs;
-  }
-  const float* const* xs = dev::upload(a.fx.device, a.scratch, ptrs.data(), n);
-  const size_t* st = dev::upload(a.fx.device, a.scratch, strides.data(), n);
+  const dev::ArgList xs = dev::upload_args(a.fx.device, a.scratch, a.xs, n, bs);
   unsigned* winner = reinterpret_cast<unsigned*>(a.aux);
   float* y = a.fx.v;
   P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
     const size_t b = j / bs, e = j % bs;
-    float m = xs[0][b * st[0] + e];
+    float m = xs.v[0][b * xs.stride[0] + e];
     unsigned w = 0;
     for (size_t i = 1; i < n; ++i)
-      if (xs[i][b * st[i] + e] >= m) m = xs[i][b * st[i] + e], w = unsigned(i);
+      if (xs.v[i][b * xs.stride[i] + e] >= m) m = xs.v[i][b * xs.stride[i] + e], w = unsigned(i);
     y[j] = m;
     winner[j] = w;
   });

@@ -99,25 +99,18 @@ void log_softmax_dev_bwd(const BackwardArgs& a) {
 }
 DYNET_DEVICE_KERNELS("log_softmax", log_softmax_dev_fwd, log_softmax_dev_bwd);
 
-// logsumexp over a list, elementwise: the arguments' pointers and batch strides go to the device.
+// logsumexp over a list, elementwise.
 template <class P>
 void logsumexp_dev_fwd(const ForwardArgs& a) {
   const size_t bs = a.fx.d.batch_size(), n = a.n;
-  std::vector<const float*> ptrs(n);
-  std::vector<size_t> strides(n);
-  for (size_t i = 0; i < n; ++i) {
-    ptrs[i] = a.xs[i].v;
-    strides[i] = a.xs[i].d.bd == 1 ? 0 : bs;
-  }
-  const float* const* xs = dev::upload(a.fx.device, a.scratch, ptrs.data(), n);
-  const size_t* st = dev::upload(a.fx.device, a.scratch, strides.data(), n);
+  const dev::ArgList xs = dev::upload_args(a.fx.device, a.scratch, a.xs, n, bs);
   float* y = a.fx.v;
   P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
     const size_t b = j / bs, e = j % bs;
-    float m = xs[0][b * st[0] + e];
-    for (size_t i = 1; i < n; ++i) m = fn::max(m, xs[i][b * st[i] + e]);
+    float m = xs.v[0][b * xs.stride[0] + e];
+    for (size_t i = 1; i < n; ++i) m = fn::max(m, xs.v[i][b * xs.stride[i] + e]);
     float s = 0.f;
-    for (size_t i = 0; i < n; ++i) s += fn::exp(xs[i][b * st[i] + e] - m);
+    for (size_t i = 0; i < n; ++i) s += fn::exp(xs.v[i][b * xs.stride[i] + e] - m);
     y[j] = m + fn::log(s);
   });
 }

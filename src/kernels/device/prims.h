@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/device.h"
 #include "core/mem.h"
@@ -135,6 +136,22 @@ T* upload(Device* dev, MemPool& scratch, const T* host, size_t n) {
   T* p = static_cast<T*>(scratch.allocate(n * sizeof(T)));
   if (n) dev->copy_from_host(p, host, n * sizeof(T));
   return p;
+}
+
+// The values and batch strides of n arguments, uploaded for kernels over a list of arguments: element e of
+// batch element b of argument i is v[i][b · stride[i] + e] (stride 0 for an unbatched argument, else bs).
+struct ArgList {
+  const float* const* v;
+  const size_t* stride;
+};
+inline ArgList upload_args(Device* dev, MemPool& scratch, const Tensor* xs, size_t n, size_t bs) {
+  std::vector<const float*> ptrs(n);
+  std::vector<size_t> strides(n);
+  for (size_t i = 0; i < n; ++i) {
+    ptrs[i] = xs[i].v;
+    strides[i] = xs[i].d.bd == 1 ? 0 : bs;
+  }
+  return {upload(dev, scratch, ptrs.data(), n), upload(dev, scratch, strides.data(), n)};
 }
 
 // *p += v, atomically on GPUs (several threads may add into one element, e.g. repeated rows).
