@@ -1,25 +1,34 @@
 // Measures oneDNN sgemm against Eigen for the product shapes dynamic nets use, to pick the
-// routing rule in src/kernels/cpu/gemm.cc. Prints `gemm_<M>x<N>x<K>_<impl>=<ns> ns` lines.
+// routing rule in src/kernels/cpu/gemm.cc. Prints `gemm_<M>x<N>x<K>_<impl>=<ns> ns` lines, and
+// `gemm_tn_<M>x<N>x<K>_{onednn,routed}` for Aᵀ·B with a long inner dimension (an output layer's input
+// gradient) in one oneDNN call and through cpu::gemm. Times are thread CPU time (steadier than wall
+// time on a shared machine).
 #include <oneapi/dnnl/dnnl.h>
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <vector>
 
+#include <ctime>
+
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemv.h"
 
 namespace {
-using Clock = std::chrono::steady_clock;
+double cpu_ns() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
+}
 
 template <class F>
 double time_ns(F f, int reps) {
   std::vector<double> t;
   for (int r = 0; r < 7; ++r) {
-    auto a = Clock::now();
+    const double a = cpu_ns();
     for (int i = 0; i < reps; ++i) f();
-    t.push_back(std::chrono::duration<double, std::nano>(Clock::now() - a).count() / reps);
+    t.push_back((cpu_ns() - a) / reps);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
@@ -56,6 +65,19 @@ int main() {
       std::printf("gemv_%dx%d_own=%.0f ns\ngemv_t_%dx%d_own=%.0f ns\nger_%dx%d_own=%.0f ns\nger_%dx%d_eigen=%.0f ns\n", s.M,
                   s.K, own, s.M, s.K, own_t, s.M, s.K, own_ger, s.M, s.K, eigen_ger);
     }
+  }
+  const Shape long_inner[] = {{256, 4, 10000}, {256, 16, 10000}, {256, 64, 10000}, {256, 300, 10000}, {1024, 64, 30000}};
+  for (const Shape& s : long_inner) {
+    Eigen::MatrixXf A = Eigen::MatrixXf::Random(s.K, s.M), B = Eigen::MatrixXf::Random(s.K, s.N),
+                    C = Eigen::MatrixXf::Zero(s.M, s.N);
+    const int reps = std::max(1, int(2e8 / (2.0 * s.M * s.N * s.K)));
+    double one_call = time_ns(
+        [&] { dnnl_sgemm('N', 'T', s.N, s.M, s.K, 1.f, B.data(), s.K, A.data(), s.K, 1.f, C.data(), s.M); }, reps);
+    double routed = time_ns(
+        [&] { dynet::cpu::gemm(true, false, s.M, s.N, s.K, 1.f, A.data(), s.K, B.data(), s.K, 1.f, C.data(), s.M); },
+        reps);
+    std::printf("gemm_tn_%dx%dx%d_onednn=%.0f ns\ngemm_tn_%dx%dx%d_routed=%.0f ns\n", s.M, s.N, s.K, one_call, s.M, s.N,
+                s.K, routed);
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 // CPU kernels below the op layer: GEMM against a plain triple loop (every transpose combination, both
-// ways of splitting a large product over threads) and the work sharing behind it.
+// ways of splitting a large product over threads) and the work sharing behind it; the exponential and
+// the softmax-column kernels against libm.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -11,9 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/cpu/exp.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/lstm.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/softmax.h"
 #include "omp_threads.h"
 
 namespace dynet::cpu {
@@ -95,6 +98,25 @@ TEST(Gemm, TransposedProductsOfAnUnchangedMatrixMatchTheReference) {
   const TransposeScope scope;
   check(W, 1.f, "changed, first use");
   check(W, 1.f, "changed, second use");
+}
+
+// Aᵀ·B with a long inner dimension runs as a sum over blocks of it (gemm.cc): every block lands, beta
+// applies once (0 overwrites C even where it held NaN), on one thread and split over threads (9.2M
+// multiply-adds).
+TEST(Gemm, LongInnerDimensionInBlocksMatchesTheReference) {
+  for (int threads : {1, 2})
+    for (float beta : {0.f, 1.f}) {
+      ThreadCount tc(threads);
+      const int M = 64, N = 16, K = 9000, lda = K + 3, ldb = K + 1, ldc = M + 2;
+      const auto A = random_floats(size_t(lda) * M, 11), B = random_floats(size_t(ldb) * N, 12);
+      auto C = random_floats(size_t(ldc) * N, 13);
+      const auto expected = reference_gemm(true, false, M, N, K, 0.5f, A, lda, B, ldb, beta, C, ldc);
+      if (beta == 0.f) C[5] = std::numeric_limits<float>::quiet_NaN();
+      gemm(true, false, M, N, K, 0.5f, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+      for (int j = 0; j < N; ++j)
+        for (int i = 0; i < M; ++i)
+          ASSERT_NEAR(C[i + j * ldc], expected[i + j * ldc], 2e-3) << "beta=" << beta << " threads=" << threads;
+    }
 }
 
 TEST(Gemm, LeavesTheCallersThreadCountAsItWas) {
@@ -197,6 +219,60 @@ TEST(LstmKernels, CellKernelsMatchTheFormulas) {
     const double dy = dgates[k], yk = y[k];
     EXPECT_NEAR(d[k], k < 3 * H ? dy * yk * (1 - yk) : dy * (1 - yk * yk), 1e-6);
   }
+}
+
+// e^x against libm over the range the softmax and gate kernels use, and its edges: 0 below -87 (and for
+// -inf, so masked-out scores get zero probability), NaN propagates.
+TEST(ExpKernel, MatchesLibm) {
+  for (int k = 0; k <= 200000; ++k) {
+    const float x = -87.f + 175.f * float(k) / 200000.f;
+    const double expect = std::exp(double(x));
+    EXPECT_LE(std::abs(exp_clamped(x) - expect), 2.5e-7 * expect) << "x = " << x;
+  }
+  EXPECT_EQ(exp_clamped(0.f), 1.f);
+  EXPECT_EQ(exp_clamped(-87.5f), 0.f);
+  EXPECT_EQ(exp_clamped(-1e30f), 0.f);
+  EXPECT_EQ(exp_clamped(-std::numeric_limits<float>::infinity()), 0.f);
+  EXPECT_TRUE(std::isnan(exp_clamped(std::numeric_limits<float>::quiet_NaN())));
+}
+
+// The column kernels of softmax / log_softmax / pickneglogsoftmax against double-precision sums, for
+// lengths around the vector width (remainders handled) and a 10k-word column.
+TEST(SoftmaxKernels, MatchDoublePrecision) {
+  for (long n : {1L, 7L, 16L, 17L, 33L, 10000L}) {
+    std::vector<float> x = random_floats(size_t(n), unsigned(n));
+    for (float& v : x) v *= 20.f;
+    double m = -INFINITY;
+    for (float v : x) m = std::max(m, double(v));
+    EXPECT_EQ(max_of(x.data(), n), float(m)) << n;
+    // e^d with d = x - max rounded to float, as the kernels take it (that rounding alone is ~1e-6 relative)
+    auto e_of = [&](float v) { return std::exp(double(v - float(m))); };
+    double s = 0;
+    for (float v : x) s += e_of(v);
+    std::vector<float> y(size_t(n), -1.f);
+    EXPECT_NEAR(sum_exp(x.data(), n, float(m), nullptr), s, 1e-6 * s) << n;
+    EXPECT_NEAR(sum_exp(x.data(), n, float(m), y.data()), s, 1e-6 * s) << n;
+    std::vector<float> acc(size_t(n), 0.5f);
+    add_scaled_exp(x.data(), n, float(m), -2.f, acc.data());
+    for (long i = 0; i < n; ++i) {
+      const double e = e_of(x[i]);
+      EXPECT_NEAR(y[i], e, 3e-7 * e) << n << " " << i;
+      EXPECT_NEAR(acc[i], 0.5 - 2 * e, 1e-6) << n << " " << i;
+    }
+  }
+  // A masked-out score (-inf) is skipped by the max and contributes exactly zero; a NaN spreads.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> masked = {1.f, -inf, 2.f, -inf, 0.5f};
+  std::vector<float> p(masked.size());
+  EXPECT_EQ(max_of(masked.data(), 5), 2.f);
+  const float s = sum_exp(masked.data(), 5, 2.f, p.data());
+  EXPECT_NEAR(s, std::exp(-1.0) + 1 + std::exp(-1.5), 1e-6);
+  EXPECT_EQ(p[1], 0.f);
+  EXPECT_EQ(p[3], 0.f);
+  EXPECT_EQ(max_of(masked.data(), 0), -inf);
+  std::vector<float> with_nan(40, 1.f);
+  with_nan[37] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(sum_exp(with_nan.data(), 40, max_of(with_nan.data(), 40), nullptr)));
 }
 
 }  // namespace

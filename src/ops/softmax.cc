@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "core/mem.h"
+#include "kernels/cpu/softmax.h"
 #include "ops/api.h"
 #include "ops/common.h"
 #endif
@@ -430,10 +431,10 @@ void softmax_fwd(const ForwardArgs& a) {
   float* y = a.fx.v;
   if (f.inner == 1) {
     for (size_t o = 0; o < f.outer; ++o) {
-      CArrayMap xc(x + size_t(o) * f.n, f.n);
-      ArrayMap yc(y + size_t(o) * f.n, f.n);
-      yc = (xc - xc.maxCoeff()).exp();
-      yc /= yc.sum();
+      const float* xc = x + size_t(o) * f.n;
+      float* yc = y + size_t(o) * f.n;
+      const float s = cpu::sum_exp(xc, long(f.n), cpu::max_of(xc, long(f.n)), yc);
+      ArrayMap(yc, f.n) /= s;
     }
     return;
   }
@@ -499,11 +500,9 @@ void log_softmax_fwd(const ForwardArgs& a) {
   const Fibers f = fibers(a.fx.d, 0);
   for (size_t o = 0; o < f.outer; ++o) {
     const size_t off = size_t(o) * f.n;
-    CArrayMap xc(a.xs[0].v + off, f.n);
-    ArrayMap yc(a.fx.v + off, f.n);
-    const float m = xc.maxCoeff();
-    yc = xc - m;
-    yc -= std::log(yc.exp().sum());
+    const float* xc = a.xs[0].v + off;
+    const float m = cpu::max_of(xc, long(f.n));
+    ArrayMap(a.fx.v + off, f.n) = (CArrayMap(xc, f.n) - m) - std::log(cpu::sum_exp(xc, long(f.n), m, nullptr));
   }
 }
 // dx += g - softmax(x) Σ g
@@ -511,8 +510,9 @@ void log_softmax_bwd(const BackwardArgs& a) {
   const Fibers f = fibers(a.fx.d, 0);
   for (size_t o = 0; o < f.outer; ++o) {
     const size_t off = size_t(o) * f.n;
-    CArrayMap yc(a.fx.v + off, f.n), gc(a.dEdf.v + off, f.n);
-    ArrayMap(a.dEdxi.v + off, f.n) += gc - yc.exp() * gc.sum();
+    CArrayMap gc(a.dEdf.v + off, f.n);
+    ArrayMap(a.dEdxi.v + off, f.n) += gc;
+    cpu::add_scaled_exp(a.fx.v + off, long(f.n), 0.f, -gc.sum(), a.dEdxi.v + off);
   }
 }
 std::vector<OpSample> log_softmax_samples() {
@@ -631,9 +631,9 @@ void pnls_fwd(const ForwardArgs& a) {
   unsigned* ids = reinterpret_cast<unsigned*>(a.aux + B);
   read_indices("pickneglogsoftmax", a.attr, n, B, ids);
   for (size_t b = 0; b < B; ++b) {
-    CArrayMap xc(x.v + size_t(arg_batch(x.d, b, B)) * n, n);
-    const float m = xc.maxCoeff();
-    const float logz = m + std::log((xc - m).exp().sum());
+    const float* xc = x.v + size_t(arg_batch(x.d, b, B)) * n;
+    const float m = cpu::max_of(xc, long(n));
+    const float logz = m + std::log(cpu::sum_exp(xc, long(n), m, nullptr));
     a.aux[b] = logz;
     a.fx.v[b] = logz - xc[ids[b]];
   }
@@ -646,10 +646,8 @@ void pnls_bwd(const BackwardArgs& a) {
   for (size_t b = 0; b < B; ++b) {
     const size_t off = size_t(arg_batch(x.d, b, B)) * n;
     const float g = a.dEdf.v[b];
-    CArrayMap xc(x.v + off, n);
-    ArrayMap dx(a.dEdxi.v + off, n);
-    dx += g * (xc - a.aux[b]).exp();
-    dx[ids[b]] -= g;
+    cpu::add_scaled_exp(x.v + off, long(n), a.aux[b], g, a.dEdxi.v + off);
+    a.dEdxi.v[off + ids[b]] -= g;
   }
 }
 std::vector<OpSample> pnls_samples() {

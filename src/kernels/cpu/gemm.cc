@@ -92,10 +92,23 @@ void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const
       if (n > 1) omp_set_num_threads(n);
     }
   } restore{threads};
-  auto sgemm = [&](long m, long n, const float* a, const float* b, float* c) {
+  auto sgemm_k = [&](long m, long n, long k, const float* a, const float* b, float bt, float* c) {
     const dnnl_status_t st =
-        dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', n, m, K, alpha, b, ldb, a, lda, beta, c, ldc);
+        dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', n, m, k, alpha, b, ldb, a, lda, bt, c, ldc);
     if (st != dnnl_success) throw std::runtime_error("gemm: oneDNN sgemm failed with status " + std::to_string(st));
+  };
+  // Aᵀ·B with a long inner dimension and a few columns (the input gradient Wᵀ·g of a 10k-word output
+  // layer over a minibatch, where gemm_tn_unchanged has no transposed copy yet: its first or only use
+  // in a pass, e.g. all time steps autobatched): oneDNN runs it 1.2-1.7x slower in one call than as a
+  // sum over blocks of 1024 (256x16x10000: 3.2 ms vs 1.9 ms; 1024x64x30000: 68 vs 52 ms). Neutral from
+  // about 200 columns on, and a loss for a single column. Measured with thread CPU time by
+  // bench/gemm_routing.
+  const bool split_inner = trans_a && !trans_b && K > 8192 && N >= 16 && N <= 160;
+  auto sgemm = [&](long m, long n, const float* a, const float* b, float* c) {
+    if (!split_inner) return sgemm_k(m, n, K, a, b, beta, c);
+    constexpr long kBlock = 1024;
+    for (long k0 = 0; k0 < K; k0 += kBlock)
+      sgemm_k(m, n, std::min(kBlock, K - k0), a + k0, b + k0, k0 == 0 ? beta : 1.f, c);
   };
   const double macs = double(M) * double(N) * double(K);
   const long chunks = threads < 2 || macs < double(1L << 23) ? 1 : chunk_count(std::max(M, N), macs, threads);
