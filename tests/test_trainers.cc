@@ -137,6 +137,29 @@ TEST(Trainer, AdamUpdatesEveryElementOfALargeParameter) {
   expect_near_all(values_of(p), ref.p, 1e-5);
 }
 
+// The first gradient of an update is copied into the cleared gradient, later ones are added, and a
+// cleared gradient holds nothing of the previous update.
+TEST(Trainer, GradientsInPartsAccumulate) {
+  ParameterCollection m;
+  Parameter p = m.add_parameters({37, 3});
+  SimpleSGDTrainer sgd(m, 0.1f);
+  const ParameterStorage& s = p.get_storage();
+  for (int t = 0; t < 2; ++t) {
+    std::vector<float> part1(111), part2(111);
+    for (int k = 0; k < 111; ++k) {
+      part1[k] = std::sin(0.7f * float(k + 50 * t));
+      part2[k] = 0.25f * std::cos(1.3f * float(k) - float(t));
+    }
+    give_grad(p, part1);
+    for (int k = 0; k < 111; ++k) ASSERT_EQ(s.g.v[k], part1[k]);
+    give_grad(p, part2);
+    for (int k = 0; k < 111; ++k) ASSERT_EQ(s.g.v[k], part1[k] + part2[k]);
+    EXPECT_TRUE(s.nonzero_grad);
+    sgd.update();
+    expect_grad_cleared(p);
+  }
+}
+
 TEST(Trainer, ClippingScalesByTheGlobalNorm) {
   ParameterCollection m;
   Parameter a = m.add_parameters({2}, ParameterInitConst(0.f));

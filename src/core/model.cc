@@ -189,7 +189,11 @@ void ParameterStorage::copy(const ParameterStorage& val) {
 void ParameterStorage::accumulate_grad(const Tensor& d) {
   std::lock_guard<std::mutex> lock(grad_mutex);
   const size_t n = dim.size();
-  for (size_t b = 0; b < d.d.bd; ++b) dev(g).axpy(1.f, d.v + b * n, g.v, n);  // a batched gradient: summed
+  if (!nonzero_grad && d.d.bd == 1) {  // g is all zero (clear_grad): a copy reads half as much memory
+    dev(g).copy(g.v, d.v, n * sizeof(float));
+  } else {
+    for (size_t b = 0; b < d.d.bd; ++b) dev(g).axpy(1.f, d.v + b * n, g.v, n);  // a batched gradient: summed
+  }
   nonzero_grad = true;
 }
 void ParameterStorage::clip(float left, float right) {
