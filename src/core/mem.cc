@@ -5,7 +5,15 @@
 #include <cstdlib>
 #include <new>
 
-#ifdef __linux__
+// AddressSanitizer builds keep heap blocks, whose ends it guards (an op writing past its output at the end of
+// a block is caught); mappings have no redzones.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DYNET_POOL_ASAN 1
+#endif
+#endif
+#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(DYNET_POOL_ASAN)
+#define DYNET_POOL_MAPPINGS 1
 #include <sys/mman.h>
 #endif
 
@@ -16,7 +24,7 @@ namespace dynet {
 namespace {
 std::atomic<size_t> g_system_bytes{0};
 
-#ifdef __linux__
+#ifdef DYNET_POOL_MAPPINGS
 // Blocks are mappings of their own, so that merging a grown chain can extend one of them with mremap:
 // the kernel moves its page tables, and the pages the graph already touched stay resident. A new
 // aligned_alloc'd block of the total size (and freeing the chain) faulted every page in again, about

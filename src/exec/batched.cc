@@ -19,6 +19,16 @@ namespace {
 constexpr size_t kCallFloats = 512;
 
 bool reached_node(const std::vector<uint8_t>& reached, VariableIndex i) { return i < reached.size() && reached[i]; }
+
+// t = Tensor(d, v, cpu_device(), pool), field by field: assigning a constructed Tensor went through a
+// stack temporary whose partly overlapping stores made the copy wait (failed store forwarding): the
+// top cost of run_batched in perf, once per member.
+void set_tensor(Tensor& t, const Dim& d, float* v, DeviceMempool pool) {
+  t.d = d;
+  t.v = v;
+  t.device = cpu_device();
+  t.mem_pool = pool;
+}
 }  // namespace
 
 BatchedExecutor::BatchedExecutor(const ComputationGraph& cg, int strategy) : SimpleExecutor(cg), strategy_(strategy) {}
@@ -56,13 +66,23 @@ void BatchedExecutor::forward(VariableIndex last) {
       NodeInfo& arg = info_[pos_[x - base]];
       info.depth = std::max(info.depth, arg.depth);
       ++info.pending;
-      edges_.push_back({t, arg.edges});
-      arg.edges = static_cast<uint32_t>(edges_.size() - 1);
+      ++arg.succ;  // counted here, made offsets below
+      edges_.push_back({pos_[x - base], t});
     }
     ++info.depth;
     info.sig = sigs_.of(*cg_, info.node);
     info_.push_back(info);
   }
+  // Successor lists as one array (each node's successors contiguous, read once per node by release()
+  // rather than a linked list with a cache miss per edge); offsets end where each list ends, and
+  // filling walks them back to where it begins.
+  uint32_t end = 0;
+  for (NodeInfo& info : info_) {
+    end += info.succ;
+    info.succ = end;
+  }
+  succ_.resize(edges_.size());
+  for (const Edge& e : edges_) succ_[--info_[e.from].succ] = e.to;
   const size_t nsigs = sigs_.size();
   sigs_info_.assign(nsigs, SigInfo{});
   for (const NodeInfo& info : info_)
@@ -94,7 +114,7 @@ void BatchedExecutor::schedule_agenda() {
   for (size_t t = info_.size(); t-- > 0;) {
     NodeInfo& info = info_[t];
     uint32_t h = 0;
-    for (uint32_t e = info.edges; e != kNone; e = edges_[e].next) h = std::max(h, info_[edges_[e].to].height + 1);
+    for (uint32_t e = info.succ, e_end = succ_end(t); e < e_end; ++e) h = std::max(h, info_[succ_[e]].height + 1);
     info.height = h;
     if (info.sig < 0) continue;
     SigInfo& s = sigs_info_[info.sig];
@@ -192,8 +212,8 @@ void BatchedExecutor::make_ready(uint32_t t) {
 }
 
 void BatchedExecutor::release(uint32_t t) {
-  for (uint32_t e = info_[t].edges; e != kNone; e = edges_[e].next)
-    if (--info_[edges_[e].to].pending == 0) make_ready(edges_[e].to);
+  for (uint32_t e = info_[t].succ, e_end = succ_end(t); e < e_end; ++e)
+    if (--info_[succ_[e]].pending == 0) make_ready(succ_[e]);
 }
 
 void BatchedExecutor::run_alone(VariableIndex i) {
@@ -310,6 +330,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
   g.first = static_cast<uint32_t>(order_.size());
   g.size = k;
   g.xs = static_cast<uint32_t>(xs_.size());
+  g.args = static_cast<uint32_t>(args_.size());
   g.attr = static_cast<uint32_t>(attr_.size());
   Dim out = r0.dim;
   out.bd *= k;
@@ -371,18 +392,22 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
                                " other nodes)");
     const size_t n = r0.dim.size();
     for (unsigned j = 0; j < k; ++j) {
-      fx_[m[j]] = Tensor(r0.dim, fx.v + j * n, cpu_device(), DeviceMempool::FXS);
+      const VariableIndex* a = cg_->node_args(m[j]);  // in cache: try_batched read them
+      for (unsigned x = 0; x < nargs; ++x) args_.push_back(a[x]);  // (insert called memmove for a few words)
+      set_tensor(fx_[m[j]], r0.dim, fx.v + j * n, DeviceMempool::FXS);
       aux_[m[j]] = nullptr;  // the batch's aux memory belongs to the batched node
       mark_computed(m[j]);
     }
   } catch (const std::bad_alloc&) {
     xs_.resize(g.xs);
+    args_.resize(g.args);
     attr_.resize(g.attr);
     fx_pool_.revert(fx_mark);
     throw std::runtime_error(std::string(def.name) + ": out of memory computing nodes " + std::to_string(m[0]) +
                              " and " + std::to_string(k - 1) + " others batched with it, of shape " + r0.dim.str());
   } catch (...) {
     xs_.resize(g.xs);
+    args_.resize(g.args);
     attr_.resize(g.attr);
     fx_pool_.revert(fx_mark);
     throw;
@@ -475,7 +500,7 @@ void BatchedExecutor::route_parameter_gradients(VariableIndex last) {
     for (unsigned a = 0; a < r0.nargs; ++a) {
       if (!rule.is_shared(a)) {
         for (uint32_t j = 0; j < b.size; ++j)
-          if (reached_node(reached_, m[j])) used[cg_->node_args(m[j])[a]] = 1;
+          if (reached_node(reached_, m[j])) used[member_args(b, j, r0.nargs)[a]] = 1;
         continue;
       }
       const VariableIndex x = shared_gradient_node(b, a);
@@ -526,7 +551,7 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
   float* next = block;
   auto assign_single = [&](VariableIndex i) {
     if (!reached_node(reached_, i)) return;
-    grad_[i] = Tensor(cg_->node(i).dim, next, cpu_device(), DeviceMempool::DEDFS);
+    set_tensor(grad_[i], cg_->node(i).dim, next, DeviceMempool::DEDFS);
     next += grad_[i].d.size();
   };
   auto assign_batch = [&](Batch& b) {
@@ -535,7 +560,7 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     const VariableIndex* m = members(b);
     const Dim& d = cg_->node(m[0]).dim;
     for (uint32_t j = 0; j < b.size; ++j)
-      if (reached_node(reached_, m[j])) grad_[m[j]] = Tensor(d, next + j * d.size(), cpu_device(), DeviceMempool::DEDFS);
+      if (reached_node(reached_, m[j])) set_tensor(grad_[m[j]], d, next + j * d.size(), DeviceMempool::DEDFS);
     next += size_t(b.size) * d.size();
   };
   for_each_group<false>(assign_single, assign_batch);
@@ -615,7 +640,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   // The members' arguments' gradient slots, read below one member after another, lie far apart
   // (members of a batch come from different examples): all their cache lines are requested at once.
   for (unsigned j = 0; j < k; ++j) {
-    const VariableIndex* args = cg_->node_args(m[j]);
+    const VariableIndex* args = member_args(g, j, nargs);
     for (unsigned a = 0; a < nargs; ++a)
       if (!def.batch.is_shared(a)) __builtin_prefetch(&grad_[args[a]]);
   }
@@ -632,12 +657,12 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     }
     // A concatenated argument: its gradient is a view of the arguments' gradients when every member
     // and argument is reached and they lie one after another; else computed apart and scattered.
-    const size_t n = cg_->node(cg_->node_args(m[0])[a]).dim.size();
+    const size_t n = cg_->node(member_args(g, 0, nargs)[a]).dim.size();
     const size_t rep = xs[a].d.size() / (size_t(k) * n);  // > 1: repeated in forward, summed back here
     bool any = false, view = all && rep == 1;
     float* g0 = nullptr;
     for (unsigned j = 0; j < k; ++j) {
-      const VariableIndex x = cg_->node_args(m[j])[a];
+      const VariableIndex x = member_args(g, j, nargs)[a];
       const bool ok = reached_node(reached_, m[j]) && reached_node(reached_, x);
       any = any || ok;
       if (!ok)
@@ -657,7 +682,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     repeat = true;
     if (!view) {
       for (unsigned j = 0; j < k; ++j) {
-        const VariableIndex x = cg_->node_args(m[j])[a];
+        const VariableIndex x = member_args(g, j, nargs)[a];
         if (!reached_node(reached_, m[j]) || !reached_node(reached_, x)) continue;
         float* dst = grad_[x].v;
         for (size_t r = 0; r < rep; ++r) {
@@ -673,6 +698,7 @@ void BatchedExecutor::invalidate() {
   Executor::invalidate();
   batches_.clear();
   xs_.clear();
+  args_.clear();
   attr_.clear();
 }
 
@@ -711,6 +737,7 @@ void BatchedExecutor::revert(size_t nodes) {
   while (kept > 0 && batches_[kept - 1].first >= order_.size()) --kept;
   if (kept < batches_.size()) {
     xs_.resize(batches_[kept].xs);
+    args_.resize(batches_[kept].args);
     attr_.resize(batches_[kept].attr);
     batches_.resize(kept);
   }

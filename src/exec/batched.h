@@ -28,6 +28,7 @@ class BatchedExecutor : public SimpleExecutor {
   struct Batch {
     uint32_t first = 0, size = 0;        // members: order_[first, first + size)
     uint32_t xs = 0;                     // batched arguments: xs_[xs, xs + nargs)
+    uint32_t args = 0;                   // member j's argument a: args_[args + j * nargs + a]
     uint32_t attr = 0, attr_words = 0;   // merged attribute words in attr_ (merged)
     bool merged = false;
     bool reached = false;                // backward: some member leads to the loss
@@ -37,6 +38,11 @@ class BatchedExecutor : public SimpleExecutor {
   };
   const std::vector<Batch>& batches() const { return batches_; }
   const VariableIndex* members(const Batch& b) const { return order_.data() + b.first; }
+  // The arguments of b's member j (nargs of them), read in one place: members lie far apart in the
+  // graph's records (one per example), their argument lists too.
+  const VariableIndex* member_args(const Batch& b, unsigned j, unsigned nargs) const {
+    return args_.data() + b.args + size_t(j) * nargs;
+  }
 
  private:
   void schedule_agenda();
@@ -51,6 +57,9 @@ class BatchedExecutor : public SimpleExecutor {
   void run_batched(const VariableIndex* m, unsigned k, const uint8_t* contiguous);
   // Marks the successors of position t whose arguments are now all computed as ready.
   void release(uint32_t t);
+  uint32_t succ_end(uint32_t t) const {
+    return t + 1 < info_.size() ? info_[t + 1].succ : static_cast<uint32_t>(succ_.size());
+  }
   void make_ready(uint32_t t);
   void backward_batch(const Batch& b);
   // Chooses the node of each parameter that takes the gradients of batches sharing the parameter, and
@@ -85,11 +94,11 @@ class BatchedExecutor : public SimpleExecutor {
     uint32_t pending = 0;          // arguments still to compute
     uint32_t depth = 0;            // longest path from a computed node
     uint32_t height = 0;           // longest path to the requested node
-    uint32_t edges = kNone;        // successors: a list in edges_
+    uint32_t succ = 0;             // successors: succ_[succ, next node's succ) once counted
     uint32_t next_ready = kNone;   // the signature's ready list
   };
   struct Edge {
-    uint32_t to, next;
+    uint32_t from, to;
   };
   struct SigInfo {
     uint32_t count = 0;
@@ -99,7 +108,8 @@ class BatchedExecutor : public SimpleExecutor {
   };
   std::vector<uint32_t> pos_;  // node - base -> position
   std::vector<NodeInfo> info_;
-  std::vector<Edge> edges_;
+  std::vector<Edge> edges_;     // in creation order of `to`
+  std::vector<uint32_t> succ_;  // each node's successors one after another (newest first)
   std::vector<SigInfo> sigs_info_;
   std::vector<int32_t> heap_;           // queued signatures (a heap: Later)
   std::vector<uint32_t> alone_, group_;
@@ -108,6 +118,7 @@ class BatchedExecutor : public SimpleExecutor {
   // Batches run and what their batched nodes keep for backward:
   std::vector<Batch> batches_;
   std::vector<Tensor> xs_;
+  std::vector<VariableIndex> args_;
   std::vector<uint64_t> attr_;
   std::vector<AttrView> member_attrs_;
   std::vector<NodeRec> arg_recs_;
