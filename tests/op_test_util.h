@@ -30,4 +30,15 @@ std::string error_of(F f) {
   return "";
 }
 
+// Runs `f` and returns the message of any std::exception it throws; empty when it throws none.
+template <class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace dynet::test

@@ -12,9 +12,12 @@
 #include "dynet/model.h"
 #include "dynet/param-init.h"
 #include "dynet/training.h"
+#include "op_test_util.h"
 
 namespace dynet {
 namespace {
+
+using test::message_of;
 
 constexpr unsigned k2_16 = 1u << 16;
 
@@ -22,16 +25,6 @@ constexpr unsigned k2_16 = 1u << 16;
 struct NoInit : ParameterInit {
   void initialize_params(Tensor&) const override {}
 };
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 bool under_sanitizer() {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -50,7 +43,7 @@ TEST(Sizes, DimCountsIn64Bits) {
   unsigned n = Dim({3, 4}).size();  // DyNet code assigning sizes to unsigned still compiles
   EXPECT_EQ(n, 12u);
   // 2^93 elements wrap even in 64 bits: checked_size refuses them, naming the caller and the shape.
-  const std::string e = error_of([] { (void)Dim({1u << 31, 1u << 31, 1u << 31}).checked_size("my_op"); });
+  const std::string e = message_of([] { (void)Dim({1u << 31, 1u << 31, 1u << 31}).checked_size("my_op"); });
   EXPECT_NE(e.find("my_op"), std::string::npos) << e;
   EXPECT_NE(e.find("{2147483648,2147483648,2147483648}"), std::string::npos) << e;
   EXPECT_THROW(Dim(std::vector<long>{1L << 33}), std::invalid_argument);
@@ -59,15 +52,15 @@ TEST(Sizes, DimCountsIn64Bits) {
 TEST(Sizes, ParametersTooLargeThrowAndLeaveTheCollectionAsItWas) {
   ParameterCollection m;
   // Too many elements to exist at all.
-  std::string e = error_of([&] { m.add_parameters({1u << 31, 1u << 31}, "W"); });
+  std::string e = message_of([&] { m.add_parameters({1u << 31, 1u << 31}, "W"); });
   EXPECT_NE(e.find("add_parameters"), std::string::npos) << e;
   EXPECT_NE(e.find("{2147483648,2147483648}"), std::string::npos) << e;
   // A count that fits, but memory no machine has (2^57 bytes): a runtime_error naming the shape.
   EXPECT_THROW(m.add_parameters({1u << 30, 1u << 25}), std::runtime_error);
-  e = error_of([&] { m.add_parameters({1u << 30, 1u << 25}, "W"); });
+  e = message_of([&] { m.add_parameters({1u << 30, 1u << 25}, "W"); });
   EXPECT_NE(e.find("cannot allocate"), std::string::npos) << e;
   EXPECT_NE(e.find("'W' of shape {1073741824,33554432}"), std::string::npos) << e;
-  e = error_of([&] { m.add_lookup_parameters(1u << 30, {1u << 25}, "E"); });
+  e = message_of([&] { m.add_lookup_parameters(1u << 30, {1u << 25}, "E"); });
   EXPECT_NE(e.find("add_lookup_parameters"), std::string::npos) << e;
   EXPECT_NE(e.find("{33554432,1073741824}"), std::string::npos) << e;
   // Nothing was added and no name was used up.
@@ -81,7 +74,7 @@ TEST(Sizes, GraphNodesTooLargeThrowAndTheGraphStaysUsable) {
   ComputationGraph cg;
   Expression fine = input(cg, {2}, {1.f, 2.f});
   // A count past 2^60 is refused when the node is made.
-  std::string e = error_of([&] { zeros(cg, Dim({1u << 31, 1u << 31, 1u << 31})); });
+  std::string e = message_of([&] { zeros(cg, Dim({1u << 31, 1u << 31, 1u << 31})); });
   EXPECT_NE(e.find("constant"), std::string::npos) << e;
   EXPECT_NE(e.find("{2147483648,2147483648,2147483648}"), std::string::npos) << e;
   EXPECT_THROW(reshape(zeros(cg, Dim({1})), Dim({k2_16, k2_16, k2_16, k2_16})), std::invalid_argument);
@@ -89,7 +82,7 @@ TEST(Sizes, GraphNodesTooLargeThrowAndTheGraphStaysUsable) {
   // 2^58 floats: the count fits, the memory does not.
   Expression unallocatable = zeros(cg, Dim({1u << 30, 1u << 28}));
   EXPECT_THROW(unallocatable.value(), std::runtime_error);
-  e = error_of([&] { sum_elems(unallocatable).value(); });
+  e = message_of([&] { sum_elems(unallocatable).value(); });
   EXPECT_NE(e.find("out of memory"), std::string::npos) << e;
   EXPECT_NE(e.find("{1073741824,268435456}"), std::string::npos) << e;
   // Everything else still computes, before and after.

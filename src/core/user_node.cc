@@ -16,22 +16,34 @@ std::string Node::as_dummy_string() const { return as_string(std::vector<std::st
 
 size_t Node::aux_storage_size() const { return 0; }
 
+namespace {
+
+// Calls f(arguments of element b, b) for each batch element b of a node that only handles one element
+// at a time; batch_elem of an unbatched argument is the argument itself.
+template <class F>
+void for_each_batch_elem(const std::vector<const Tensor*>& xs, unsigned bd, F&& f) {
+  std::vector<Tensor> elems(xs.size());
+  std::vector<const Tensor*> ptrs(xs.size());
+  for (unsigned b = 0; b < bd; ++b) {
+    for (size_t k = 0; k < xs.size(); ++k) {
+      elems[k] = xs[k]->batch_elem(b);
+      ptrs[k] = &elems[k];
+    }
+    f(ptrs, b);
+  }
+}
+
+}  // namespace
+
 void Node::forward(const std::vector<const Tensor*>& xs, Tensor& fx) const {
   if (supports_multibatch() || fx.d.bd == 1) {
     forward_impl(xs, fx);
     return;
   }
-  // One batch element at a time; batch_elem of an unbatched tensor is the tensor itself.
-  std::vector<Tensor> elems(xs.size());
-  std::vector<const Tensor*> ptrs(xs.size());
-  for (unsigned b = 0; b < fx.d.bd; ++b) {
-    for (size_t k = 0; k < xs.size(); ++k) {
-      elems[k] = xs[k]->batch_elem(b);
-      ptrs[k] = &elems[k];
-    }
+  for_each_batch_elem(xs, fx.d.bd, [&](const std::vector<const Tensor*>& xs_b, unsigned b) {
     Tensor fx_b = fx.batch_elem(b);
-    forward_impl(ptrs, fx_b);
-  }
+    forward_impl(xs_b, fx_b);
+  });
 }
 
 void Node::backward(const std::vector<const Tensor*>& xs, const Tensor& fx, const Tensor& dEdf, unsigned i,
@@ -41,16 +53,10 @@ void Node::backward(const std::vector<const Tensor*>& xs, const Tensor& fx, cons
     return;
   }
   // An unbatched argument's gradient receives the sum over the batch elements (accumulation).
-  std::vector<Tensor> elems(xs.size());
-  std::vector<const Tensor*> ptrs(xs.size());
-  for (unsigned b = 0; b < fx.d.bd; ++b) {
-    for (size_t k = 0; k < xs.size(); ++k) {
-      elems[k] = xs[k]->batch_elem(b);
-      ptrs[k] = &elems[k];
-    }
+  for_each_batch_elem(xs, fx.d.bd, [&](const std::vector<const Tensor*>& xs_b, unsigned b) {
     Tensor dEdxi_b = dEdxi.batch_elem(b);
-    backward_impl(ptrs, fx.batch_elem(b), dEdf.batch_elem(b), i, dEdxi_b);
-  }
+    backward_impl(xs_b, fx.batch_elem(b), dEdf.batch_elem(b), i, dEdxi_b);
+  });
 }
 
 void Node::autobatch_reshape_concatonly(const ComputationGraph&, const std::vector<VariableIndex>&,
