@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "dynet/devices.h"
 #include "dynet/globals.h"
 #include "dynet/init.h"
 #include "dynet/model.h"
@@ -342,6 +343,11 @@ void DistributedTrainer::broadcast_parameters() {
                              "parameters' number or sizes (this rank: " + std::to_string(s.params.size()) +
                              " parameters, " + std::to_string(s.lookup_params.size()) +
                              " lookup parameters); every rank must build the same model");
+  // Parameters on a GPU live in managed memory: the host reads them once the device's queued work is done.
+  for (const auto& p : s.params)
+    if (p->values.device) p->values.device->synchronize();
+  for (const auto& p : s.lookup_params)
+    if (p->all_values.device) p->all_values.device->synchronize();
   std::vector<float>& buf = impl_->fused;
   size_t total = 0;
   for (const auto& p : s.params) total += p->dim.size();

@@ -513,7 +513,11 @@ void Trainer::update_listed(const std::vector<unsigned>* params, const std::vect
 // frozen ones only lose their gradients) or the listed ones.
 void Trainer::apply_update(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params,
                            std::vector<std::string>* late) {
-  if (reducer_) reducer_->reduce(*model, sparse_updates_enabled);
+  if (reducer_) {
+    // The reducer reads and writes the gradients from the host (device parameters are in managed memory).
+    synchronize_parameter_devices();
+    reducer_->reduce(*model, sparse_updates_enabled);
+  }
   const float gscale = gradient_scale();
   unswap_before_update();
   allocate_state();

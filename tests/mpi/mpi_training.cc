@@ -1,7 +1,9 @@
 // Run under mpirun by tests/mpi/run.sh (see tests/CMakeLists.txt). Modes:
 //   train     several trainers; after every run the parameters must be bitwise identical on every rank
 //             and, on rank 0, equal (within float tolerance) to one process trained on the whole
-//             minibatches; ranks whose models differ must all throw, none hang. Exit 0 only if all hold.
+//             minibatches (on the CPU); ranks whose models differ must all throw, none hang. Two of the
+//             runs keep the distributed model on a device (GPU 0 when there is one, else the emulated
+//             device), whose gradients the reducer reads through managed memory. Exit 0 only if all hold.
 //   throw     rank 1 throws before its third update and main returns 1 (no MPI_Finalize): mpirun must
 //             end the job with rank 1's message while rank 0 waits in the all-reduce.
 //   uncaught  the same, but the exception leaves main (std::terminate).
@@ -22,6 +24,8 @@
 #include "dynet/init.h"
 #include "dynet/mpi.h"
 #include "dynet/training.h"
+#include "core/device.h"
+#include "kernels/device/emulated.h"
 
 using namespace dynet;
 
@@ -60,24 +64,36 @@ std::vector<std::vector<Example>> make_minibatches() {
 struct Model {
   LookupParameter embed;
   Parameter w1, b1, w2, b2, rare;
-  explicit Model(ParameterCollection& pc)
-      : embed(pc.add_lookup_parameters(kVocab, {kEmbed})),
-        w1(pc.add_parameters({kHidden, kEmbed})),
-        b1(pc.add_parameters({kHidden})),
-        w2(pc.add_parameters({kClasses, kHidden})),
-        b2(pc.add_parameters({kClasses})),
-        rare(pc.add_parameters({kHidden})) {}
+  explicit Model(ParameterCollection& pc, Device* device = nullptr)
+      : embed(pc.add_lookup_parameters(kVocab, {kEmbed}, "", device)),
+        w1(pc.add_parameters({kHidden, kEmbed}, "", device)),
+        b1(pc.add_parameters({kHidden}, "", device)),
+        w2(pc.add_parameters({kClasses, kHidden}, "", device)),
+        b2(pc.add_parameters({kClasses}, "", device)),
+        rare(pc.add_parameters({kHidden}, "", device)),
+        device(device) {}
+  Device* device;
 
   Expression loss(ComputationGraph& cg, const Example& ex) const {
     std::vector<Expression> xs;
     for (unsigned w : ex.words) xs.push_back(lookup(cg, embed, w));
     Expression h = tanh(parameter(cg, w1) * average(xs) + parameter(cg, b1));
     if (ex.words[0] < 4) h = h + parameter(cg, rare);
-    return pickneglogsoftmax(parameter(cg, w2) * h + parameter(cg, b2), ex.label);
+    Expression loss = pickneglogsoftmax(parameter(cg, w2) * h + parameter(cg, b2), ex.label);
+    return device ? to_device(loss, cpu_device()) : loss;
   }
 };
 
+// Device parameters are in managed memory: the host reads and writes them once the device is idle.
+void synchronize(const ParameterCollection& pc) {
+  for (const auto& p : pc.get_storage().params)
+    if (p->values.device) p->values.device->synchronize();
+  for (const auto& p : pc.get_storage().lookup_params)
+    if (p->all_values.device) p->all_values.device->synchronize();
+}
+
 std::vector<float> all_values(const ParameterCollection& pc) {
+  synchronize(pc);
   std::vector<float> v;
   for (const auto& p : pc.get_storage().params) v.insert(v.end(), p->values.v, p->values.v + p->dim.size());
   for (const auto& p : pc.get_storage().lookup_params)
@@ -86,6 +102,7 @@ std::vector<float> all_values(const ParameterCollection& pc) {
 }
 
 void set_values(ParameterCollection& pc, const std::vector<float>& v) {
+  synchronize(pc);
   size_t at = 0;
   for (const auto& p : pc.get_storage().params) {
     std::memcpy(p->values.v, v.data() + at, p->dim.size() * sizeof(float));
@@ -101,7 +118,10 @@ struct Config {
   std::string name;
   std::function<std::unique_ptr<Trainer>(ParameterCollection&)> make;
   mpi::Reduction reduction = mpi::Reduction::Sum;
+  bool on_device = false;  // the distributed model's parameters on test_device(); the reference stays on the CPU
 };
+
+Device* test_device() { return gpu_count() > 0 ? gpu_device(0) : emulated_device(); }
 
 // Loss of examples [first, last) of mb: their sum, or their mean over the whole minibatch.
 Expression shard_loss(ComputationGraph& cg, const Model& m, const std::vector<Example>& mb, size_t first, size_t last,
@@ -123,7 +143,7 @@ void expect(bool ok, int rank, const std::string& what) {
 void run_config(const Config& c, const std::vector<std::vector<Example>>& minibatches, int rank, int size) {
   reset_rng(100 + rank);  // different initial values on every rank: the broadcast must fix them
   ParameterCollection pc;
-  Model model(pc);
+  Model model(pc, c.on_device ? test_device() : nullptr);
   std::unique_ptr<Trainer> trainer = c.make(pc);
   mpi::DistributedTrainer dist(*trainer, c.reduction);
   const std::vector<float> initial = all_values(pc);
@@ -241,6 +261,12 @@ int train(int rank, int size) {
       {"sgd-mean", [](ParameterCollection& pc) { return std::unique_ptr<Trainer>(new SimpleSGDTrainer(pc, 0.2f)); },
        mpi::Reduction::Mean},
   };
+  for (size_t k : {1u, 3u}) {  // Adam with sparse lookup updates and momentum, on the device
+    Config c = configs[k];
+    c.name += "-device";
+    c.on_device = true;
+    configs.push_back(c);
+  }
   for (const Config& c : configs) run_config(c, minibatches, rank, size);
   run_mismatches(rank);
   int all = 0;
