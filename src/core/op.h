@@ -135,7 +135,7 @@ struct OpSample {
   using Build = std::function<Expression(ComputationGraph&, const std::vector<Expression>&)>;
   using Instance = std::function<Expression(ComputationGraph&, const std::vector<Expression>&, unsigned k)>;
   std::string name;
-  std::vector<Dim> inputs;
+  std::vector<Dim> inputs = {};
   Build build;
   float lo = -1.f, hi = 1.f;
   bool bad = false;
