@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "device_test_util.h"
 #include "dynet/expr.h"
 #include "dynet/lstm.h"
 #include "dynet/treelstm.h"
@@ -233,11 +234,16 @@ struct Tagger {
   }
 };
 
+// The models that also run on devices (AutobatchModels.OnDevices) are made by functions: parameters
+// added to pc (on default_device), the loss built by the returned Model.
+Model tagger_model(ParameterCollection& pc) {
+  auto t = std::make_shared<Tagger>(pc);
+  return [t, data = sentences(6, Tagger::kWords, 1)](ComputationGraph& g) { return t->loss(g, data); };
+}
+
 TEST(AutobatchModels, BiLSTMTagger) {
   ParameterCollection pc;
-  Tagger t(pc);
-  const auto data = sentences(6, Tagger::kWords, 1);
-  expect_strategies_agree(pc, [&](ComputationGraph& g) { return t.loss(g, data); });
+  expect_strategies_agree(pc, tagger_model(pc));
 }
 
 TEST(AutobatchModels, CharacterLSTMTagger) {
@@ -266,8 +272,7 @@ TEST(AutobatchModels, CharacterLSTMTagger) {
 }
 
 // A binary Tree-LSTM over several random trees (the benchmark's formulation), loss at each root.
-TEST(AutobatchModels, TreeLSTM) {
-  ParameterCollection pc;
+Model tree_lstm_model(ParameterCollection& pc) {
   constexpr unsigned kVocab = 15, kEmbed = 6, h = 5, kClasses = 3;
   LookupParameter embed = pc.add_lookup_parameters(kVocab, {kEmbed});
   Parameter lw = pc.add_parameters({3 * h, kEmbed}), lb = pc.add_parameters({3 * h});
@@ -296,7 +301,7 @@ TEST(AutobatchModels, TreeLSTM) {
       }
     }
   }
-  expect_strategies_agree(pc, [&](ComputationGraph& g) {
+  return [=](ComputationGraph& g) {
     Expression LW = parameter(g, lw), LB = parameter(g, lb), UL = parameter(g, ul), UR = parameter(g, ur),
                NB = parameter(g, nb), OW = parameter(g, ow), OB = parameter(g, ob);
     std::vector<Expression> losses;
@@ -319,7 +324,12 @@ TEST(AutobatchModels, TreeLSTM) {
       losses.push_back(pickneglogsoftmax(affine_transform({OB, OW, hs.back()}), unsigned(ti % kClasses)));
     }
     return sum(losses);
-  });
+  };
+}
+
+TEST(AutobatchModels, TreeLSTM) {
+  ParameterCollection pc;
+  expect_strategies_agree(pc, tree_lstm_model(pc));
 }
 
 // The library's N-ary Tree-LSTM builder: its nodes batch across trees too.
@@ -398,22 +408,25 @@ TEST(AutobatchModels, ParameterNodesAcrossForwardPasses) {
 // Dropout masks: every sequence draws its own (members of a batched mask node keep their own values).
 // The masks are drawn in creation order by every strategy here (they are the graph's only random
 // nodes and have one signature), so the losses agree exactly.
-TEST(AutobatchModels, LSTMWithDropout) {
-  ParameterCollection pc;
+Model dropout_lstm_model(ParameterCollection& pc) {
   constexpr unsigned kDim = 6;
   LookupParameter embed = pc.add_lookup_parameters(10, {kDim});
-  VanillaLSTMBuilder lstm(1, kDim, kDim, pc);
-  lstm.set_dropout(0.4f);
-  const auto data = sentences(4, 10, 4);
-  auto build = [&](ComputationGraph& g) {
-    lstm.new_graph(g);
+  auto lstm = std::make_shared<VanillaLSTMBuilder>(1, kDim, kDim, pc);
+  lstm->set_dropout(0.4f);
+  return [=, data = sentences(4, 10, 4)](ComputationGraph& g) {
+    lstm->new_graph(g);
     std::vector<Expression> losses;
     for (const auto& s : data) {
-      lstm.start_new_sequence();
-      for (unsigned w : s) losses.push_back(sum_elems(lstm.add_input(lookup(g, embed, w))));
+      lstm->start_new_sequence();
+      for (unsigned w : s) losses.push_back(sum_elems(lstm->add_input(lookup(g, embed, w))));
     }
     return sum(losses);
   };
+}
+
+TEST(AutobatchModels, LSTMWithDropout) {
+  ParameterCollection pc;
+  const Model build = dropout_lstm_model(pc);
   expect_strategies_agree(pc, build);
   // The sequences' masks differ (a batched draw is not one mask for all members).
   auto g = graph_with(1);
@@ -425,6 +438,35 @@ TEST(AutobatchModels, LSTMWithDropout) {
     if (std::string(op_def(g->node(i).op).name) == "random_bernoulli") mask_values.push_back(as_vector(g->get_value(i)));
   ASSERT_GE(mask_values.size(), 4u);
   EXPECT_NE(mask_values[0], mask_values[2]);
+}
+
+// The models with their parameters on each test device (the emulated one; GPUs where there are some):
+// every strategy gives the CPU's loss and parameter gradients under the same strategy (within the device
+// harness's tolerance; random masks are drawn on the host in schedule order, so they agree too), and
+// batches as many nodes as on the CPU.
+TEST(AutobatchModels, OnDevices) {
+  const std::pair<const char*, Model (*)(ParameterCollection&)> models[] = {
+      {"BiLSTM tagger", tagger_model}, {"Tree-LSTM", tree_lstm_model}, {"LSTM with dropout", dropout_lstm_model}};
+  for (const auto& [name, make] : models) {
+    ParameterCollection cpu_pc;
+    const Model cpu_model = make(cpu_pc);
+    std::vector<Outcome> want;
+    for (int strategy : {0, 1, 2}) want.push_back(run(cpu_pc, strategy, cpu_model));
+    for (Device* dev : test::test_devices()) {
+      SCOPED_TRACE(std::string(name) + " on " + dev->name);
+      test::DefaultDevice on(dev);
+      ParameterCollection pc;
+      const Model model = make(pc);
+      ASSERT_EQ(pc.parameters_list()[0]->values.device, dev);
+      test::copy_parameter_values(pc, cpu_pc);
+      for (int strategy : {0, 1, 2}) {
+        const Outcome got = run(pc, strategy, model);
+        expect_same(got, want[strategy], strategy, 1e-4);
+        EXPECT_EQ(got.batched, want[strategy].batched) << "strategy " << strategy;
+      }
+      EXPECT_GT(want[1].batched, 0u);
+    }
+  }
 }
 
 // Reading values mid-graph computes what they need only; the rest of the graph still batches.

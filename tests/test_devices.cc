@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/device.h"
+#include "device_test_util.h"
 #include "dynet/expr.h"
 #include "dynet/init.h"
 #include "dynet/training.h"
@@ -19,25 +20,10 @@
 namespace dynet {
 namespace {
 
-// default_device for the scope (leaves made without a device, and parameters, go there).
-struct DefaultDevice {
-  explicit DefaultDevice(Device* d) : saved(default_device) { default_device = d; }
-  ~DefaultDevice() { default_device = saved; }
-  Device* saved;
-};
-
-std::vector<Device*> gpus() {
-  std::vector<Device*> r;
-  for (int i = 0; i < gpu_count(); ++i) r.push_back(gpu_device(i));
-  return r;
-}
-
-// The devices other than the CPU that the harness compares with it.
-std::vector<Device*> test_devices() {
-  std::vector<Device*> r = {emulated_device()};
-  for (Device* g : gpus()) r.push_back(g);
-  return r;
-}
+using test::DefaultDevice;
+using test::gpus;
+using test::sample_on;
+using test::test_devices;
 
 TEST(Devices, TheManagerListsTheCpuFirstAndNamesUnknownDevices) {
   DeviceManager& m = *get_device_manager();
@@ -295,30 +281,6 @@ Run run_on(Device* dev, OpId op, const OpSample& s, const std::vector<std::vecto
   return run;
 }
 
-// The same sample made again with its parameters on `dev` (samples() put them on default_device),
-// holding the values of `like`'s parameters.
-OpSample sample_on(Device* dev, OpId op, const OpSample& like) {
-  DefaultDevice on(dev);
-  for (OpSample& s : op_def(op).samples()) {
-    if (s.name != like.name) continue;
-    if (s.params) {
-      auto a = s.params->parameters_list();
-      auto b = like.params->parameters_list();
-      for (size_t i = 0; i < a.size(); ++i) a[i]->set_value(as_vector(b[i]->values));
-      auto la = s.params->lookup_parameters_list();
-      auto lb = like.params->lookup_parameters_list();
-      for (size_t i = 0; i < la.size(); ++i) {
-        const std::vector<float> v = as_vector(lb[i]->all_values);
-        const size_t row = la[i]->dim.size();
-        for (unsigned j = 0; j < la[i]->values.size(); ++j)
-          la[i]->initialize(j, std::vector<float>(v.begin() + j * row, v.begin() + (j + 1) * row));
-      }
-    }
-    return std::move(s);
-  }
-  throw std::logic_error("sample_on: no sample " + like.name);
-}
-
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t k = 0; k < want.size(); ++k)
@@ -473,7 +435,10 @@ TEST(Devices, ForwardTimeChecksThrowAsOnTheCpu) {
 
 TEST(Gpu, DevicesAreUsable) {
   std::string why;
-  if (gpu_count(&why) == 0) GTEST_SKIP() << "no GPU: " << why << "; the GPU runs of the device harness were skipped";
+  if (gpu_count(&why) == 0)
+    GTEST_SKIP() << "no GPU: " << why
+                 << "; the GPU runs of the device harness, of the op harness's batching mode and of the autobatched models "
+                    "were skipped";
   for (Device* g : gpus()) {
     EXPECT_EQ(g->type, DeviceType::GPU);
     std::vector<float> host(1000);

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/op.h"
+#include "device_test_util.h"
 #include "dynet/expr.h"
 #include "exec/batched.h"
 #include "exec/signature.h"
@@ -105,13 +106,16 @@ Expression build_instance(const OpSample& s, ComputationGraph& g, const std::vec
 // `instances` copies of a sample in graph g, each with its own random inputs, and the harness loss
 // = Σ_k (Σ y_k ⊙ r_k + Σ_j Σ x_kj ⊙ q_kj). The x terms come after the op in the graph, so their
 // gradient reaches x first: an op whose backward overwrote (instead of accumulating) would lose it.
+// With `device`, the sample's inputs and nodes are on default_device (set by the caller) and the loss
+// (a CPU op) takes its arguments over to the CPU.
 struct Instances {
   std::vector<SampleInputs> in;
   std::vector<Expression> ys;
   std::vector<std::vector<float>> r;
   std::vector<std::vector<std::vector<float>>> q;
   Expression loss;
-  Instances(ComputationGraph& g, const OpSample& s, OpId op, unsigned instances, std::mt19937& rng) {
+  Instances(ComputationGraph& g, const OpSample& s, OpId op, unsigned instances, std::mt19937& rng,
+            bool device = false) {
     std::vector<bool> share;
     for (unsigned k = 0; k < instances; ++k) {
       const size_t begin = g.size();
@@ -125,10 +129,12 @@ struct Instances {
       q.emplace_back();
       for (const Dim& d : s.inputs) q[k].push_back(random_values(d, -1, 1, rng));
     }
-    for (unsigned k = 0; k < instances; ++k) pairs.insert(pairs.end(), {ys[k], input(g, ys[k].dim(), &r[k])});
+    Device* const host = device ? cpu_device() : nullptr;
+    auto on_host = [host](const Expression& x) { return host ? to_device(x, host) : x; };
+    for (unsigned k = 0; k < instances; ++k) pairs.insert(pairs.end(), {on_host(ys[k]), input(g, ys[k].dim(), &r[k], host)});
     for (unsigned k = 0; k < instances; ++k)
       for (size_t j = 0; j < in[k].xs.size(); ++j)
-        if (in[k].own[j]) pairs.insert(pairs.end(), {in[k].xs[j], input(g, s.inputs[j], &q[k][j])});
+        if (in[k].own[j]) pairs.insert(pairs.end(), {on_host(in[k].xs[j]), input(g, s.inputs[j], &q[k][j], host)});
     loss = harness_loss(pairs);
   }
   // The inputs that the op of the first instance (built from node `begin` on) takes as shared arguments
@@ -254,12 +260,14 @@ struct InstanceResults {
   unsigned batched_members = 0;                   // nodes of the op that ran in a group of several
 };
 
-InstanceResults run_instances(const Case& c, int strategy) {
-  const OpSample& s = c.sample;
+// With `dev`, the instances run there (s: the sample with its parameters on dev, see sample_on).
+InstanceResults run_instances(const Case& c, int strategy, Device* dev = nullptr, const OpSample* on_dev = nullptr) {
+  const OpSample& s = on_dev ? *on_dev : c.sample;
+  test::DefaultDevice on(dev ? dev : default_device);
   StrategyGraph sg(strategy);
   ComputationGraph& g = *sg.g;
   std::mt19937 rng(kSeed);
-  Instances built(g, s, c.op, kInstances, rng);
+  Instances built(g, s, c.op, kInstances, rng, dev != nullptr);
   if (s.params) s.params->reset_gradient();
   reset_rng(kSeed);
   g.forward(built.loss);
@@ -282,12 +290,12 @@ InstanceResults run_instances(const Case& c, int strategy) {
 }
 
 void expect_same(const std::vector<std::vector<float>>& got, const std::vector<std::vector<float>>& want,
-                 const std::string& what) {
+                 const std::string& what, double tol = 1e-5) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < want.size(); ++i) {
     ASSERT_EQ(got[i].size(), want[i].size()) << what << " " << i;
     for (size_t j = 0; j < want[i].size(); ++j)
-      ASSERT_NEAR(got[i][j], want[i][j], 1e-5 * (1.0 + std::fabs(want[i][j]))) << what << " " << i << "[" << j << "]";
+      ASSERT_NEAR(got[i][j], want[i][j], tol * (1.0 + std::fabs(want[i][j]))) << what << " " << i << "[" << j << "]";
   }
 }
 
@@ -306,6 +314,42 @@ void check_batched(const Case& c) {
     expect_same(got.values, want.values, "strategy " + std::to_string(strategy) + " value of instance");
     expect_same(got.grads, want.grads, "strategy " + std::to_string(strategy) + " gradient");
   }
+}
+
+// The batching mode on every test device (the emulated one, and GPUs where there are some): the
+// instances' nodes on the device, computed there by every strategy. Strategies 1 and 2 must batch as
+// on the CPU and agree with the simple executor on the device, which agrees with the CPU's (within the
+// device harness's tolerance: the device kernels are not the CPU's). Random ops draw on the host in
+// schedule order, so a strategy gives the same draws on every device: each is compared with the CPU's.
+void check_batched_on_devices(const Case& c) {
+  const OpDef& def = op_def(c.op);
+  const bool random = def.flags & kRandom;
+  std::vector<InstanceResults> cpu;
+  for (int strategy : {0, 1, 2}) cpu.push_back(run_instances(c, strategy));
+  unsigned compared = 0;
+  std::string missing;
+  for (Device* dev : test::test_devices()) {
+    if (!op_supports(c.op, *dev)) continue;
+    const OpSample s = test::sample_on(dev, c.op, c.sample);
+    std::vector<InstanceResults> got;
+    try {
+      for (int strategy : {0, 1, 2}) got.push_back(run_instances(c, strategy, dev, &s));
+    } catch (const std::invalid_argument& e) {  // the sample also uses an op that is not on devices yet
+      if (std::string(e.what()).find("has no kernels for") == std::string::npos) throw;
+      missing = e.what();
+      continue;
+    }
+    for (int strategy : {0, 1, 2}) {
+      const std::string what = dev->name + " strategy " + std::to_string(strategy);
+      EXPECT_EQ(got[strategy].batched_members, cpu[strategy].batched_members) << what << ": batched otherwise";
+      const InstanceResults& want = random || strategy == 0 ? cpu[strategy] : got[0];
+      const double tol = &want == &got[0] ? 1e-5 : 1e-4;
+      expect_same(got[strategy].values, want.values, what + " value of instance", tol);
+      expect_same(got[strategy].grads, want.grads, what + " gradient", tol);
+    }
+    ++compared;
+  }
+  if (compared == 0) GTEST_SKIP() << def.name << (missing.empty() ? " has no device kernels yet" : ": " + missing);
 }
 
 // ---- Identical nodes must get identical signatures: every good sample is built twice on the same
@@ -372,6 +416,13 @@ TEST_P(OpHarness, Batched) {
   const Case& c = GetParam();
   if (c.sample.bad || !op_def(c.op).batch.batchable) GTEST_SKIP() << "not batchable / bad sample";
   check_batched(c);
+}
+
+TEST_P(OpHarness, BatchedOnDevices) {
+  const Case& c = GetParam();
+  if (c.sample.bad || !op_def(c.op).batch.batchable) GTEST_SKIP() << "not batchable / bad sample";
+  if (op_def(c.op).name == std::string("harness_loss")) GTEST_SKIP() << "the harness's loss runs on the CPU";
+  check_batched_on_devices(c);
 }
 
 TEST_P(OpHarness, Signature) {

@@ -241,24 +241,27 @@ void Executor::device_gradients() {
     if (reached_[i]) floats[r.device] += r.dim.size();
   }
   std::vector<float*> next(floats.size(), nullptr);
-  for (size_t d = 1; d < floats.size(); ++d) {
-    if (!floats[d]) continue;
-    Device* dev = detail::device_at(static_cast<unsigned>(d));
-    MemPool& pool = device_pools(static_cast<uint8_t>(d)).grad;
-    pool.free_all();
-    try {
-      next[d] = pool.allocate_floats(floats[d]);
-    } catch (const std::bad_alloc&) {
-      throw std::runtime_error("backward: out of memory allocating the gradients of " + std::to_string(floats[d]) +
-                               " values on " + dev->name);
-    }
-    dev->fill(next[d], floats[d], 0.f);
-  }
+  for (size_t d = 1; d < floats.size(); ++d)
+    if (floats[d]) next[d] = device_gradient_block(static_cast<uint8_t>(d), floats[d]);
   for (size_t i = 0; i < n; ++i) {
     const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
     if (!reached_[i] || !r.device) continue;
     grad_[i] = Tensor(r.dim, next[r.device], detail::device_at(r.device), DeviceMempool::DEDFS);
     next[r.device] += r.dim.size();
+  }
+}
+
+float* Executor::device_gradient_block(uint8_t d, size_t floats) {
+  Device* dev = detail::device_at(d);
+  MemPool& pool = device_pools(d).grad;
+  pool.free_all();
+  try {
+    float* block = pool.allocate_floats(floats);
+    dev->fill(block, floats, 0.f);
+    return block;
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error("backward: out of memory allocating the gradients of " + std::to_string(floats) +
+                             " values on " + dev->name);
   }
 }
 

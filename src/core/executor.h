@@ -74,6 +74,8 @@ class Executor {
   MemPool& scratch_pool(uint8_t device) { return device ? device_pools(device).scratch : scratch_pool_; }
   // Allocates the reached nodes' gradients on devices other than the CPU, zeroed (prepare_backward).
   void device_gradients();
+  // `floats` zeroed gradient floats on device d (not the CPU), its gradient pool started over.
+  float* device_gradient_block(uint8_t d, size_t floats);
 
   const ComputationGraph* cg_;
   std::vector<Tensor> fx_, grad_;

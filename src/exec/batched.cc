@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/device.h"
 #include "exec/profile.h"
 #include "kernels/cpu/gemm.h"
 
@@ -20,13 +21,13 @@ constexpr size_t kCallFloats = 512;
 
 bool reached_node(const std::vector<uint8_t>& reached, VariableIndex i) { return i < reached.size() && reached[i]; }
 
-// t = Tensor(d, v, cpu_device(), pool), field by field: assigning a constructed Tensor went through a
+// t = Tensor(d, v, device, pool), field by field: assigning a constructed Tensor went through a
 // stack temporary whose partly overlapping stores made the copy wait (failed store forwarding): the
 // top cost of run_batched in perf, once per member.
-void set_tensor(Tensor& t, const Dim& d, float* v, DeviceMempool pool) {
+void set_tensor(Tensor& t, const Dim& d, float* v, Device* device, DeviceMempool pool) {
   t.d = d;
   t.v = v;
-  t.device = cpu_device();
+  t.device = device;
   t.mem_pool = pool;
 }
 }  // namespace
@@ -56,9 +57,6 @@ void BatchedExecutor::forward(VariableIndex last) {
     NodeInfo info;
     info.node = static_cast<VariableIndex>(i);
     const NodeRec& r = cg_->node(info.node);
-    if (r.device) [[unlikely]]
-      throw std::runtime_error("autobatching runs nodes on the CPU only so far: node " + std::to_string(i) + " (" +
-                               op_def(r.op).name + ") is on another device; use --dynet-autobatch 0 for graphs on GPUs");
     const VariableIndex* a = cg_->node_args(info.node);
     for (unsigned k = 0; k < r.nargs; ++k) {
       const VariableIndex x = a[k];
@@ -278,7 +276,7 @@ void BatchedExecutor::run_placed(const VariableIndex* m, unsigned k) {
   Dim all = r0.dim;
   all.bd *= k;
   const size_t n = r0.dim.size();
-  float* block = fx_pool_.allocate_floats(all.checked_size(op_def(r0.op).name));
+  float* block = fx_pool(r0.device).allocate_floats(all.checked_size(op_def(r0.op).name));
   for (unsigned j = 0; j < k; ++j) {
     profile::Scope scope(profile::Phase::kForward, r0.op, 1, &run_ns_);
     scope.set_gathered(0, &r0.dim);
@@ -334,9 +332,12 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
   g.attr = static_cast<uint32_t>(attr_.size());
   Dim out = r0.dim;
   out.bd *= k;
+  // The batch runs on its members' device (part of their signature), with that device's pools.
+  Device* const dev = detail::device_at(r0.device);
+  MemPool& pool = fx_pool(r0.device);
   // As for a node run alone: a batch that fails leaves nothing behind (its memory goes back to the
   // pool, its members stay uncomputed).
-  const MemPool::Mark fx_mark = fx_pool_.mark();
+  const MemPool::Mark fx_mark = pool.mark();
   try {
     const size_t size = out.checked_size(def.name);
     for (unsigned a = 0; a < nargs; ++a) {
@@ -346,10 +347,13 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
         const unsigned rep = r0.dim.bd / t.d.bd;  // copies of each member's argument (see run_group)
         t.d.bd *= k * rep;
         if (!contiguous[a]) {
-          float* dst = fx_pool_.allocate_floats(size_t(k) * rep * n);
-          for (unsigned j = 0; j < k; ++j)
-            for (unsigned r = 0; r < rep; ++r)
-              std::memcpy(dst + (size_t(j) * rep + r) * n, fx_[cg_->node_args(m[j])[a]].v, n * sizeof(float));
+          float* dst = pool.allocate_floats(size_t(k) * rep * n);
+          if (r0.device) [[unlikely]]
+            gather_on_device(dev, dst, m, k, a, rep, n);
+          else
+            for (unsigned j = 0; j < k; ++j)
+              for (unsigned r = 0; r < rep; ++r)
+                std::memcpy(dst + (size_t(j) * rep + r) * n, fx_[cg_->node_args(m[j])[a]].v, n * sizeof(float));
           t.v = dst;
           g.gathered += size_t(k) * rep * n;
         }
@@ -365,7 +369,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
       g.attr_words = static_cast<uint32_t>(attr_.size() - g.attr);
       attr = AttrView{attr_.data() + g.attr, g.attr_words};
     }
-    Tensor fx(out, fx_pool_.allocate_floats(size), cpu_device(), DeviceMempool::FXS);
+    Tensor fx(out, pool.allocate_floats(size), dev, DeviceMempool::FXS);
     const Tensor* xs = xs_.data() + g.xs;
     // The members' value slots are written after the kernel; their cache lines (members of a batch lie
     // far apart, e.g. in 64 different trees) are fetched while it runs.
@@ -380,11 +384,12 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
         arg_recs_[a].dim = xs[a].d;
         arg_ids_[a] = a;
       }
-      g.aux = fx_pool_.allocate_floats(def.aux_floats(out, ArgDims{arg_recs_.data(), arg_ids_.data(), nargs}, attr));
+      g.aux = pool.allocate_floats(def.aux_floats(out, ArgDims{arg_recs_.data(), arg_ids_.data(), nargs}, attr));
     }
     {
-      const PoolScope scratch(scratch_pool_);
-      def.forward(ForwardArgs{xs, nargs, fx, attr, g.aux, scratch_pool_, k});
+      MemPool& scratch_pool = this->scratch_pool(r0.device);
+      const PoolScope scratch(scratch_pool);
+      forward_kernel(r0, def)(ForwardArgs{xs, nargs, fx, attr, g.aux, scratch_pool, k});
     }
     if (cg_->check_validity() && !fx.is_valid())
       throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(m[0]) + " (" + def.name +
@@ -394,7 +399,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
     for (unsigned j = 0; j < k; ++j) {
       const VariableIndex* a = cg_->node_args(m[j]);  // in cache: try_batched read them
       for (unsigned x = 0; x < nargs; ++x) args_.push_back(a[x]);  // (insert called memmove for a few words)
-      set_tensor(fx_[m[j]], r0.dim, fx.v + j * n, DeviceMempool::FXS);
+      set_tensor(fx_[m[j]], r0.dim, fx.v + j * n, dev, DeviceMempool::FXS);
       aux_[m[j]] = nullptr;  // the batch's aux memory belongs to the batched node
       mark_computed(m[j]);
     }
@@ -402,14 +407,14 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
     xs_.resize(g.xs);
     args_.resize(g.args);
     attr_.resize(g.attr);
-    fx_pool_.revert(fx_mark);
+    pool.revert(fx_mark);
     throw std::runtime_error(std::string(def.name) + ": out of memory computing nodes " + std::to_string(m[0]) +
                              " and " + std::to_string(k - 1) + " others batched with it, of shape " + r0.dim.str());
   } catch (...) {
     xs_.resize(g.xs);
     args_.resize(g.args);
     attr_.resize(g.attr);
-    fx_pool_.revert(fx_mark);
+    pool.revert(fx_mark);
     throw;
   }
   scope.set_gathered(g.gathered * sizeof(float), &r0.dim);
@@ -535,35 +540,44 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
   // Gradients laid out in computation order, a batch's members one after another as their values
   // are: a later batch's concatenated argument that was a view of one batch's outputs takes its
   // gradient in place.
+  // The CPU's here; other devices' in blocks of their own (device_gradient_layout).
   size_t total = 0;
   auto count_single = [&](VariableIndex i) {
-    if (reached_node(reached_, i)) total += cg_->node(i).dim.size();
+    const NodeRec& r = cg_->node(i);
+    if (reached_node(reached_, i) && !r.device) total += r.dim.size();
   };
   auto count_batch = [&](Batch& b) {
     const VariableIndex* m = members(b);
     bool any = false;
     for (uint32_t j = 0; j < b.size && !any; ++j) any = reached_node(reached_, m[j]);
     b.reached = any;
-    if (any) total += size_t(b.size) * cg_->node(m[0]).dim.size();
+    b.grad = nullptr;
+    const NodeRec& r0 = cg_->node(m[0]);
+    if (any && !r0.device) total += size_t(b.size) * r0.dim.size();
   };
   for_each_group<false>(count_single, count_batch);
   float* const block = begin_gradients(total);
   float* next = block;
+  Device* const cpu = detail::device_at(0);
   auto assign_single = [&](VariableIndex i) {
-    if (!reached_node(reached_, i)) return;
-    set_tensor(grad_[i], cg_->node(i).dim, next, DeviceMempool::DEDFS);
-    next += grad_[i].d.size();
+    const NodeRec& r = cg_->node(i);
+    if (!reached_node(reached_, i) || r.device) return;
+    set_tensor(grad_[i], r.dim, next, cpu, DeviceMempool::DEDFS);
+    next += r.dim.size();
   };
   auto assign_batch = [&](Batch& b) {
-    b.grad = b.reached ? next : nullptr;
-    if (!b.grad) return;
     const VariableIndex* m = members(b);
-    const Dim& d = cg_->node(m[0]).dim;
+    const NodeRec& r0 = cg_->node(m[0]);
+    if (!b.reached || r0.device) return;
+    b.grad = next;
+    const Dim& d = r0.dim;
     for (uint32_t j = 0; j < b.size; ++j)
-      if (reached_node(reached_, m[j])) set_tensor(grad_[m[j]], d, next + j * d.size(), DeviceMempool::DEDFS);
+      if (reached_node(reached_, m[j])) set_tensor(grad_[m[j]], d, next + j * d.size(), cpu, DeviceMempool::DEDFS);
     next += size_t(b.size) * d.size();
   };
   for_each_group<false>(assign_single, assign_batch);
+  if (device_nodes_) [[unlikely]]
+    device_gradient_layout();
   seed_gradient(last);
   low_rank_updates_.clear();
   low_rank_head_.assign(n, -1);
@@ -601,7 +615,7 @@ void BatchedExecutor::push_batch_gradient(const Batch& b) {
     Dim d = r0.dim;
     d.bd *= b.size;
     const AttrView attr = b.merged ? AttrView{attr_.data() + b.attr, b.attr_words} : AttrView{cg_->node_attr(m[0]), r0.attr_words};
-    def.param_grad(attr, Tensor(d, b.grad, cpu_device(), DeviceMempool::DEDFS), b.aux);
+    def.param_grad(attr, Tensor(d, b.grad, detail::device_at(r0.device), DeviceMempool::DEDFS), b.aux);
     return;
   }
   for (uint32_t j = 0; j < b.size; ++j) {
@@ -628,13 +642,16 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   const AttrView attr = g.merged ? AttrView{attr_.data() + g.attr, g.attr_words} : AttrView{cg_->node_attr(m[0]), r0.attr_words};
   Dim bdim = r0.dim;
   bdim.bd *= k;
-  const Tensor dEdf(bdim, g.grad, cpu_device(), DeviceMempool::DEDFS);
+  Device* const dev = detail::device_at(r0.device);
+  const Tensor dEdf(bdim, g.grad, dev, DeviceMempool::DEDFS);
   if (r0.flags & kParameterNode) {
     param_batches_.push_back(&g);
     return;
   }
-  if (!def.backward || (r0.flags & kNoGradient)) return;
-  const Tensor fx(bdim, fx_[m[0]].v, cpu_device(), DeviceMempool::FXS);
+  const BackwardFn backward = backward_kernel(r0, def);
+  if (!backward || (r0.flags & kNoGradient)) return;
+  const Tensor fx(bdim, fx_[m[0]].v, dev, DeviceMempool::FXS);
+  MemPool& scratch_pool = this->scratch_pool(r0.device);
   const Tensor* xs = xs_.data() + g.xs;
   const unsigned nargs = r0.nargs;
   // The members' arguments' gradient slots, read below one member after another, lie far apart
@@ -646,12 +663,14 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   }
   bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
   for (unsigned a = 0; a < nargs; ++a) {
-    const PoolScope scratch(scratch_pool_);
+    const PoolScope scratch(scratch_pool);
     if (def.batch.is_shared(a)) {
       const VariableIndex x = shared_gradient_node(g, a);
       if (x == kNone) continue;
+      // Deferred weight-gradient products are host GEMMs: CPU nodes only.
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
-      def.backward(BackwardArgs{xs, nargs, fx, dEdf, a, grad_[x], attr, g.aux, scratch_pool_, &sink, repeat, k});
+      backward(BackwardArgs{xs, nargs, fx, dEdf, a, grad_[x], attr, g.aux, scratch_pool, r0.device ? nullptr : &sink,
+                            repeat, k});
       repeat = true;
       continue;
     }
@@ -673,14 +692,19 @@ void BatchedExecutor::backward_batch(const Batch& g) {
         view = false;
     }
     if (!any) continue;
-    Tensor d(xs[a].d, g0, cpu_device(), DeviceMempool::DEDFS);
+    Tensor d(xs[a].d, g0, dev, DeviceMempool::DEDFS);
     if (!view) {
-      d.v = scratch_pool_.allocate_floats(xs[a].d.size());
-      std::memset(d.v, 0, xs[a].d.size() * sizeof(float));
+      d.v = scratch_pool.allocate_floats(xs[a].d.size());
+      if (r0.device) [[unlikely]]
+        dev->fill(d.v, xs[a].d.size(), 0.f);
+      else
+        std::memset(d.v, 0, xs[a].d.size() * sizeof(float));
     }
-    def.backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool_, nullptr, repeat, k});
+    backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool, nullptr, repeat, k});
     repeat = true;
-    if (!view) {
+    if (!view && r0.device) [[unlikely]] {
+      scatter_on_device(dev, g, a, d.v, rep, n);
+    } else if (!view) {
       for (unsigned j = 0; j < k; ++j) {
         const VariableIndex x = member_args(g, j, nargs)[a];
         if (!reached_node(reached_, m[j]) || !reached_node(reached_, x)) continue;
@@ -692,6 +716,97 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       }
     }
   }
+}
+
+// ---- Batches on devices other than the CPU: the same layout, data moved through the Device interface
+// (the host must not touch device memory).
+
+// Concatenates argument a of members m[0..k) (each repeated rep times, n floats each) into dst on dev;
+// members whose values lie one after another go as one copy.
+void BatchedExecutor::gather_on_device(Device* dev, float* dst, const VariableIndex* m, unsigned k, unsigned a,
+                                       unsigned rep, size_t n) {
+  const float* run = nullptr;
+  size_t len = 0;
+  for (unsigned j = 0; j < k; ++j) {
+    const float* src = fx_[cg_->node_args(m[j])[a]].v;
+    for (unsigned r = 0; r < rep; ++r) {
+      if (len && src == run + len) {
+        len += n;
+        continue;
+      }
+      if (len) dev->copy(dst, run, len * sizeof(float));
+      dst += len;
+      run = src;
+      len = n;
+    }
+  }
+  if (len) dev->copy(dst, run, len * sizeof(float));
+}
+
+// Adds the members' parts of d (argument a's gradient computed apart, each member's repeated rep times)
+// into the reached members' argument gradients; parts that land one after another go as one axpy.
+void BatchedExecutor::scatter_on_device(Device* dev, const Batch& g, unsigned a, const float* d, size_t rep, size_t n) {
+  const VariableIndex* m = members(g);
+  const unsigned nargs = cg_->node(m[0]).nargs;
+  float* run_dst = nullptr;
+  const float* run_src = nullptr;
+  size_t len = 0;
+  for (unsigned j = 0; j < g.size; ++j) {
+    const VariableIndex x = member_args(g, j, nargs)[a];
+    if (!reached_node(reached_, m[j]) || !reached_node(reached_, x)) continue;
+    float* dst = grad_[x].v;
+    for (size_t r = 0; r < rep; ++r) {
+      const float* src = d + (j * rep + r) * n;
+      if (len && dst == run_dst + len && src == run_src + len) {
+        len += n;
+        continue;
+      }
+      if (len) dev->axpy(1.f, run_src, run_dst, len);
+      run_dst = dst;
+      run_src = src;
+      len = n;
+    }
+  }
+  if (len) dev->axpy(1.f, run_src, run_dst, len);
+}
+
+// The gradients of reached nodes off the CPU: per device one zeroed block, laid out in computation order
+// with each batch's members one after another, as backward() does for the CPU's.
+void BatchedExecutor::device_gradient_layout() {
+  std::vector<size_t>& floats = device_floats_;
+  floats.assign(256, 0);
+  for_each_group<false>(
+      [&](VariableIndex i) {
+        const NodeRec& r = cg_->node(i);
+        if (r.device && reached_node(reached_, i)) floats[r.device] += r.dim.size();
+      },
+      [&](const Batch& b) {
+        const NodeRec& r0 = cg_->node(members(b)[0]);
+        if (r0.device && b.reached) floats[r0.device] += size_t(b.size) * r0.dim.size();
+      });
+  std::vector<float*>& next = device_next_;
+  next.assign(256, nullptr);
+  for (unsigned d = 1; d < 256; ++d)
+    if (floats[d]) next[d] = device_gradient_block(static_cast<uint8_t>(d), floats[d]);
+  for_each_group<false>(
+      [&](VariableIndex i) {
+        const NodeRec& r = cg_->node(i);
+        if (!r.device || !reached_node(reached_, i)) return;
+        set_tensor(grad_[i], r.dim, next[r.device], detail::device_at(r.device), DeviceMempool::DEDFS);
+        next[r.device] += r.dim.size();
+      },
+      [&](Batch& b) {
+        const VariableIndex* m = members(b);
+        const NodeRec& r0 = cg_->node(m[0]);
+        if (!r0.device || !b.reached) return;
+        float*& at = next[r0.device];
+        b.grad = at;
+        const size_t n = r0.dim.size();
+        for (uint32_t j = 0; j < b.size; ++j)
+          if (reached_node(reached_, m[j]))
+            set_tensor(grad_[m[j]], r0.dim, at + j * n, detail::device_at(r0.device), DeviceMempool::DEDFS);
+        at += size_t(b.size) * n;
+      });
 }
 
 void BatchedExecutor::invalidate() {

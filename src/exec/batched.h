@@ -68,6 +68,11 @@ class BatchedExecutor : public SimpleExecutor {
   // The node that takes the gradient of batch b's shared argument a (kNone: none reached).
   VariableIndex shared_gradient_node(const Batch& b, unsigned a) const;
   void push_batch_gradient(const Batch& b);
+  // Batches on devices other than the CPU (batched.cc explains).
+  void gather_on_device(Device* dev, float* dst, const VariableIndex* m, unsigned k, unsigned a, unsigned rep,
+                        size_t n);
+  void scatter_on_device(Device* dev, const Batch& g, unsigned a, const float* d, size_t rep, size_t n);
+  void device_gradient_layout();
   // Calls single(i) for each node that ran alone and batch(b) for each batch, in computation order
   // (reversed: in reverse).
   template <bool kReversed, class Single, class Multi>
@@ -128,6 +133,8 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<VariableIndex> leaves_, param_slots_, gradient_node_;
   std::vector<uint8_t> param_used_;
   std::vector<const Batch*> param_batches_;  // batched parameter nodes whose gradients go out last
+  std::vector<size_t> device_floats_;  // device_gradient_layout: floats and next free gradient per device
+  std::vector<float*> device_next_;
   uint64_t run_ns_ = 0;  // profiling: time spent running groups in this forward pass
 };
 

@@ -67,7 +67,8 @@ int SignatureTable::of(const ComputationGraph& cg, VariableIndex i) {
     *out++ = uint64_t(d.nd) | (uint64_t(d.bd) << 32);
     for (unsigned k = 0; k < d.nd; k += 2) *out++ = uint64_t(d.d[k]) | (k + 1 < d.nd ? uint64_t(d.d[k + 1]) << 32 : 0);
   };
-  *out++ = uint64_t(r.op) | (uint64_t(r.nargs) << 16);
+  // The device too: nodes of different devices never run as one.
+  *out++ = uint64_t(r.op) | (uint64_t(r.nargs) << 16) | (uint64_t(r.device) << 56);
   dim(r.dim);
   const VariableIndex* a = cg.node_args(i);
   for (unsigned k = 0; k < r.nargs; ++k) {

@@ -1,5 +1,5 @@
 // Autobatching signatures: nodes with equal signatures may run as one batched node (see BatchRule in
-// core/op.h). A signature is the words: op and argument count, the node's dim, for each argument its
+// core/op.h). A signature is the words: op, argument count and device, the node's dim, for each argument its
 // dim (concatenated) or identity (shared: the node id, or the parameter for a node that aliases a
 // parameter's storage), then the op's key attribute words. Dims enter by their
 // extents up to nd, so Dims that compare equal give equal words. Compared exactly; the hash only picks

@@ -375,7 +375,7 @@ const OpId k_to_device = register_op({.name = "to_device",
                                       .shape = ops::same_shape,
                                       .forward = to_device_fwd,
                                       .backward = to_device_bwd,
-                                      .batch = {.why_not = "moves a value between devices (autobatching runs on the CPU)"},
+                                      .batch = {.why_not = "moves a value between devices: its argument and value are on different ones"},
                                       .samples = to_device_samples,
                                       .flags = kToDevice});
 const bool kToDeviceKernels = [] {
