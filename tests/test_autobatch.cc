@@ -123,6 +123,36 @@ TEST(Signature, ABatchedSharedArgumentRunsAlone) {
   EXPECT_FALSE(sig(g, sum_dim(xb, {0}, false)).empty());
 }
 
+// Nodes on different devices never batch together: the device is part of the signature, and a graph with
+// the same computation on the CPU and on a device batches each device's nodes apart.
+TEST(Signature, TheDeviceSeparates) {
+  Device* emu = emulated_device();
+  auto g = graph_with(1);
+  std::vector<Expression> cpu, dev, xs;
+  for (unsigned k = 0; k < 3; ++k) {
+    cpu.push_back(tanh(input(*g, Dim({2}), {0.5f * k, -1.f})));
+    xs.push_back(input(*g, Dim({2}), {0.5f * k, -1.f}, emu));
+    dev.push_back(tanh(xs.back()));
+  }
+  EXPECT_EQ(sig(*g, cpu[0]), sig(*g, cpu[1]));
+  EXPECT_EQ(sig(*g, dev[0]), sig(*g, dev[1]));
+  EXPECT_NE(sig(*g, cpu[0]), sig(*g, dev[0]));
+  std::vector<Expression> all = cpu;
+  for (const Expression& d : dev) all.push_back(to_device(d, cpu_device()));
+  Expression loss = sum_elems(sum(all));
+  EXPECT_NEAR(as_scalar(loss.value()), 2 * (std::tanh(0.f) + std::tanh(0.5f) + std::tanh(1.f) + 3 * std::tanh(-1.f)), 1e-5);
+  ASSERT_EQ(batched(*g)->batches().size(), 4u);  // inputs and tanh, once per device
+  for (const auto& b : batched(*g)->batches()) {
+    EXPECT_EQ(b.size, 3u);
+    const VariableIndex* m = batched(*g)->members(b);
+    for (unsigned j = 1; j < b.size; ++j) EXPECT_EQ(g->node(m[j]).device, g->node(m[0]).device);
+  }
+  g->backward(loss, true);
+  for (const Expression& x : xs) EXPECT_EQ(x.gradient().device, emu);
+  EXPECT_NEAR(as_vector(xs[2].gradient())[0], 1 - std::tanh(1.f) * std::tanh(1.f), 1e-5);
+  EXPECT_NEAR(as_vector(xs[2].gradient())[1], 1 - std::tanh(-1.f) * std::tanh(-1.f), 1e-5);
+}
+
 // renew(strategy) clears the graph and switches its executor, as a new graph would get it (Python's
 // renew_cg(autobatching=...)); values computed after the switch agree.
 TEST(Autobatch, RenewSwitchesTheExecutor) {
