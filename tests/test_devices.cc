@@ -157,6 +157,24 @@ TEST(Devices, ParametersLiveOnTheirDeviceAndTrainThere) {
   EXPECT_THROW(pc.add_parameters({2}, ParameterInitConst(0.f), "", &unknown), std::invalid_argument);
 }
 
+// Host-side checks of device kernels that read their results back: a singular matrix is an error naming
+// the op and the batch element, on a device as on the CPU, and the graph stays usable.
+TEST(Devices, InverseOfASingularMatrixThrowsOnTheDevice) {
+  ComputationGraph g;
+  Expression x = input(g, Dim({2, 2}, 2), std::vector<float>{2, 0, 0, 2, 1, 2, 2, 4}, emulated_device());
+  try {
+    inverse(x).value();
+    ADD_FAILURE() << "expected std::runtime_error";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("inverse"), std::string::npos) << m;
+    EXPECT_NE(m.find("singular"), std::string::npos) << m;
+    EXPECT_NE(m.find("batch element 1"), std::string::npos) << m;
+  }
+  Expression ld = logdet(pick_batch_elem(x, 0u));
+  EXPECT_NEAR(as_scalar(ld.value()), std::log(4.f), 1e-6);
+}
+
 // A few steps of a small model (embedding lookup, LSTM-free MLP, softmax loss) on the CPU and on `dev`, from
 // the same initial values: every built-in trainer's device rule must take the CPU's steps.
 std::vector<std::vector<float>> train_steps(Device* dev, int trainer, unsigned steps) {

@@ -23,9 +23,18 @@
 //   28x28x1   5x5 -> 32    32      515 / 2266      494 / 7752
 // oneDNN's blocked kernels win from a few input channels on; with 1-3 channels its backward (weights
 // above all) loses to im2col, hence the threshold.
+//
+// Other devices run the device kernels below (im2col + P::gemm_batched over the whole batch, gathers for
+// the input gradients): cuBLAS on GPUs, not cuDNN, which the build would need as one more dependency
+// (docs/design.md, "Devices").
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/device/prims.h"
+
+#ifndef DYNET_CUDA_PASS
 #include <omp.h>
 
-#include <algorithm>
 #include <array>
 #include <cstring>
 #include <limits>
@@ -38,9 +47,263 @@
 #include "kernels/cpu/gemm.h"
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Window geometry shared by conv2d and maxpooling2d (DyNet's / TensorFlow's rules):
+//   valid: out = ceil((in - k + 1) / s), no padding;
+//   same:  out = ceil(in / s), total padding max((out-1)·s + k - in, 0), half of it (rounded down) before.
+struct Axis {
+  unsigned in, k, s, out, pad;
+};
+Axis make_axis(unsigned in, unsigned k, unsigned s, bool valid) {
+  if (valid) return {in, k, s, (in - k) / s + 1, 0};
+  const unsigned out = (in + s - 1) / s;
+  const long total = std::max(long(out - 1) * s + long(k) - long(in), 0L);
+  return {in, k, s, out, static_cast<unsigned>(total / 2)};
+}
+struct WindowAttr {
+  uint32_t kh, kw, sh, sw, is_valid;
+};
+
+// ---------------------------------------------------------------------------------------------
+// conv2d(x, f[, b], stride, is_valid): x {H,W,Ci}, f {KH,KW,Ci,Co}, b {Co}; y {OH,OW,Co} with
+// y[i,j,o] = b[o] + Σ_{p,q,c} x[i·sh + p - pad_t, j·sw + q - pad_l, c] · f[p,q,c,o] (zero outside x).
+struct ConvGeom {
+  Axis h, w;
+  unsigned c_in, c_out;
+  size_t out_pixels() const { return size_t(h.out) * w.out; }
+  size_t patch() const { return size_t(h.k) * w.k * c_in; }
+};
+ConvGeom conv_geom(const Dim& x, const Dim& f, const WindowAttr& at) {
+  return {make_axis(x[0], f[0], at.sh, at.is_valid), make_axis(x[1], f[1], at.sw, at.is_valid), x[2], f[3]};
+}
+
+// ---- device kernels ----
+// Written once over the primitives P (kernels/device/prims.h) for the devices other than the CPU: each
+// output or input element is computed by its own thread, and the products go through P::gemm /
+// P::gemm_batched (cuBLAS on GPUs). Gradients of inputs are gathers (each element sums what it received),
+// so no two threads write one element, except maxpooling2d's, which scatters through dev::atomic_add.
+
+long batch_stride(const Tensor& t, size_t per) { return t.d.bd == 1 ? 0 : long(per); }
+
+// filter1d_narrow. The windows of x as the columns of W {d·k, cols} per batch element of x.
+template <class P>
+float* filter_windows(const Tensor& x, size_t dk, size_t cols, MemPool& scratch) {
+  const size_t d = x.d.rows(), per = x.d.batch_size(), n = dk * cols * x.d.bd;
+  float* w = scratch.allocate_floats(n);
+  const float* xv = x.v;
+  P::for_each(x.device, n, [=] DYNET_LAMBDA(size_t i) {
+    const size_t r = i % dk, j = (i / dk) % cols, b = i / (dk * cols);
+    w[i] = xv[b * per + j * d + r];
+  });
+  return w;
+}
+template <class P>
+void filter1d_dev_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const size_t dk = size_t(x.d.rows()) * f.d.cols(), m = f.d[2], cols = a.fx.d.cols();
+  const float* w = filter_windows<P>(x, dk, cols, a.scratch);
+  // Y_b {m, cols} = F_bᵀ {m, d·k} · W_b
+  P::gemm_batched(a.fx.device, true, false, long(m), long(cols), long(dk), 1.f, f.v, long(dk), batch_stride(f, dk * m),
+                  w, long(dk), batch_stride(x, dk * cols), 0.f, a.fx.v, long(m), long(m * cols), long(a.fx.d.bd));
+}
+template <class P>
+void filter1d_dev_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  Device* dev = a.fx.device;
+  const size_t d = x.d.rows(), k = f.d.cols(), dk = d * k, m = f.d[2], cols = a.fx.d.cols(), bd = a.fx.d.bd;
+  const float* g = a.dEdf.v;
+  if (a.i == 1) {  // dF_b {d·k, m} += W_b · G_bᵀ
+    const float* w = filter_windows<P>(x, dk, cols, a.scratch);
+    if (a.dEdxi.d.bd == 1 && bd > 1)  // a shared filter (x is then batched): the batch folds into the columns
+      P::gemm(dev, false, true, long(dk), long(m), long(cols * bd), 1.f, w, long(dk), g, long(m), 1.f, a.dEdxi.v,
+              long(dk));
+    else
+      P::gemm_batched(dev, false, true, long(dk), long(m), long(cols), 1.f, w, long(dk), batch_stride(x, dk * cols), g,
+                      long(m), long(m * cols), 1.f, a.dEdxi.v, long(dk), long(dk * m), long(bd));
+    return;
+  }
+  // dW_b = F_b · G_b, then each element of x sums the window entries it was copied to.
+  float* dw = a.scratch.allocate_floats(dk * cols * bd);
+  P::gemm_batched(dev, false, false, long(dk), long(cols), long(m), 1.f, f.v, long(dk), batch_stride(f, dk * m), g,
+                  long(m), long(m * cols), 0.f, dw, long(dk), long(dk * cols), long(bd));
+  const size_t per = x.d.batch_size();
+  dev::add_over_batch<P>(dev, a.dEdxi.v, a.dEdxi.d.bd > 1, bd, per, [=] DYNET_LAMBDA(size_t b, size_t e) {
+    const size_t r = e % d, col = e / d;
+    const size_t c_lo = col + 1 > cols ? col + 1 - cols : 0, c_hi = col < k - 1 ? col : k - 1;
+    float s = 0.f;
+    for (size_t c = c_lo; c <= c_hi; ++c) s += dw[b * dk * cols + (col - c) * dk + c * d + r];
+    return s;
+  });
+}
+DYNET_DEVICE_KERNELS("filter1d_narrow", filter1d_dev_fwd, filter1d_dev_bwd);
+
+// kmh_ngram: y[:, j] = Σ_{k<n} x[:, j+k]; x[:, c] receives the gradients of the columns j in [c-n+1, c].
+template <class P>
+void kmh_dev_fwd(const ForwardArgs& a) {
+  const size_t n = a.attr.as<unsigned>(), d = a.fx.d.rows(), cols = a.fx.d.cols(), xcols = a.xs[0].d.cols();
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t r = i % d, j = (i / d) % cols, b = i / (d * cols);
+    const float* xb = x + b * d * xcols + r;
+    float s = 0.f;
+    for (size_t k = 0; k < n; ++k) s += xb[(j + k) * d];
+    y[i] = s;
+  });
+}
+template <class P>
+void kmh_dev_bwd(const BackwardArgs& a) {
+  const size_t n = a.attr.as<unsigned>(), d = a.fx.d.rows(), cols = a.fx.d.cols(), xcols = a.xs[0].d.cols();
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.dEdxi.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t r = i % d, c = (i / d) % xcols, b = i / (d * xcols);
+    const size_t j_lo = c + 1 > n ? c + 1 - n : 0, j_hi = c < cols - 1 ? c : cols - 1;
+    float s = 0.f;
+    for (size_t j = j_lo; j <= j_hi; ++j) s += g[(b * cols + j) * d + r];
+    dx[i] += s;
+  });
+}
+DYNET_DEVICE_KERNELS("kmh_ngram", kmh_dev_fwd, kmh_dev_bwd);
+
+// conv2d: im2col into P_b {OH·OW, KH·KW·Ci} (every batch element of x at once), then GEMMs as on the CPU.
+template <class P>
+float* im2col_dev(const Tensor& x, const ConvGeom& g, MemPool& scratch) {
+  const size_t M = g.out_pixels(), K = g.patch(), per = x.d.batch_size(), n = M * K * x.d.bd;
+  float* cols = scratch.allocate_floats(n);
+  const float* xv = x.v;
+  P::for_each(x.device, n, [=] DYNET_LAMBDA(size_t i) {
+    const size_t m = i % M, kk = (i / M) % K, b = i / (M * K);
+    const long oi = long(m % g.h.out), oj = long(m / g.h.out);
+    const long p = long(kk % g.h.k), q = long((kk / g.h.k) % g.w.k), c = long(kk / (size_t(g.h.k) * g.w.k));
+    const long ih = oi * g.h.s + p - long(g.h.pad), iw = oj * g.w.s + q - long(g.w.pad);
+    const bool inside = ih >= 0 && ih < long(g.h.in) && iw >= 0 && iw < long(g.w.in);
+    cols[i] = inside ? xv[b * per + size_t(ih + long(g.h.in) * (iw + long(g.w.in) * c))] : 0.f;
+  });
+  return cols;
+}
+// The output positions along an axis whose window covers input index `in_idx` at offset `koff`: o with
+// o·s + koff - pad = in_idx; -1 when there is none.
+DYNET_HD inline long covering(const Axis& a, long in_idx, long koff) {
+  const long t = in_idx + long(a.pad) - koff;
+  if (t < 0 || t % long(a.s) != 0) return -1;
+  const long o = t / long(a.s);
+  return o < long(a.out) ? o : -1;
+}
+template <class P>
+void conv2d_dev_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const ConvGeom g = conv_geom(x.d, f.d, a.attr.as<WindowAttr>());
+  const long M = long(g.out_pixels()), K = long(g.patch()), N = long(g.c_out);
+  const float* cols = im2col_dev<P>(x, g, a.scratch);
+  P::gemm_batched(a.fx.device, false, false, M, N, K, 1.f, cols, M, batch_stride(x, size_t(M * K)), f.v, K,
+                  batch_stride(f, size_t(K * N)), 0.f, a.fx.v, M, M * N, long(a.fx.d.bd));
+  if (a.n == 3) {
+    const bool batched = a.xs[2].d.bd > 1;
+    const float* bias = a.xs[2].v;
+    float* y = a.fx.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+      const size_t o = size_t(i / M);  // b·N + channel
+      y[i] += bias[batched ? o : o % size_t(N)];
+    });
+  }
+}
+template <class P>
+void conv2d_dev_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  Device* dev = a.fx.device;
+  const ConvGeom g = conv_geom(x.d, f.d, a.attr.as<WindowAttr>());
+  const size_t M = g.out_pixels(), K = g.patch(), N = g.c_out, bd = a.fx.d.bd;
+  const float* dy = a.dEdf.v;
+  if (a.i == 2) {  // db[o] += Σ over pixels (and over the batch when b is shared) of dY[:, o]
+    dev::add_over_batch<P>(dev, a.dEdxi.v, a.dEdxi.d.bd > 1, bd, N, [=] DYNET_LAMBDA(size_t b, size_t o) {
+      float s = 0.f;
+      for (size_t m = 0; m < M; ++m) s += dy[(b * N + o) * M + m];
+      return s;
+    });
+    return;
+  }
+  if (a.i == 1) {  // dF += Pᵀ · dY
+    const float* cols = im2col_dev<P>(x, g, a.scratch);
+    const long sp = batch_stride(x, M * K);
+    if (a.dEdxi.d.bd == bd)
+      P::gemm_batched(dev, true, false, long(K), long(N), long(M), 1.f, cols, long(M), sp, dy, long(M), long(M * N), 1.f,
+                      a.dEdxi.v, long(K), long(K * N), long(bd));
+    else  // a shared filter: every product adds into it, one after another
+      for (size_t b = 0; b < bd; ++b)
+        P::gemm(dev, true, false, long(K), long(N), long(M), 1.f, cols + b * sp, long(M), dy + b * M * N, long(M), 1.f,
+                a.dEdxi.v, long(K));
+    return;
+  }
+  // dX += col2im(dY · Fᵀ): each pixel of x sums the patch entries it was copied to.
+  float* t = a.scratch.allocate_floats(M * K * bd);
+  P::gemm_batched(dev, false, true, long(M), long(K), long(N), 1.f, dy, long(M), long(M * N), f.v, long(K),
+                  batch_stride(f, K * N), 0.f, t, long(M), long(M * K), long(bd));
+  const size_t H = g.h.in, W = g.w.in;
+  dev::add_over_batch<P>(dev, a.dEdxi.v, a.dEdxi.d.bd > 1, bd, x.d.batch_size(), [=] DYNET_LAMBDA(size_t b, size_t e) {
+    const long ih = long(e % H), iw = long((e / H) % W), c = long(e / (H * W));
+    float s = 0.f;
+    for (long q = 0; q < long(g.w.k); ++q) {
+      const long oj = covering(g.w, iw, q);
+      if (oj < 0) continue;
+      for (long p = 0; p < long(g.h.k); ++p) {
+        const long oi = covering(g.h, ih, p);
+        if (oi >= 0) s += t[b * M * K + size_t(oi + long(g.h.out) * oj) + M * size_t(p + long(g.h.k) * (q + long(g.w.k) * c))];
+      }
+    }
+    return s;
+  });
+}
+DYNET_DEVICE_KERNELS("conv2d", conv2d_dev_fwd, conv2d_dev_bwd);
+
+// maxpooling2d: one thread per output value scans its window as the CPU kernel does (so ties go to the same
+// first maximum) and keeps the index in aux; backward adds each gradient to that input.
+template <class P>
+void maxpool_dev_fwd(const ForwardArgs& a) {
+  const WindowAttr at = a.attr.as<WindowAttr>();
+  const Tensor& x = a.xs[0];
+  const size_t H = x.d[0], W = x.d[1], C = x.d[2];
+  const Axis h = make_axis(H, at.kh, at.sh, at.is_valid), w = make_axis(W, at.kw, at.sw, at.is_valid);
+  uint32_t* argmax = reinterpret_cast<uint32_t*>(a.aux);
+  const float* xv = x.v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t oi = i % h.out, oj = (i / h.out) % w.out, c = (i / (size_t(h.out) * w.out)) % C;
+    const float* xb = xv + i / (size_t(h.out) * w.out * C) * H * W * C;
+    const long q0 = long(oj) * w.s - long(w.pad), p0 = long(oi) * h.s - long(h.pad);
+    const long q_lo = q0 > 0 ? q0 : 0, q_hi = q0 + long(w.k) < long(W) ? q0 + long(w.k) : long(W);
+    const long p_lo = p0 > 0 ? p0 : 0, p_hi = p0 + long(h.k) < long(H) ? p0 + long(h.k) : long(H);
+    float best = -INFINITY;
+    uint32_t where = uint32_t(p_lo + long(H) * (q_lo + long(W * c)));
+    for (long q = q_lo; q < q_hi; ++q)
+      for (long p = p_lo; p < p_hi; ++p) {
+        const uint32_t k = uint32_t(p + long(H) * (q + long(W * c)));
+        if (xb[k] > best) {
+          best = xb[k];
+          where = k;
+        }
+      }
+    y[i] = xb[where];
+    argmax[i] = where;
+  });
+}
+template <class P>
+void maxpool_dev_bwd(const BackwardArgs& a) {
+  const uint32_t* argmax = reinterpret_cast<const uint32_t*>(a.aux);
+  const size_t per = a.fx.d.batch_size(), xper = a.xs[0].d.batch_size();
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t i) { dev::atomic_add(dx + i / per * xper + argmax[i], g[i]); });
+}
+DYNET_DEVICE_KERNELS("maxpooling2d", maxpool_dev_fwd, maxpool_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 
 using ops::Xs;
 
@@ -152,19 +415,6 @@ const OpId k_kmh = register_op({.name = "kmh_ngram",
                                 .batch = {.batchable = true},
                                 .samples = kmh_samples});
 
-// ---------------------------------------------------------------------------------------------
-// Window geometry shared by conv2d and maxpooling2d (DyNet's / TensorFlow's rules):
-//   valid: out = ceil((in - k + 1) / s), no padding;
-//   same:  out = ceil(in / s), total padding max((out-1)·s + k - in, 0), half of it (rounded down) before.
-struct Axis {
-  unsigned in, k, s, out, pad;
-};
-Axis make_axis(unsigned in, unsigned k, unsigned s, bool valid) {
-  if (valid) return {in, k, s, (in - k) / s + 1, 0};
-  const unsigned out = (in + s - 1) / s;
-  const long total = std::max(long(out - 1) * s + long(k) - long(in), 0L);
-  return {in, k, s, out, static_cast<unsigned>(total / 2)};
-}
 // Output positions o whose input index o·s + koff - pad lies in [0, in): [lo, hi).
 inline void valid_range(const Axis& a, unsigned koff, unsigned& lo, unsigned& hi) {
   const long shift = long(koff) - long(a.pad);  // input index = o·s + shift
@@ -174,25 +424,8 @@ inline void valid_range(const Axis& a, unsigned koff, unsigned& lo, unsigned& hi
   hi = static_cast<unsigned>(std::clamp<long>(last + 1, lo, a.out));
 }
 
-struct WindowAttr {
-  uint32_t kh, kw, sh, sw, is_valid;
-};
-
 // Image dims {H, W, C} of an argument that is {H, W} or {H, W, C}.
 bool is_image(const Dim& d) { return d.nd == 2 || d.nd == 3; }
-
-// ---------------------------------------------------------------------------------------------
-// conv2d(x, f[, b], stride, is_valid): x {H,W,Ci}, f {KH,KW,Ci,Co}, b {Co}; y {OH,OW,Co} with
-// y[i,j,o] = b[o] + Σ_{p,q,c} x[i·sh + p - pad_t, j·sw + q - pad_l, c] · f[p,q,c,o] (zero outside x).
-struct ConvGeom {
-  Axis h, w;
-  unsigned c_in, c_out;
-  size_t out_pixels() const { return size_t(h.out) * w.out; }
-  size_t patch() const { return size_t(h.k) * w.k * c_in; }
-};
-ConvGeom conv_geom(const Dim& x, const Dim& f, const WindowAttr& at) {
-  return {make_axis(x[0], f[0], at.sh, at.is_valid), make_axis(x[1], f[1], at.sw, at.is_valid), x[2], f[3]};
-}
 
 Dim conv2d_shape(const ArgDims& xs, AttrView a) {
   constexpr const char* op = "conv2d";
@@ -650,8 +883,10 @@ void check_pair(const char* op, const char* what, const std::vector<unsigned>& v
   }
 }
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
 
+#ifndef DYNET_CUDA_PASS
 Expression filter1d_narrow(const Expression& x, const Expression& f) { return make_node(k_filter1d, x, f); }
 DYNET_API(filter1d_narrow, "filter1d_narrow", "filter1d_narrow(x, f)", "filter1d_narrow(x, y)", Expression(const Expression&, const Expression&));
 Expression kmh_ngram(const Expression& x, unsigned n) { return make_node(k_kmh, x, n); }
@@ -677,5 +912,6 @@ Expression maxpooling2d(const Expression& x, const std::vector<unsigned>& ksize,
   return make_node(k_maxpool, x, at);
 }
 DYNET_API(maxpooling2d, "maxpooling2d", "maxpooling2d(x, ksize, stride, is_valid = true)", "maxpooling2d(x, ksize, stride, is_valid=True)", Expression(const Expression&, const std::vector<unsigned>&, const std::vector<unsigned>&, bool));
+#endif
 
 }  // namespace dynet

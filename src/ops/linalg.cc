@@ -1,15 +1,155 @@
 // Linear algebra: inverse(x), logdet(x), trace_of_product(x, y). Each works per batch element (DyNet's
-// versions take only unbatched arguments). The LU factorizations run in double: these ops are used on
+// versions take only unbatched arguments). The factorizations run in double: these ops are used on
 // small matrices, where the cost is negligible and the float round-off of an LU would dominate the error.
+//
+// On the CPU, Eigen's LU. On other devices, Gauss-Jordan elimination with partial pivoting (the pivots of
+// the same LU), one thread per batch element: meant for the small matrices these ops get; a large one
+// would want a blocked solver (cuSOLVER on GPUs).
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/device/prims.h"
+
+#ifndef DYNET_CUDA_PASS
 #include <Eigen/LU>
 #include <cmath>
 
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
 namespace {
 
+// Reduces the n x n column-major matrix a (double) to the identity by row operations with partial pivoting,
+// applying them to inv (the identity on entry, x⁻¹ on return) unless it is null. *logabs = log |det x|.
+// Returns false (and stops) at a zero or non-finite pivot: x is singular.
+DYNET_HD inline bool gauss_jordan(double* a, double* inv, size_t n, double* logabs) {
+  *logabs = 0;
+  for (size_t c = 0; c < n; ++c) {
+    size_t p = c;
+    for (size_t r = c + 1; r < n; ++r)
+      if (fn::abs(a[r + c * n]) > fn::abs(a[p + c * n])) p = r;
+    const double pivot = a[p + c * n];
+    *logabs += fn::log(fn::abs(pivot));
+    if (pivot == 0.0 || !(fn::abs(pivot) <= 1.7976931348623157e308)) return false;
+    if (p != c)
+      for (size_t j = 0; j < n; ++j) {
+        const double t = a[c + j * n];
+        a[c + j * n] = a[p + j * n];
+        a[p + j * n] = t;
+        if (inv) {
+          const double u = inv[c + j * n];
+          inv[c + j * n] = inv[p + j * n];
+          inv[p + j * n] = u;
+        }
+      }
+    for (size_t j = 0; j < n; ++j) {
+      a[c + j * n] /= pivot;
+      if (inv) inv[c + j * n] /= pivot;
+    }
+    for (size_t r = 0; r < n; ++r) {
+      if (r == c) continue;
+      const double f = a[r + c * n];
+      if (f == 0.0) continue;
+      for (size_t j = 0; j < n; ++j) {
+        a[r + j * n] -= f * a[c + j * n];
+        if (inv) inv[r + j * n] -= f * inv[c + j * n];
+      }
+    }
+  }
+  return true;
+}
+
+// Per batch element b of x {n,n}: log |det x_b| into logabs[b] (unless null) and x_b⁻¹ into y (transposed
+// and scaled by scale[b] when `transposed`, added to y when `add`; unless y is null). Returns the first
+// singular batch element, or -1. Scratch: 2·n² doubles per element.
+template <class P>
+long invert(const Tensor& x, float* logabs, float* y, bool transposed, const float* scale, bool add, MemPool& scratch) {
+  const size_t n = x.d.rows(), nn = n * n, bd = x.d.bd;
+  double* work = static_cast<double*>(scratch.allocate(2 * nn * bd * sizeof(double)));
+  float* singular = scratch.allocate_floats(bd);
+  const float* xv = x.v;
+  P::for_each(x.device, bd, [=] DYNET_LAMBDA(size_t b) {
+    double* a = work + 2 * nn * b;
+    double* inv = y ? a + nn : nullptr;
+    for (size_t k = 0; k < nn; ++k) {
+      a[k] = xv[b * nn + k];
+      if (inv) inv[k] = k % (n + 1) == 0 ? 1.0 : 0.0;
+    }
+    double la = 0;
+    const bool ok = gauss_jordan(a, inv, n, &la);
+    singular[b] = ok ? 0.f : 1.f;
+    if (logabs) logabs[b] = float(la);
+    if (!inv || !ok) return;
+    const double s = scale ? double(scale[b]) : 1.0;
+    for (size_t r = 0; r < n; ++r)
+      for (size_t c = 0; c < n; ++c) {
+        const float v = float(s * inv[transposed ? c + r * n : r + c * n]);
+        float& out = y[b * nn + r + c * n];
+        out = add ? out + v : v;
+      }
+  });
+  std::vector<float> flags(bd);
+  x.device->copy_to_host(flags.data(), singular, bd * sizeof(float));
+  for (size_t b = 0; b < bd; ++b)
+    if (flags[b] != 0.f) return long(b);
+  return -1;
+}
+
+template <class P>
+void inverse_dev_fwd(const ForwardArgs& a) {
+  const long b = invert<P>(a.xs[0], nullptr, a.fx.v, false, nullptr, false, a.scratch);
+  if (b >= 0)
+    throw std::runtime_error("inverse: the matrix " + a.xs[0].d.str() + " (batch element " + std::to_string(b) +
+                             ") is singular");
+}
+// dx += -yᵀ · dy · yᵀ per batch element.
+template <class P>
+void inverse_dev_bwd(const BackwardArgs& a) {
+  const long n = long(a.fx.d.rows()), nn = n * n, bd = long(a.fx.d.bd);
+  float* t = a.scratch.allocate_floats(size_t(nn * bd));
+  P::gemm_batched(a.fx.device, false, true, n, n, n, 1.f, a.dEdf.v, n, nn, a.fx.v, n, nn, 0.f, t, n, nn, bd);
+  P::gemm_batched(a.fx.device, true, false, n, n, n, -1.f, a.fx.v, n, nn, t, n, nn, 1.f, a.dEdxi.v, n, nn, bd);
+}
+DYNET_DEVICE_KERNELS("inverse", inverse_dev_fwd, inverse_dev_bwd);
+
+template <class P>
+void logdet_dev_fwd(const ForwardArgs& a) {
+  invert<P>(a.xs[0], a.fx.v, nullptr, false, nullptr, false, a.scratch);  // a singular x: log 0 = -inf
+}
+// dx += dy · x⁻ᵀ.
+template <class P>
+void logdet_dev_bwd(const BackwardArgs& a) {
+  invert<P>(a.xs[0], nullptr, a.dEdxi.v, true, a.dEdf.v, true, a.scratch);
+}
+DYNET_DEVICE_KERNELS("logdet", logdet_dev_fwd, logdet_dev_bwd);
+
+// trace_of_product: Σ x ⊙ y per batch element; either argument may be shared by the batch.
+template <class P>
+void trace_dev_fwd(const ForwardArgs& a) {
+  const size_t bs = a.xs[0].d.batch_size();
+  const bool bx = a.xs[0].d.bd > 1, by = a.xs[1].d.bd > 1;
+  const float *x = a.xs[0].v, *y = a.xs[1].v;
+  float* f = a.fx.v;
+  P::reduce(
+      a.fx.device, a.fx.d.bd, bs, 0.f,
+      [=] DYNET_LAMBDA(size_t b, size_t k) { return x[bx ? b * bs + k : k] * y[by ? b * bs + k : k]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t b, float s) { f[b] = s; });
+}
+template <class P>
+void trace_dev_bwd(const BackwardArgs& a) {
+  const Tensor& other = a.xs[1 - a.i];
+  const size_t bs = other.d.batch_size();
+  const bool bo = other.d.bd > 1;
+  const float *o = other.v, *g = a.dEdf.v;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd > 1, a.fx.d.bd, bs,
+                         [=] DYNET_LAMBDA(size_t b, size_t j) { return g[b] * o[bo ? b * bs + j : j]; });
+}
+DYNET_DEVICE_KERNELS("trace_of_product", trace_dev_fwd, trace_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 using ops::Xs;
 
 Dim square_matrix(const char* op, const Dim& x) {
@@ -128,13 +268,16 @@ const OpId k_trace = register_op({.name = "trace_of_product",
                                   .batch = {.batchable = true},
                                   .samples = trace_samples});
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace
 
+#ifndef DYNET_CUDA_PASS
 Expression inverse(const Expression& x) { return make_node(k_inverse, x); }
 DYNET_API(inverse, "inverse", "inverse(x)", "inverse(x)", Expression(const Expression&));
 Expression logdet(const Expression& x) { return make_node(k_logdet, x); }
 DYNET_API(logdet, "logdet", "logdet(x)", "logdet(x)", Expression(const Expression&));
 Expression trace_of_product(const Expression& x, const Expression& y) { return make_node(k_trace, x, y); }
 DYNET_API(trace_of_product, "trace_of_product", "trace_of_product(x, y)", "trace_of_product(x, y)", Expression(const Expression&, const Expression&));
+#endif
 
 }  // namespace dynet
