@@ -7,11 +7,10 @@
 #include <cmath>
 #include <functional>
 #include <random>
-#include <map>
-#include <set>
 
 #include "core/device.h"
 #include "device_test_util.h"
+#include "dynet/dynet.h"
 #include "dynet/expr.h"
 #include "dynet/init.h"
 #include "dynet/training.h"
@@ -365,30 +364,59 @@ INSTANTIATE_TEST_SUITE_P(Registry, DeviceHarness, ::testing::ValuesIn(all_cases(
                            return n;
                          });
 
-// Ops without device kernels: each must be on one of these lists (and nothing on them may have kernels), so
-// that the count in docs/design.md stays true. kNotYet shrinks as ops are converted; kWaived holds the ops
-// that stay on the CPU by design, with the reason, and may hold a handful at most.
-const std::map<std::string, std::string> kWaived = {
-    {"user_node", "a DyNet-style user Node is host code (Node::forward_impl over Eigen on the CPU)"},
-};
-const std::set<std::string> kNotYet = {
-#include "device_pending.inc"
-};
-
-TEST(DeviceHarness, OpsWithoutDeviceKernelsAreListed) {
-  EXPECT_LE(kWaived.size(), 5u) << "more than a handful of ops stay off the devices";
-  unsigned with = 0;
+// Every op runs on every device unless its registry entry says why it runs on the CPU only (OpDef::cpu_only),
+// which a handful of ops at most may do: an op added without device kernels gets them or a waiver.
+TEST(DeviceHarness, OpsWithoutDeviceKernelsAreWaivedInTheRegistry) {
+  std::string waived;
+  unsigned with = 0, n_waived = 0;
   for (size_t i = 0; i < op_registry().size(); ++i) {
     const OpDef& d = op_registry()[i];
     if (!d.name || std::string(d.name).rfind("harness_", 0) == 0) continue;
     const bool has = device_kernels(static_cast<OpId>(i), kEmulatedBackend) != nullptr;
-    const bool listed = kWaived.count(d.name) || kNotYet.count(d.name);
-    EXPECT_NE(has, listed) << d.name << (has ? " has device kernels but is listed as without"
-                                             : " has no device kernels and is not listed (tests/device_pending.inc)");
     with += has;
+    if (d.cpu_only) {
+      ++n_waived;
+      waived += std::string(waived.empty() ? "" : "; ") + d.name + ": " + d.cpu_only;
+      EXPECT_FALSE(has) << d.name << " has device kernels, but its registry entry says it runs on the CPU only";
+      EXPECT_GE(std::string(d.cpu_only).size(), 10u) << d.name << ": a waiver gives its reason";
+    } else {
+      EXPECT_TRUE(has) << d.name << " has no device kernels and no waiver saying why (OpDef::cpu_only)";
+    }
   }
-  std::cout << "[ devices  ] " << with << " ops have device kernels; " << kNotYet.size() << " not yet, "
-            << kWaived.size() << " waived\n";
+  EXPECT_LE(n_waived, 5u) << "more than a handful of ops run on the CPU only: " << waived;
+  std::cout << "[ devices  ] " << with << " ops have device kernels; " << n_waived << " run on the CPU only ("
+            << waived << ")\n";
+}
+
+// y = 2x, a user Node: user nodes are the waived op, so they stay on the CPU.
+struct Twice : Node {
+  explicit Twice(const std::initializer_list<VariableIndex>& a) : Node(a) {}
+  Dim dim_forward(const std::vector<Dim>& xs) const override { return xs[0]; }
+  std::string as_string(const std::vector<std::string>& a) const override { return "2 * " + a[0]; }
+  void forward_impl(const std::vector<const Tensor*>& xs, Tensor& fx) const override {
+    for (unsigned k = 0; k < fx.d.size(); ++k) fx.v[k] = 2 * xs[0]->v[k];
+  }
+  void backward_impl(const std::vector<const Tensor*>&, const Tensor&, const Tensor& dEdf, unsigned,
+                     Tensor& dEdxi) const override {
+    for (unsigned k = 0; k < dEdxi.d.size(); ++k) dEdxi.v[k] += 2 * dEdf.v[k];
+  }
+};
+
+TEST(Devices, ACpuOnlyOpSaysWhyOnAnotherDevice) {
+  ComputationGraph g;
+  Expression x = input(g, Dim({2}), std::vector<float>{1, 2}, emulated_device());
+  try {
+    g.add_function<Twice>({x.i});
+    ADD_FAILURE() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("user_node"), std::string::npos) << m;
+    EXPECT_NE(m.find("CPU only"), std::string::npos) << m;
+    EXPECT_NE(m.find("EMU:0"), std::string::npos) << m;
+  }
+  // On the CPU it runs, and the graph is still usable.
+  Expression y(&g, g.add_function<Twice>({to_device(x, cpu_device()).i}));
+  EXPECT_EQ(as_vector(y.value()), (std::vector<float>{2, 4}));
 }
 
 // In CUDA builds the CUDA pass must register kernels for exactly the ops the host pass does: this holds

@@ -123,7 +123,9 @@ uint8_t ComputationGraph::node_device(OpId op, const VariableIndex* args, unsign
         op_error(def.name, "arguments are on different devices (" + detail::device_at(index)->name + " and " +
                                detail::device_at(nodes_[args[k]].device)->name + "): move them with to_device");
   if (!op_supports(op, *detail::device_at(index)))
-    op_error(def.name, "has no kernels for " + detail::device_at(index)->name + " yet (docs/design.md, Devices)");
+    op_error(def.name, def.cpu_only ? "runs on the CPU only (" + std::string(def.cpu_only) + "), not on " +
+                                          detail::device_at(index)->name + ": move its arguments with to_device"
+                                    : "has no kernels for " + detail::device_at(index)->name);
   return index;
 }
 

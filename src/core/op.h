@@ -167,6 +167,8 @@ struct OpDef {
   BatchRule batch = {};
   std::vector<OpSample> (*samples)() = nullptr;
   uint16_t flags = 0;
+  // Why the op runs on the CPU only, by design (no device kernels); a handful at most (test_devices.cc).
+  const char* cpu_only = nullptr;
 };
 
 extern std::vector<OpDef> g_op_registry;

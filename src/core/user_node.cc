@@ -200,7 +200,8 @@ const OpId k_user_node = register_op({.name = "user_node",
                                       .batch = {.why_not = "a user-defined Node computes one node (DyNet's "
                                                            "autobatch hooks are not used)"},
                                       .samples = user_node_samples,
-                                      .flags = kObjectAttr});
+                                      .flags = kObjectAttr,
+                                      .cpu_only = "a user Node's forward and backward are host code"});
 
 }  // namespace
 
