@@ -1,11 +1,10 @@
 // Noise and gradient flow: dropout (elementwise, along a dim, per batch element, whole tensor), noise,
 // nobackprop, scale_gradient.
+#include "kernels/device/philox.h"
 #include "kernels/device/prims.h"
 #include "kernels/device/strided.h"
 
 #ifndef DYNET_CUDA_PASS
-#include <random>
-
 #include "core/device.h"
 #include "kernels/device/emulated.h"
 #include "ops/api.h"
@@ -14,25 +13,16 @@
 
 namespace dynet {
 
-// Random numbers come from the host's engine on every device (so a seed draws the same masks and noise on
-// the CPU and on GPUs): n keep-mask values (0 or 1/(1-p)) or N(0, stddev²) draws, into host memory
-// (defined with the CPU kernels below; the CUDA pass links to the host pass's definitions).
-void flow_keep_mask(float* host, size_t n, float p);
-void flow_gaussian(float* host, size_t n, float stddev);
-
 namespace {
 struct DropoutDimAttr {
   uint32_t axis;
   float p;
 };
 
-// ---- device kernels: the mask (or noise) drawn on the host, then applied on the device ----
-float* upload_mask(const ForwardArgs& a, float* to, size_t n, float p) {
-  std::vector<float> host(n);
-  flow_keep_mask(host.data(), n, p);
-  a.fx.device->copy_from_host(to, host.data(), n * sizeof(float));
-  return to;
-}
+// Keep masks: 1/(1-p) with probability 1 - p, else 0 (p = 1: always 0). The CPU's kernels and the device
+// kernels draw them with the same generator (kernels/device/philox.h), each member under its own key.
+rng::Bernoulli keep_mask(float p) { return {1.f - p, p < 1.f ? 1.f / (1.f - p) : 0.f}; }
+
 // y[i] = m[slot(i)] · x[i] and dE/dx[i] += m[slot(i)] · g[i], with the mask kept in aux. kKind: 0 dropout
 // (one mask value per value), 1 dropout_dim (per fiber along the axis), 2 dropout_batch (per batch
 // element), 3 block_dropout (per autobatched member).
@@ -61,7 +51,8 @@ struct MaskDev {
     size_t count = 0;
     const Slots slot = slots(a.xs[0].d, a.attr, a.members, &count);
     const float p = kKind == 1 ? a.attr.as<DropoutDimAttr>().p : a.attr.as<float>();
-    const float* m = upload_mask(a, a.aux, count, p);
+    rng::fill<P>(a.fx.device, a.scratch, a.aux, count, a.members, keep_mask(p));
+    const float* m = a.aux;
     const float* x = a.xs[0].v;
     float* y = a.fx.v;
     P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = m[slot(i)] * x[i]; });
@@ -80,16 +71,14 @@ DYNET_DEVICE_KERNELS("dropout_dim", MaskDev<1>::fwd, MaskDev<1>::bwd);
 DYNET_DEVICE_KERNELS("dropout_batch", MaskDev<2>::fwd, MaskDev<2>::bwd);
 DYNET_DEVICE_KERNELS("block_dropout", MaskDev<3>::fwd, MaskDev<3>::bwd);
 
-// noise: the host's draws added on the device.
+// noise: N(0, stddev²) drawn into y, then x added.
 template <class P>
 void noise_dev_fwd(const ForwardArgs& a) {
   const size_t n = a.fx.d.size();
-  std::vector<float> host(n);
-  flow_gaussian(host.data(), n, a.attr.as<float>());
-  const float* e = dev::upload(a.fx.device, a.scratch, host.data(), n);
-  const float* x = a.xs[0].v;
   float* y = a.fx.v;
-  P::for_each(a.fx.device, n, [=] DYNET_LAMBDA(size_t i) { y[i] = x[i] + e[i]; });
+  rng::fill<P>(a.fx.device, a.scratch, y, n, a.members, rng::Normal{0.f, a.attr.as<float>()});
+  const float* x = a.xs[0].v;
+  P::for_each(a.fx.device, n, [=] DYNET_LAMBDA(size_t i) { y[i] += x[i]; });
 }
 // dE/dx += λ g (noise: λ = 1; scale_gradient: its attribute)
 template <bool kScaled>
@@ -117,16 +106,13 @@ using ops::CArrayMap;
 // dropout(x, p): inverted dropout. Each value is kept with probability 1 - p and scaled by
 // 1 / (1 - p), so the expected value is unchanged; the mask (0 or the scale) is kept in aux.
 size_t dropout_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
-// mask[k] = 1 / (1 - p) with probability 1 - p, else 0 (p = 1: always 0).
-void fill_keep_mask(float* mask, size_t n, float p) {
-  const float keep_scale = p < 1.f ? 1.f / (1.f - p) : 0.f;
-  std::bernoulli_distribution keep(1.0 - double(p));
-  auto& rng = random_engine();
-  for (size_t k = 0; k < n; ++k) mask[k] = keep(rng) ? keep_scale : 0.f;
+// The mask: `count` values, the members' one after another.
+void fill_keep_mask(const ForwardArgs& a, size_t count, float p) {
+  rng::fill<dev::HostPrims>(a.fx.device, a.scratch, a.aux, count, a.members, keep_mask(p));
 }
 void dropout_fwd(const ForwardArgs& a) {
   const size_t n = a.fx.d.size();
-  fill_keep_mask(a.aux, n, a.attr.as<float>());
+  fill_keep_mask(a, n, a.attr.as<float>());
   cpu::arr(a.fx) = cpu::carr(a.xs[0]) * cpu::CArrMap(a.aux, n);
 }
 void dropout_bwd(const BackwardArgs& a) {
@@ -196,7 +182,7 @@ void apply_fiber_mask(const MaskFibers& f, const float* mask, const float* src, 
 void dropout_dim_fwd(const ForwardArgs& a) {
   const DropoutDimAttr& at = a.attr.as<DropoutDimAttr>();
   const MaskFibers f = mask_fibers(a.xs[0].d, at.axis);
-  fill_keep_mask(a.aux, size_t(f.inner) * f.outer, at.p);
+  fill_keep_mask(a, size_t(f.inner) * f.outer, at.p);
   apply_fiber_mask<false>(f, a.aux, a.xs[0].v, a.fx.v);
 }
 void dropout_dim_bwd(const BackwardArgs& a) {
@@ -227,7 +213,7 @@ const OpId k_dropout_dim = register_op({.name = "dropout_dim",
 size_t dropout_batch_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
 void dropout_batch_fwd(const ForwardArgs& a) {
   const Tensor& x = a.xs[0];
-  fill_keep_mask(a.aux, x.d.bd, a.attr.as<float>());
+  fill_keep_mask(a, x.d.bd, a.attr.as<float>());
   for (size_t b = 0; b < x.d.bd; ++b) cpu::barr(a.fx, b) = a.aux[b] * cpu::cbarr(x, b);
 }
 void dropout_batch_bwd(const BackwardArgs& a) {
@@ -255,7 +241,7 @@ const OpId k_dropout_batch = register_op({.name = "dropout_batch",
 // m-th block of the values).
 size_t block_dropout_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }  // >= members
 void block_dropout_fwd(const ForwardArgs& a) {
-  fill_keep_mask(a.aux, a.members, a.attr.as<float>());
+  fill_keep_mask(a, a.members, a.attr.as<float>());
   const size_t n = a.fx.d.size() / a.members;
   for (unsigned m = 0; m < a.members; ++m)
     ArrayMap(a.fx.v + m * n, n) = a.aux[m] * CArrayMap(a.xs[0].v + m * n, n);
@@ -285,16 +271,8 @@ const OpId k_block_dropout = register_op({.name = "block_dropout",
 // ---------------------------------------------------------------------------------------------
 // noise(x, stddev) = x + N(0, stddev²) per value; the gradient passes through unchanged.
 void noise_fwd(const ForwardArgs& a) {
-  const float stddev = a.attr.as<float>();
-  const size_t n = a.fx.d.size();
-  const float* x = a.xs[0].v;
-  if (stddev == 0.f) {
-    cpu::arr(a.fx) = cpu::carr(a.xs[0]);
-    return;
-  }
-  std::normal_distribution<float> gauss(0.f, stddev);
-  auto& rng = random_engine();
-  for (size_t k = 0; k < n; ++k) a.fx.v[k] = x[k] + gauss(rng);
+  rng::fill<dev::HostPrims>(a.fx.device, a.scratch, a.fx.v, a.fx.d.size(), a.members, rng::Normal{0.f, a.attr.as<float>()});
+  cpu::arr(a.fx) += cpu::carr(a.xs[0]);
 }
 void noise_bwd(const BackwardArgs& a) { cpu::arr(a.dEdxi) += cpu::carr(a.dEdf); }
 std::vector<OpSample> noise_samples() {
@@ -387,13 +365,6 @@ const bool kToDeviceKernels = [] {
 }  // namespace
 
 #ifndef DYNET_CUDA_PASS
-void flow_keep_mask(float* host, size_t n, float p) { fill_keep_mask(host, n, p); }
-void flow_gaussian(float* host, size_t n, float stddev) {
-  if (stddev == 0.f) return std::fill(host, host + n, 0.f);  // as noise_fwd: no draws
-  std::normal_distribution<float> gauss(0.f, stddev);
-  auto& rng = random_engine();
-  for (size_t k = 0; k < n; ++k) host[k] = gauss(rng);
-}
 
 Expression dropout(const Expression& x, real p) {
   if (!(p >= 0.f && p < 1.f)) op_error("dropout", "p must be in [0, 1), got " + std::to_string(p));

@@ -1,14 +1,41 @@
 // Leaves without arguments that are ordinary ops: constants, one_hot, random tensors; and the expr.h
 // functions for every leaf (data inputs, parameters and lookups are defined in core/leaf_ops.cc).
+#include "kernels/device/philox.h"
+#include "kernels/device/prims.h"
+
+#ifndef DYNET_CUDA_PASS
 #include <cstring>
-#include <random>
 
 #include "core/device.h"
 #include "core/leaf_ops.h"
 #include "ops/api.h"
 #include "ops/common.h"
+#endif
 
 namespace dynet {
+namespace {
+
+// ---- random tensors: one kernel per distribution for the CPU and every device (kernels/device/philox.h) ----
+struct RandomAttr {
+  Dim d;
+  float a, b;
+};
+template <class Dist>
+struct RandomFill {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const RandomAttr& r = a.attr.as<RandomAttr>();
+    rng::fill<P>(a.fx.device, a.scratch, a.fx.v, a.fx.d.size(), a.members, Dist{r.a, r.b});
+  }
+};
+// random_normal: (mean, stddev); random_bernoulli: (p, scale); random_uniform: [a, b); random_gumbel: (mu, beta).
+DYNET_DEVICE_FORWARD("random_normal", RandomFill<rng::Normal>::fwd);
+DYNET_DEVICE_FORWARD("random_bernoulli", RandomFill<rng::Bernoulli>::fwd);
+DYNET_DEVICE_FORWARD("random_uniform", RandomFill<rng::Uniform>::fwd);
+DYNET_DEVICE_FORWARD("random_gumbel", RandomFill<rng::Gumbel>::fwd);
+}  // namespace
+
+#ifndef DYNET_CUDA_PASS
 namespace {
 
 Dim attr_dim(const ArgDims&, AttrView a) { return a.as<Dim>(); }
@@ -96,38 +123,10 @@ const OpId k_one_hot = register_op({.name = "one_hot",
                                     .samples = one_hot_samples});
 
 // ---- random tensors ----
-struct RandomAttr {
-  Dim d;
-  float a, b;
-};
-template <class Dist>
-void fill(const Tensor& t, Dist dist) {
-  auto& e = random_engine();
-  const size_t n = t.d.size();
-  for (size_t i = 0; i < n; ++i) t.v[i] = dist(e);
-}
-void random_normal_fwd(const ForwardArgs& a) {
-  const RandomAttr& r = a.attr.as<RandomAttr>();
-  fill(a.fx, std::normal_distribution<float>(r.a, r.b));
-}
-void random_bernoulli_fwd(const ForwardArgs& a) {
-  const RandomAttr& r = a.attr.as<RandomAttr>();
-  std::bernoulli_distribution bern(r.a);
-  fill(a.fx, [&](std::mt19937& e) { return bern(e) ? r.b : 0.f; });
-}
-void random_uniform_fwd(const ForwardArgs& a) {
-  const RandomAttr& r = a.attr.as<RandomAttr>();
-  fill(a.fx, std::uniform_real_distribution<float>(r.a, r.b));
-}
-void random_gumbel_fwd(const ForwardArgs& a) {
-  const RandomAttr& r = a.attr.as<RandomAttr>();
-  std::uniform_real_distribution<float> u(0.f, 1.f);
-  fill(a.fx, [&](std::mt19937& e) {
-    float x = u(e);
-    while (x <= 0.f || x >= 1.f) x = u(e);
-    return r.a - r.b * std::log(-std::log(x));
-  });
-}
+constexpr auto random_normal_fwd = RandomFill<rng::Normal>::fwd<dev::HostPrims>;
+constexpr auto random_bernoulli_fwd = RandomFill<rng::Bernoulli>::fwd<dev::HostPrims>;
+constexpr auto random_uniform_fwd = RandomFill<rng::Uniform>::fwd<dev::HostPrims>;
+constexpr auto random_gumbel_fwd = RandomFill<rng::Gumbel>::fwd<dev::HostPrims>;
 // Members draw their own values; the parameters must agree.
 constexpr BatchRule kRandomBatch = {.batchable = true, .key = floats_after_dim<RandomAttr, 2>};
 const OpId k_random_normal = register_op({.name = "random_normal",
@@ -163,8 +162,8 @@ VariableIndex add_blob(ComputationGraph& g, OpId op, const AttrWithTail<H, T>& w
   return g.add_node_on(device, op, nullptr, 0, w.data(), w.bytes());
 }
 
-// On other devices these leaves make their values on the host, with the CPU's kernel (so a seed draws the
-// same random values on every device), and copy them over: one kernel for every backend.
+// On other devices these leaves make their values on the host, with the CPU's kernel, and copy them over:
+// one kernel for every backend.
 template <void (*kCpu)(const ForwardArgs&)>
 void on_host(const ForwardArgs& a) {
   std::vector<float> host(a.fx.d.size());
@@ -176,10 +175,6 @@ const bool kLeafDeviceKernels = [] {
   for (Backend b : {kCudaBackend, kEmulatedBackend}) {
     register_device_kernels(k_constant, b, {on_host<constant_fwd>});
     register_device_kernels(k_one_hot, b, {on_host<one_hot_fwd>});
-    register_device_kernels(k_random_normal, b, {on_host<random_normal_fwd>});
-    register_device_kernels(k_random_bernoulli, b, {on_host<random_bernoulli_fwd>});
-    register_device_kernels(k_random_uniform, b, {on_host<random_uniform_fwd>});
-    register_device_kernels(k_random_gumbel, b, {on_host<random_gumbel_fwd>});
   }
   return true;
 }();
@@ -298,4 +293,5 @@ Expression random_gumbel(ComputationGraph& g, const Dim& d, float mu, float beta
 }
 DYNET_API(random_gumbel, "random_gumbel", "random_gumbel(g, d, mu = 0.0f, beta = 1.0f, device = nullptr)", "random_gumbel(dim, mu=0.0, beta=1.0, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
 
+#endif  // DYNET_CUDA_PASS
 }  // namespace dynet

@@ -9,14 +9,13 @@
 //
 // The gates node keeps its pre-activation gradient in aux (written by each backward call), so the
 // weight gradients of a single-column step can be deferred into the executor's rank-1 batching.
+#include "kernels/device/philox.h"
 #include "kernels/device/prims.h"
 
 #include <algorithm>
 #include <cstring>
 
 #ifndef DYNET_CUDA_PASS
-#include <random>
-
 #include "core/mem.h"
 #include "dynet/globals.h"
 #include "kernels/cpu/gemm.h"
@@ -27,9 +26,12 @@
 
 namespace dynet {
 
-// The weight noise of a gates node's step: n draws from N(0, stddev²) seeded with `seed` (defined with
-// the CPU kernels below; the CUDA pass links to the host pass's definition).
-void lstm_weight_noise(float* host, size_t n, uint32_t seed, float stddev);
+// The weight noise of a gates node's step: weight k (Wx, Wh, b) gets N(0, stddev²) values under the key
+// {seed, k}, on the node's device; the seed is one draw from the thread's engine, kept in aux.
+template <class P>
+void lstm_weight_noise(Device* dev, float* out, size_t n, uint32_t seed, uint32_t k, float stddev) {
+  rng::run_fill<P>(dev, nullptr, rng::Key{seed, k}, out, n, 1, rng::Normal{0.f, stddev});
+}
 
 namespace {
 constexpr const char* kGates = "vanilla_lstm_gates";
@@ -101,16 +103,15 @@ void gather_h_dev(Device* dev, const Tensor* xs, const GatesAttr& at, const Gate
     dst[j] = h[b * hs + r] * (mask ? mask[b * ms + r] : 1.f);
   });
 }
-// Wx, Wh, b as this step uses them: the parameters, or noisy copies (the host's draws) in scratch memory.
+// Wx, Wh, b as this step uses them: the parameters, or noisy copies in scratch memory.
 template <class P>
 Weights weights_dev(Device* dev, const Tensor* xs, const GatesAttr& at, uint32_t seed, MemPool& scratch) {
   if (!(at.weightnoise_std > 0.f)) return {xs[kWx].v, xs[kWh].v, xs[kBias].v};
   float* noisy[3];
   for (unsigned k = 0; k < 3; ++k) {
     const size_t n = xs[k].d.size();
-    std::vector<float> host(n);
-    lstm_weight_noise(host.data(), n, seed + k, at.weightnoise_std);
-    noisy[k] = dev::upload(dev, scratch, host.data(), n);
+    noisy[k] = scratch.allocate_floats(n);
+    lstm_weight_noise<P>(dev, noisy[k], n, seed, k, at.weightnoise_std);
     dev->axpy(1.f, xs[k].v, noisy[k], n);
   }
   return {noisy[0], noisy[1], noisy[2]};
@@ -361,7 +362,7 @@ Weights weights(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, uint3
     const Tensor& w = xs[k];
     const size_t n = w.d.size();
     noisy[k] = scratch.allocate_floats(n);
-    lstm_weight_noise(noisy[k], n, seed + k, at.weightnoise_std);
+    lstm_weight_noise<dev::HostPrims>(nullptr, noisy[k], n, seed, uint32_t(k), at.weightnoise_std);
     for (size_t j = 0; j < n; ++j) noisy[k][j] += w.v[j];
   }
   return {noisy[0], noisy[1], noisy[2]};
@@ -612,12 +613,6 @@ const OpId k_lstm_h = register_op({.name = "vanilla_lstm_h",
 }  // namespace
 
 #ifndef DYNET_CUDA_PASS
-void lstm_weight_noise(float* host, size_t n, uint32_t seed, float stddev) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> gauss(0.f, stddev);
-  for (size_t j = 0; j < n; ++j) host[j] = gauss(gen);
-}
-
 Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
                               const Expression& Wh, const Expression& b, real weightnoise_std) {
   return gates_node(&x_t, 1, h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
