@@ -472,7 +472,7 @@ TEST(AutobatchModels, LSTMWithDropout) {
 
 // The models with their parameters on each test device (the emulated one; GPUs where there are some):
 // every strategy gives the CPU's loss and parameter gradients under the same strategy (within the device
-// harness's tolerance; random masks are drawn on the host in schedule order, so they agree too), and
+// harness's tolerance; random nodes take their keys in schedule order, so their masks agree too), and
 // batches as many nodes as on the CPU.
 TEST(AutobatchModels, OnDevices) {
   const std::pair<const char*, Model (*)(ParameterCollection&)> models[] = {

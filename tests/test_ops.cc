@@ -320,8 +320,8 @@ void check_batched(const Case& c) {
 // The batching mode on every test device (the emulated one, and GPUs where there are some): the
 // instances' nodes on the device, computed there by every strategy. Strategies 1 and 2 must batch as
 // on the CPU and agree with the simple executor on the device, which agrees with the CPU's (within the
-// device harness's tolerance: the device kernels are not the CPU's). Random ops draw on the host in
-// schedule order, so a strategy gives the same draws on every device: each is compared with the CPU's.
+// device harness's tolerance: the device kernels are not the CPU's). Random ops take their keys in
+// schedule order, so a strategy gives the same values on every device: each is compared with the CPU's.
 void check_batched_on_devices(const Case& c) {
   const OpDef& def = op_def(c.op);
   const bool random = def.flags & kRandom;
