@@ -6,7 +6,9 @@ Adam: with dense updates, Adam's step over the whole embedding table would domin
 while DyNet updates only the looked-up rows. No gradient clipping (our trainers run with it off too).
 rnnlm runs nn.LSTM over the padded minibatch; the other tasks train one example at a time.
 
-    python torch_tasks.py TASK --data DIR [--steps N] [--warmup N] [--minibatch N] [--threads N]
+    python torch_tasks.py TASK --data DIR [--steps N] [--warmup N] [--minibatch N] [--threads N] [--device cuda]
+
+--device cuda puts the model and every tensor on the first CUDA device (bench/run --device gpu).
 """
 
 import torch
@@ -14,6 +16,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import benchdata
+
+DEVICE = torch.device("cpu")  # main() sets it from --device
+
+
+def on_device(values):
+    return torch.tensor(values, device=DEVICE)
 
 
 def make_optimizers(model):
@@ -47,7 +55,7 @@ class LanguageModel(nn.Module):
 
 def run_rnnlm(args):
     vocab, batches = benchdata.rnnlm_data(args.data, args.minibatch, args.seed)
-    model = LanguageModel(vocab)
+    model = LanguageModel(vocab).to(DEVICE)
     optimizers = make_optimizers(model)
 
     def step(k):
@@ -60,7 +68,7 @@ def run_rnnlm(args):
             inputs[1:len(s) + 1, b] = torch.tensor(s)
             targets[:len(s), b] = torch.tensor(s)
             targets[len(s), b] = 0
-        loss = train_step(optimizers, model(inputs, targets))
+        loss = train_step(optimizers, model(inputs.to(DEVICE), targets.to(DEVICE)))
         words = sum(len(s) + 1 for s in batch)
         return loss, words, words
 
@@ -93,13 +101,13 @@ class Tagger(nn.Module):
 
 def run_tagger(args, with_chars):
     n_words, n_chars, n_tags, sentences = benchdata.tagger_data(args.data, args.seed, with_chars)
-    model = Tagger(n_words, n_chars, n_tags, with_chars)
+    model = Tagger(n_words, n_chars, n_tags, with_chars).to(DEVICE)
     optimizers = make_optimizers(model)
 
     def step(k):
         words, chars, tags = sentences[k % len(sentences)]
-        spellings = [torch.tensor(c) if c is not None else None for c in chars]
-        loss = train_step(optimizers, model(torch.tensor(words), spellings, torch.tensor(tags)))
+        spellings = [on_device(c) if c is not None else None for c in chars]
+        loss = train_step(optimizers, model(on_device(words), spellings, on_device(tags)))
         return loss, len(words), len(words)
 
     return step
@@ -133,12 +141,12 @@ class TreeLSTM(nn.Module):
 
 def run_treelstm(args):
     vocab, examples = benchdata.treelstm_data(args.data, args.seed)
-    model = TreeLSTM(vocab)
+    model = TreeLSTM(vocab).to(DEVICE)
     optimizers = make_optimizers(model)
 
     def step(k):
         nodes, label = examples[k % len(examples)]
-        leaf_words = torch.tensor([w for left, _, w in nodes if left < 0])
+        leaf_words = on_device([w for left, _, w in nodes if left < 0])
         return train_step(optimizers, model(nodes, leaf_words, label)), 1, 1
 
     return step
@@ -168,19 +176,25 @@ class Parser(nn.Module):
 
 def run_parser(args):
     n_words, n_tags, n_actions, examples = benchdata.parser_data(args.data, args.seed)
-    model = Parser(n_words, n_tags, n_actions)
+    model = Parser(n_words, n_tags, n_actions).to(DEVICE)
     optimizers = make_optimizers(model)
 
     def step(k):
         words, tags, transitions = examples[k % len(examples)]
-        loss = train_step(optimizers, model(torch.tensor(words), torch.tensor(tags), transitions))
+        loss = train_step(optimizers, model(on_device(words), on_device(tags), transitions))
         return loss, len(transitions), 1
 
     return step
 
 
 def main():
-    args = benchdata.parse_args("PyTorch benchmark tasks")
+    global DEVICE
+    args = benchdata.parse_args("PyTorch benchmark tasks",
+                                lambda p: p.add_argument("--device", default="cpu", choices=("cpu", "cuda")))
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("torch_tasks.py: --device cuda, but this PyTorch sees no CUDA device (torch %s, built for "
+                         "CUDA %s)" % (torch.__version__, torch.version.cuda or "none: a CPU-only wheel"))
+    DEVICE = torch.device(args.device)
     if args.task == "bilstm" or args.update_batch != 1 or args.autobatch or args.manual:
         raise SystemExit("torch_tasks.py: only the one-example-per-graph settings of the dynet-benchmark tasks "
                          "(no bilstm, --update-batch, --autobatch or --manual)")

@@ -72,6 +72,11 @@ Options parse_options(const char* program, int argc, char** argv, bool needs_dat
     else if (!std::strcmp(a, "--autobatch")) o.autobatch = parse_int(program, a, v);
     else if (!std::strcmp(a, "--manual")) o.manual = parse_int(program, a, v) != 0;
     else if (!std::strcmp(a, "--profiling")) o.profiling = parse_int(program, a, v);
+    else if (!std::strcmp(a, "--device")) {
+      if (std::strcmp(v, "cpu") && std::strcmp(v, "gpu"))
+        throw std::invalid_argument(std::string(program) + ": --device takes cpu or gpu, got '" + v + "'");
+      o.device = v;
+    }
     else throw std::invalid_argument(std::string(program) + ": unknown argument '" + a + "'");
   }
   if (needs_data && o.data_dir.empty()) throw std::invalid_argument(std::string(program) + ": --data DIR is required");
@@ -91,6 +96,10 @@ void initialize_library(const Options& options) {
   params.random_seed = options.seed;
   params.autobatch = options.autobatch;
   params.profiling = options.profiling;
+  if (options.device == "gpu") {
+    params.ngpus_requested = true;
+    params.requested_gpus = 1;
+  }
   dynet::initialize(params);
   omp_set_num_threads(options.threads);
 }

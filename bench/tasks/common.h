@@ -47,6 +47,9 @@ struct Options {
   int autobatch = 0;    // DyNet's --dynet-autobatch: 0 off, 1 agenda-based, 2 depth-based
   bool manual = false;  // the hand-batched version of the task (lookup/pick with index vectors)
   int profiling = 0;    // DyNet's --dynet-profiling (a per-op time table at exit; 2: batch composition)
+  // "gpu": the model and every graph on GPU 0 (--dynet-gpus 1); initialize() refuses with the reason when
+  // this build has no CUDA backend or the machine no usable GPU.
+  std::string device = "cpu";
 };
 
 // Parses --data DIR --steps N --warmup N --minibatch N --seed N --threads N --update-batch N --mpi 0|1
