@@ -53,6 +53,10 @@ struct Device {
   virtual void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add);
   // dst row rows[k] += src row k (rows may repeat).
   virtual void scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row);
+  // dst segment k ← the n floats at srcs[k]; dsts[k] += src segment k (dsts may repeat). The pointer lists
+  // are in host memory: the autobatching executor concatenates and splits its members' values with these.
+  virtual void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n);
+  virtual void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n);
   // Waits until everything queued on the device is done (host reads of device memory come after it).
   virtual void synchronize();
 };

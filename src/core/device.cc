@@ -61,6 +61,12 @@ void Device::scatter_add_rows(float* dst, const float* src, const unsigned* rows
     for (size_t j = 0; j < row; ++j) d[j] += src[k * row + j];
   }
 }
+void Device::gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) {
+  for (size_t k = 0; k < count; ++k) copy(dst + k * n, srcs[k], n * sizeof(float));
+}
+void Device::scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) {
+  for (size_t k = 0; k < count; ++k) axpy(1.f, src + k * n, dsts[k], n);
+}
 void Device::synchronize() {}
 
 // ---- the device manager ----

@@ -721,53 +721,37 @@ void BatchedExecutor::backward_batch(const Batch& g) {
 // ---- Batches on devices other than the CPU: the same layout, data moved through the Device interface
 // (the host must not touch device memory).
 
-// Concatenates argument a of members m[0..k) (each repeated rep times, n floats each) into dst on dev;
-// members whose values lie one after another go as one copy.
+// Concatenates argument a of members m[0..k) (each repeated rep times, n floats each) into dst on dev, in
+// one call (on a GPU one kernel, not one copy per member).
 void BatchedExecutor::gather_on_device(Device* dev, float* dst, const VariableIndex* m, unsigned k, unsigned a,
                                        unsigned rep, size_t n) {
-  const float* run = nullptr;
-  size_t len = 0;
-  for (unsigned j = 0; j < k; ++j) {
-    const float* src = fx_[cg_->node_args(m[j])[a]].v;
-    for (unsigned r = 0; r < rep; ++r) {
-      if (len && src == run + len) {
-        len += n;
-        continue;
-      }
-      if (len) dev->copy(dst, run, len * sizeof(float));
-      dst += len;
-      run = src;
-      len = n;
-    }
-  }
-  if (len) dev->copy(dst, run, len * sizeof(float));
+  segments_.clear();
+  for (unsigned j = 0; j < k; ++j)
+    for (unsigned r = 0; r < rep; ++r) segments_.push_back(fx_[cg_->node_args(m[j])[a]].v);
+  dev->gather_segments(dst, segments_.data(), segments_.size(), n);
 }
 
 // Adds the members' parts of d (argument a's gradient computed apart, each member's repeated rep times)
-// into the reached members' argument gradients; parts that land one after another go as one axpy.
+// into the reached members' argument gradients: one call per run of reached members.
 void BatchedExecutor::scatter_on_device(Device* dev, const Batch& g, unsigned a, const float* d, size_t rep, size_t n) {
   const VariableIndex* m = members(g);
   const unsigned nargs = cg_->node(m[0]).nargs;
-  float* run_dst = nullptr;
-  const float* run_src = nullptr;
-  size_t len = 0;
+  size_t first = 0;  // the run's first segment of d
+  auto flush = [&](size_t next) {
+    if (!segments_.empty()) dev->scatter_add_segments(segments_.data(), d + first * n, segments_.size(), n);
+    segments_.clear();
+    first = next;
+  };
+  segments_.clear();
   for (unsigned j = 0; j < g.size; ++j) {
     const VariableIndex x = member_args(g, j, nargs)[a];
-    if (!reached_node(reached_, m[j]) || !reached_node(reached_, x)) continue;
-    float* dst = grad_[x].v;
-    for (size_t r = 0; r < rep; ++r) {
-      const float* src = d + (j * rep + r) * n;
-      if (len && dst == run_dst + len && src == run_src + len) {
-        len += n;
-        continue;
-      }
-      if (len) dev->axpy(1.f, run_src, run_dst, len);
-      run_dst = dst;
-      run_src = src;
-      len = n;
+    if (!reached_node(reached_, m[j]) || !reached_node(reached_, x)) {
+      flush((j + 1) * rep);
+      continue;
     }
+    for (size_t r = 0; r < rep; ++r) segments_.push_back(grad_[x].v);
   }
-  if (len) dev->axpy(1.f, run_src, run_dst, len);
+  flush(0);
 }
 
 // The gradients of reached nodes off the CPU: per device one zeroed block, laid out in computation order

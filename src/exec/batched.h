@@ -133,6 +133,7 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<VariableIndex> leaves_, param_slots_, gradient_node_;
   std::vector<uint8_t> param_used_;
   std::vector<const Batch*> param_batches_;  // batched parameter nodes whose gradients go out last
+  std::vector<float*> segments_;  // gather_on_device, scatter_on_device: the members' memory
   std::vector<size_t> device_floats_;  // device_gradient_layout: floats and next free gradient per device
   std::vector<float*> device_next_;
   uint64_t run_ns_ = 0;  // profiling: time spent running groups in this forward pass

@@ -41,6 +41,8 @@ struct CudaDevice : Device {
   double squared_norm(const float* x, size_t n) override;
   void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) override;
   void scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row) override;
+  void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) override;
+  void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) override;
   void synchronize() override;
 
   cudaStream_t stream = nullptr;

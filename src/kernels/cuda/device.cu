@@ -205,6 +205,25 @@ void CudaDevice::scatter_add_rows(float* dst, const float* src, const unsigned* 
   });
 }
 
+// One kernel per list, the pointers uploaded first: a batch of 64 members is one launch, not 64 copies.
+void CudaDevice::gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) {
+  if (count == 0 || n == 0) return;
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  const float** p = static_cast<const float**>(device_staging(count * sizeof(float*)));
+  copy_from_host(p, srcs, count * sizeof(float*));
+  CudaPrims::for_each(this, count * n, [=] __host__ __device__(size_t i) { dst[i] = p[i / n][i % n]; });
+}
+
+void CudaDevice::scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) {
+  if (count == 0 || n == 0) return;
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  float** p = static_cast<float**>(device_staging(count * sizeof(float*)));
+  copy_from_host(p, dsts, count * sizeof(float*));
+  CudaPrims::for_each(this, count * n, [=] __host__ __device__(size_t i) {
+    dev::atomic_add(p[i / n] + i % n, src[i]);  // segments may repeat
+  });
+}
+
 void CudaDevice::synchronize() {
   make_current();
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
