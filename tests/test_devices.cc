@@ -484,6 +484,29 @@ TEST(Devices, ForwardTimeChecksThrowAsOnTheCpu) {
   }
 }
 
+// The autobatching executor's copies on devices: segments gathered from anywhere, and added back to
+// targets that may repeat.
+TEST(Devices, SegmentGathersAndScatters) {
+  for (Device* dev : test_devices()) {
+    float* src = static_cast<float*>(dev->allocate(8 * sizeof(float)));
+    float* dst = static_cast<float*>(dev->allocate(6 * sizeof(float)));
+    const std::vector<float> values = {0, 1, 2, 3, 4, 5, 6, 7};
+    dev->copy_from_host(src, values.data(), values.size() * sizeof(float));
+    const float* from[] = {src + 4, src, src + 4};
+    dev->gather_segments(dst, from, 3, 2);
+    std::vector<float> got(6);
+    dev->copy_to_host(got.data(), dst, got.size() * sizeof(float));
+    EXPECT_EQ(got, (std::vector<float>{4, 5, 0, 1, 4, 5})) << dev->name;
+    float* to[] = {src, src + 6, src};
+    dev->scatter_add_segments(to, dst, 3, 2);  // src[0..1] += (4, 5) + (4, 5); src[6..7] += (0, 1)
+    got.resize(8);
+    dev->copy_to_host(got.data(), src, got.size() * sizeof(float));
+    EXPECT_EQ(got, (std::vector<float>{8, 11, 2, 3, 4, 5, 6, 8})) << dev->name;
+    dev->deallocate(dst);
+    dev->deallocate(src);
+  }
+}
+
 TEST(Gpu, DevicesAreUsable) {
   std::string why;
   if (gpu_count(&why) == 0)
