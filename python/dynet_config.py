@@ -19,13 +19,12 @@ def set(mem="512", random_seed=0, autobatch=0, profiling=0, weight_decay=0, shar
 
 
 def set_gpu(flag=True):
-    """Asks for a GPU (this build runs on the CPU; the request is recorded and reported by dynet)."""
+    """Asks for a GPU (one, unless set(requested_gpus=...) or gpu_mask name others); a build without CUDA
+    warns and runs on the CPU."""
     global _gpu
     _gpu = flag
     if _config is None:
-        set(requested_gpus=1)
-    else:
-        _config["requested_gpus"] = 1
+        set()
 
 
 def gpu():

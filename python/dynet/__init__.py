@@ -27,6 +27,8 @@ class DynetParams:
     def __init__(self):
         self.mem, self.random_seed, self.autobatch, self.profiling = "512", 0, 0, 0
         self.weight_decay, self.shared_parameters, self.requested_gpus, self.gpu_mask = 0.0, False, 0, []
+        self.devices = ""    # --dynet-devices, e.g. "CPU,GPU:0"
+        self.gpu = False     # --dynet-gpu / dynet_config.set_gpu(): one GPU unless others are named
 
     def from_args(self, shared_parameters=None):
         args = _sys.argv
@@ -34,7 +36,7 @@ class DynetParams:
         i = 1
         names = {"--dynet-mem": "mem", "--dynet-seed": "random_seed", "--dynet-autobatch": "autobatch",
                  "--dynet-profiling": "profiling", "--dynet-weight-decay": "weight_decay",
-                 "--dynet-gpus": "requested_gpus", "--dynet-devices": None, "--dynet-gpu-ids": None}
+                 "--dynet-gpus": "requested_gpus", "--dynet-devices": "devices", "--dynet-gpu-ids": "gpu_ids"}
         while i < len(args):
             a = args[i]
             key, value = a, None
@@ -42,6 +44,7 @@ class DynetParams:
                 key, value = a.split("=", 1)
             norm = key.replace("_", "-")
             if norm in ("--dynet-gpu", "--dynet-viz"):
+                self.gpu = self.gpu or norm == "--dynet-gpu"
                 i += 1
                 continue
             if norm in names:
@@ -51,8 +54,13 @@ class DynetParams:
                     value = args[i + 1]
                     i += 1
                 attr = names[norm]
-                if attr == "mem":
-                    self.mem = value
+                if attr in ("mem", "devices"):
+                    setattr(self, attr, value)
+                elif attr == "gpu_ids":
+                    ids = [int(v) for v in value.split(",") if v.strip()]
+                    if any(v < 0 for v in ids):
+                        raise ValueError("--dynet-gpu-ids: GPU ids must be >= 0, got %r" % value)
+                    self.gpu_mask = [int(k in ids) for k in range(max(ids) + 1)] if ids else []
                 elif attr == "weight_decay":
                     self.weight_decay = float(value)
                 elif attr is not None:
@@ -74,6 +82,7 @@ class DynetParams:
         self.shared_parameters = conf.get("shared_params", self.shared_parameters)
         self.requested_gpus = conf.get("requested_gpus", self.requested_gpus)
         self.gpu_mask = conf.get("gpu_mask", self.gpu_mask)
+        self.gpu = bool(_dynet_config.gpu())
 
     def set_mem(self, mem): self.mem = mem
     def set_random_seed(self, random_seed): self.random_seed = random_seed
@@ -85,9 +94,26 @@ class DynetParams:
     def set_gpu_mask(self, gpu_mask): self.gpu_mask = list(gpu_mask)
     def set_cpu_mode(self): self.requested_gpus = 0
 
+    def _device_flags(self):
+        """The device request as the C++ flags it stands for (which refuse more than one kind of request)."""
+        flags = []
+        if self.devices:
+            flags += ["--dynet-devices", str(self.devices)]
+        if any(self.gpu_mask):
+            flags += ["--dynet-gpu-ids", ",".join(str(k) for k, m in enumerate(self.gpu_mask) if m)]
+        if int(self.requested_gpus) > 0:
+            flags += ["--dynet-gpus", str(int(self.requested_gpus))]
+        if self.gpu and not flags:
+            if _dynet._have_cuda():
+                return ["--dynet-gpus", "1"]
+            import warnings
+            warnings.warn("dynet: --dynet-gpu (or dynet_config.set_gpu()) asked for a GPU, but this build of dynet "
+                          "has no CUDA backend; running on the CPU", RuntimeWarning, stacklevel=3)
+        return flags
+
     def _key(self):
         return (str(self.mem), int(self.random_seed), int(self.autobatch), int(self.profiling),
-                float(self.weight_decay))
+                float(self.weight_decay), tuple(self._device_flags()))
 
     def init(self):
         global _initialized
@@ -98,7 +124,7 @@ class DynetParams:
                                    "before building models" % (_initialized,))
             return
         mem = str(self.mem)
-        _dynet._initialize([], int(self.random_seed), "" if mem == "512" else mem, float(self.weight_decay),
+        _dynet._initialize(list(key[-1]), int(self.random_seed), "" if mem == "512" else mem, float(self.weight_decay),
                            int(self.autobatch), int(self.profiling))
         _initialized = key
 
@@ -118,7 +144,7 @@ def init_from_params(params):
 Model = ParameterCollection
 
 
-HAVE_CUDA = False
+HAVE_CUDA = _dynet._have_cuda()
 ERRMSG = "This build of dynet has no GPU support (CPU only)."
 
 
@@ -274,14 +300,17 @@ class DeviceInfo:
 
 
 def available_devices():
-    """Names of the devices this build can run on (the CPU)."""
-    return ["CPU"]
+    """Names of the devices this process set up: the CPU, then the GPUs asked for at initialization."""
+    return [name for name, _, _ in _dynet._devices()]
 
 
 def get_device_info(name):
-    if name not in ("CPU", "cpu", ""):
-        raise ValueError("get_device_info: no device named %r in this build (CPU only)" % name)
-    return DeviceInfo("CPU", 0, "CPU")
+    for dev_name, dev_id, dev_type in _dynet._devices():
+        if name == dev_name or (name in ("cpu", "") and dev_name == "CPU"):
+            return DeviceInfo(dev_name, dev_id, dev_type)
+    raise ValueError("get_device_info: no device named %r (this process has %s; GPUs are asked for with "
+                     "--dynet-gpus, --dynet-devices or dynet_config.set(requested_gpus=...))"
+                     % (name, ", ".join(available_devices())))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,6 +31,9 @@ struct GraphInputs {
 // DyNet's Python API has one global graph; `with dy.ComputationGraph() as g:` makes another graph
 // current for this thread (a thread-local stack).
 ComputationGraph& current_graph();
+// A `device` argument: None or "" is the default device, else a name such as "CPU" or "GPU:0" (an unknown
+// name throws, naming it).
+Device* device_from(PyObject* o);
 GraphInputs& current_inputs();
 void push_graph(ComputationGraph* g, GraphInputs* in);
 void pop_graph(ComputationGraph* g);

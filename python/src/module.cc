@@ -15,6 +15,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "core/device.h"
 #include "dynet/globals.h"
 #include "dynet/init.h"
 #include "dynet/io.h"
@@ -55,9 +56,10 @@ const Tensor& value_of(const Expression& e, bool recalculate) {
 
 // An updatable input (vecInput, inputVector, inputTensor, scalarInput, ...): values the graph reads at
 // each forward; .set() writes them and invalidates the graph.
-PyObject* updatable_input(const Dim& d, std::vector<float> values) {
+PyObject* updatable_input(const Dim& d, std::vector<float> values, nb::handle device = nb::none()) {
+  Device* on = device_from(device.ptr());  // before the values are stored: an unknown device leaves no trace
   std::vector<float>& storage = current_inputs().values.emplace_back(std::move(values));
-  PyObject* o = wrap(input(current_graph(), d, &storage), Settable::Values, &storage);
+  PyObject* o = wrap(input(current_graph(), d, &storage, on), Settable::Values, &storage);
   if (!o) throw nb::python_error();
   return o;
 }
@@ -355,12 +357,12 @@ void init_module(nb::module_& m) {
         self.g->incremental_forward(i);
         self.g->backward(i, full);
       }, "index"_a, "full"_a = false)
-      .def("inputMatrixLiteral", [](PyGraph& self, std::vector<float> v, std::vector<unsigned> d, unsigned batch_size, nb::handle) {
-        return Expression(self.g, self.g->add_input(make_dim(d, batch_size, "inputMatrixLiteral"), v));
+      .def("inputMatrixLiteral", [](PyGraph& self, std::vector<float> v, std::vector<unsigned> d, unsigned batch_size, nb::handle device) {
+        return input(*self.g, make_dim(d, batch_size, "inputMatrixLiteral"), v, device_from(device.ptr()));
       }, "v"_a, "d"_a, "batch_size"_a = 1, "device"_a = "")
       .def("inputSparseTensor", [](PyGraph& self, std::vector<unsigned> idxs, std::vector<float> v, std::vector<unsigned> dim,
-                                   unsigned batch_size, float defval, nb::handle) {
-        return Expression(self.g, self.g->add_input(make_dim(dim, batch_size, "inputSparseTensor"), idxs, v, defval));
+                                   unsigned batch_size, float defval, nb::handle device) {
+        return input(*self.g, make_dim(dim, batch_size, "inputSparseTensor"), idxs, v, defval, device_from(device.ptr()));
       }, "idxs"_a, "v"_a, "dim"_a, "batch_size"_a = 1, "defval"_a = 0.f, "device"_a = "");
   // The global graph's wrapper lives as long as the module (a module attribute; no C++ static owns it,
   // so nothing is released after the interpreter has gone).
@@ -502,15 +504,17 @@ void init_module(nb::module_& m) {
 
   // ---- ParameterCollection ----
   auto is_array = [](nb::handle o) { return nb::hasattr(o, "shape") && nb::hasattr(o, "dtype"); };
-  auto from_numpy = [](ParameterCollection& pc, nb::handle array, const std::string& name) {
+  auto from_numpy = [](ParameterCollection& pc, nb::handle array, const std::string& name, nb::handle device) {
     auto [dims, v] = from_array(array, "parameters_from_numpy");
-    return PyParameters{pc.add_parameters(make_dim(dims, 1, "parameters_from_numpy"), ParameterInitFromVector(v), name), {}};
+    return PyParameters{pc.add_parameters(make_dim(dims, 1, "parameters_from_numpy"), ParameterInitFromVector(v), name,
+                                          device_from(device.ptr())), {}};
   };
-  auto lookup_from_numpy = [](ParameterCollection& pc, nb::handle array, const std::string& name) {
+  auto lookup_from_numpy = [](ParameterCollection& pc, nb::handle array, const std::string& name, nb::handle device) {
     auto [dims, v] = from_array(array, "lookup_parameters_from_numpy");
     if (dims.size() < 2) throw std::invalid_argument("lookup_parameters_from_numpy: the array needs a row per entry (n, d...)");
     const unsigned n = dims[0];
-    LookupParameter lp = pc.add_lookup_parameters(n, make_dim(std::vector<unsigned>(dims.begin() + 1, dims.end()), 1, "lookup_parameters_from_numpy"), name);
+    LookupParameter lp = pc.add_lookup_parameters(n, make_dim(std::vector<unsigned>(dims.begin() + 1, dims.end()), 1, "lookup_parameters_from_numpy"),
+                                                  name, device_from(device.ptr()));
     const size_t rs = v.size() / n;
     for (unsigned r = 0; r < n; ++r) {  // v is column-major over (n, d...): row r is strided by n
       std::vector<float> row(rs);
@@ -524,16 +528,17 @@ void init_module(nb::module_& m) {
                                   "parameters /outer/inner/name, as in DyNet's model files.")
       .def(nb::init<>())
       .def("add_parameters", [=](ParameterCollection& pc, nb::handle dim, nb::handle init, const std::string& name,
-                                 nb::handle, float scale, float mean, float std) {
-        if (is_array(init)) return from_numpy(pc, init, name);
+                                 nb::handle device, float scale, float mean, float std) {
+        if (is_array(init)) return from_numpy(pc, init, name, device);
         const std::vector<unsigned> dims = dims_of(dim);
         const Dim d = make_dim(dims, 1, "add_parameters");
         auto in = initializer("add_parameters", init, dims, scale, mean, std);
-        return PyParameters{in ? pc.add_parameters(d, *in, name) : pc.add_parameters(d, 0.f, name), {}};
+        Device* on = device_from(device.ptr());
+        return PyParameters{in ? pc.add_parameters(d, *in, name, on) : pc.add_parameters(d, 0.f, name, on), {}};
       }, "dim"_a, "init"_a = nb::none(), "name"_a = "", "device"_a = "", "scale"_a = 1.f, "mean"_a = 0.f, "std"_a = 1.f)
       .def("add_lookup_parameters", [=](ParameterCollection& pc, nb::handle dim, nb::handle init, const std::string& name,
-                                        nb::handle, float scale, float mean, float std) {
-        if (is_array(init)) return lookup_from_numpy(pc, init, name);
+                                        nb::handle device, float scale, float mean, float std) {
+        if (is_array(init)) return lookup_from_numpy(pc, init, name, device);
         if (nb::isinstance<PyInit>(init) && nb::inst_ptr<PyInit>(init)->from_numpy)
           throw std::invalid_argument("Do not use NumpyInitializer with add_lookup_parameters, use "
                                       "lookup_parameters_from_numpy instead");
@@ -543,13 +548,13 @@ void init_module(nb::module_& m) {
         auto in = initializer("add_lookup_parameters", init, dims, scale, mean, std);
         // DyNet's Python default for tables is Glorot over the whole table (C++'s default treats it per row).
         if (!in) in = std::make_shared<ParameterInitGlorot>(false);
-        return PyLookupParameters{pc.add_lookup_parameters(dims[0], d, *in, name), {}};
+        return PyLookupParameters{pc.add_lookup_parameters(dims[0], d, *in, name, device_from(device.ptr())), {}};
       }, "dim"_a, "init"_a = nb::none(), "name"_a = "", "device"_a = "", "scale"_a = 1.f, "mean"_a = 0.f, "std"_a = 1.f)
-      .def("parameters_from_numpy", [=](ParameterCollection& pc, nb::handle a, const std::string& name, nb::handle) {
-        return from_numpy(pc, a, name);
+      .def("parameters_from_numpy", [=](ParameterCollection& pc, nb::handle a, const std::string& name, nb::handle device) {
+        return from_numpy(pc, a, name, device);
       }, "array"_a, "name"_a = "", "device"_a = "")
-      .def("lookup_parameters_from_numpy", [=](ParameterCollection& pc, nb::handle a, const std::string& name, nb::handle) {
-        return lookup_from_numpy(pc, a, name);
+      .def("lookup_parameters_from_numpy", [=](ParameterCollection& pc, nb::handle a, const std::string& name, nb::handle device) {
+        return lookup_from_numpy(pc, a, name, device);
       }, "array"_a, "name"_a = "", "device"_a = "")
       .def("add_subcollection", [](ParameterCollection& pc, std::optional<std::string> name) {
         return pc.add_subcollection(name.value_or(""));
@@ -589,18 +594,34 @@ void init_module(nb::module_& m) {
       }, "fname"_a, "key"_a);
 
   // ---- configuration ----
-  m.def("_initialize", [](std::vector<std::string> argv, unsigned seed, std::string mem, float wd, int autobatch, int profiling) {
+  m.def("_initialize", [](std::vector<std::string> device_flags, unsigned seed, std::string mem, float wd, int autobatch,
+                          int profiling) {
     // dynet::initialize's settings without its banner (the Python module prints nothing unless asked).
     // Pools grow on demand, so --dynet-mem is accepted and not needed.
-    (void)argv;
     (void)mem;
     if (wd < 0.f || wd >= 1.f) throw std::invalid_argument("weight_decay must be in [0, 1)");
+    // The device flags (--dynet-gpus, --dynet-gpu-ids, --dynet-devices) go through the C++ parser, and the
+    // devices are set up first: a GPU this build or machine lacks fails before any setting changes.
+    device_flags.insert(device_flags.begin(), "dynet");
+    std::vector<char*> ptrs;
+    for (std::string& f : device_flags) ptrs.push_back(f.data());
+    ptrs.push_back(nullptr);
+    int argc = static_cast<int>(device_flags.size());
+    char** argv = ptrs.data();
+    setup_devices(extract_dynet_params(argc, argv));
     autobatch_flag = autobatch;
     profiling_flag = profiling;
     // The global graph was made when the module loaded, before the flags: it takes their executor now.
     if (global_graph().size() == 0) global_graph().renew(std::max(autobatch, 0));
     default_weight_decay_lambda = wd;
     reset_rng(seed);
+  });
+  m.def("_have_cuda", [] { return gpu_runtime() != nullptr; });
+  m.def("_devices", [] {
+    std::vector<std::tuple<std::string, int, std::string>> r;
+    for (Device* d : available_devices())
+      r.emplace_back(d->name, d->device_id, d->type == DeviceType::CPU ? "CPU" : "GPU");
+    return r;
   });
   m.def("reset_random_seed", [](unsigned seed) { reset_rng(seed); }, "seed"_a);
 
@@ -617,18 +638,18 @@ void init_module(nb::module_& m) {
       dims.pop_back();
     }
     const Dim d = make_dim(dims, bd, "inputTensor");
-    return nb::steal(updatable_input(d, std::move(v)));
+    return nb::steal(updatable_input(d, std::move(v), device));
   }, "arr"_a, "batched"_a = false, "device"_a = "", "reusable_expr"_a = false);
-  custom("inputVector", [](nb::handle v, nb::object) {
+  custom("inputVector", [](nb::handle v, nb::object device) {
     auto [dims, vals] = from_array(v, "inputVector");
     const Dim d({static_cast<unsigned>(vals.size())});  // before vals is moved from
-    return nb::steal(updatable_input(d, std::move(vals)));
+    return nb::steal(updatable_input(d, std::move(vals), device));
   }, "v"_a, "device"_a = "");
-  custom("vecInput", [](unsigned dim, nb::object) {
-    return nb::steal(updatable_input(Dim({dim}), std::vector<float>(dim, 0.f)));
+  custom("vecInput", [](unsigned dim, nb::object device) {
+    return nb::steal(updatable_input(Dim({dim}), std::vector<float>(dim, 0.f), device));
   }, "dim"_a, "device"_a = "");
-  custom("scalarInput", [](float s, nb::object) { return nb::steal(updatable_input(Dim({1}), {s})); }, "s"_a,
-         "device"_a = "");
+  custom("scalarInput", [](float s, nb::object device) { return nb::steal(updatable_input(Dim({1}), {s}, device)); },
+         "s"_a, "device"_a = "");
   custom("matInput", [](unsigned d1, unsigned d2) {
     return nb::steal(updatable_input(Dim({d1, d2}), std::vector<float>(size_t(d1) * d2, 0.f)));
   }, "d1"_a, "d2"_a);
@@ -638,7 +659,7 @@ void init_module(nb::module_& m) {
     return nb::steal(updatable_input(dim, std::move(v)));
   }, "v"_a, "d"_a);
   custom("sparse_inputTensor", [](std::vector<std::vector<unsigned>> idxs, std::vector<float> values,
-                                  std::vector<unsigned> shape, bool batched, float defval, nb::object) {
+                                  std::vector<unsigned> shape, bool batched, float defval, nb::object device) {
     if (idxs.size() != shape.size() || shape.empty())
       throw std::invalid_argument("sparse_inputTensor: idxs must give one index list per axis of shape (" +
                                   std::to_string(idxs.size()) + " lists for " + std::to_string(shape.size()) + " axes)");
@@ -659,7 +680,7 @@ void init_module(nb::module_& m) {
       }
       flat.push_back(static_cast<unsigned>(off));
     }
-    return input(current_graph(), d, flat, values, defval);
+    return input(current_graph(), d, flat, values, defval, device_from(device.ptr()));
   }, "idxs"_a, "values"_a, "shape"_a, "batched"_a = false, "defval"_a = 0.f, "device"_a = "");
 }
 

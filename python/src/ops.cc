@@ -18,7 +18,6 @@
 #include "ops/api.h"
 
 namespace dynet::py {
-namespace {
 
 Device* device_from(PyObject* o) {
   if (o == Py_None) return nullptr;
@@ -28,6 +27,8 @@ Device* device_from(PyObject* o) {
   if (*s == 0) return nullptr;
   return get_device_manager_device(s);
 }
+
+namespace {
 
 // One Python parameter of an entry.
 struct PyParam {

@@ -211,9 +211,6 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
   return p;
 }
 
-namespace {
-// The GPUs the parameters ask for (throws naming the reason when this build or machine lacks one); the
-// default device becomes the first GPU asked for, as in DyNet, else the CPU.
 void setup_devices(const DynetParams& p) {
   std::vector<int> ids;
   if (!p.device_list.empty()) {
@@ -232,7 +229,6 @@ void setup_devices(const DynetParams& p) {
   }
   default_device = first ? first : cpu_device();
 }
-}  // namespace
 
 void initialize(DynetParams& params) {
   if (!params.mem_descriptor.empty()) parse_mem(params.mem_descriptor);
