@@ -26,6 +26,9 @@ struct DynetParams {
 // Unknown --dynet-* flags and malformed values throw std::invalid_argument.
 DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters = false);
 void initialize(DynetParams& params);
+// initialize()'s device part: sets up the GPUs params asks for (throws naming why one is missing); the
+// first becomes default_device, else the CPU. (The Python module initialises with it, without the banner.)
+void setup_devices(const DynetParams& params);
 void initialize(int& argc, char**& argv, bool shared_parameters = false);
 void cleanup();
 // Random numbers come from a per-thread engine (random_engine(), dynet/globals.h) that depends only on

@@ -86,10 +86,4 @@ int gpu_count(std::string* why = nullptr);
 // build or machine has no such GPU).
 Device* gpu_device(int ordinal);
 
-struct DynetParams;
-// The GPUs the parameters ask for (--dynet-gpus, --dynet-gpu-ids, --dynet-devices), set up; the default
-// device becomes the first of them, else the CPU. Throws naming the reason when this build or machine lacks
-// one. initialize() calls it; the Python module too (it initialises without initialize()'s banner).
-void setup_devices(const DynetParams& p);
-
 }  // namespace dynet
