@@ -2,6 +2,8 @@
 // harness's batching mode, the autobatched models); not a test source.
 #pragma once
 
+#include <ostream>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -65,6 +67,21 @@ inline OpSample sample_on(Device* dev, OpId op, const OpSample& like) {
     return std::move(s);
   }
   throw std::logic_error("sample_on: no sample " + like.name);
+}
+
+// One sample of one op (the harnesses' test parameter).
+struct Case {
+  OpId op;
+  OpSample sample;
+};
+inline void PrintTo(const Case& c, std::ostream* os) { *os << op_def(c.op).name << "/" << c.sample.name; }
+
+// d.size() values drawn uniformly from [lo, hi].
+inline std::vector<float> random_values(const Dim& d, float lo, float hi, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(d.size());
+  for (float& x : v) x = u(rng);
+  return v;
 }
 
 }  // namespace dynet::test

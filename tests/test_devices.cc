@@ -19,7 +19,9 @@
 namespace dynet {
 namespace {
 
+using test::Case;
 using test::DefaultDevice;
+using test::random_values;
 using test::gpus;
 using test::sample_on;
 using test::test_devices;
@@ -251,18 +253,6 @@ TEST(Devices, AnOpWithoutKernelsForTheDeviceSaysSo) {
 
 // ---- the device harness ----
 
-struct Case {
-  OpId op;
-  OpSample sample;
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << op_def(c.op).name << "/" << c.sample.name; }
-
-std::vector<float> random_values(const Dim& d, float lo, float hi, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(d.size());
-  for (float& x : v) x = u(rng);
-  return v;
-}
 
 // What one run of a sample gives: the value and the gradients of the inputs and parameters.
 struct Run {

@@ -14,6 +14,9 @@
 namespace dynet {
 namespace {
 
+using test::Case;
+using test::random_values;
+
 // A test-only loss over argument pairs: Σ_pairs Σ_elements a ⊙ b (a scalar). Keeping it separate
 // makes the harness independent of the ops under test.
 void loss_fwd(const ForwardArgs& a) {
@@ -46,18 +49,6 @@ std::vector<OpSample> loss_samples() {
 
 constexpr unsigned kSeed = 1234;
 
-struct Case {
-  OpId op;
-  OpSample sample;
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << op_def(c.op).name << "/" << c.sample.name; }
-
-std::vector<float> random_values(const Dim& d, float lo, float hi, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(d.size());
-  for (float& x : v) x = u(rng);
-  return v;
-}
 
 // The sample's inputs: random values in [lo, hi] behind updatable input nodes of g.
 // With `shared`, the inputs marked in `share` are shared's (the same nodes), not new ones.
