@@ -10,30 +10,11 @@
 #include <cstdio>
 #include <vector>
 
-#include <ctime>
-
+#include "cpu_timer.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemv.h"
 
-namespace {
-double cpu_ns() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
-}
-
-template <class F>
-double time_ns(F f, int reps) {
-  std::vector<double> t;
-  for (int r = 0; r < 7; ++r) {
-    const double a = cpu_ns();
-    for (int i = 0; i < reps; ++i) f();
-    t.push_back((cpu_ns() - a) / reps);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-}  // namespace
+using bench::time_ns;
 
 int main() {
   struct Shape {

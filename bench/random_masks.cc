@@ -4,31 +4,19 @@
 // Prints `<dist>_<n>_{mt19937,philox}=<ns per value>` lines; thread CPU time, medians of 7 runs.
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <random>
 #include <vector>
 
+#include "cpu_timer.h"
 #include "dynet/globals.h"
 #include "dynet/init.h"
 #include "kernels/device/philox.h"
 
 namespace {
-double cpu_ns() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
-}
+// CPU nanoseconds per value of f, which makes n values per call (about 4M values per run).
 template <class F>
 double ns_per_value(F f, size_t n) {
-  const int reps = int(std::max<size_t>(1, (size_t(1) << 22) / n));
-  std::vector<double> t;
-  for (int r = 0; r < 7; ++r) {
-    const double a = cpu_ns();
-    for (int i = 0; i < reps; ++i) f();
-    t.push_back((cpu_ns() - a) / (double(reps) * n));
-  }
-  std::sort(t.begin(), t.end());
-  return t[3];
+  return bench::time_ns(f, int(std::max<size_t>(1, (size_t(1) << 22) / n))) / double(n);
 }
 }  // namespace
 

@@ -68,14 +68,21 @@ void CudaDevice::make_current() const {
   t_current = device_id;
 }
 
-void* CudaDevice::allocate(size_t bytes) {
-  make_current();
-  void* p = nullptr;
-  if (cudaMalloc(&p, std::max<size_t>(bytes, 1)) != cudaSuccess) {
+namespace {
+// The pointer an allocation call gave, or std::bad_alloc (clearing CUDA's sticky last error) when it failed.
+void* allocated_or_throw(cudaError_t status, void* p) {
+  if (status != cudaSuccess) {
     cudaGetLastError();
     throw std::bad_alloc();
   }
   return p;
+}
+}  // namespace
+
+void* CudaDevice::allocate(size_t bytes) {
+  make_current();
+  void* p = nullptr;
+  return allocated_or_throw(cudaMalloc(&p, std::max<size_t>(bytes, 1)), p);
 }
 
 void CudaDevice::deallocate(void* p) {
@@ -86,10 +93,7 @@ void CudaDevice::deallocate(void* p) {
 void* CudaDevice::allocate_parameters(size_t bytes) {
   make_current();
   void* p = nullptr;
-  if (cudaMallocManaged(&p, std::max<size_t>(bytes, 1)) != cudaSuccess) {
-    cudaGetLastError();
-    throw std::bad_alloc();
-  }
+  allocated_or_throw(cudaMallocManaged(&p, std::max<size_t>(bytes, 1)), p);
   cuda_check(cudaMemsetAsync(p, 0, bytes, stream), "cudaMemsetAsync");
   return p;
 }
