@@ -174,17 +174,20 @@ TEST(LstmKernels, GateActivationsMatchLibm) {
     x[k] = special[k];          // logistic rows of column 0
     x[3 * H + k] = special[k];  // tanh rows of column 0
   }
-  std::vector<float> y = x;
-  lstm_activate_gates(y.data(), H, B);
+  // A bias on every row but those of the special values; the forget rows [H, 2H) get 1 more.
+  std::vector<float> bias = random_floats(4 * H, 3), y = x;
+  for (size_t k = 0; k < special.size(); ++k) bias[k] = bias[3 * H + k] = 0.f;
+  lstm_activate_gates(y.data(), bias.data(), H, B);
   for (int b = 0; b < B; ++b)
     for (int r = 0; r < 4 * H; ++r) {
-      const double in = x[b * 4 * H + r];
+      const float add = r >= H && r < 2 * H ? bias[r] + 1.f : bias[r];
+      const double in = x[b * 4 * H + r] + add;  // the sum rounded to float, as the kernel takes it
       const double expect = r < 3 * H ? 1.0 / (1.0 + std::exp(-in)) : std::tanh(in);
       const double got = y[b * 4 * H + r];
       EXPECT_LE(std::abs(got - expect), 3e-7 * std::abs(expect) + 1e-37) << "x = " << in << (r < 3 * H ? " (logistic)" : " (tanh)");
     }
-  std::vector<float> nan(4 * 2, std::numeric_limits<float>::quiet_NaN());
-  lstm_activate_gates(nan.data(), 2, 1);
+  std::vector<float> nan(4 * 2, std::numeric_limits<float>::quiet_NaN()), zero(4 * 2, 0.f);
+  lstm_activate_gates(nan.data(), zero.data(), 2, 1);
   for (float v : nan) EXPECT_TRUE(std::isnan(v));
 }
 

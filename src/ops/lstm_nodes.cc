@@ -13,7 +13,9 @@
 #include "kernels/device/prims.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #ifndef DYNET_CUDA_PASS
 #include "core/mem.h"
@@ -367,6 +369,14 @@ Weights weights(const Tensor* xs, const GatesAttr& at, const GatesGeom& g, uint3
   }
   return {noisy[0], noisy[1], noisy[2]};
 }
+// Whether h_tm1 (as the products see it) is all zero: the first step of a sequence, whose zero state is
+// an explicit zero vector. Its products Wh·h and dpre·hᵀ add nothing and are skipped (DyNet's builder
+// builds no recurrent term there); a nonzero state returns at its first element.
+bool all_zero(const float* v, size_t n) {
+  for (size_t k = 0; k < n; ++k)
+    if (v[k] != 0.f) return false;
+  return true;
+}
 uint32_t stored_seed(const float* aux) {
   uint32_t s;
   std::memcpy(&s, aux, sizeof s);
@@ -387,12 +397,40 @@ void gates_fwd(const ForwardArgs& a) {
   const float* hin = h_in(a.xs, a.aux, g);
   const Weights w = weights(a.xs, at, g, seed, a.scratch);
 
-  cpu::MatMap pre(a.fx.v, H4, B);
-  pre.colwise() = Eigen::Map<const Eigen::VectorXf>(w.b, H4);
-  pre.middleRows(g.H, g.H).array() += 1.f;  // forget bias
-  cpu::gemm(false, false, H4, long(B), long(g.I), 1.f, w.Wx, H4, xin, long(g.I), 1.f, a.fx.v, H4);
-  cpu::gemm(false, false, H4, long(B), long(g.H), 1.f, w.Wh, H4, hin, long(g.H), 1.f, a.fx.v, H4);
-  cpu::lstm_activate_gates(a.fx.v, long(g.H), long(B));
+  cpu::gemm(false, false, H4, long(B), long(g.I), 1.f, w.Wx, H4, xin, long(g.I), 0.f, a.fx.v, H4);
+  if (!all_zero(hin, g.H * B))
+    cpu::gemm(false, false, H4, long(B), long(g.H), 1.f, w.Wh, H4, hin, long(g.H), 1.f, a.fx.v, H4);
+  cpu::lstm_activate_gates(a.fx.v, w.b, long(g.H), long(B));  // adds the bias and the forget bias
+}
+
+// dpre = dgates ⊙ σ'(pre) (i, f, o) or tanh'(pre) (g), from the gate values: once per node in a backward
+// pass, reused by the calls for its other arguments. Where the weight gradients may be deferred
+// (LowRankSink::takes: a few columns) they read it at the end of the pass, so it stays in aux. Else it
+// goes to a buffer of this thread that the next gates node overwrites: aux would be fresh memory at
+// every node and step (a minibatch's dpre is 200 KB here, 33 MB over a BiLSTM's pass), while the buffer
+// stays in cache for the four products that read it.
+struct PreGradient {
+  std::vector<float> v;
+  const float* of = nullptr;  // the gate values it was computed from
+};
+thread_local PreGradient pre_gradient_buffer;
+float* pre_gradient(const BackwardArgs& a, const GatesGeom& g) {
+  const long H = long(g.H), B = long(g.B);
+  if (B <= LowRankSink::kMaxColumns) {
+    float* dpre = a.aux + g.dpre_at();
+    if (!a.repeat) cpu::lstm_gates_grad(a.fx.v, a.dEdf.v, dpre, H, B);
+    return dpre;
+  }
+  // A repeat call follows the node's previous call on this thread, unless the executor lost track: then
+  // `of` does not match and dpre is computed again (the same values).
+  PreGradient& buf = pre_gradient_buffer;
+  const size_t n = size_t(4 * H * B) + 16;  // + 16: room to align to 64 bytes
+  if (buf.v.size() < n) buf.v.resize(n);
+  float* dpre = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(buf.v.data()) + 63) & ~uintptr_t(63));
+  if (a.repeat && buf.of == a.fx.v) return dpre;
+  cpu::lstm_gates_grad(a.fx.v, a.dEdf.v, dpre, H, B);
+  buf.of = a.fx.v;
+  return dpre;
 }
 
 void gates_bwd(const BackwardArgs& a) {
@@ -400,9 +438,7 @@ void gates_bwd(const BackwardArgs& a) {
   const GatesGeom g = gates_geom(a.xs, at, a.fx.d.bd);
   const size_t B = g.B, H = g.H, H4 = 4 * H;
 
-  // dpre = dgates ⊙ σ'(pre) (i, f, o) or tanh'(pre) (g), from the gate values; once per backward pass.
-  float* dpre = a.aux + g.dpre_at();
-  if (!a.repeat) cpu::lstm_gates_grad(a.fx.v, a.dEdf.v, dpre, long(H), long(B));
+  float* dpre = pre_gradient(a, g);
   const Tensor& dx = a.dEdxi;
   const unsigned i = a.i;
   if (i == kBias) {
@@ -412,6 +448,7 @@ void gates_bwd(const BackwardArgs& a) {
   if (i == kWx || i == kWh) {
     const size_t k = i == kWx ? g.I : H;
     const float* in = i == kWx ? x_in(a.xs, a.aux, at, g) : h_in(a.xs, a.aux, g);
+    if (i == kWh && all_zero(in, H * B)) return;
     if (a.low_rank && a.low_rank->takes(long(B)))
       a.low_rank->add(dpre, in, long(H4), long(k), long(B));
     else
@@ -450,6 +487,10 @@ void gates_bwd(const BackwardArgs& a) {
   if (!mask_x) {
     for (size_t k = at.first_x(); k < i; ++k) off += a.xs[k].d.rows();
     rows = a.xs[i].d.rows();
+  }
+  if (!at.dropout && dx.d.bd == B) {
+    gemm_tn(long(rows), long(B), H4, 1.f, w.Wx + size_t(off) * H4, H4, dpre, H4, 1.f, dx.v, long(rows));
+    return;
   }
   float* t = a.scratch.allocate_floats(size_t(rows) * B);
   gemm_tn(long(rows), long(B), H4, 1.f, w.Wx + size_t(off) * H4, H4, dpre, H4, 0.f, t, long(rows));

@@ -21,9 +21,10 @@ enum { LN_GH, LN_BH, LN_GX, LN_BX, LN_GC, LN_BC };
 // means the zero state, whose recurrent terms are not built.
 // Without layer normalisation and with DyNet's default forget bias of 1, the same function is computed
 // by the fused nodes (vanilla_lstm_gates/_c/_h): three nodes per layer and step instead of about fifteen,
-// which does not change the result beyond float rounding (the bias of 1 is added before the products
-// rather than after) and saves most of the elementwise passes over the gates (measured on the bilstm
-// benchmark task, 50 sequences per minibatch: about 5% of the step, GEMM being most of the rest).
+// which does not change the result beyond float rounding (the bias and its 1 are added to the sum of
+// the products, not the products to the bias) and saves most of the elementwise passes over the gates
+// (measured on the bilstm benchmark task, 50 sequences per minibatch: about 5% of the step, GEMM being
+// most of the rest).
 void vanilla_layer(const Expression& x2i, const Expression& h2i, const Expression& bi,
                    const std::vector<Expression>* ln, const Expression& in, const Expression& h_prev,
                    const Expression& c_prev, unsigned hid, float forget_bias, Expression& h_out, Expression& c_out) {

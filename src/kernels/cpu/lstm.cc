@@ -26,11 +26,13 @@ inline float tanh_(float x) {
 
 }  // namespace
 
-DYNET_CLONES void lstm_activate_gates(float* gates, long H, long B) {
+DYNET_CLONES void lstm_activate_gates(float* gates, const float* bias, long H, long B) {
   for (long b = 0; b < B; ++b) {
     float* col = gates + b * 4 * H;
-    for (long k = 0; k < 3 * H; ++k) col[k] = logistic(col[k]);
-    for (int k = 3 * H; k < 4 * H; ++k) col[k] = tanh_(col[k]);
+    for (long k = 0; k < H; ++k) col[k] = logistic(col[k] + bias[k]);
+    for (long k = H; k < 2 * H; ++k) col[k] = logistic(col[k] + (bias[k] + 1.f));
+    for (long k = 2 * H; k < 3 * H; ++k) col[k] = logistic(col[k] + bias[k]);
+    for (long k = 3 * H; k < 4 * H; ++k) col[k] = tanh_(col[k] + bias[k]);
   }
 }
 

@@ -6,8 +6,10 @@
 
 namespace dynet::cpu {
 
-// In place: rows [0, 3H) of every column become σ(x), rows [3H, 4H) tanh(x).
-void lstm_activate_gates(float* gates, long H, long B);
+// In place, with a = x + bias (+ 1 on the forget rows [H, 2H): DyNet's fixed forget bias): rows [0, 3H)
+// of every column become σ(a), rows [3H, 4H) tanh(a). Adding the bias here rather than before the
+// products saves a pass over the gates.
+void lstm_activate_gates(float* gates, const float* bias, long H, long B);
 // d = dy ⊙ y ⊙ (1 - y) on rows [0, 3H), dy ⊙ (1 - y²) on rows [3H, 4H); y are activated gates.
 void lstm_gates_grad(const float* y, const float* dy, float* d, long H, long B);
 
