@@ -222,12 +222,26 @@ void BatchedExecutor::run_alone(VariableIndex i) {
 
 void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   if (k == 1) return run_alone(info_[group[0]].node);
-  ids_.resize(k);
-  VariableIndex* m = ids_.data();
-  for (unsigned j = 0; j < k; ++j) m[j] = info_[group[j]].node;
-  const NodeRec& r0 = cg_->node(m[0]);
+  const VariableIndex first = info_[group[0]].node;
+  const NodeRec& r0 = cg_->node(first);
   const BatchRule& rule = op_def(r0.op).batch;
   const unsigned nargs = r0.nargs;
+  // The members' argument lists, copied once into one array (stage_): members lie far apart in the
+  // graph's records (one per example), so each record and argument list is a cache miss; all of them
+  // are requested at once here, and the sort, the contiguity test, the gathers and the batch's record
+  // below read the copy.
+  for (unsigned j = 0; j < k; ++j) __builtin_prefetch(&cg_->node(info_[group[j]].node));
+  stage_.resize(size_t(k) * (nargs + 1));
+  for (unsigned j = 0; j < k; ++j) {
+    const VariableIndex i = info_[group[j]].node;
+    stage_[j] = i;
+    __builtin_prefetch(cg_->node_args(i));
+  }
+  VariableIndex* const margs = stage_.data() + k;
+  for (unsigned j = 0; j < k; ++j) {
+    const VariableIndex* a = cg_->node_args(stage_[j]);
+    for (unsigned x = 0; x < nargs; ++x) margs[size_t(j) * nargs + x] = a[x];
+  }
   // Members in the order of their largest concatenated argument's memory, so that arguments made by
   // one earlier group are a view of its output block (and this group's consumers line up in turn).
   // The largest one saves the most copying when the arguments' orders disagree: an LSTM cell's gates
@@ -235,30 +249,43 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   int key = -1;
   size_t largest = 0;
   for (unsigned a = 0; a < nargs; ++a) {
-    const Dim& d = cg_->node(cg_->node_args(m[0])[a]).dim;
+    const Dim& d = cg_->node(margs[a]).dim;
     if (!rule.is_shared(a) && d.bd == r0.dim.bd && (key < 0 || d.size() > largest)) {
       key = static_cast<int>(a);
       largest = d.size();
     }
   }
-  auto at = [this, key](VariableIndex i) { return fx_[cg_->node_args(i)[key]].v; };
+  order_keys_.resize(k);
   if (key >= 0) {
-    auto before = [&at](VariableIndex x, VariableIndex y) { return at(x) != at(y) ? at(x) < at(y) : x < y; };
-    if (!std::is_sorted(m, m + k, before)) std::sort(m, m + k, before);
-  } else if (!std::is_sorted(m, m + k)) {
-    std::sort(m, m + k);
+    for (unsigned j = 0; j < k; ++j) __builtin_prefetch(&fx_[margs[size_t(j) * nargs + key]].v);
+    for (unsigned j = 0; j < k; ++j) order_keys_[j] = {fx_[margs[size_t(j) * nargs + key]].v, stage_[j], j};
+  } else {
+    for (unsigned j = 0; j < k; ++j) order_keys_[j] = {nullptr, stage_[j], j};
   }
-  if (try_batched(m, k)) return;
+  auto before = [](const OrderKey& x, const OrderKey& y) { return x.at != y.at ? x.at < y.at : x.node < y.node; };
+  if (!std::is_sorted(order_keys_.begin(), order_keys_.end(), before)) {
+    std::sort(order_keys_.begin(), order_keys_.end(), before);
+    sorted_.resize(stage_.size());
+    for (unsigned j = 0; j < k; ++j) {
+      const unsigned from = order_keys_[j].index;
+      sorted_[j] = stage_[from];
+      std::copy_n(margs + size_t(from) * nargs, nargs, sorted_.data() + k + size_t(j) * nargs);
+    }
+    stage_.swap(sorted_);
+  }
+  VariableIndex* const m = stage_.data();
+  const VariableIndex* const ma = stage_.data() + k;
+  if (try_batched(m, ma, k)) return;
   // Too much to gather as one batch: the runs of members whose key arguments already lie one after
   // another may still batch on their own (ready nodes of several recurrences, each the output of its
   // own earlier batch). The others run one by one, their outputs placed one after another all the same.
-  unsigned left = 0;
+  ids_.clear();
   for (unsigned b = 0, e; b < k; b = e) {
-    for (e = b + 1; key >= 0 && e < k && at(m[e]) == at(m[e - 1]) + largest;) ++e;
-    if (e - b == k || e - b == 1 || !try_batched(m + b, e - b))
-      for (unsigned j = b; j < e; ++j) m[left++] = m[j];
+    for (e = b + 1; key >= 0 && e < k && order_keys_[e].at == order_keys_[e - 1].at + largest;) ++e;
+    if (e - b == k || e - b == 1 || !try_batched(m + b, ma + size_t(b) * nargs, e - b))
+      for (unsigned j = b; j < e; ++j) ids_.push_back(m[j]);
   }
-  run_placed(m, left);
+  run_placed(ids_.data(), static_cast<unsigned>(ids_.size()));
 }
 
 // Members that do not batch still get their outputs in one block, member after member: a later group
@@ -284,14 +311,14 @@ void BatchedExecutor::run_placed(const VariableIndex* m, unsigned k) {
   }
 }
 
-bool BatchedExecutor::try_batched(const VariableIndex* m, unsigned k) {
+bool BatchedExecutor::try_batched(const VariableIndex* m, const VariableIndex* margs, unsigned k) {
   const NodeRec& r0 = cg_->node(m[0]);
   const BatchRule& rule = op_def(r0.op).batch;
   const unsigned nargs = r0.nargs;
   contiguous_.assign(nargs, 1);
   size_t gather = 0, shared = 0;
   for (unsigned a = 0; a < nargs; ++a) {
-    const VariableIndex a0 = cg_->node_args(m[0])[a];
+    const VariableIndex a0 = margs[a];
     const Dim& d = cg_->node(a0).dim;
     const size_t n = d.size();
     if (rule.is_shared(a)) {
@@ -308,18 +335,19 @@ bool BatchedExecutor::try_batched(const VariableIndex* m, unsigned k) {
     }
     const float* base = fx_[a0].v;
     for (unsigned j = 1; j < k; ++j)
-      if (fx_[cg_->node_args(m[j])[a]].v != base + j * n) {
+      if (fx_[margs[size_t(j) * nargs + a]].v != base + j * n) {
         contiguous_[a] = 0;
         gather += size_t(k) * n;
         break;
       }
   }
   if (2 * gather > size_t(k - 1) * (kCallFloats + shared)) return false;
-  run_batched(m, k, contiguous_.data());
+  run_batched(m, margs, k, contiguous_.data());
   return true;
 }
 
-void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint8_t* contiguous) {
+void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* margs, unsigned k,
+                                   const uint8_t* contiguous) {
   const NodeRec& r0 = cg_->node(m[0]);
   const OpDef& def = op_def(r0.op);
   const unsigned nargs = r0.nargs;
@@ -341,7 +369,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
   try {
     const size_t size = out.checked_size(def.name);
     for (unsigned a = 0; a < nargs; ++a) {
-      Tensor t = fx_[cg_->node_args(m[0])[a]];
+      Tensor t = fx_[margs[a]];
       if (!def.batch.is_shared(a)) {
         const size_t n = t.d.size();
         const unsigned rep = r0.dim.bd / t.d.bd;  // copies of each member's argument (see run_group)
@@ -349,13 +377,14 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
         if (!contiguous[a]) {
           float* dst = pool.allocate_floats(size_t(k) * rep * n);
           if (r0.device) [[unlikely]]
-            gather_on_device(dev, dst, m, k, a, rep, n);
+            gather_on_device(dev, dst, margs, nargs, k, a, rep, n);
           else
             for (unsigned j = 0; j < k; ++j)
               for (unsigned r = 0; r < rep; ++r)
-                std::memcpy(dst + (size_t(j) * rep + r) * n, fx_[cg_->node_args(m[j])[a]].v, n * sizeof(float));
+                std::memcpy(dst + (size_t(j) * rep + r) * n, fx_[margs[size_t(j) * nargs + a]].v, n * sizeof(float));
           t.v = dst;
           g.gathered += size_t(k) * rep * n;
+          if (a < 64) g.gathered_args |= uint64_t(1) << a;
         }
       }
       xs_.push_back(t);
@@ -371,11 +400,15 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
     }
     Tensor fx(out, pool.allocate_floats(size), dev, DeviceMempool::FXS);
     const Tensor* xs = xs_.data() + g.xs;
-    // The members' value slots are written after the kernel; their cache lines (members of a batch lie
-    // far apart, e.g. in 64 different trees) are fetched while it runs.
+    // The members' records, before the kernel runs: their value slots lie far apart (members of a batch
+    // come from e.g. 64 different trees), and were the kernel's data to evict what the gathers above
+    // fetched, each slot would be a cache miss. A batch that fails leaves its members uncomputed, so
+    // the slots written here are never read.
+    const size_t n = r0.dim.size();
+    args_.insert(args_.end(), margs, margs + size_t(k) * nargs);
     for (unsigned j = 0; j < k; ++j) {
-      __builtin_prefetch(&fx_[m[j]], 1);
-      __builtin_prefetch(&aux_[m[j]], 1);
+      set_tensor(fx_[m[j]], r0.dim, fx.v + j * n, dev, DeviceMempool::FXS);
+      aux_[m[j]] = nullptr;  // the batch's aux memory belongs to the batched node
     }
     if (def.aux_floats) {
       arg_recs_.resize(nargs);
@@ -395,14 +428,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, unsigned k, const uint
       throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(m[0]) + " (" + def.name +
                                " " + r0.dim.str() + ", computed batched with " + std::to_string(k - 1) +
                                " other nodes)");
-    const size_t n = r0.dim.size();
-    for (unsigned j = 0; j < k; ++j) {
-      const VariableIndex* a = cg_->node_args(m[j]);  // in cache: try_batched read them
-      for (unsigned x = 0; x < nargs; ++x) args_.push_back(a[x]);  // (insert called memmove for a few words)
-      set_tensor(fx_[m[j]], r0.dim, fx.v + j * n, dev, DeviceMempool::FXS);
-      aux_[m[j]] = nullptr;  // the batch's aux memory belongs to the batched node
-      mark_computed(m[j]);
-    }
+    for (unsigned j = 0; j < k; ++j) mark_computed(m[j]);
   } catch (const std::bad_alloc&) {
     xs_.resize(g.xs);
     args_.resize(g.args);
@@ -659,7 +685,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   for (unsigned j = 0; j < k; ++j) {
     const VariableIndex* args = member_args(g, j, nargs);
     for (unsigned a = 0; a < nargs; ++a)
-      if (!def.batch.is_shared(a)) __builtin_prefetch(&grad_[args[a]]);
+      if (!def.batch.is_shared(a)) __builtin_prefetch(&grad_[args[a]].v);
   }
   bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
   for (unsigned a = 0; a < nargs; ++a) {
@@ -675,24 +701,27 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       continue;
     }
     // A concatenated argument: its gradient is a view of the arguments' gradients when every member
-    // and argument is reached and they lie one after another; else computed apart and scattered.
+    // and argument is reached and they lie one after another; else computed apart and scattered. An
+    // argument gathered in forward is scattered without looking: its gradients could lie one after
+    // another only by accident.
     const size_t n = cg_->node(member_args(g, 0, nargs)[a]).dim.size();
     const size_t rep = xs[a].d.size() / (size_t(k) * n);  // > 1: repeated in forward, summed back here
-    bool any = false, view = all && rep == 1;
-    float* g0 = nullptr;
+    const bool gathered = a < 64 && ((g.gathered_args >> a) & 1);
+    // The members' argument gradients (null: not reached), read once: each is a cache miss.
+    dsts_.resize(k);
+    float** const dst = dsts_.data();
     for (unsigned j = 0; j < k; ++j) {
       const VariableIndex x = member_args(g, j, nargs)[a];
       const bool ok = reached_node(reached_, m[j]) && reached_node(reached_, x);
-      any = any || ok;
-      if (!ok)
-        view = false;
-      else if (j == 0)
-        g0 = grad_[x].v;
-      else if (view && grad_[x].v != g0 + j * n)
-        view = false;
+      dst[j] = ok ? grad_[x].v : nullptr;
+    }
+    bool any = false, view = all && rep == 1 && !gathered;
+    for (unsigned j = 0; j < k; ++j) {
+      any = any || dst[j];
+      view = view && dst[j] == dst[0] + j * n;
     }
     if (!any) continue;
-    Tensor d(xs[a].d, g0, dev, DeviceMempool::DEDFS);
+    Tensor d(xs[a].d, dst[0], dev, DeviceMempool::DEDFS);
     if (!view) {
       d.v = scratch_pool.allocate_floats(xs[a].d.size());
       if (r0.device) [[unlikely]]
@@ -705,13 +734,20 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     if (!view && r0.device) [[unlikely]] {
       scatter_on_device(dev, g, a, d.v, rep, n);
     } else if (!view) {
+      // The destinations lie far apart: each member's lines are requested a few members ahead.
+      constexpr unsigned kAhead = 4;
+      auto fetch = [&](unsigned j) {
+        if (j < k && dst[j])
+          for (size_t t = 0; t < n; t += 16) __builtin_prefetch(dst[j] + t, 1);
+      };
+      for (unsigned j = 0; j < kAhead; ++j) fetch(j);
       for (unsigned j = 0; j < k; ++j) {
-        const VariableIndex x = member_args(g, j, nargs)[a];
-        if (!reached_node(reached_, m[j]) || !reached_node(reached_, x)) continue;
-        float* dst = grad_[x].v;
+        fetch(j + kAhead);
+        float* out = dst[j];
+        if (!out) continue;
         for (size_t r = 0; r < rep; ++r) {
           const float* src = d.v + (j * rep + r) * n;
-          for (size_t t = 0; t < n; ++t) dst[t] += src[t];
+          for (size_t t = 0; t < n; ++t) out[t] += src[t];
         }
       }
     }
@@ -723,11 +759,11 @@ void BatchedExecutor::backward_batch(const Batch& g) {
 
 // Concatenates argument a of members m[0..k) (each repeated rep times, n floats each) into dst on dev, in
 // one call (on a GPU one kernel, not one copy per member).
-void BatchedExecutor::gather_on_device(Device* dev, float* dst, const VariableIndex* m, unsigned k, unsigned a,
-                                       unsigned rep, size_t n) {
+void BatchedExecutor::gather_on_device(Device* dev, float* dst, const VariableIndex* margs, unsigned nargs, unsigned k,
+                                       unsigned a, unsigned rep, size_t n) {
   segments_.clear();
   for (unsigned j = 0; j < k; ++j)
-    for (unsigned r = 0; r < rep; ++r) segments_.push_back(fx_[cg_->node_args(m[j])[a]].v);
+    for (unsigned r = 0; r < rep; ++r) segments_.push_back(fx_[margs[size_t(j) * nargs + a]].v);
   dev->gather_segments(dst, segments_.data(), segments_.size(), n);
 }
 

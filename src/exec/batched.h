@@ -35,6 +35,7 @@ class BatchedExecutor : public SimpleExecutor {
     float* aux = nullptr;                // the batched node's aux memory
     float* grad = nullptr;               // backward: the members' gradients, one after another
     size_t gathered = 0;                 // floats copied to concatenate arguments
+    uint64_t gathered_args = 0;          // bit a: argument a (< 64) was copied to concatenate it
   };
   const std::vector<Batch>& batches() const { return batches_; }
   const VariableIndex* members(const Batch& b) const { return order_.data() + b.first; }
@@ -49,12 +50,13 @@ class BatchedExecutor : public SimpleExecutor {
   void schedule_by_depth();
   // Runs `k` ready nodes (positions) of one signature, batched when that pays off (else one by one).
   void run_group(const uint32_t* group, unsigned k);
-  // Runs members m[0..k) as one batched node when the copies that takes are worth it; else false.
-  bool try_batched(const VariableIndex* m, unsigned k);
+  // Runs members m[0..k) (their arguments: margs, nargs per member) as one batched node when the copies
+  // that takes are worth it; else false.
+  bool try_batched(const VariableIndex* m, const VariableIndex* margs, unsigned k);
   // Runs members m[0..k) one by one, their outputs one after another in one block.
   void run_placed(const VariableIndex* m, unsigned k);
   void run_alone(VariableIndex i);
-  void run_batched(const VariableIndex* m, unsigned k, const uint8_t* contiguous);
+  void run_batched(const VariableIndex* m, const VariableIndex* margs, unsigned k, const uint8_t* contiguous);
   // Marks the successors of position t whose arguments are now all computed as ready.
   void release(uint32_t t);
   uint32_t succ_end(uint32_t t) const {
@@ -69,8 +71,8 @@ class BatchedExecutor : public SimpleExecutor {
   VariableIndex shared_gradient_node(const Batch& b, unsigned a) const;
   void push_batch_gradient(const Batch& b);
   // Batches on devices other than the CPU (batched.cc explains).
-  void gather_on_device(Device* dev, float* dst, const VariableIndex* m, unsigned k, unsigned a, unsigned rep,
-                        size_t n);
+  void gather_on_device(Device* dev, float* dst, const VariableIndex* margs, unsigned nargs, unsigned k, unsigned a,
+                        unsigned rep, size_t n);
   void scatter_on_device(Device* dev, const Batch& g, unsigned a, const float* d, size_t rep, size_t n);
   void device_gradient_layout();
   // Calls single(i) for each node that ran alone and batch(b) for each batch, in computation order
@@ -119,6 +121,14 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<int32_t> heap_;           // queued signatures (a heap: Later)
   std::vector<uint32_t> alone_, group_;
   std::vector<VariableIndex> ids_;
+  // run_group: the members (k of them) followed by their argument lists, and the members' sort keys.
+  std::vector<VariableIndex> stage_, sorted_;
+  struct OrderKey {
+    const float* at;  // the key argument's value
+    VariableIndex node;
+    unsigned index;   // position in stage_ before sorting
+  };
+  std::vector<OrderKey> order_keys_;
   std::vector<uint8_t> contiguous_;
   // Batches run and what their batched nodes keep for backward:
   std::vector<Batch> batches_;
@@ -133,6 +143,7 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<VariableIndex> leaves_, param_slots_, gradient_node_;
   std::vector<uint8_t> param_used_;
   std::vector<const Batch*> param_batches_;  // batched parameter nodes whose gradients go out last
+  std::vector<float*> dsts_;      // backward_batch: one argument's gradients, by member
   std::vector<float*> segments_;  // gather_on_device, scatter_on_device: the members' memory
   std::vector<size_t> device_floats_;  // device_gradient_layout: floats and next free gradient per device
   std::vector<float*> device_next_;
