@@ -1,6 +1,6 @@
 // CPU kernels below the op layer: GEMM against a plain triple loop (every transpose combination, both
 // ways of splitting a large product over threads) and the work sharing behind it; the exponential and
-// the softmax-column kernels against libm.
+// the softmax-column and activation kernels against libm.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/cpu/activations.h"
 #include "kernels/cpu/exp.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/lstm.h"
@@ -276,6 +277,40 @@ TEST(SoftmaxKernels, MatchDoublePrecision) {
   std::vector<float> with_nan(40, 1.f);
   with_nan[37] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_TRUE(std::isnan(sum_exp(with_nan.data(), 40, max_of(with_nan.data(), 40), nullptr)));
+}
+
+// The logistic and tanh ops' kernels against libm in double precision (the range where they do not
+// saturate, the edges of tanh's two formulas, saturation, NaN), and their gradients against the formulas.
+TEST(ActivationKernels, MatchLibm) {
+  std::vector<float> x;
+  for (int k = 0; k <= 20000; ++k) x.push_back(-30.f + 60.f * float(k) / 20000.f);
+  for (float s : {0.f, -0.f, 1e-30f, -1e-7f, 0.2499f, 0.25f, -0.2501f, 100.f, -100.f, 1e30f, -1e30f,
+                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()})
+    x.push_back(s);
+  const size_t n = x.size();  // not a multiple of any vector width
+  std::vector<float> s(n), t(n);
+  logistic_forward(x.data(), s.data(), n);
+  tanh_forward(x.data(), t.data(), n);
+  for (size_t k = 0; k < n; ++k) {
+    const double in = x[k], es = 1.0 / (1.0 + std::exp(-in)), et = std::tanh(in);
+    EXPECT_LE(std::abs(s[k] - es), 3e-7 * es + 1e-37) << "logistic, x = " << in;
+    EXPECT_LE(std::abs(t[k] - et), 3e-7 * std::abs(et)) << "tanh, x = " << in;
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  float out = 0.f;
+  logistic_forward(&nan, &out, 1);
+  EXPECT_TRUE(std::isnan(out));
+  tanh_forward(&nan, &out, 1);
+  EXPECT_TRUE(std::isnan(out));
+
+  const auto y = random_floats(37, 11), g = random_floats(37, 12);
+  std::vector<float> ds(37, 0.5f), dt(37, -0.25f);
+  logistic_backward(y.data(), g.data(), ds.data(), 37);
+  tanh_backward(y.data(), g.data(), dt.data(), 37);
+  for (int k = 0; k < 37; ++k) {
+    EXPECT_NEAR(ds[k], 0.5 + double(g[k]) * y[k] * (1 - y[k]), 1e-6);
+    EXPECT_NEAR(dt[k], -0.25 + double(g[k]) * (1 - double(y[k]) * y[k]), 1e-6);
+  }
 }
 
 }  // namespace

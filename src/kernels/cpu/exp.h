@@ -1,5 +1,6 @@
-// e^x for the kernels that loop over many exponentials (LSTM gates, softmax columns), written so that
-// GCC vectorizes those loops: libm's expf is a call it cannot vectorize without -ffast-math.
+// e^x, σ and tanh for the kernels that loop over many of them (LSTM gates, softmax columns, the logistic
+// and tanh ops), written so that GCC vectorizes those loops: libm's expf is a call it cannot vectorize
+// without -ffast-math.
 #pragma once
 
 #include <bit>
@@ -27,6 +28,24 @@ inline float exp_clamped(float x) {
   p = p * r + 1.f;
   p = p * r + 1.f;
   return tiny ? 0.f : p * std::bit_cast<float>(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+}
+
+// σ(x) = 1 / (1 + e^-x) through exp_clamped.
+inline float logistic_clamped(float x) { return 1.f / (1.f + exp_clamped(-x)); }
+
+// tanh(x) = 1 - 2 / (e^{2x} + 1) loses relative precision near 0, where the odd Taylor series to x^9
+// is used instead (|x| < 0.25: truncation below 1e-8 relative).
+inline float tanh_clamped(float x) {
+  const float a = x < 0.f ? -x : x;
+  const float big = 1.f - 2.f / (exp_clamped(2.f * a) + 1.f);
+  const float x2 = x * x;
+  float s = 62.f / 2835.f;
+  s = s * x2 - 17.f / 315.f;
+  s = s * x2 + 2.f / 15.f;
+  s = s * x2 - 1.f / 3.f;
+  const float small = a + a * x2 * s;
+  const float t = a < 0.25f ? small : big;
+  return x < 0.f ? -t : t;
 }
 
 }  // namespace dynet::cpu

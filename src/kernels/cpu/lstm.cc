@@ -7,22 +7,8 @@ namespace dynet::cpu {
 
 namespace {
 
-inline float logistic(float x) { return 1.f / (1.f + exp_clamped(-x)); }
-
-// tanh(x) = 1 - 2 / (e^{2x} + 1) loses relative precision near 0, where the odd Taylor series to x^9
-// is used instead (|x| < 0.25: truncation below 1e-8 relative).
-inline float tanh_(float x) {
-  const float a = x < 0.f ? -x : x;
-  const float big = 1.f - 2.f / (exp_clamped(2.f * a) + 1.f);
-  const float x2 = x * x;
-  float s = 62.f / 2835.f;
-  s = s * x2 - 17.f / 315.f;
-  s = s * x2 + 2.f / 15.f;
-  s = s * x2 - 1.f / 3.f;
-  const float small = a + a * x2 * s;
-  const float t = a < 0.25f ? small : big;
-  return x < 0.f ? -t : t;
-}
+inline float logistic(float x) { return logistic_clamped(x); }
+inline float tanh_(float x) { return tanh_clamped(x); }
 
 }  // namespace
 
