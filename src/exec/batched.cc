@@ -85,6 +85,13 @@ void BatchedExecutor::forward(VariableIndex last) {
   sigs_info_.assign(nsigs, SigInfo{});
   for (const NodeInfo& info : info_)
     if (info.sig >= 0) ++sigs_info_[info.sig].count;
+  // Each signature's nodes enter its segment of ready_ in the order they become ready.
+  uint32_t at = 0;
+  for (SigInfo& si : sigs_info_) {
+    si.taken = si.filled = at;
+    at += si.count;
+  }
+  ready_.resize(at);
   alone_.clear();
   heap_.clear();
   if (strategy_ == 2)
@@ -134,12 +141,17 @@ void BatchedExecutor::schedule_agenda() {
     std::pop_heap(heap_.begin(), heap_.end(), Later{this});
     SigInfo& s = sigs_info_[heap_.back()];
     heap_.pop_back();
-    group_.clear();
-    for (uint32_t t = s.ready; t != kNone; t = info_[t].next_ready) group_.push_back(t);
-    s.ready = kNone;
+    const uint32_t* group = ready_.data() + s.taken;  // nodes made ready below are appended after it
+    const unsigned k = s.filled - s.taken;
+    s.taken = s.filled;
     s.queued = false;
-    run_group(group_.data(), static_cast<unsigned>(group_.size()));
-    for (uint32_t t : group_) release(t);
+    run_group(group, k);
+    // The members' successors lie far apart (in k different examples): their records are requested
+    // all at once before release() counts them down one by one.
+    for (unsigned j = 0; j < k; ++j)
+      for (uint32_t e = info_[group[j]].succ, e_end = succ_end(group[j]); e < e_end; ++e)
+        __builtin_prefetch(&info_[succ_[e]]);
+    for (unsigned j = 0; j < k; ++j) release(group[j]);
   }
 }
 
@@ -156,7 +168,6 @@ void BatchedExecutor::schedule_by_depth() {
   alone_.resize(info_.size());
   for (uint32_t t = 0; t < info_.size(); ++t) alone_[start[info_[t].depth]++] = t;  // start[d] ends at d's end
   uint32_t begin = 0;
-  std::vector<uint32_t> members;
   for (uint32_t d = 1; d <= max_depth; ++d) {
     const uint32_t end = start[d];
     heap_.clear();  // the level's signatures, in order of first appearance
@@ -168,20 +179,14 @@ void BatchedExecutor::schedule_by_depth() {
         continue;
       }
       SigInfo& si = sigs_info_[s];
-      if (si.ready == kNone) {
-        heap_.push_back(s);
-        si.ready = t;
-      } else {
-        info_[si.last_ready].next_ready = t;
-      }
-      info_[t].next_ready = kNone;
-      si.last_ready = t;
+      if (si.filled == si.taken) heap_.push_back(s);
+      ready_[si.filled++] = t;
     }
     for (int32_t s : heap_) {
-      members.clear();
-      for (uint32_t t = sigs_info_[s].ready; t != kNone; t = info_[t].next_ready) members.push_back(t);
-      sigs_info_[s].ready = kNone;
-      run_group(members.data(), static_cast<unsigned>(members.size()));
+      SigInfo& si = sigs_info_[s];
+      const uint32_t first = si.taken;
+      si.taken = si.filled;
+      run_group(ready_.data() + first, si.filled - first);
     }
     begin = end;
   }
@@ -196,12 +201,7 @@ void BatchedExecutor::make_ready(uint32_t t) {
   // Appended, so that members come in the order they became ready: usually the order of their
   // arguments in memory already (see run_group).
   SigInfo& si = sigs_info_[s];
-  info_[t].next_ready = kNone;
-  if (si.ready == kNone)
-    si.ready = t;
-  else
-    info_[si.last_ready].next_ready = t;
-  si.last_ready = t;
+  ready_[si.filled++] = t;
   if (!si.queued) {
     si.queued = true;
     heap_.push_back(s);

@@ -102,14 +102,13 @@ class BatchedExecutor : public SimpleExecutor {
     uint32_t depth = 0;            // longest path from a computed node
     uint32_t height = 0;           // longest path to the requested node
     uint32_t succ = 0;             // successors: succ_[succ, next node's succ) once counted
-    uint32_t next_ready = kNone;   // the signature's ready list
   };
   struct Edge {
     uint32_t from, to;
   };
   struct SigInfo {
     uint32_t count = 0;
-    uint32_t ready = kNone, last_ready = kNone;  // ready nodes (a list through NodeInfo::next_ready)
+    uint32_t taken = 0, filled = 0;  // ready nodes not yet run: ready_[taken, filled)
     bool queued = false, deferred = false;
     double priority = 0;     // lower runs first
   };
@@ -119,6 +118,7 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<uint32_t> succ_;  // each node's successors one after another (newest first)
   std::vector<SigInfo> sigs_info_;
   std::vector<int32_t> heap_;           // queued signatures (a heap: Later)
+  std::vector<uint32_t> ready_;         // each signature's nodes (count of them) in the order they become ready
   std::vector<uint32_t> alone_, group_;
   std::vector<VariableIndex> ids_;
   // run_group: the members (k of them) followed by their argument lists, and the members' sort keys.
