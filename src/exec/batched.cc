@@ -57,6 +57,7 @@ void BatchedExecutor::forward(VariableIndex last) {
     NodeInfo info;
     info.node = static_cast<VariableIndex>(i);
     const NodeRec& r = cg_->node(info.node);
+    info.args = r.arg_begin;
     const VariableIndex* a = cg_->node_args(info.node);
     for (unsigned k = 0; k < r.nargs; ++k) {
       const VariableIndex x = a[k];
@@ -227,19 +228,22 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   const BatchRule& rule = op_def(r0.op).batch;
   const unsigned nargs = r0.nargs;
   // The members' argument lists, copied once into one array (stage_): members lie far apart in the
-  // graph's records (one per example), so each record and argument list is a cache miss; all of them
-  // are requested at once here, and the sort, the contiguity test, the gathers and the batch's record
-  // below read the copy.
-  for (unsigned j = 0; j < k; ++j) __builtin_prefetch(&cg_->node(info_[group[j]].node));
+  // graph (one per example), so each argument list is a cache miss; all of them are requested at once
+  // here (found through the pass's records, not the graph's), and the sort, the contiguity test, the
+  // gathers and the batch's record below read the copy. The members' value slots, written by
+  // run_batched, are requested too.
+  const VariableIndex* const graph_args = cg_->node_args(first) - r0.arg_begin;
   stage_.resize(size_t(k) * (nargs + 1));
   for (unsigned j = 0; j < k; ++j) {
-    const VariableIndex i = info_[group[j]].node;
-    stage_[j] = i;
-    __builtin_prefetch(cg_->node_args(i));
+    const NodeInfo& info = info_[group[j]];
+    stage_[j] = info.node;
+    __builtin_prefetch(graph_args + info.args);
+    __builtin_prefetch(&fx_[info.node], 1);
+    __builtin_prefetch(&aux_[info.node], 1);
   }
   VariableIndex* const margs = stage_.data() + k;
   for (unsigned j = 0; j < k; ++j) {
-    const VariableIndex* a = cg_->node_args(stage_[j]);
+    const VariableIndex* a = graph_args + info_[group[j]].args;
     for (unsigned x = 0; x < nargs; ++x) margs[size_t(j) * nargs + x] = a[x];
   }
   // Members in the order of their largest concatenated argument's memory, so that arguments made by
@@ -583,12 +587,14 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
   };
   for_each_group<false>(count_single, count_batch);
   float* const block = begin_gradients(total);
+  gptr_.resize(n);  // set below for every reached node
   float* next = block;
   Device* const cpu = detail::device_at(0);
   auto assign_single = [&](VariableIndex i) {
     const NodeRec& r = cg_->node(i);
     if (!reached_node(reached_, i) || r.device) return;
     set_tensor(grad_[i], r.dim, next, cpu, DeviceMempool::DEDFS);
+    gptr_[i] = next;
     next += r.dim.size();
   };
   auto assign_batch = [&](Batch& b) {
@@ -597,8 +603,15 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     if (!b.reached || r0.device) return;
     b.grad = next;
     const Dim& d = r0.dim;
-    for (uint32_t j = 0; j < b.size; ++j)
-      if (reached_node(reached_, m[j])) set_tensor(grad_[m[j]], d, next + j * d.size(), cpu, DeviceMempool::DEDFS);
+    // The members' slots lie far apart (in different examples): requested a few members ahead.
+    constexpr uint32_t kAhead = 8;
+    for (uint32_t j = 0; j < b.size; ++j) {
+      if (j + kAhead < b.size) __builtin_prefetch(&grad_[m[j + kAhead]], 1);
+      if (j + kAhead < b.size) __builtin_prefetch(&gptr_[m[j + kAhead]], 1);
+      if (!reached_node(reached_, m[j])) continue;
+      set_tensor(grad_[m[j]], d, next + j * d.size(), cpu, DeviceMempool::DEDFS);
+      gptr_[m[j]] = next + j * d.size();
+    }
     next += size_t(b.size) * d.size();
   };
   for_each_group<false>(assign_single, assign_batch);
@@ -680,12 +693,16 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   MemPool& scratch_pool = this->scratch_pool(r0.device);
   const Tensor* xs = xs_.data() + g.xs;
   const unsigned nargs = r0.nargs;
-  // The members' arguments' gradient slots, read below one member after another, lie far apart
-  // (members of a batch come from different examples): all their cache lines are requested at once.
+  // The members' argument gradients (null: not reached), by argument and member, read before any
+  // kernel runs (whose data would evict them): the slots lie far apart, as members of a batch come from
+  // different examples, and are read from gptr_ (8 bytes a node, where grad_ has 64).
+  dsts_.resize(size_t(k) * nargs);
   for (unsigned j = 0; j < k; ++j) {
     const VariableIndex* args = member_args(g, j, nargs);
+    const bool member = reached_node(reached_, m[j]);
     for (unsigned a = 0; a < nargs; ++a)
-      if (!def.batch.is_shared(a)) __builtin_prefetch(&grad_[args[a]].v);
+      if (!def.batch.is_shared(a))
+        dsts_[size_t(a) * k + j] = member && reached_node(reached_, args[a]) ? gptr_[args[a]] : nullptr;
   }
   bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
   for (unsigned a = 0; a < nargs; ++a) {
@@ -707,14 +724,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     const size_t n = cg_->node(member_args(g, 0, nargs)[a]).dim.size();
     const size_t rep = xs[a].d.size() / (size_t(k) * n);  // > 1: repeated in forward, summed back here
     const bool gathered = a < 64 && ((g.gathered_args >> a) & 1);
-    // The members' argument gradients (null: not reached), read once: each is a cache miss.
-    dsts_.resize(k);
-    float** const dst = dsts_.data();
-    for (unsigned j = 0; j < k; ++j) {
-      const VariableIndex x = member_args(g, j, nargs)[a];
-      const bool ok = reached_node(reached_, m[j]) && reached_node(reached_, x);
-      dst[j] = ok ? grad_[x].v : nullptr;
-    }
+    float* const* const dst = dsts_.data() + size_t(a) * k;
     bool any = false, view = all && rep == 1 && !gathered;
     for (unsigned j = 0; j < k; ++j) {
       any = any || dst[j];
@@ -735,7 +745,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       scatter_on_device(dev, g, a, d.v, rep, n);
     } else if (!view) {
       // The destinations lie far apart: each member's lines are requested a few members ahead.
-      constexpr unsigned kAhead = 4;
+      constexpr unsigned kAhead = 8;
       auto fetch = [&](unsigned j) {
         if (j < k && dst[j])
           for (size_t t = 0; t < n; t += 16) __builtin_prefetch(dst[j] + t, 1);
@@ -813,6 +823,7 @@ void BatchedExecutor::device_gradient_layout() {
         const NodeRec& r = cg_->node(i);
         if (!r.device || !reached_node(reached_, i)) return;
         set_tensor(grad_[i], r.dim, next[r.device], detail::device_at(r.device), DeviceMempool::DEDFS);
+        gptr_[i] = next[r.device];
         next[r.device] += r.dim.size();
       },
       [&](Batch& b) {
@@ -823,8 +834,10 @@ void BatchedExecutor::device_gradient_layout() {
         b.grad = at;
         const size_t n = r0.dim.size();
         for (uint32_t j = 0; j < b.size; ++j)
-          if (reached_node(reached_, m[j]))
+          if (reached_node(reached_, m[j])) {
             set_tensor(grad_[m[j]], r0.dim, at + j * n, detail::device_at(r0.device), DeviceMempool::DEDFS);
+            gptr_[m[j]] = at + j * n;
+          }
         at += size_t(b.size) * n;
       });
 }

@@ -102,6 +102,7 @@ class BatchedExecutor : public SimpleExecutor {
     uint32_t depth = 0;            // longest path from a computed node
     uint32_t height = 0;           // longest path to the requested node
     uint32_t succ = 0;             // successors: succ_[succ, next node's succ) once counted
+    uint32_t args = 0;             // the node's arguments in the graph (NodeRec::arg_begin)
   };
   struct Edge {
     uint32_t from, to;
@@ -143,7 +144,8 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<VariableIndex> leaves_, param_slots_, gradient_node_;
   std::vector<uint8_t> param_used_;
   std::vector<const Batch*> param_batches_;  // batched parameter nodes whose gradients go out last
-  std::vector<float*> dsts_;      // backward_batch: one argument's gradients, by member
+  std::vector<float*> gptr_;      // backward: grad_[i].v of each reached node i, compact
+  std::vector<float*> dsts_;      // backward_batch: the arguments' gradients, by argument and member
   std::vector<float*> segments_;  // gather_on_device, scatter_on_device: the members' memory
   std::vector<size_t> device_floats_;  // device_gradient_layout: floats and next free gradient per device
   std::vector<float*> device_next_;
