@@ -1,8 +1,10 @@
 // Measures oneDNN sgemm against Eigen for the product shapes dynamic nets use, to pick the
 // routing rule in src/kernels/cpu/gemm.cc. Prints `gemm_<M>x<N>x<K>_<impl>=<ns> ns` lines, and
 // `gemm_tn_<M>x<N>x<K>_{onednn,routed}` for Aᵀ·B with a long inner dimension (an output layer's input
-// gradient) in one oneDNN call and through cpu::gemm. Times are thread CPU time (steadier than wall
-// time on a shared machine).
+// gradient) in one oneDNN call and through cpu::gemm, and `skinny_{nn,tn}_<M>x<N>x<K>_{onednn,skinny}`
+// for products with few columns whose large operand comes from memory, not cache (an output layer's W
+// between time steps: the caches are flushed before each call). Times are thread CPU time (steadier
+// than wall time on a shared machine).
 #include <oneapi/dnnl/dnnl.h>
 
 #include <Eigen/Core>
@@ -12,6 +14,7 @@
 
 #include "cpu_timer.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_skinny.h"
 #include "kernels/cpu/gemv.h"
 
 using bench::time_ns;
@@ -59,6 +62,47 @@ int main() {
         reps);
     std::printf("gemm_tn_%dx%dx%d_onednn=%.0f ns\ngemm_tn_%dx%dx%d_routed=%.0f ns\n", s.M, s.N, s.K, one_call, s.M, s.N,
                 s.K, routed);
+  }
+  // Few columns, A cold: W·B forward and Wᵀ·G backward (as one oneDNN call, and on a transposed copy as
+  // gemm_tn_unchanged makes from a matrix's second use in a backward pass) against the skinny kernels.
+  using dynet::cpu::SkinnyIsa;
+  const SkinnyIsa isa = dynet::cpu::skinny_isa();
+  std::vector<float> junk(size_t(64) << 20 >> 2);
+  auto cold_ns = [&](auto f) {
+    std::vector<double> t;
+    for (int r = 0; r < 9; ++r) {
+      for (size_t i = 0; i < junk.size(); i += 16) junk[i] += 1.f;
+      const double a = bench::cpu_ns();
+      f();
+      t.push_back(bench::cpu_ns() - a);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  const Shape skinny[] = {{10000, 1, 256}, {10000, 2, 256}, {10000, 4, 256}, {10000, 16, 256}, {10000, 32, 256},
+                          {10000, 64, 256}, {1024, 16, 128}, {1024, 16, 256}};
+  for (const Shape& s : skinny) {
+    if (isa == SkinnyIsa::kNone) break;
+    Eigen::MatrixXf W = Eigen::MatrixXf::Random(s.M, s.K), Wt = W.transpose(), B = Eigen::MatrixXf::Random(s.K, s.N),
+                    C = Eigen::MatrixXf::Zero(s.M, s.N), G = Eigen::MatrixXf::Random(s.M, s.N),
+                    D = Eigen::MatrixXf::Zero(s.K, s.N);
+    const double nn_onednn = cold_ns(
+        [&] { dnnl_sgemm('N', 'N', s.N, s.M, s.K, 1.f, B.data(), s.K, W.data(), s.M, 0.f, C.data(), s.M); });
+    const double nn_skinny = cold_ns([&] {
+      dynet::cpu::gemm_skinny_nn(isa, s.M, s.N, s.K, 1.f, W.data(), s.M, B.data(), s.K, 0.f, C.data(), s.M);
+    });
+    const double tn_onednn = cold_ns(
+        [&] { dnnl_sgemm('N', 'T', s.N, s.K, s.M, 1.f, G.data(), s.M, W.data(), s.M, 0.f, D.data(), s.K); });
+    const double tn_copy = cold_ns(
+        [&] { dnnl_sgemm('N', 'N', s.N, s.K, s.M, 1.f, G.data(), s.M, Wt.data(), s.K, 0.f, D.data(), s.K); });
+    const double tn_skinny = cold_ns([&] {
+      dynet::cpu::gemm_skinny_tn(isa, s.K, s.N, s.M, 1.f, W.data(), s.M, G.data(), s.M, 0.f, D.data(), s.K);
+    });
+    std::printf("skinny_nn_%dx%dx%d_onednn=%.0f ns\nskinny_nn_%dx%dx%d_skinny=%.0f ns\n", s.M, s.N, s.K, nn_onednn, s.M,
+                s.N, s.K, nn_skinny);
+    std::printf("skinny_tn_%dx%dx%d_onednn=%.0f ns\n", s.K, s.N, s.M, tn_onednn);
+    std::printf("skinny_tn_%dx%dx%d_onednn_on_copy=%.0f ns\n", s.K, s.N, s.M, tn_copy);
+    std::printf("skinny_tn_%dx%dx%d_skinny=%.0f ns\n", s.K, s.N, s.M, tn_skinny);
   }
   return 0;
 }

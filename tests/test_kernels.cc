@@ -15,6 +15,7 @@
 #include "kernels/cpu/activations.h"
 #include "kernels/cpu/exp.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_skinny.h"
 #include "kernels/cpu/lstm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/softmax.h"
@@ -102,13 +103,13 @@ TEST(Gemm, TransposedProductsOfAnUnchangedMatrixMatchTheReference) {
 }
 
 // Aᵀ·B with a long inner dimension runs as a sum over blocks of it (gemm.cc): every block lands, beta
-// applies once (0 overwrites C even where it held NaN), on one thread and split over threads (9.2M
+// applies once (0 overwrites C even where it held NaN), on one thread and split over threads (23M
 // multiply-adds).
 TEST(Gemm, LongInnerDimensionInBlocksMatchesTheReference) {
   for (int threads : {1, 2})
     for (float beta : {0.f, 1.f}) {
       ThreadCount tc(threads);
-      const int M = 64, N = 16, K = 9000, lda = K + 3, ldb = K + 1, ldc = M + 2;
+      const int M = 64, N = 40, K = 9000, lda = K + 3, ldb = K + 1, ldc = M + 2;  // N > 32: not skinny
       const auto A = random_floats(size_t(lda) * M, 11), B = random_floats(size_t(ldb) * N, 12);
       auto C = random_floats(size_t(ldc) * N, 13);
       const auto expected = reference_gemm(true, false, M, N, K, 0.5f, A, lda, B, ldb, beta, C, ldc);
@@ -118,6 +119,74 @@ TEST(Gemm, LongInnerDimensionInBlocksMatchesTheReference) {
         for (int i = 0; i < M; ++i)
           ASSERT_NEAR(C[i + j * ldc], expected[i + j * ldc], 2e-3) << "beta=" << beta << " threads=" << threads;
     }
+}
+
+// The skinny kernels on every instruction set this CPU runs, at sizes that leave every kind of tail
+// (rows not a multiple of the tile or the vector, columns not a multiple of the column block, inner
+// dimensions not a multiple of the vector or of the chunk), with padded leading dimensions (the
+// padding stays untouched), beta 0 (C held NaN), 1 and 2.
+std::vector<SkinnyIsa> skinny_isas() {
+  std::vector<SkinnyIsa> isas;
+  if (skinny_isa() == SkinnyIsa::kAvx512) isas.push_back(SkinnyIsa::kAvx512);
+  if (skinny_isa() != SkinnyIsa::kNone) isas.push_back(SkinnyIsa::kAvx2);
+  return isas;
+}
+
+void check_skinny(SkinnyIsa isa, bool ta, int M, int N, int K, float beta) {
+  const int lda = (ta ? K : M) + 3, ldb = K + 2, ldc = M + 5;
+  const auto A = random_floats(size_t(lda) * (ta ? M : K), 21), B = random_floats(size_t(ldb) * N, 22);
+  auto C = random_floats(size_t(ldc) * N, 23);
+  const auto expected = reference_gemm(ta, false, M, N, K, 0.5f, A, lda, B, ldb, beta, C, ldc);
+  if (beta == 0.f)
+    for (int j = 0; j < N; ++j) C[size_t(j) * ldc] = std::numeric_limits<float>::quiet_NaN();
+  if (ta)
+    gemm_skinny_tn(isa, M, N, K, 0.5f, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+  else
+    gemm_skinny_nn(isa, M, N, K, 0.5f, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+  for (int j = 0; j < N; ++j) {
+    for (int i = 0; i < M; ++i)
+      ASSERT_NEAR(C[i + j * ldc], expected[i + j * ldc], 1e-5 * (K + 4))
+          << "isa=" << int(isa) << " ta=" << ta << " M=" << M << " N=" << N << " K=" << K << " beta=" << beta
+          << " at " << i << "," << j;
+    for (int i = M; i < ldc && i + j * ldc < int(C.size()); ++i) ASSERT_EQ(C[i + j * ldc], expected[i + j * ldc]);
+  }
+}
+
+TEST(GemmSkinny, ProductsMatchTheReference) {
+  for (SkinnyIsa isa : skinny_isas())
+    for (float beta : {0.f, 1.f, 2.f}) {
+      for (int M : {1, 7, 8, 16, 17, 47, 48, 49, 97, 130})
+        for (int N : {1, 2, 5, 8, 9, 16, 25})
+          for (int K : {1, 3, 64}) check_skinny(isa, false, M, N, K, beta);
+      for (int M : {1, 3, 4, 5, 9})
+        for (int N : {1, 2, 3, 4, 5, 16, 17})
+          for (int K : {1, 15, 16, 17, 2047, 2049, 4100}) check_skinny(isa, true, M, N, K, beta);
+    }
+  if (skinny_isas().empty()) GTEST_SKIP() << "no AVX2: gemm routes every product to oneDNN";
+}
+
+// The shapes gemm routes to the skinny kernels (an output layer's W·B and Wᵀ·G, on one thread and split
+// over two), and Wᵀ·G through gemm_tn_unchanged, which multiplies W as it is for them (no copy).
+TEST(GemmSkinny, RoutedProductsMatchTheReference) {
+  const int M = 1000, N = 16, K = 300, lda = M + 3, ldb = K + 1, ldc = M + 2;
+  const auto W = random_floats(size_t(lda) * K, 31), X = random_floats(size_t(ldb) * N, 32);
+  const auto G = random_floats(size_t(lda) * N, 33);
+  for (int threads : {1, 2}) {
+    ThreadCount tc(threads);
+    auto C = random_floats(size_t(ldc) * N, 34);
+    auto expected = reference_gemm(false, false, M, N, K, 1.f, W, lda, X, ldb, 1.f, C, ldc);
+    gemm(false, false, M, N, K, 1.f, W.data(), lda, X.data(), ldb, 1.f, C.data(), ldc);
+    for (size_t i = 0; i < C.size(); ++i) ASSERT_NEAR(C[i], expected[i], 2e-3) << "W·X threads=" << threads;
+    for (int pass = 0; pass < 3; ++pass) {
+      const TransposeScope scope;
+      auto D = random_floats(size_t(ldb) * N, 35);
+      expected = reference_gemm(true, false, K, N, M, 0.5f, W, lda, G, lda, 1.f, D, ldb);
+      gemm_tn_unchanged(K, N, M, 0.5f, W.data(), lda, G.data(), lda, 1.f, D.data(), ldb);
+      gemm_tn_unchanged(K, N, M, 0.5f, W.data(), lda, G.data(), lda, 0.f, D.data(), ldb);  // the second use
+      expected = reference_gemm(true, false, K, N, M, 0.5f, W, lda, G, lda, 0.f, expected, ldb);
+      for (size_t i = 0; i < D.size(); ++i) ASSERT_NEAR(D[i], expected[i], 2e-3) << "Wᵀ·G threads=" << threads;
+    }
+  }
 }
 
 TEST(Gemm, LeavesTheCallersThreadCountAsItWas) {

@@ -1,6 +1,7 @@
 #include "kernels/cpu/gemm.h"
 
 #include "core/mem.h"
+#include "kernels/cpu/gemm_skinny.h"
 #include "kernels/cpu/gemv.h"
 #include "kernels/cpu/parallel.h"
 
@@ -35,6 +36,20 @@ bool product_at_most(long a, long b, long limit) { return a <= limit && b <= lim
 long chunk_count(long extent, double macs, int threads) {
   const double by_size = std::min(double(extent / 16), macs / double(1L << 21));
   return static_cast<long>(std::max(1.0, std::min(2.0 * threads, by_size)));
+}
+
+// Whether op(A)·B goes to the skinny kernels (gemm_skinny.h): A of 64k elements and more (below that,
+// A stays in cache and oneDNN's packing is cheap) times 2-24 columns (A·B) or 2-32 columns with an inner
+// dimension of 256 and more (Aᵀ·B, where the kernels' dot products are reduced once per 2048 elements).
+// Measured by bench/gemm_routing, CPU time, one thread, A evicted from the caches before each call as
+// an output layer's W is between time steps: 10000x16x256 1.5 -> 0.8 ms (oneDNN packs all of W per
+// call), Wᵀ·G 256x16x10000 3.2 ms (oneDNN) or 1.6 ms (oneDNN on gemm_tn_unchanged's transposed copy,
+// plus the copy) -> 1.3 ms; 1024x16x256 170 -> 110 us. A single column stays with oneDNN's matrix-vector
+// route (10000x1x256: 0.55 against 0.8 ms), and from 32 (A·B) or 64 (Aᵀ·B) columns oneDNN's blocking
+// wins in cache (10000x64x256: 2.9 against 3.4 ms).
+bool skinny(bool trans_a, bool trans_b, long M, long N, long K) {
+  if (trans_b || N < 2 || double(M) * double(K) < double(1 << 16) || skinny_isa() == SkinnyIsa::kNone) return false;
+  return trans_a ? N <= 32 && K >= 256 : N <= 24 && K >= 16;
 }
 
 // C = beta · C
@@ -102,9 +117,14 @@ void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const
   // in a pass, e.g. all time steps autobatched): oneDNN runs it 1.2-1.7x slower in one call than as a
   // sum over blocks of 1024 (256x16x10000: 3.2 ms vs 1.9 ms; 1024x64x30000: 68 vs 52 ms). Neutral from
   // about 200 columns on, and a loss for a single column. Measured with thread CPU time by
-  // bench/gemm_routing.
+  // bench/gemm_routing. Up to 32 columns the skinny kernel takes these products where it runs.
   const bool split_inner = trans_a && !trans_b && K > 8192 && N >= 16 && N <= 160;
+  const bool use_skinny = skinny(trans_a, trans_b, M, N, K);
   auto sgemm = [&](long m, long n, const float* a, const float* b, float* c) {
+    if (use_skinny) {
+      if (trans_a) return gemm_skinny_tn(skinny_isa(), m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
+      return gemm_skinny_nn(skinny_isa(), m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
     if (!split_inner) return sgemm_k(m, n, K, a, b, beta, c);
     constexpr long kBlock = 1024;
     for (long k0 = 0; k0 < K; k0 += kBlock)
@@ -159,7 +179,9 @@ void gemm_tn_unchanged(long M, long N, long K, float alpha, const float* A, long
                        float beta, float* C, long ldc) {
   Transposes& tr = transposes;
   // Products that gemm sends to its own matrix-vector kernels (N == 1) keep them.
-  const bool copy_pays = N >= 2 && M >= 2 && K >= 2 && !product_at_most(M, K, kMinTransposeElems - 1);
+  // Nor do products that the skinny kernels take: they read A as it is.
+  const bool copy_pays = N >= 2 && M >= 2 && K >= 2 && !product_at_most(M, K, kMinTransposeElems - 1) &&
+                         !skinny(true, false, M, N, K);
   if (tr.scopes == 0 || !copy_pays) return gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   Transposes::Entry* e = nullptr;
   for (Transposes::Entry& x : tr.entries)

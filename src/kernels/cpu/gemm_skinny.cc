@@ -1,0 +1,105 @@
+#include "kernels/cpu/gemm_skinny.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+namespace dynet::cpu {
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace skinny_avx2 {
+using V = __m256;
+constexpr long kLanes = 8;
+// 16 registers: 2 x 6 sums, two columns of A and a broadcast element of B.
+constexpr int kNnVectors = 2, kNnCols = 6, kTnRows = 4, kTnCols = 2;
+#define DYNET_SKINNY_WIDE 0
+inline V zero() { return _mm256_setzero_ps(); }
+inline V load(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256i first(long n) {  // the first n lanes
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline V load_part(const float* p, long n) { return _mm256_maskload_ps(p, first(n)); }
+inline void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+inline void store_part(float* p, V v, long n) { _mm256_maskstore_ps(p, first(n), v); }
+inline V bcast(float x) { return _mm256_set1_ps(x); }
+inline V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+inline __m128 fold(V v) { return _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); }
+inline void sum4(V s0, V s1, V s2, V s3, float* out) {
+  const __m128 t01 = _mm_hadd_ps(fold(s0), fold(s1)), t23 = _mm_hadd_ps(fold(s2), fold(s3));
+  _mm_storeu_ps(out, _mm_hadd_ps(t01, t23));
+}
+#include "kernels/cpu/gemm_skinny.inc"
+#undef DYNET_SKINNY_WIDE
+}  // namespace skinny_avx2
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+namespace skinny_avx512 {
+using V = __m512;
+constexpr long kLanes = 16;
+// 32 registers: 3 x 8 sums (48 rows of C, 8 columns), three vectors of A and a broadcast element of B.
+constexpr int kNnVectors = 3, kNnCols = 8, kTnRows = 4, kTnCols = 4;
+#define DYNET_SKINNY_WIDE 1
+inline V zero() { return _mm512_setzero_ps(); }
+inline V load(const float* p) { return _mm512_loadu_ps(p); }
+inline __mmask16 first(long n) { return static_cast<__mmask16>((1u << n) - 1u); }  // the first n lanes
+inline V load_part(const float* p, long n) { return _mm512_maskz_loadu_ps(first(n), p); }
+inline void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+inline void store_part(float* p, V v, long n) { _mm512_mask_storeu_ps(p, first(n), v); }
+inline V bcast(float x) { return _mm512_set1_ps(x); }
+inline V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+inline __m256 fold512(V v) {  // (not _mm512_extractf64x4_pd: GCC 12 warns about its undefined operand)
+  return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+         __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+inline __m128 fold(__m256 v) { return _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); }
+inline void sum4(V s0, V s1, V s2, V s3, float* out) {
+  const __m128 t01 = _mm_hadd_ps(fold(fold512(s0)), fold(fold512(s1)));
+  const __m128 t23 = _mm_hadd_ps(fold(fold512(s2)), fold(fold512(s3)));
+  _mm_storeu_ps(out, _mm_hadd_ps(t01, t23));
+}
+#include "kernels/cpu/gemm_skinny.inc"
+#undef DYNET_SKINNY_WIDE
+}  // namespace skinny_avx512
+#pragma GCC pop_options
+
+SkinnyIsa skinny_isa() {
+  static const SkinnyIsa isa = __builtin_cpu_supports("avx512f")                                   ? SkinnyIsa::kAvx512
+                               : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? SkinnyIsa::kAvx2
+                                                                                                   : SkinnyIsa::kNone;
+  return isa;
+}
+
+void gemm_skinny_nn(SkinnyIsa isa, long M, long N, long K, float alpha, const float* A, long lda, const float* B,
+                    long ldb, float beta, float* C, long ldc) {
+  if (isa == SkinnyIsa::kAvx512) return skinny_avx512::nn(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (isa == SkinnyIsa::kAvx2) return skinny_avx2::nn(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  throw std::logic_error("gemm_skinny_nn: no kernel for this CPU");
+}
+
+void gemm_skinny_tn(SkinnyIsa isa, long M, long N, long K, float alpha, const float* A, long lda, const float* B,
+                    long ldb, float beta, float* C, long ldc) {
+  if (isa == SkinnyIsa::kAvx512) return skinny_avx512::tn(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (isa == SkinnyIsa::kAvx2) return skinny_avx2::tn(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  throw std::logic_error("gemm_skinny_tn: no kernel for this CPU");
+}
+
+}  // namespace dynet::cpu
+
+#else  // not x86-64: gemm keeps oneDNN
+
+namespace dynet::cpu {
+SkinnyIsa skinny_isa() { return SkinnyIsa::kNone; }
+void gemm_skinny_nn(SkinnyIsa, long, long, long, float, const float*, long, const float*, long, float, float*, long) {
+  throw std::logic_error("gemm_skinny_nn: no kernel for this CPU");
+}
+void gemm_skinny_tn(SkinnyIsa, long, long, long, float, const float*, long, const float*, long, float, float*, long) {
+  throw std::logic_error("gemm_skinny_tn: no kernel for this CPU");
+}
+}  // namespace dynet::cpu
+
+#endif
