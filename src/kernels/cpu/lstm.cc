@@ -40,10 +40,11 @@ DYNET_CLONES void lstm_c_backward_c(const float* gates, const float* dc, float* 
   for (long k = 0; k < H; ++k) dc_prev[k] += dc[k] * f[k];
 }
 
-DYNET_CLONES void lstm_c_backward_gates(const float* gates, const float* c_prev, const float* dc, float* dgates,
-                                        long H) {
-  const float *i = gates, *g = gates + 3 * H;
-  float *di = dgates, *df = dgates + H, *dg = dgates + 3 * H;
+// __restrict: without it GCC keeps this loop scalar (its three stores might feed its loads).
+DYNET_CLONES void lstm_c_backward_gates(const float* __restrict gates, const float* __restrict c_prev,
+                                        const float* __restrict dc, float* __restrict dgates, long H) {
+  const float *__restrict i = gates, *__restrict g = gates + 3 * H;
+  float *__restrict di = dgates, *__restrict df = dgates + H, *__restrict dg = dgates + 3 * H;
   for (long k = 0; k < H; ++k) {
     di[k] += dc[k] * g[k];
     df[k] += dc[k] * c_prev[k];
