@@ -640,6 +640,45 @@ TEST(AutobatchModels, NodeGradientsAgree) {
   }
 }
 
+// Gradient memory is zeroed where it is first used (BatchedExecutor::zero_before_use), not up front: a
+// second backward over the same memory, which then holds the first one's gradients, gives the same
+// gradients, for nodes batched as views or gathered, run alone, shared and of parameters.
+TEST(AutobatchModels, GradientMemoryIsZeroedBeforeUse) {
+  ParameterCollection pc;
+  Parameter W = pc.add_parameters({3, 3});
+  auto grads = [&](int strategy) {
+    auto g = graph_with(strategy);
+    Expression w = parameter(*g, W);
+    std::vector<Expression> xs, hs;
+    for (unsigned k = 0; k < 5; ++k) {
+      xs.push_back(input(*g, Dim({3}), std::vector<float>{0.1f * k, -0.2f, 0.3f + k}));
+      hs.push_back(tanh(w * xs.back()));
+    }
+    // cmult's arguments come in another order than their batch made them (gathered, scattered back).
+    Expression loss = sum_elems(cmult(hs[4], hs[0]) + cmult(hs[1], hs[3]) + logistic(hs[2]));
+    std::vector<std::vector<float>> first, second;
+    for (auto* out : {&first, &second}) {
+      pc.reset_gradient();
+      loss.value();
+      g->backward(loss, true);
+      for (auto& e : xs) out->push_back(as_vector(e.gradient()));
+      for (auto& e : hs) out->push_back(as_vector(e.gradient()));
+      out->push_back(as_vector(w.gradient()));
+      out->push_back(as_vector(W.get_storage().g));
+    }
+    EXPECT_EQ(first, second) << "strategy " << strategy;
+    return first;
+  };
+  const auto want = grads(0);
+  for (int strategy : {1, 2}) {
+    const auto got = grads(strategy);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      for (size_t k = 0; k < want[i].size(); ++k)
+        EXPECT_NEAR(got[i][k], want[i][k], 1e-6) << "strategy " << strategy << " gradient " << i;
+  }
+}
+
 // The rnnlm pattern: per-step output products W·h_t depend on no other step's, so the agenda runs them
 // as one batched node after the recurrence (one GEMM across time steps).
 TEST(AutobatchSchedule, OutputLayerOfEveryStepRunsOnce) {

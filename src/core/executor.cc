@@ -188,7 +188,7 @@ size_t Executor::mark_reached(VariableIndex last, bool full) {
   return total;
 }
 
-float* Executor::begin_gradients(size_t floats) {
+float* Executor::begin_gradients(size_t floats, bool zeroed) {
   grad_.assign(cg_->size(), Tensor());
   has_backward_ = false;
   grad_pool_.free_all();
@@ -199,7 +199,7 @@ float* Executor::begin_gradients(size_t floats) {
     throw std::runtime_error("backward: out of memory allocating the gradients of " + std::to_string(floats) +
                              " values");
   }
-  std::memset(block, 0, floats * sizeof(float));
+  if (zeroed) std::memset(block, 0, floats * sizeof(float));
   return block;
 }
 

@@ -59,9 +59,10 @@ class Executor {
   void prepare_backward(VariableIndex last, bool full);
   // The steps of prepare_backward, for executors that lay gradients out themselves: mark_reached
   // returns the floats the reached nodes need; begin_gradients clears grad_ and returns `floats`
-  // zeroed floats; seed_gradient sets dE/dlast = 1 once grad_[last] is assigned.
+  // floats (zeroed unless the executor zeroes them itself); seed_gradient sets dE/dlast = 1 once
+  // grad_[last] is assigned.
   size_t mark_reached(VariableIndex last, bool full);
-  float* begin_gradients(size_t floats);
+  float* begin_gradients(size_t floats, bool zeroed = true);
   void seed_gradient(VariableIndex last);
   void grow(size_t n);
   // The pools of a device other than the CPU (made on first use; the CPU's are the members below).

@@ -145,6 +145,12 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<uint8_t> param_used_;
   std::vector<const Batch*> param_batches_;  // batched parameter nodes whose gradients go out last
   std::vector<float*> gptr_;      // backward: grad_[i].v of each reached node i, compact
+  // backward: the CPU's gradient block and which of its chunks (kZeroChunk floats) are zeroed yet.
+  static constexpr size_t kZeroChunk = 4096;
+  void zero_before_use(const float* p, size_t n);
+  float* grad_block_ = nullptr;
+  size_t grad_floats_ = 0;
+  std::vector<uint8_t> zeroed_chunks_;
   std::vector<float*> dsts_;      // backward_batch: the arguments' gradients, by argument and member
   std::vector<float*> segments_;  // gather_on_device, scatter_on_device: the members' memory
   std::vector<size_t> device_floats_;  // device_gradient_layout: floats and next free gradient per device
