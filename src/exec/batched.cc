@@ -239,7 +239,6 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
     stage_[j] = info.node;
     __builtin_prefetch(graph_args + info.args);
     __builtin_prefetch(&fx_[info.node], 1);
-    __builtin_prefetch(&aux_[info.node], 1);
   }
   VariableIndex* const margs = stage_.data() + k;
   for (unsigned j = 0; j < k; ++j) {
@@ -410,10 +409,9 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
     // the slots written here are never read.
     const size_t n = r0.dim.size();
     args_.insert(args_.end(), margs, margs + size_t(k) * nargs);
-    for (unsigned j = 0; j < k; ++j) {
-      set_tensor(fx_[m[j]], r0.dim, fx.v + j * n, dev, DeviceMempool::FXS);
-      aux_[m[j]] = nullptr;  // the batch's aux memory belongs to the batched node
-    }
+    // (Members' aux_ slots stay as they are: the batch's aux memory belongs to the batched node, and
+    // only nodes run alone read theirs.)
+    for (unsigned j = 0; j < k; ++j) set_tensor(fx_[m[j]], r0.dim, fx.v + j * n, dev, DeviceMempool::FXS);
     if (def.aux_floats) {
       arg_recs_.resize(nargs);
       arg_ids_.resize(nargs);
