@@ -40,11 +40,11 @@ long chunk_count(long extent, double macs, int threads) {
 
 // Whether op(A)·B goes to the skinny kernels (gemm_skinny.h): A of 64k elements and more (below that,
 // A stays in cache and oneDNN's packing is cheap) times 2-24 columns (A·B) or 2-32 columns with an inner
-// dimension of 256 and more (Aᵀ·B, where the kernels' dot products are reduced once per 2048 elements).
+// dimension of 256 and more (Aᵀ·B: the shapes measured, input gradients of layers of 256 outputs and more).
 // Measured by bench/gemm_routing, CPU time, one thread, A evicted from the caches before each call as
 // an output layer's W is between time steps: 10000x16x256 1.5 -> 0.8 ms (oneDNN packs all of W per
 // call), Wᵀ·G 256x16x10000 3.2 ms (oneDNN) or 1.6 ms (oneDNN on gemm_tn_unchanged's transposed copy,
-// plus the copy) -> 1.3 ms; 1024x16x256 170 -> 110 us. A single column stays with oneDNN's matrix-vector
+// plus the copy) -> 1.0-1.3 ms; 1024x16x256 170 -> 110 us. A single column stays with oneDNN's matrix-vector
 // route (10000x1x256: 0.55 against 0.8 ms), and from 32 (A·B) or 64 (Aᵀ·B) columns oneDNN's blocking
 // wins in cache (10000x64x256: 2.9 against 3.4 ms).
 bool skinny(bool trans_a, bool trans_b, long M, long N, long K) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -13,8 +14,9 @@ namespace dynet::cpu {
 namespace skinny_avx2 {
 using V = __m256;
 constexpr long kLanes = 8;
-// 16 registers: 2 x 6 sums, two columns of A and a broadcast element of B.
-constexpr int kNnVectors = 2, kNnCols = 6, kTnRows = 4, kTnCols = 2;
+// 16 registers: 2 x 6 sums, two columns of A and a broadcast element of B; Aᵀ·B: NV x kTnCols[NV - 1] sums.
+constexpr int kNnVectors = 2, kNnCols = 6;
+constexpr int kTnCols[] = {8, 4, 3, 2};
 #define DYNET_SKINNY_WIDE 0
 inline V zero() { return _mm256_setzero_ps(); }
 inline V load(const float* p) { return _mm256_loadu_ps(p); }
@@ -26,11 +28,6 @@ inline void store(float* p, V v) { _mm256_storeu_ps(p, v); }
 inline void store_part(float* p, V v, long n) { _mm256_maskstore_ps(p, first(n), v); }
 inline V bcast(float x) { return _mm256_set1_ps(x); }
 inline V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-inline __m128 fold(V v) { return _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); }
-inline void sum4(V s0, V s1, V s2, V s3, float* out) {
-  const __m128 t01 = _mm_hadd_ps(fold(s0), fold(s1)), t23 = _mm_hadd_ps(fold(s2), fold(s3));
-  _mm_storeu_ps(out, _mm_hadd_ps(t01, t23));
-}
 #include "kernels/cpu/gemm_skinny.inc"
 #undef DYNET_SKINNY_WIDE
 }  // namespace skinny_avx2
@@ -41,8 +38,10 @@ inline void sum4(V s0, V s1, V s2, V s3, float* out) {
 namespace skinny_avx512 {
 using V = __m512;
 constexpr long kLanes = 16;
-// 32 registers: 3 x 8 sums (48 rows of C, 8 columns), three vectors of A and a broadcast element of B.
-constexpr int kNnVectors = 3, kNnCols = 8, kTnRows = 4, kTnCols = 4;
+// 32 registers: 3 x 8 sums (48 rows of C, 8 columns), three vectors of A and a broadcast element of B;
+// Aᵀ·B: NV x kTnCols[NV - 1] sums (8 columns of A: more ran slower, 16 and 24 at 256x16x10000).
+constexpr int kNnVectors = 3, kNnCols = 8;
+constexpr int kTnCols[] = {8, 8, 6, 4};
 #define DYNET_SKINNY_WIDE 1
 inline V zero() { return _mm512_setzero_ps(); }
 inline V load(const float* p) { return _mm512_loadu_ps(p); }
@@ -52,16 +51,6 @@ inline void store(float* p, V v) { _mm512_storeu_ps(p, v); }
 inline void store_part(float* p, V v, long n) { _mm512_mask_storeu_ps(p, first(n), v); }
 inline V bcast(float x) { return _mm512_set1_ps(x); }
 inline V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-inline __m256 fold512(V v) {  // (not _mm512_extractf64x4_pd: GCC 12 warns about its undefined operand)
-  return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
-         __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-}
-inline __m128 fold(__m256 v) { return _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); }
-inline void sum4(V s0, V s1, V s2, V s3, float* out) {
-  const __m128 t01 = _mm_hadd_ps(fold(fold512(s0)), fold(fold512(s1)));
-  const __m128 t23 = _mm_hadd_ps(fold(fold512(s2)), fold(fold512(s3)));
-  _mm_storeu_ps(out, _mm_hadd_ps(t01, t23));
-}
 #include "kernels/cpu/gemm_skinny.inc"
 #undef DYNET_SKINNY_WIDE
 }  // namespace skinny_avx512
