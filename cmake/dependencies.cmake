@@ -47,4 +47,8 @@ if(NOT DEFINED DYNET_MPI OR DYNET_MPI STREQUAL "AUTO" OR DYNET_MPI)
     list(APPEND DYNET_MISSING_DEPENDENCIES "MPI (Debian packages libopenmpi-dev and openmpi-bin; -DDYNET_MPI=ON asks for it)")
   endif()
 endif()
+# The Python module's headers (scripts/build builds it with the project venv's Python).
+if(DYNET_BUILD_PYTHON)
+  dynet_require(Python 3.10 COMPONENTS Interpreter Development.Module DEBIAN "python3-dev")
+endif()
 dynet_report_missing()
