@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,7 +92,10 @@ int rerun_current_test(const std::vector<std::string>& env) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string filter = std::string("--gtest_filter=") + info->test_suite_name() + "." + info->name();
   std::vector<std::string> vars = env;
-  for (char** e = environ; *e; ++e) vars.emplace_back(*e);
+  // Without gtest's sharding variables: a shard's child would run the shard's share of one test (none).
+  for (char** e = environ; *e; ++e)
+    if (std::string_view(*e).rfind("GTEST_SHARD", 0) != 0 && std::string_view(*e).rfind("GTEST_TOTAL_SHARDS", 0) != 0)
+      vars.emplace_back(*e);
   std::vector<char*> envp, argv = {const_cast<char*>("/proc/self/exe"), filter.data()};
   for (auto& v : vars) envp.push_back(v.data());
   envp.push_back(nullptr);
