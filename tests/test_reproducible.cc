@@ -11,8 +11,8 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
