@@ -158,8 +158,8 @@ TEST(GemmSkinny, ProductsMatchTheReference) {
       for (int M : {1, 7, 8, 16, 17, 47, 48, 49, 97, 130})
         for (int N : {1, 2, 5, 8, 9, 16, 25})
           for (int K : {1, 3, 64}) check_skinny(isa, false, M, N, K, beta);
-      for (int M : {1, 3, 8, 9, 17})
-        for (int N : {1, 2, 5, 8, 9, 16, 17, 25, 32, 33})
+      for (int M : {1, 3, 8, 9, 17, 26})
+        for (int N : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 25, 32, 33})
           for (int K : {1, 15, 255, 257, 600}) check_skinny(isa, true, M, N, K, beta);
     }
   if (skinny_isas().empty()) GTEST_SKIP() << "no AVX2: gemm routes every product to oneDNN";

@@ -17,6 +17,9 @@ constexpr long kLanes = 8;
 // 16 registers: 2 x 6 sums, two columns of A and a broadcast element of B; Aᵀ·B: NV x kTnCols[NV - 1] sums.
 constexpr int kNnVectors = 2, kNnCols = 6;
 constexpr int kTnCols[] = {8, 4, 3, 2};
+// Aᵀ·B with 1-4 columns of B: kTnDotCols[N - 1] columns of A x N dot products per tile.
+constexpr int kTnDotMax = 4;
+constexpr int kTnDotCols[] = {8, 5, 3, 2};
 #define DYNET_SKINNY_WIDE 0
 inline V zero() { return _mm256_setzero_ps(); }
 inline V load(const float* p) { return _mm256_loadu_ps(p); }
@@ -28,6 +31,11 @@ inline void store(float* p, V v) { _mm256_storeu_ps(p, v); }
 inline void store_part(float* p, V v, long n) { _mm256_maskstore_ps(p, first(n), v); }
 inline V bcast(float x) { return _mm256_set1_ps(x); }
 inline V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+inline float sum_lanes(V v) {
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
 #include "kernels/cpu/gemm_skinny.inc"
 #undef DYNET_SKINNY_WIDE
 }  // namespace skinny_avx2
@@ -42,6 +50,9 @@ constexpr long kLanes = 16;
 // Aᵀ·B: NV x kTnCols[NV - 1] sums (8 columns of A: more ran slower, 16 and 24 at 256x16x10000).
 constexpr int kNnVectors = 3, kNnCols = 8;
 constexpr int kTnCols[] = {8, 8, 6, 4};
+// Aᵀ·B with 1-6 columns of B as dot products (7 and 8 ran no faster than tn_lanes, in cache).
+constexpr int kTnDotMax = 6;
+constexpr int kTnDotCols[] = {12, 10, 8, 6, 4, 4};
 #define DYNET_SKINNY_WIDE 1
 inline V zero() { return _mm512_setzero_ps(); }
 inline V load(const float* p) { return _mm512_loadu_ps(p); }
@@ -51,6 +62,15 @@ inline void store(float* p, V v) { _mm512_storeu_ps(p, v); }
 inline void store_part(float* p, V v, long n) { _mm512_mask_storeu_ps(p, first(n), v); }
 inline V bcast(float x) { return _mm512_set1_ps(x); }
 inline V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+// Masked shuffles only: the unmasked ones, the 256-bit cast and _mm512_reduce_add_ps take an undefined
+// operand in GCC 12's headers, which -Wuninitialized reports.
+inline float sum_lanes(V v) {
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(0xffff, v, v, 0x4e));  // 256-bit halves
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(0xffff, v, v, 0xb1));  // 128-bit quarters
+  v = _mm512_add_ps(v, _mm512_maskz_permute_ps(0xffff, v, 0x4e));        // pairs
+  v = _mm512_add_ps(v, _mm512_maskz_permute_ps(0xffff, v, 0xb1));        // neighbours
+  return _mm512_cvtss_f32(v);
+}
 #include "kernels/cpu/gemm_skinny.inc"
 #undef DYNET_SKINNY_WIDE
 }  // namespace skinny_avx512
