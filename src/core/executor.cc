@@ -91,12 +91,13 @@ void Executor::grow(size_t n) {
   if (fx_.size() < n) {
     fx_.resize(n);
     aux_.resize(n);
+    value_ptr_.resize(n);
   }
   computed_.resize(n, 0);
 }
 
-void Executor::mark_computed(VariableIndex i) {
-  computed_[i] = 1;
+void Executor::mark_computed(VariableIndex i, uint8_t state) {
+  computed_[i] = state;
   order_.push_back(i);
   while (prefix_ < computed_.size() && computed_[prefix_]) ++prefix_;
 }
@@ -105,8 +106,14 @@ const Tensor* Executor::gather_arg_values(VariableIndex i) {
   const NodeRec& r = cg_->node(i);
   const VariableIndex* a = cg_->node_args(i);
   if (arg_scratch_.size() < r.nargs) arg_scratch_.resize(r.nargs);
-  for (size_t k = 0; k < r.nargs; ++k) arg_scratch_[k] = fx_[a[k]];
+  for (size_t k = 0; k < r.nargs; ++k) arg_scratch_[k] = value(a[k]);
   return arg_scratch_.data();
+}
+
+void Executor::write_value_record(VariableIndex i) {
+  const NodeRec& r = cg_->node(i);
+  fx_[i] = Tensor(r.dim, value_ptr_[i], detail::device_at(r.device), DeviceMempool::FXS);
+  computed_[i] = 1;
 }
 
 void Executor::forward_node(VariableIndex i, float* out) {
@@ -145,6 +152,7 @@ void Executor::forward_node(VariableIndex i, float* out) {
     fx_pool.revert(fx_mark);
     throw;
   }
+  value_ptr_[i] = fx.v;
   mark_computed(i);
 }
 

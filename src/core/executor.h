@@ -32,7 +32,11 @@ class Executor {
   virtual void backward(VariableIndex last, bool full) = 0;
 
   bool computed(VariableIndex i) const { return i < computed_.size() && computed_[i]; }
-  const Tensor& value(VariableIndex i) const { return fx_[i]; }
+  // Node i's value (computed).
+  const Tensor& value(VariableIndex i) {
+    if (computed_[i] == kUnwrittenRecord) [[unlikely]] write_value_record(i);
+    return fx_[i];
+  }
   // The gradient of node i from the last backward(): zeros for a node that does not lead to the loss
   // (DyNet's behaviour). Throws when no backward covered node i.
   const Tensor& gradient(VariableIndex i);
@@ -51,7 +55,11 @@ class Executor {
   // Allocates node i's output (unless the op aliases, or `out` gives its place) and aux memory, runs its
   // forward and checks validity if asked to. Arguments must be computed.
   void forward_node(VariableIndex i, float* out = nullptr);
-  void mark_computed(VariableIndex i);
+  // computed_[i] of a node whose value lies at value_ptr_[i] but whose fx_[i] is not written yet (a
+  // batch member: its record, 64 bytes far from its batch's others, is written when first read).
+  static constexpr uint8_t kUnwrittenRecord = 2;
+  void mark_computed(VariableIndex i, uint8_t state = 1);
+  void write_value_record(VariableIndex i);
   // The argument values of a node, in arg_scratch_.
   const Tensor* gather_arg_values(VariableIndex i);
   // Gradient bookkeeping shared by executors: which nodes need a gradient and lead to `last`
@@ -80,6 +88,7 @@ class Executor {
 
   const ComputationGraph* cg_;
   std::vector<Tensor> fx_, grad_;
+  std::vector<float*> value_ptr_;  // fx_[i].v of every computed node, 8 bytes a node
   std::vector<float*> aux_;
   std::vector<uint8_t> computed_;
   std::vector<VariableIndex> order_;   // nodes in the order they were computed (checkpoints truncate it)

@@ -238,7 +238,7 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
     const NodeInfo& info = info_[group[j]];
     stage_[j] = info.node;
     __builtin_prefetch(graph_args + info.args);
-    __builtin_prefetch(&fx_[info.node], 1);
+    __builtin_prefetch(&value_ptr_[info.node], 1);
   }
   VariableIndex* const margs = stage_.data() + k;
   for (unsigned j = 0; j < k; ++j) {
@@ -260,8 +260,8 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   }
   order_keys_.resize(k);
   if (key >= 0) {
-    for (unsigned j = 0; j < k; ++j) __builtin_prefetch(&fx_[margs[size_t(j) * nargs + key]].v);
-    for (unsigned j = 0; j < k; ++j) order_keys_[j] = {fx_[margs[size_t(j) * nargs + key]].v, stage_[j], j};
+    for (unsigned j = 0; j < k; ++j) __builtin_prefetch(&value_ptr_[margs[size_t(j) * nargs + key]]);
+    for (unsigned j = 0; j < k; ++j) order_keys_[j] = {value_ptr_[margs[size_t(j) * nargs + key]], stage_[j], j};
   } else {
     for (unsigned j = 0; j < k; ++j) order_keys_[j] = {nullptr, stage_[j], j};
   }
@@ -336,9 +336,9 @@ bool BatchedExecutor::try_batched(const VariableIndex* m, const VariableIndex* m
       gather += size_t(k) * r0.dim.bd * n;
       continue;
     }
-    const float* base = fx_[a0].v;
+    const float* base = value_ptr_[a0];
     for (unsigned j = 1; j < k; ++j)
-      if (fx_[margs[size_t(j) * nargs + a]].v != base + j * n) {
+      if (value_ptr_[margs[size_t(j) * nargs + a]] != base + j * n) {
         contiguous_[a] = 0;
         gather += size_t(k) * n;
         break;
@@ -372,7 +372,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
   try {
     const size_t size = out.checked_size(def.name);
     for (unsigned a = 0; a < nargs; ++a) {
-      Tensor t = fx_[margs[a]];
+      Tensor t = value(margs[a]);
       if (!def.batch.is_shared(a)) {
         const size_t n = t.d.size();
         const unsigned rep = r0.dim.bd / t.d.bd;  // copies of each member's argument (see run_group)
@@ -384,7 +384,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
           else
             for (unsigned j = 0; j < k; ++j)
               for (unsigned r = 0; r < rep; ++r)
-                std::memcpy(dst + (size_t(j) * rep + r) * n, fx_[margs[size_t(j) * nargs + a]].v, n * sizeof(float));
+                std::memcpy(dst + (size_t(j) * rep + r) * n, value_ptr_[margs[size_t(j) * nargs + a]], n * sizeof(float));
           t.v = dst;
           g.gathered += size_t(k) * rep * n;
           if (a < 64) g.gathered_args |= uint64_t(1) << a;
@@ -403,15 +403,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
     }
     Tensor fx(out, pool.allocate_floats(size), dev, DeviceMempool::FXS);
     const Tensor* xs = xs_.data() + g.xs;
-    // The members' records, before the kernel runs: their value slots lie far apart (members of a batch
-    // come from e.g. 64 different trees), and were the kernel's data to evict what the gathers above
-    // fetched, each slot would be a cache miss. A batch that fails leaves its members uncomputed, so
-    // the slots written here are never read.
-    const size_t n = r0.dim.size();
     args_.insert(args_.end(), margs, margs + size_t(k) * nargs);
-    // (Members' aux_ slots stay as they are: the batch's aux memory belongs to the batched node, and
-    // only nodes run alone read theirs.)
-    for (unsigned j = 0; j < k; ++j) set_tensor(fx_[m[j]], r0.dim, fx.v + j * n, dev, DeviceMempool::FXS);
     if (def.aux_floats) {
       arg_recs_.resize(nargs);
       arg_ids_.resize(nargs);
@@ -430,7 +422,15 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
       throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(m[0]) + " (" + def.name +
                                " " + r0.dim.str() + ", computed batched with " + std::to_string(k - 1) +
                                " other nodes)");
-    for (unsigned j = 0; j < k; ++j) mark_computed(m[j]);
+    // The members' values: only their pointers. Their records (fx_, 64 bytes each, far apart: members
+    // of a batch come from e.g. 64 different trees) are written when something reads them (value()),
+    // which the executor itself never does for batch members. (Their aux_ slots stay as they are: the
+    // batch's aux memory belongs to the batched node, and only nodes run alone read theirs.)
+    const size_t n = r0.dim.size();
+    for (unsigned j = 0; j < k; ++j) {
+      value_ptr_[m[j]] = fx.v + j * n;
+      mark_computed(m[j], kUnwrittenRecord);
+    }
   } catch (const std::bad_alloc&) {
     xs_.resize(g.xs);
     args_.resize(g.args);
@@ -716,7 +716,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   }
   const BackwardFn backward = backward_kernel(r0, def);
   if (!backward || (r0.flags & kNoGradient)) return;
-  const Tensor fx(bdim, fx_[m[0]].v, dev, DeviceMempool::FXS);
+  const Tensor fx(bdim, value_ptr_[m[0]], dev, DeviceMempool::FXS);
   MemPool& scratch_pool = this->scratch_pool(r0.device);
   const Tensor* xs = xs_.data() + g.xs;
   const unsigned nargs = r0.nargs;
@@ -803,7 +803,7 @@ void BatchedExecutor::gather_on_device(Device* dev, float* dst, const VariableIn
                                        unsigned a, unsigned rep, size_t n) {
   segments_.clear();
   for (unsigned j = 0; j < k; ++j)
-    for (unsigned r = 0; r < rep; ++r) segments_.push_back(fx_[margs[size_t(j) * nargs + a]].v);
+    for (unsigned r = 0; r < rep; ++r) segments_.push_back(value_ptr_[margs[size_t(j) * nargs + a]]);
   dev->gather_segments(dst, segments_.data(), segments_.size(), n);
 }
 
