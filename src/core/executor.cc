@@ -110,10 +110,11 @@ const Tensor* Executor::gather_arg_values(VariableIndex i) {
   return arg_scratch_.data();
 }
 
-void Executor::write_value_record(VariableIndex i) {
+Tensor& Executor::write_record(VariableIndex i, bool gradient) {
   const NodeRec& r = cg_->node(i);
-  fx_[i] = Tensor(r.dim, value_ptr_[i], detail::device_at(r.device), DeviceMempool::FXS);
-  computed_[i] = 1;
+  (gradient ? grad_state_ : computed_)[i] = 1;
+  return (gradient ? grad_ : fx_)[i] = Tensor(r.dim, (gradient ? grad_ptr_ : value_ptr_)[i], detail::device_at(r.device),
+                                              gradient ? DeviceMempool::DEDFS : DeviceMempool::FXS);
 }
 
 void Executor::forward_node(VariableIndex i, float* out) {
@@ -197,7 +198,8 @@ size_t Executor::mark_reached(VariableIndex last, bool full) {
 }
 
 float* Executor::begin_gradients(size_t floats, bool zeroed) {
-  grad_.assign(cg_->size(), Tensor());
+  if (grad_.size() < cg_->size()) grad_.resize(cg_->size());  // stale records: grad_state_ says which are set
+  grad_state_.assign(cg_->size(), 0);
   has_backward_ = false;
   grad_pool_.free_all();
   float* block;
@@ -214,7 +216,7 @@ float* Executor::begin_gradients(size_t floats, bool zeroed) {
 void Executor::seed_gradient(VariableIndex last) {
   has_backward_ = true;
   backward_upto_ = last + 1;
-  Tensor& g = grad_[last];
+  Tensor& g = gradient_record(last);
   if (!detail::host_addressable(g.device))
     g.device->fill(g.v, g.d.size(), 1.f);
   else
@@ -226,6 +228,7 @@ void Executor::prepare_backward(VariableIndex last, bool full) {
   for (size_t i = 0; i <= last; ++i) {
     if (!reached_[i] || cg_->node(static_cast<VariableIndex>(i)).device) continue;
     grad_[i] = Tensor(cg_->node(static_cast<VariableIndex>(i)).dim, block, cpu_device(), DeviceMempool::DEDFS);
+    grad_state_[i] = 1;
     block += grad_[i].d.size();
   }
   if (device_nodes_) device_gradients();
@@ -255,6 +258,7 @@ void Executor::device_gradients() {
     const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
     if (!reached_[i] || !r.device) continue;
     grad_[i] = Tensor(r.dim, next[r.device], detail::device_at(r.device), DeviceMempool::DEDFS);
+    grad_state_[i] = 1;
     next[r.device] += r.dim.size();
   }
 }
@@ -277,15 +281,14 @@ const Tensor& Executor::gradient(VariableIndex i) {
   if (!has_backward_ || i >= backward_upto_)
     throw std::runtime_error("get_gradient: node " + std::to_string(i) +
                              " has no gradient: call backward() on a loss computed from it first");
-  Tensor& g = grad_[i];
-  if (!g.v) {  // not on a path to the loss (or constant): dE/dnode = 0
-    const uint8_t dev = cg_->node(i).device;
-    MemPool& pool = dev ? device_pools(dev).grad : grad_pool_;
-    g = Tensor(cg_->node(i).dim, pool.allocate_floats(cg_->node(i).dim.size()), detail::device_at(dev),
-               DeviceMempool::DEDFS);
-    g.device->fill(g.v, g.d.size(), 0.f);
-  }
-  return g;
+  if (grad_state_[i]) return gradient_record(i);
+  Tensor& g = grad_[i];  // not on a path to the loss (or constant): dE/dnode = 0
+  const uint8_t dev = cg_->node(i).device;
+  MemPool& pool = dev ? device_pools(dev).grad : grad_pool_;
+  g = Tensor(cg_->node(i).dim, pool.allocate_floats(cg_->node(i).dim.size()), detail::device_at(dev),
+             DeviceMempool::DEDFS);
+  g.device->fill(g.v, g.d.size(), 0.f);
+  return grad_state_[i] = 1, g;
 }
 
 void Executor::invalidate() {

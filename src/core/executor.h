@@ -32,15 +32,11 @@ class Executor {
   virtual void backward(VariableIndex last, bool full) = 0;
 
   bool computed(VariableIndex i) const { return i < computed_.size() && computed_[i]; }
-  // Node i's value (computed).
-  const Tensor& value(VariableIndex i) {
-    if (computed_[i] == kUnwrittenRecord) [[unlikely]] write_value_record(i);
-    return fx_[i];
-  }
+  const Tensor& value(VariableIndex i) { return computed_[i] == kUnwrittenRecord ? write_record(i, false) : fx_[i]; }
   // The gradient of node i from the last backward(): zeros for a node that does not lead to the loss
   // (DyNet's behaviour). Throws when no backward covered node i.
   const Tensor& gradient(VariableIndex i);
-  bool has_gradient(VariableIndex i) const { return has_backward_ && i < backward_upto_ && grad_[i].v; }
+  bool has_gradient(VariableIndex i) const { return has_backward_ && i < backward_upto_ && grad_state_[i]; }
   // Number of leading nodes whose values are computed.
   size_t num_evaluated() const { return prefix_; }
 
@@ -55,20 +51,21 @@ class Executor {
   // Allocates node i's output (unless the op aliases, or `out` gives its place) and aux memory, runs its
   // forward and checks validity if asked to. Arguments must be computed.
   void forward_node(VariableIndex i, float* out = nullptr);
-  // computed_[i] of a node whose value lies at value_ptr_[i] but whose fx_[i] is not written yet (a
-  // batch member: its record, 64 bytes far from its batch's others, is written when first read).
+  // computed_[i] (grad_state_[i]) of a node whose value (gradient) lies at value_ptr_[i] (grad_ptr_[i]) and
+  // whose record in fx_ (grad_) is written when first read: a batch's members' records lie far apart.
   static constexpr uint8_t kUnwrittenRecord = 2;
   void mark_computed(VariableIndex i, uint8_t state = 1);
-  void write_value_record(VariableIndex i);
+  Tensor& write_record(VariableIndex i, bool gradient);
+  Tensor& gradient_record(VariableIndex i) { return grad_state_[i] == kUnwrittenRecord ? write_record(i, true) : grad_[i]; }
   // The argument values of a node, in arg_scratch_.
   const Tensor* gather_arg_values(VariableIndex i);
   // Gradient bookkeeping shared by executors: which nodes need a gradient and lead to `last`
   // (reached_), all their gradients allocated zeroed as one block, dE/dlast = 1.
   void prepare_backward(VariableIndex last, bool full);
   // The steps of prepare_backward, for executors that lay gradients out themselves: mark_reached
-  // returns the floats the reached nodes need; begin_gradients clears grad_ and returns `floats`
-  // floats (zeroed unless the executor zeroes them itself); seed_gradient sets dE/dlast = 1 once
-  // grad_[last] is assigned.
+  // returns the floats the reached nodes need; begin_gradients forgets every gradient record and returns
+  // `floats` floats (zeroed unless the executor zeroes them itself); seed_gradient sets dE/dlast = 1
+  // once last's gradient is assigned (grad_state_).
   size_t mark_reached(VariableIndex last, bool full);
   float* begin_gradients(size_t floats, bool zeroed = true);
   void seed_gradient(VariableIndex last);
@@ -88,7 +85,8 @@ class Executor {
 
   const ComputationGraph* cg_;
   std::vector<Tensor> fx_, grad_;
-  std::vector<float*> value_ptr_;  // fx_[i].v of every computed node, 8 bytes a node
+  std::vector<float*> value_ptr_, grad_ptr_;  // fx_[i].v of every computed node; grad_[i].v (see grad_state_)
+  std::vector<uint8_t> grad_state_;  // since begin_gradients: 0 no gradient (zeros on request), 1 grad_[i] set
   std::vector<float*> aux_;
   std::vector<uint8_t> computed_;
   std::vector<VariableIndex> order_;   // nodes in the order they were computed (checkpoints truncate it)

@@ -604,14 +604,15 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
   grad_block_ = block;
   grad_floats_ = total;
   zeroed_chunks_.assign((total + kZeroChunk - 1) / kZeroChunk, 0);
-  gptr_.resize(n);  // set below for every reached node
+  grad_ptr_.resize(n);  // set below for every reached node
   float* next = block;
   Device* const cpu = detail::device_at(0);
   auto assign_single = [&](VariableIndex i) {
     const NodeRec& r = cg_->node(i);
     if (!reached_node(reached_, i) || r.device) return;
     set_tensor(grad_[i], r.dim, next, cpu, DeviceMempool::DEDFS);
-    gptr_[i] = next;
+    grad_state_[i] = 1;
+    grad_ptr_[i] = next;
     next += r.dim.size();
   };
   auto assign_batch = [&](Batch& b) {
@@ -620,21 +621,19 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     if (!b.reached || r0.device) return;
     b.grad = next;
     const Dim& d = r0.dim;
-    // The members' slots lie far apart (in different examples): requested a few members ahead.
-    constexpr uint32_t kAhead = 8;
+    // Only the members' pointers: their records (grad_, 64 bytes each, far apart: members come from
+    // different examples) are written when something reads them (gradient_record).
     for (uint32_t j = 0; j < b.size; ++j) {
-      if (j + kAhead < b.size) __builtin_prefetch(&grad_[m[j + kAhead]], 1);
-      if (j + kAhead < b.size) __builtin_prefetch(&gptr_[m[j + kAhead]], 1);
       if (!reached_node(reached_, m[j])) continue;
-      set_tensor(grad_[m[j]], d, next + j * d.size(), cpu, DeviceMempool::DEDFS);
-      gptr_[m[j]] = next + j * d.size();
+      grad_state_[m[j]] = kUnwrittenRecord;
+      grad_ptr_[m[j]] = next + j * d.size();
     }
     next += size_t(b.size) * d.size();
   };
   for_each_group<false>(assign_single, assign_batch);
   if (device_nodes_) [[unlikely]]
     device_gradient_layout();
-  zero_before_use(gptr_[last], cg_->node(last).dim.size());
+  zero_before_use(grad_ptr_[last], cg_->node(last).dim.size());
   seed_gradient(last);
   low_rank_updates_.clear();
   low_rank_head_.assign(n, -1);
@@ -648,11 +647,14 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
           const NodeRec& r = cg_->node(i);
           profile::Scope scope(profile::Phase::kBackward, r.op);
           // What backward_node reads (the node's gradient) and accumulates into (its reached arguments').
-          zero_before_use(gptr_[i], r.dim.size());
+          zero_before_use(grad_ptr_[i], r.dim.size());
           if (!(r.flags & kNoGradient)) {
             const VariableIndex* a = cg_->node_args(i);
             for (unsigned k = 0; k < r.nargs; ++k)
-              if (reached_node(reached_, a[k])) zero_before_use(gptr_[a[k]], cg_->node(a[k]).dim.size());
+              if (reached_node(reached_, a[k])) {
+                zero_before_use(grad_ptr_[a[k]], cg_->node(a[k]).dim.size());
+                gradient_record(a[k]);  // backward_node reads grad_
+              }
           }
           backward_node(i);
         },
@@ -687,7 +689,7 @@ void BatchedExecutor::push_batch_gradient(const Batch& b) {
     if (!reached_node(reached_, m[j])) continue;
     const AttrView attr{cg_->node_attr(m[j]), cg_->node(m[j]).attr_words};
     const size_t aux = def.aux_floats ? def.aux_floats(r0.dim, ArgDims{&cg_->node(0), cg_->node_args(m[j]), r0.nargs}, attr) : 0;
-    def.param_grad(attr, grad_[m[j]], b.aux ? b.aux + j * aux : nullptr);
+    def.param_grad(attr, gradient_record(m[j]), b.aux ? b.aux + j * aux : nullptr);
   }
 }
 
@@ -700,7 +702,10 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   for (unsigned j = 0; j < k; ++j) {
     const bool r = reached_node(reached_, m[j]);
     all = all && r;
-    if (r && low_rank_head_[m[j]] >= 0) flush_low_rank(m[j]);
+    if (r && low_rank_head_[m[j]] >= 0) {
+      gradient_record(m[j]);  // flush_low_rank reads grad_
+      flush_low_rank(m[j]);
+    }
   }
   const NodeRec& r0 = cg_->node(m[0]);
   const OpDef& def = op_def(r0.op);
@@ -722,14 +727,14 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   const unsigned nargs = r0.nargs;
   // The members' argument gradients (null: not reached), by argument and member, read before any
   // kernel runs (whose data would evict them): the slots lie far apart, as members of a batch come from
-  // different examples, and are read from gptr_ (8 bytes a node, where grad_ has 64).
+  // different examples, and are read from grad_ptr_ (8 bytes a node, where grad_ has 64).
   dsts_.resize(size_t(k) * nargs);
   for (unsigned j = 0; j < k; ++j) {
     const VariableIndex* args = member_args(g, j, nargs);
     const bool member = reached_node(reached_, m[j]);
     for (unsigned a = 0; a < nargs; ++a)
       if (!def.batch.is_shared(a))
-        dsts_[size_t(a) * k + j] = member && reached_node(reached_, args[a]) ? gptr_[args[a]] : nullptr;
+        dsts_[size_t(a) * k + j] = member && reached_node(reached_, args[a]) ? grad_ptr_[args[a]] : nullptr;
   }
   bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
   for (unsigned a = 0; a < nargs; ++a) {
@@ -737,10 +742,11 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     if (def.batch.is_shared(a)) {
       const VariableIndex x = shared_gradient_node(g, a);
       if (x == kNone) continue;
-      zero_before_use(gptr_[x], grad_[x].d.size());
+      Tensor& dx = gradient_record(x);
+      zero_before_use(dx.v, dx.d.size());
       // Deferred weight-gradient products are host GEMMs: CPU nodes only.
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
-      backward(BackwardArgs{xs, nargs, fx, dEdf, a, grad_[x], attr, g.aux, scratch_pool, r0.device ? nullptr : &sink,
+      backward(BackwardArgs{xs, nargs, fx, dEdf, a, dx, attr, g.aux, scratch_pool, r0.device ? nullptr : &sink,
                             repeat, k});
       repeat = true;
       continue;
@@ -825,7 +831,7 @@ void BatchedExecutor::scatter_on_device(Device* dev, const Batch& g, unsigned a,
       flush((j + 1) * rep);
       continue;
     }
-    for (size_t r = 0; r < rep; ++r) segments_.push_back(grad_[x].v);
+    for (size_t r = 0; r < rep; ++r) segments_.push_back(grad_ptr_[x]);
   }
   flush(0);
 }
@@ -853,7 +859,8 @@ void BatchedExecutor::device_gradient_layout() {
         const NodeRec& r = cg_->node(i);
         if (!r.device || !reached_node(reached_, i)) return;
         set_tensor(grad_[i], r.dim, next[r.device], detail::device_at(r.device), DeviceMempool::DEDFS);
-        gptr_[i] = next[r.device];
+        grad_state_[i] = 1;
+        grad_ptr_[i] = next[r.device];
         next[r.device] += r.dim.size();
       },
       [&](Batch& b) {
@@ -866,7 +873,8 @@ void BatchedExecutor::device_gradient_layout() {
         for (uint32_t j = 0; j < b.size; ++j)
           if (reached_node(reached_, m[j])) {
             set_tensor(grad_[m[j]], r0.dim, at + j * n, detail::device_at(r0.device), DeviceMempool::DEDFS);
-            gptr_[m[j]] = at + j * n;
+            grad_state_[m[j]] = 1;
+            grad_ptr_[m[j]] = at + j * n;
           }
         at += size_t(b.size) * n;
       });

@@ -144,7 +144,6 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<VariableIndex> leaves_, param_slots_, gradient_node_;
   std::vector<uint8_t> param_used_;
   std::vector<const Batch*> param_batches_;  // batched parameter nodes whose gradients go out last
-  std::vector<float*> gptr_;      // backward: grad_[i].v of each reached node i, compact
   // backward: the CPU's gradient block and which of its chunks (kZeroChunk floats) are zeroed yet.
   static constexpr size_t kZeroChunk = 4096;
   void zero_before_use(const float* p, size_t n);
