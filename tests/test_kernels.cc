@@ -267,25 +267,37 @@ TEST(LstmKernels, CellKernelsMatchTheFormulas) {
   const auto gates = random_floats(4 * H, 7), c_prev = random_floats(H, 8), dc = random_floats(H, 9),
              dh = random_floats(H, 10);
   const float *i = gates.data(), *f = i + H, *o = i + 2 * H, *g = i + 3 * H;
-  std::vector<float> c(H), tanh_c(H), h(H), dc_prev(H, 0.5f), dgates(4 * H, 0.25f), dc_from_h(H, -1.f);
+  std::vector<float> c(H), tanh_c(H), h(H);
   lstm_c_forward(gates.data(), c_prev.data(), c.data(), H);
-  lstm_c_backward_c(gates.data(), dc.data(), dc_prev.data(), H);
-  lstm_c_backward_gates(gates.data(), c_prev.data(), dc.data(), dgates.data(), H);
   lstm_h_forward(gates.data(), c.data(), tanh_c.data(), h.data(), H);
-  lstm_h_backward_c(gates.data(), tanh_c.data(), dh.data(), dc_from_h.data(), H);
-  lstm_h_backward_gates(tanh_c.data(), dh.data(), dgates.data(), H);
-  for (int k = 0; k < H; ++k) {
-    const double ck = double(i[k]) * g[k] + double(f[k]) * c_prev[k], t = std::tanh(ck);
-    EXPECT_NEAR(c[k], ck, 1e-6);
-    EXPECT_NEAR(tanh_c[k], t, 1e-6);
-    EXPECT_NEAR(h[k], o[k] * t, 1e-6);
-    EXPECT_NEAR(dc_prev[k], 0.5 + dc[k] * f[k], 1e-6);
-    EXPECT_NEAR(dgates[k], 0.25 + dc[k] * g[k], 1e-6);              // di
-    EXPECT_NEAR(dgates[H + k], 0.25 + dc[k] * c_prev[k], 1e-6);     // df
-    EXPECT_NEAR(dgates[2 * H + k], 0.25 + dh[k] * t, 1e-6);         // do
-    EXPECT_NEAR(dgates[3 * H + k], 0.25 + dc[k] * i[k], 1e-6);      // dg
-    EXPECT_NEAR(dc_from_h[k], -1 + dh[k] * o[k] * (1 - t * t), 1e-6);
-  }
+  // The backward kernels add to what the gradients hold, or (assign) write them: NaN beforehand, so
+  // an element left unwritten shows. `h_first`: which of the two kernels into dgates runs first.
+  std::vector<float> dgates;
+  for (const bool assign : {false, true})
+    for (const bool h_first : {false, true}) {
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      std::vector<float> dc_prev(H, assign ? nan : 0.5f), dgates_(4 * H, assign ? nan : 0.25f),
+          dc_from_h(H, assign ? nan : -1.f);
+      const double base_c = assign ? 0 : 0.5, base_g = assign ? 0 : 0.25, base_h = assign ? 0 : -1;
+      lstm_c_backward_c(gates.data(), dc.data(), dc_prev.data(), H, assign);
+      lstm_h_backward_c(gates.data(), tanh_c.data(), dh.data(), dc_from_h.data(), H, assign);
+      if (h_first) lstm_h_backward_gates(tanh_c.data(), dh.data(), dgates_.data(), H, assign);
+      lstm_c_backward_gates(gates.data(), c_prev.data(), dc.data(), dgates_.data(), H, assign && !h_first);
+      if (!h_first) lstm_h_backward_gates(tanh_c.data(), dh.data(), dgates_.data(), H, false);
+      for (int k = 0; k < H; ++k) {
+        const double ck = double(i[k]) * g[k] + double(f[k]) * c_prev[k], t = std::tanh(ck);
+        EXPECT_NEAR(c[k], ck, 1e-6);
+        EXPECT_NEAR(tanh_c[k], t, 1e-6);
+        EXPECT_NEAR(h[k], o[k] * t, 1e-6);
+        EXPECT_NEAR(dc_prev[k], base_c + dc[k] * f[k], 1e-6);
+        EXPECT_NEAR(dgates_[k], base_g + dc[k] * g[k], 1e-6);           // di
+        EXPECT_NEAR(dgates_[H + k], base_g + dc[k] * c_prev[k], 1e-6);  // df
+        EXPECT_NEAR(dgates_[2 * H + k], base_g + dh[k] * t, 1e-6);      // do
+        EXPECT_NEAR(dgates_[3 * H + k], base_g + dc[k] * i[k], 1e-6);   // dg
+        EXPECT_NEAR(dc_from_h[k], base_h + dh[k] * o[k] * (1 - t * t), 1e-6);
+      }
+      if (!assign) dgates = dgates_;
+    }
   std::vector<float> y(4 * H), d(4 * H);
   for (int k = 0; k < 4 * H; ++k) y[k] = k < 3 * H ? 0.5f + 0.4f * gates[k] : 0.9f * gates[k];
   lstm_gates_grad(y.data(), dgates.data(), d.data(), H, 1);

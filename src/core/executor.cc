@@ -223,8 +223,8 @@ void Executor::seed_gradient(VariableIndex last) {
     for (size_t k = 0; k < g.d.size(); ++k) g.v[k] = 1.f;
 }
 
-void Executor::prepare_backward(VariableIndex last, bool full) {
-  float* block = begin_gradients(mark_reached(last, full));
+void Executor::prepare_backward(VariableIndex last, bool full, bool zeroed) {
+  float* block = begin_gradients(mark_reached(last, full), zeroed);
   for (size_t i = 0; i <= last; ++i) {
     if (!reached_[i] || cg_->node(static_cast<VariableIndex>(i)).device) continue;
     grad_[i] = Tensor(cg_->node(static_cast<VariableIndex>(i)).dim, block, cpu_device(), DeviceMempool::DEDFS);

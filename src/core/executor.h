@@ -60,8 +60,8 @@ class Executor {
   // The argument values of a node, in arg_scratch_.
   const Tensor* gather_arg_values(VariableIndex i);
   // Gradient bookkeeping shared by executors: which nodes need a gradient and lead to `last`
-  // (reached_), all their gradients allocated zeroed as one block, dE/dlast = 1.
-  void prepare_backward(VariableIndex last, bool full);
+  // (reached_), their gradients as one block (on the CPU zeroed only if `zeroed`), dE/dlast = 1.
+  void prepare_backward(VariableIndex last, bool full, bool zeroed = true);
   // The steps of prepare_backward, for executors that lay gradients out themselves: mark_reached
   // returns the floats the reached nodes need; begin_gradients forgets every gradient record and returns
   // `floats` floats (zeroed unless the executor zeroes them itself); seed_gradient sets dE/dlast = 1

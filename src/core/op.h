@@ -91,6 +91,7 @@ struct BackwardArgs {
   // the op wrote into aux during that call is current. Executors that cannot tell leave it false.
   bool repeat = false;
   unsigned members = 1;                   // as in ForwardArgs
+  bool overwrite = false;  // dEdxi holds no value yet (not even zeros): write (=) all of it
 };
 
 // How same-signature nodes run as one batched node (DyNet's autobatching, arXiv 1705.07860). The
@@ -151,6 +152,7 @@ enum OpFlags : uint16_t {
   kNoGradient = 8,      // output is constant with respect to the arguments
   kObjectAttr = 16,     // the attribute is an object the graph owns (a user Node): unique to its node
   kToDevice = 32,       // runs on the device add_node is given, not on its argument's (to_device)
+  kOverwritesGradient = 64,  // the CPU backward honours BackwardArgs::overwrite (set by the simple executor)
 };
 
 struct OpDef {

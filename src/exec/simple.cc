@@ -34,7 +34,12 @@ void SimpleExecutor::forward(VariableIndex last) {
 }
 
 void SimpleExecutor::backward(VariableIndex last, bool full) {
-  prepare_backward(last, full);
+  // Each CPU gradient is zeroed where first used (zero_gradient_once), not the whole block up front: a
+  // BiLSTM minibatch's gradients are tens of MB, out of the caches again before the kernels
+  // accumulated into them.
+  prepare_backward(last, full, false);
+  grad_zeroed_.assign(last + 1, 0);
+  grad_zeroed_[last] = 1;  // dE/dlast = 1
   low_rank_updates_.clear();
   low_rank_head_.assign(last + 1, -1);
   param_nodes_.clear();
@@ -43,7 +48,8 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
     for (size_t i = last + 1; i-- > 0;) {
       if (!reached_[i]) continue;
       profile::Scope scope(profile::Phase::kBackward, cg_->node(static_cast<VariableIndex>(i)).op);
-      backward_node(static_cast<VariableIndex>(i));
+      zero_gradient_once(static_cast<VariableIndex>(i));  // read by backward_node (its arguments': there)
+      backward_node(static_cast<VariableIndex>(i), true);
     }
   } catch (...) {
     // Nothing reached the parameters yet (see below), so a failed backward leaves them as they were.
@@ -51,6 +57,13 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
     throw;
   }
   push_parameter_gradients();
+}
+
+void SimpleExecutor::zero_gradient_once(VariableIndex i) {
+  if (grad_zeroed_[i]) return;
+  grad_zeroed_[i] = 1;
+  const Tensor& g = grad_[i];
+  if (!cg_->node(i).device) std::memset(g.v, 0, g.d.size() * sizeof(float));  // others: zeroed already
 }
 
 // Parameter gradients go to the shared storage only once the whole reverse pass has succeeded.
@@ -61,7 +74,7 @@ void SimpleExecutor::push_parameter_gradients() {
   }
 }
 
-void SimpleExecutor::backward_node(VariableIndex i) {
+void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
   if (low_rank_head_[i] >= 0) flush_low_rank(i);
   const NodeRec& r = cg_->node(i);
   const OpDef& def = op_def(r.op);
@@ -81,8 +94,18 @@ void SimpleExecutor::backward_node(VariableIndex i) {
     const PoolScope scratch_scope(scratch);
     // Deferred weight-gradient products are host GEMMs: CPU nodes only.
     const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
-    backward(BackwardArgs{xs, r.nargs, fx_[i], grad_[i], static_cast<unsigned>(k), grad_[a[k]], attr, aux_[i], scratch,
-                          r.device ? nullptr : &sink, repeat});
+    BackwardArgs args{xs, r.nargs, fx_[i], grad_[i], static_cast<unsigned>(k), grad_[a[k]], attr, aux_[i], scratch,
+                      r.device ? nullptr : &sink, repeat};
+    if (lazy_zero && !grad_zeroed_[a[k]]) {
+      // The argument's first contribution: written by ops that can, else zeroed here, in cache for it.
+      if ((def.flags & kOverwritesGradient) && !r.device && !cg_->node(a[k]).device) {
+        grad_zeroed_[a[k]] = 1;
+        args.overwrite = true;
+      } else {
+        zero_gradient_once(a[k]);
+      }
+    }
+    backward(args);
     repeat = true;
   }
 }

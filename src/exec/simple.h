@@ -19,17 +19,22 @@ class SimpleExecutor : public Executor {
   // Marks in wanted_ (offset by base) the uncomputed nodes in [base, last] that `last` needs.
   void mark_needed(VariableIndex last, size_t base);
   // Runs node i's backward into every reached argument (parameter nodes push their gradient).
-  void backward_node(VariableIndex i);
+  // lazy_zero: the arguments' gradients are zeroed where first used (grad_zeroed_), or written by
+  // their first contribution (kOverwritesGradient ops).
+  void backward_node(VariableIndex i, bool lazy_zero = false);
   // Pushes the gradients of the parameter nodes the reverse pass reached (param_nodes_) into the
   // parameters' storage: after the whole pass has succeeded.
   void push_parameter_gradients();
   // Runs the deferred low-rank updates into node i's gradient as one GEMM over the gathered columns.
   void flush_low_rank(VariableIndex i);
+  // Zeroes reached node i's CPU gradient unless that was done in this backward pass (grad_zeroed_).
+  void zero_gradient_once(VariableIndex i);
 
   std::vector<uint8_t> wanted_;
   std::vector<LowRankUpdate> low_rank_updates_;  // deferred weight-gradient updates (see op.h)
   std::vector<int> low_rank_head_;
   std::vector<VariableIndex> param_nodes_;  // parameter nodes reached by the running backward
+  std::vector<uint8_t> grad_zeroed_;        // simple backward: which reached nodes' gradients are zeroed yet
 };
 
 }  // namespace dynet

@@ -441,18 +441,28 @@ void gates_bwd(const BackwardArgs& a) {
   float* dpre = pre_gradient(a, g);
   const Tensor& dx = a.dEdxi;
   const unsigned i = a.i;
+  // With a.overwrite the products write dx (beta 0); the paths that add to it zero it first.
+  const float beta = a.overwrite ? 0.f : 1.f;
+  auto zero_if_fresh = [&] {
+    if (a.overwrite) std::memset(dx.v, 0, sizeof(float) * dx.d.size());
+  };
   if (i == kBias) {
-    Eigen::Map<Eigen::VectorXf>(dx.v, H4) += cpu::CMatMap(dpre, H4, B).rowwise().sum();
+    if (a.overwrite)
+      Eigen::Map<Eigen::VectorXf>(dx.v, H4) = cpu::CMatMap(dpre, H4, B).rowwise().sum();
+    else
+      Eigen::Map<Eigen::VectorXf>(dx.v, H4) += cpu::CMatMap(dpre, H4, B).rowwise().sum();
     return;
   }
   if (i == kWx || i == kWh) {
     const size_t k = i == kWx ? g.I : H;
     const float* in = i == kWx ? x_in(a.xs, a.aux, at, g) : h_in(a.xs, a.aux, g);
-    if (i == kWh && all_zero(in, H * B)) return;
-    if (a.low_rank && a.low_rank->takes(long(B)))
+    if (i == kWh && all_zero(in, H * B)) return zero_if_fresh();
+    if (a.low_rank && a.low_rank->takes(long(B))) {
+      zero_if_fresh();
       a.low_rank->add(dpre, in, long(H4), long(k), long(B));
-    else
-      cpu::gemm(false, true, H4, long(k), long(B), 1.f, dpre, H4, in, long(k), 1.f, dx.v, H4);
+    } else {
+      cpu::gemm(false, true, H4, long(k), long(B), 1.f, dpre, H4, in, long(k), beta, dx.v, H4);
+    }
     return;
   }
   // Without dropout, argument slots kMaskX and kMaskH hold pieces of x_t.
@@ -466,9 +476,10 @@ void gates_bwd(const BackwardArgs& a) {
   if (i == kH || mask_h) {
     // t = Whᵀ · dpre {H, B}; dh = t ⊙ mask_h, dmask_h = t ⊙ h.
     if (i == kH && !at.dropout && dx.d.bd == B) {
-      gemm_tn(long(H), long(B), H4, 1.f, w.Wh, H4, dpre, H4, 1.f, dx.v, long(H));
+      gemm_tn(long(H), long(B), H4, 1.f, w.Wh, H4, dpre, H4, beta, dx.v, long(H));
       return;
     }
+    zero_if_fresh();
     float* t = a.scratch.allocate_floats(size_t(H) * B);
     gemm_tn(long(H), long(B), H4, 1.f, w.Wh, H4, dpre, H4, 0.f, t, long(H));
     const Tensor& other = i == kH ? a.xs[kMaskH] : a.xs[kH];
@@ -489,9 +500,10 @@ void gates_bwd(const BackwardArgs& a) {
     rows = a.xs[i].d.rows();
   }
   if (!at.dropout && dx.d.bd == B) {
-    gemm_tn(long(rows), long(B), H4, 1.f, w.Wx + size_t(off) * H4, H4, dpre, H4, 1.f, dx.v, long(rows));
+    gemm_tn(long(rows), long(B), H4, 1.f, w.Wx + size_t(off) * H4, H4, dpre, H4, beta, dx.v, long(rows));
     return;
   }
+  zero_if_fresh();
   float* t = a.scratch.allocate_floats(size_t(rows) * B);
   gemm_tn(long(rows), long(B), H4, 1.f, w.Wx + size_t(off) * H4, H4, dpre, H4, 0.f, t, long(rows));
   if (mask_x) {  // dmask_x = t ⊙ x_t (unmasked)
@@ -525,7 +537,7 @@ const OpId k_gates = register_op({.name = kGates,
                                   .aux_floats = gates_aux,
                                   .batch = {.batchable = true, .shared = 1 | 2 | 4},
                                   .samples = gates_samples,
-                                  .flags = kRandom});
+                                  .flags = kRandom | kOverwritesGradient});
 
 // Arguments: Wx, Wh, b, h_tm1[, mask_x, mask_h], x_t pieces (on the stack for up to 16 in all).
 Expression gates_node(const Expression* x_t, size_t nx, const Expression& h_tm1, const Expression& Wx,
@@ -597,14 +609,17 @@ void lstm_c_fwd(const ForwardArgs& a) {
   for (size_t b = 0; b < a.fx.d.bd; ++b)
     cpu::lstm_c_forward(a.xs[1].batch_ptr(b), a.xs[0].batch_ptr(b), a.fx.batch_ptr(b), H);
 }
+// Whether batch element b writes dEdxi rather than adding to it: with BackwardArgs::overwrite, an
+// unbatched argument's gradient is written by element 0 and added to by the others.
+bool assigns(const BackwardArgs& a, size_t b) { return a.overwrite && (b == 0 || a.dEdxi.d.bd != 1); }
 void lstm_c_bwd(const BackwardArgs& a) {
   const long H = long(a.fx.d.rows());
   for (size_t b = 0; b < a.fx.d.bd; ++b) {
     if (a.i == 0)
-      cpu::lstm_c_backward_c(a.xs[1].batch_ptr(b), a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H);
+      cpu::lstm_c_backward_c(a.xs[1].batch_ptr(b), a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H, assigns(a, b));
     else
       cpu::lstm_c_backward_gates(a.xs[1].batch_ptr(b), a.xs[0].batch_ptr(b), a.dEdf.batch_ptr(b),
-                                 a.dEdxi.batch_ptr(b), H);
+                                 a.dEdxi.batch_ptr(b), H, assigns(a, b));
   }
 }
 // aux keeps tanh(c_t) from forward for both backward calls.
@@ -619,9 +634,10 @@ void lstm_h_bwd(const BackwardArgs& a) {
   for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const float* tanh_c = a.aux + size_t(b) * H;
     if (a.i == 0)
-      cpu::lstm_h_backward_c(a.xs[1].batch_ptr(b), tanh_c, a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H);
+      cpu::lstm_h_backward_c(a.xs[1].batch_ptr(b), tanh_c, a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H,
+                             assigns(a, b));
     else
-      cpu::lstm_h_backward_gates(tanh_c, a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H);
+      cpu::lstm_h_backward_gates(tanh_c, a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H, assigns(a, b));
   }
 }
 template <bool kCell>
@@ -640,7 +656,8 @@ const OpId k_lstm_c = register_op({.name = "vanilla_lstm_c",
                                    .forward = lstm_c_fwd,
                                    .backward = lstm_c_bwd,
                                    .batch = {.batchable = true},
-                                   .samples = cell_samples<true>});
+                                   .samples = cell_samples<true>,
+                                   .flags = kOverwritesGradient});
 const OpId k_lstm_h = register_op({.name = "vanilla_lstm_h",
                                    .doc = "h = o ⊙ tanh(c_t) (o: block of gates)",
                                    .shape = cell_shape<false>,
@@ -648,7 +665,8 @@ const OpId k_lstm_h = register_op({.name = "vanilla_lstm_h",
                                    .backward = lstm_h_bwd,
                                    .aux_floats = lstm_h_aux,
                                    .batch = {.batchable = true},
-                                   .samples = cell_samples<false>});
+                                   .samples = cell_samples<false>,
+                                   .flags = kOverwritesGradient});
 
 #endif  // DYNET_CUDA_PASS
 }  // namespace

@@ -35,16 +35,29 @@ DYNET_CLONES void lstm_c_forward(const float* gates, const float* c_prev, float*
   for (long k = 0; k < H; ++k) c[k] = i[k] * g[k] + f[k] * c_prev[k];
 }
 
-DYNET_CLONES void lstm_c_backward_c(const float* gates, const float* dc, float* dc_prev, long H) {
+// The backward kernels add to their gradient, or write it when `assign` (its first contribution).
+DYNET_CLONES void lstm_c_backward_c(const float* gates, const float* dc, float* dc_prev, long H, bool assign) {
   const float* f = gates + H;
-  for (long k = 0; k < H; ++k) dc_prev[k] += dc[k] * f[k];
+  if (assign)
+    for (long k = 0; k < H; ++k) dc_prev[k] = dc[k] * f[k];
+  else
+    for (long k = 0; k < H; ++k) dc_prev[k] += dc[k] * f[k];
 }
 
 // __restrict: without it GCC keeps this loop scalar (its three stores might feed its loads).
 DYNET_CLONES void lstm_c_backward_gates(const float* __restrict gates, const float* __restrict c_prev,
-                                        const float* __restrict dc, float* __restrict dgates, long H) {
+                                        const float* __restrict dc, float* __restrict dgates, long H, bool assign) {
   const float *__restrict i = gates, *__restrict g = gates + 3 * H;
   float *__restrict di = dgates, *__restrict df = dgates + H, *__restrict dg = dgates + 3 * H;
+  if (assign) {
+    for (long k = 0; k < H; ++k) {
+      di[k] = dc[k] * g[k];
+      df[k] = dc[k] * c_prev[k];
+      dg[k] = dc[k] * i[k];
+    }
+    for (long k = 0; k < H; ++k) dgates[2 * H + k] = 0.f;
+    return;
+  }
   for (long k = 0; k < H; ++k) {
     di[k] += dc[k] * g[k];
     df[k] += dc[k] * c_prev[k];
@@ -60,13 +73,23 @@ DYNET_CLONES void lstm_h_forward(const float* gates, const float* c, float* tanh
   }
 }
 
-DYNET_CLONES void lstm_h_backward_c(const float* gates, const float* tanh_c, const float* dh, float* dc, long H) {
+DYNET_CLONES void lstm_h_backward_c(const float* gates, const float* tanh_c, const float* dh, float* dc, long H,
+                                    bool assign) {
   const float* o = gates + 2 * H;
-  for (long k = 0; k < H; ++k) dc[k] += dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
+  if (assign)
+    for (long k = 0; k < H; ++k) dc[k] = dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
+  else
+    for (long k = 0; k < H; ++k) dc[k] += dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
 }
 
-DYNET_CLONES void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long H) {
+DYNET_CLONES void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long H, bool assign) {
   float* dout = dgates + 2 * H;
+  if (assign) {
+    for (long k = 0; k < 2 * H; ++k) dgates[k] = 0.f;
+    for (long k = 0; k < H; ++k) dout[k] = dh[k] * tanh_c[k];
+    for (long k = 3 * H; k < 4 * H; ++k) dgates[k] = 0.f;
+    return;
+  }
   for (long k = 0; k < H; ++k) dout[k] += dh[k] * tanh_c[k];
 }
 
