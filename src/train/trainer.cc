@@ -3,6 +3,7 @@
 #include "core/device.h"
 #include "train/device_rules.h"
 #include "core/param_lock.h"
+#include "kernels/cpu/clones.h"
 
 #include <Eigen/Core>
 
@@ -34,7 +35,7 @@ void scale_tensor(Tensor& t, float a) { Arr(t.v, static_cast<Eigen::Index>(t.d.s
 
 // Σ v² with float lanes the compiler can vectorize, folded into a double every chunk so that large
 // tables keep their precision. Inf when a square overflows the float lanes (see gradient_scale).
-double sum_of_squares(const float* v, size_t n) {
+DYNET_CLONES double sum_of_squares(const float* v, size_t n) {
   constexpr size_t kLanes = 16, kChunk = 4096;
   double total = 0;
   for (size_t start = 0; start < n; start += kChunk) {
@@ -54,6 +55,18 @@ double sum_of_squares_exact(const float* v, size_t n) {
   double total = 0;
   for (size_t k = 0; k < n; ++k) total += double(v[k]) * v[k];
   return total;
+}
+
+// Adam's step on n values: m = β1·m + c1·g, v = β2·v + c2·g², x -= m / (√v + ε) · scale. A plain loop
+// in ISA clones (Eigen is built for SSE2 here; this file is compiled with -fno-math-errno so that the
+// square root vectorizes): one pass over the four arrays.
+DYNET_CLONES void adam_step(float* __restrict x, float* __restrict m, float* __restrict v, const float* __restrict g,
+                            size_t n, float beta_1, float c1, float beta_2, float c2, float epsilon, float scale) {
+  for (size_t k = 0; k < n; ++k) {
+    m[k] = m[k] * beta_1 + g[k] * c1;
+    v[k] = v[k] * beta_2 + g[k] * g[k] * c2;
+    x[k] -= m[k] / (std::sqrt(v[k]) + epsilon) * scale;
+  }
 }
 
 bool all_finite(const float* v, size_t n) {
@@ -1084,19 +1097,8 @@ void AdamTrainer::begin_update() {
 
 void AdamTrainer::update_rule(real gscale, const std::vector<Tensor*>& values) {
   if (device_update({UpdateRule::Adam, step_size_, gscale, param_weight_decay, beta_1, beta_2, epsilon}, values)) return;
-  Arr x = arr(values, 0), mom = arr(values, 2), var = arr(values, 3);
-  const CArr grad = grad_of(values);
-  // In chunks that stay in L1, so that the four arrays are read and written once (three passes over
-  // whole parameters were 2-3% of a step); the same operations per element as one pass each.
-  constexpr Eigen::Index kChunk = 512;
-  for (Eigen::Index at = 0; at < x.size(); at += kChunk) {
-    const Eigen::Index n = std::min(kChunk, x.size() - at);
-    auto m = mom.segment(at, n), v = var.segment(at, n);
-    const auto g = grad.segment(at, n);
-    m = m * beta_1 + g * ((1.f - beta_1) * gscale);
-    v = v * beta_2 + g.square() * ((1.f - beta_2) * gscale * gscale);
-    x.segment(at, n) -= m / (v.sqrt() + epsilon) * (step_size_ / param_weight_decay);
-  }
+  adam_step(values[0]->v, values[2]->v, values[3]->v, values[1]->v, values[0]->d.size(), beta_1,
+            (1.f - beta_1) * gscale, beta_2, (1.f - beta_2) * gscale * gscale, epsilon, step_size_ / param_weight_decay);
 }
 
 void AdamTrainer::write_settings(std::ostream& os) const {
