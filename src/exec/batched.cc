@@ -243,7 +243,10 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   VariableIndex* const margs = stage_.data() + k;
   for (unsigned j = 0; j < k; ++j) {
     const VariableIndex* a = graph_args + info_[group[j]].args;
-    for (unsigned x = 0; x < nargs; ++x) margs[size_t(j) * nargs + x] = a[x];
+    for (unsigned x = 0; x < nargs; ++x) {
+      margs[size_t(j) * nargs + x] = a[x];
+      __builtin_prefetch(&value_ptr_[a[x]]);  // read for the order below and by try_batched
+    }
   }
   // Members in the order of their largest concatenated argument's memory, so that arguments made by
   // one earlier group are a view of its output block (and this group's consumers line up in turn).
@@ -260,7 +263,6 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   }
   order_keys_.resize(k);
   if (key >= 0) {
-    for (unsigned j = 0; j < k; ++j) __builtin_prefetch(&value_ptr_[margs[size_t(j) * nargs + key]]);
     for (unsigned j = 0; j < k; ++j) order_keys_[j] = {value_ptr_[margs[size_t(j) * nargs + key]], stage_[j], j};
   } else {
     for (unsigned j = 0; j < k; ++j) order_keys_[j] = {nullptr, stage_[j], j};
@@ -693,7 +695,19 @@ void BatchedExecutor::push_batch_gradient(const Batch& b) {
   }
 }
 
+// What backward_batch reads per member first, requested for the batch that runs next (the one before
+// g) while g's kernels run: the slots lie far apart (members come from different examples), and read
+// one after another each was a cache miss.
+void BatchedExecutor::prefetch_backward(const Batch& g) {
+  const VariableIndex* m = members(g);
+  const unsigned nargs = cg_->node(m[0]).nargs;
+  const VariableIndex* args = member_args(g, 0, nargs);
+  for (unsigned j = 0; j < g.size; ++j) __builtin_prefetch(&low_rank_head_[m[j]]);
+  for (size_t t = 0; t < size_t(g.size) * nargs; ++t) __builtin_prefetch(&grad_ptr_[args[t]]);
+}
+
 void BatchedExecutor::backward_batch(const Batch& g) {
+  if (&g != batches_.data()) prefetch_backward((&g)[-1]);
   if (!g.grad) return;
   const VariableIndex* m = members(g);
   const unsigned k = g.size;

@@ -64,6 +64,7 @@ class BatchedExecutor : public SimpleExecutor {
   }
   void make_ready(uint32_t t);
   void backward_batch(const Batch& b);
+  void prefetch_backward(const Batch& b);
   // Chooses the node of each parameter that takes the gradients of batches sharing the parameter, and
   // takes off the loss's path the parameter nodes that then get no gradient.
   void route_parameter_gradients(VariableIndex last);
