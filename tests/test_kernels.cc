@@ -268,8 +268,8 @@ TEST(LstmKernels, CellKernelsMatchTheFormulas) {
              dh = random_floats(H, 10);
   const float *i = gates.data(), *f = i + H, *o = i + 2 * H, *g = i + 3 * H;
   std::vector<float> c(H), tanh_c(H), h(H);
-  lstm_c_forward(gates.data(), c_prev.data(), c.data(), H);
-  lstm_h_forward(gates.data(), c.data(), tanh_c.data(), h.data(), H);
+  lstm_c_forward(gates.data(), 0, c_prev.data(), 0, c.data(), H, 1);
+  lstm_h_forward(gates.data(), 0, c.data(), 0, tanh_c.data(), h.data(), H, 1);
   // The backward kernels add to what the gradients hold, or (assign) write them: NaN beforehand, so
   // an element left unwritten shows. `h_first`: which of the two kernels into dgates runs first.
   std::vector<float> dgates;
@@ -279,11 +279,11 @@ TEST(LstmKernels, CellKernelsMatchTheFormulas) {
       std::vector<float> dc_prev(H, assign ? nan : 0.5f), dgates_(4 * H, assign ? nan : 0.25f),
           dc_from_h(H, assign ? nan : -1.f);
       const double base_c = assign ? 0 : 0.5, base_g = assign ? 0 : 0.25, base_h = assign ? 0 : -1;
-      lstm_c_backward_c(gates.data(), dc.data(), dc_prev.data(), H, assign);
-      lstm_h_backward_c(gates.data(), tanh_c.data(), dh.data(), dc_from_h.data(), H, assign);
-      if (h_first) lstm_h_backward_gates(tanh_c.data(), dh.data(), dgates_.data(), H, assign);
-      lstm_c_backward_gates(gates.data(), c_prev.data(), dc.data(), dgates_.data(), H, assign && !h_first);
-      if (!h_first) lstm_h_backward_gates(tanh_c.data(), dh.data(), dgates_.data(), H, false);
+      lstm_c_backward_c(gates.data(), 0, dc.data(), dc_prev.data(), 0, H, 1, assign);
+      lstm_h_backward_c(gates.data(), 0, tanh_c.data(), dh.data(), dc_from_h.data(), 0, H, 1, assign);
+      if (h_first) lstm_h_backward_gates(tanh_c.data(), dh.data(), dgates_.data(), 0, H, 1, assign);
+      lstm_c_backward_gates(gates.data(), 0, c_prev.data(), 0, dc.data(), dgates_.data(), 0, H, 1, assign && !h_first);
+      if (!h_first) lstm_h_backward_gates(tanh_c.data(), dh.data(), dgates_.data(), 0, H, 1, false);
       for (int k = 0; k < H; ++k) {
         const double ck = double(i[k]) * g[k] + double(f[k]) * c_prev[k], t = std::tanh(ck);
         EXPECT_NEAR(c[k], ck, 1e-6);

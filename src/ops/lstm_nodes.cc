@@ -603,42 +603,32 @@ Dim cell_shape(const ArgDims& xs, AttrView) {
                      " must be vectors of H and 4·H");
   return Dim({c.rows()}, ops::broadcast_bd(op, c, gates));
 }
-// A state or gates argument that is not batched is broadcast: batch_ptr gives its only element.
+// A state or gates argument that is not batched is broadcast: its column stride is 0.
+long stride(const Tensor& t) { return t.d.bd == 1 ? 0 : long(t.d.batch_size()); }
 void lstm_c_fwd(const ForwardArgs& a) {
-  const long H = long(a.fx.d.rows());
-  for (size_t b = 0; b < a.fx.d.bd; ++b)
-    cpu::lstm_c_forward(a.xs[1].batch_ptr(b), a.xs[0].batch_ptr(b), a.fx.batch_ptr(b), H);
+  cpu::lstm_c_forward(a.xs[1].v, stride(a.xs[1]), a.xs[0].v, stride(a.xs[0]), a.fx.v, long(a.fx.d.rows()),
+                      long(a.fx.d.bd));
 }
-// Whether batch element b writes dEdxi rather than adding to it: with BackwardArgs::overwrite, an
-// unbatched argument's gradient is written by element 0 and added to by the others.
-bool assigns(const BackwardArgs& a, size_t b) { return a.overwrite && (b == 0 || a.dEdxi.d.bd != 1); }
 void lstm_c_bwd(const BackwardArgs& a) {
-  const long H = long(a.fx.d.rows());
-  for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    if (a.i == 0)
-      cpu::lstm_c_backward_c(a.xs[1].batch_ptr(b), a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H, assigns(a, b));
-    else
-      cpu::lstm_c_backward_gates(a.xs[1].batch_ptr(b), a.xs[0].batch_ptr(b), a.dEdf.batch_ptr(b),
-                                 a.dEdxi.batch_ptr(b), H, assigns(a, b));
-  }
+  const long H = long(a.fx.d.rows()), B = long(a.fx.d.bd);
+  if (a.i == 0)
+    cpu::lstm_c_backward_c(a.xs[1].v, stride(a.xs[1]), a.dEdf.v, a.dEdxi.v, stride(a.dEdxi), H, B, a.overwrite);
+  else
+    cpu::lstm_c_backward_gates(a.xs[1].v, stride(a.xs[1]), a.xs[0].v, stride(a.xs[0]), a.dEdf.v, a.dEdxi.v,
+                               stride(a.dEdxi), H, B, a.overwrite);
 }
 // aux keeps tanh(c_t) from forward for both backward calls.
 size_t lstm_h_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
 void lstm_h_fwd(const ForwardArgs& a) {
-  const long H = long(a.fx.d.rows());
-  for (size_t b = 0; b < a.fx.d.bd; ++b)
-    cpu::lstm_h_forward(a.xs[1].batch_ptr(b), a.xs[0].batch_ptr(b), a.aux + size_t(b) * H, a.fx.batch_ptr(b), H);
+  cpu::lstm_h_forward(a.xs[1].v, stride(a.xs[1]), a.xs[0].v, stride(a.xs[0]), a.aux, a.fx.v, long(a.fx.d.rows()),
+                      long(a.fx.d.bd));
 }
 void lstm_h_bwd(const BackwardArgs& a) {
-  const long H = long(a.fx.d.rows());
-  for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    const float* tanh_c = a.aux + size_t(b) * H;
-    if (a.i == 0)
-      cpu::lstm_h_backward_c(a.xs[1].batch_ptr(b), tanh_c, a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H,
-                             assigns(a, b));
-    else
-      cpu::lstm_h_backward_gates(tanh_c, a.dEdf.batch_ptr(b), a.dEdxi.batch_ptr(b), H, assigns(a, b));
-  }
+  const long H = long(a.fx.d.rows()), B = long(a.fx.d.bd);
+  if (a.i == 0)
+    cpu::lstm_h_backward_c(a.xs[1].v, stride(a.xs[1]), a.aux, a.dEdf.v, a.dEdxi.v, stride(a.dEdxi), H, B, a.overwrite);
+  else
+    cpu::lstm_h_backward_gates(a.aux, a.dEdf.v, a.dEdxi.v, stride(a.dEdxi), H, B, a.overwrite);
 }
 template <bool kCell>
 std::vector<OpSample> cell_samples() {

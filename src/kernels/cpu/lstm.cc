@@ -30,67 +30,90 @@ DYNET_CLONES void lstm_gates_grad(const float* y, const float* dy, float* d, lon
   }
 }
 
-DYNET_CLONES void lstm_c_forward(const float* gates, const float* c_prev, float* c, long H) {
-  const float *i = gates, *f = gates + H, *g = gates + 3 * H;
-  for (long k = 0; k < H; ++k) c[k] = i[k] * g[k] + f[k] * c_prev[k];
+DYNET_CLONES void lstm_c_forward(const float* gates, long gs, const float* c_prev, long cs, float* c, long H, long B) {
+  for (long b = 0; b < B; ++b, gates += gs, c_prev += cs, c += H) {
+    const float *i = gates, *f = gates + H, *g = gates + 3 * H;
+    for (long k = 0; k < H; ++k) c[k] = i[k] * g[k] + f[k] * c_prev[k];
+  }
 }
 
-// The backward kernels add to their gradient, or write it when `assign` (its first contribution).
-DYNET_CLONES void lstm_c_backward_c(const float* gates, const float* dc, float* dc_prev, long H, bool assign) {
-  const float* f = gates + H;
-  if (assign)
-    for (long k = 0; k < H; ++k) dc_prev[k] = dc[k] * f[k];
-  else
-    for (long k = 0; k < H; ++k) dc_prev[k] += dc[k] * f[k];
+// The backward kernels add to their gradient, or write it when `assign` (its first contribution); an
+// unbatched gradient (stride 0) is written by column 0 and added to by the others.
+DYNET_CLONES void lstm_c_backward_c(const float* gates, long gs, const float* dc, float* dc_prev, long ps, long H,
+                                    long B, bool assign) {
+  for (long b = 0; b < B; ++b, gates += gs, dc += H, dc_prev += ps) {
+    const float* f = gates + H;
+    if (assign && (b == 0 || ps))
+      for (long k = 0; k < H; ++k) dc_prev[k] = dc[k] * f[k];
+    else
+      for (long k = 0; k < H; ++k) dc_prev[k] += dc[k] * f[k];
+  }
 }
 
-// __restrict: without it GCC keeps this loop scalar (its three stores might feed its loads).
-DYNET_CLONES void lstm_c_backward_gates(const float* __restrict gates, const float* __restrict c_prev,
-                                        const float* __restrict dc, float* __restrict dgates, long H, bool assign) {
-  const float *__restrict i = gates, *__restrict g = gates + 3 * H;
-  float *__restrict di = dgates, *__restrict df = dgates + H, *__restrict dg = dgates + 3 * H;
-  if (assign) {
-    for (long k = 0; k < H; ++k) {
-      di[k] = dc[k] * g[k];
-      df[k] = dc[k] * c_prev[k];
-      dg[k] = dc[k] * i[k];
+// __restrict: without it GCC keeps these loops scalar (their three stores might feed their loads).
+template <bool kAssign>
+inline void c_backward_gates_column(const float* __restrict i, const float* __restrict g, const float* __restrict cp,
+                                    const float* __restrict d, float* __restrict di, float* __restrict df,
+                                    float* __restrict dg, long H) {
+  for (long k = 0; k < H; ++k) {
+    if constexpr (kAssign) {
+      di[k] = d[k] * g[k];
+      df[k] = d[k] * cp[k];
+      dg[k] = d[k] * i[k];
+    } else {
+      di[k] += d[k] * g[k];
+      df[k] += d[k] * cp[k];
+      dg[k] += d[k] * i[k];
     }
-    for (long k = 0; k < H; ++k) dgates[2 * H + k] = 0.f;
-    return;
-  }
-  for (long k = 0; k < H; ++k) {
-    di[k] += dc[k] * g[k];
-    df[k] += dc[k] * c_prev[k];
-    dg[k] += dc[k] * i[k];
   }
 }
 
-DYNET_CLONES void lstm_h_forward(const float* gates, const float* c, float* tanh_c, float* h, long H) {
-  const float* o = gates + 2 * H;
-  for (long k = 0; k < H; ++k) {
-    tanh_c[k] = tanh_(c[k]);
-    h[k] = o[k] * tanh_c[k];
+DYNET_CLONES void lstm_c_backward_gates(const float* gates, long gs, const float* c_prev, long cs, const float* dc,
+                                        float* dgates, long ds, long H, long B, bool assign) {
+  for (long b = 0; b < B; ++b, gates += gs, c_prev += cs, dc += H, dgates += ds) {
+    if (assign && (b == 0 || ds)) {
+      c_backward_gates_column<true>(gates, gates + 3 * H, c_prev, dc, dgates, dgates + H, dgates + 3 * H, H);
+      for (long k = 0; k < H; ++k) dgates[2 * H + k] = 0.f;
+    } else {
+      c_backward_gates_column<false>(gates, gates + 3 * H, c_prev, dc, dgates, dgates + H, dgates + 3 * H, H);
+    }
   }
 }
 
-DYNET_CLONES void lstm_h_backward_c(const float* gates, const float* tanh_c, const float* dh, float* dc, long H,
-                                    bool assign) {
-  const float* o = gates + 2 * H;
-  if (assign)
-    for (long k = 0; k < H; ++k) dc[k] = dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
-  else
-    for (long k = 0; k < H; ++k) dc[k] += dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
+DYNET_CLONES void lstm_h_forward(const float* gates, long gs, const float* c, long cs, float* tanh_c, float* h, long H,
+                                 long B) {
+  for (long b = 0; b < B; ++b, gates += gs, c += cs, tanh_c += H, h += H) {
+    const float* o = gates + 2 * H;
+    for (long k = 0; k < H; ++k) {
+      tanh_c[k] = tanh_(c[k]);
+      h[k] = o[k] * tanh_c[k];
+    }
+  }
 }
 
-DYNET_CLONES void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long H, bool assign) {
-  float* dout = dgates + 2 * H;
-  if (assign) {
-    for (long k = 0; k < 2 * H; ++k) dgates[k] = 0.f;
-    for (long k = 0; k < H; ++k) dout[k] = dh[k] * tanh_c[k];
-    for (long k = 3 * H; k < 4 * H; ++k) dgates[k] = 0.f;
-    return;
+DYNET_CLONES void lstm_h_backward_c(const float* gates, long gs, const float* tanh_c, const float* dh, float* dc,
+                                    long ds, long H, long B, bool assign) {
+  for (long b = 0; b < B; ++b, gates += gs, tanh_c += H, dh += H, dc += ds) {
+    const float* o = gates + 2 * H;
+    if (assign && (b == 0 || ds))
+      for (long k = 0; k < H; ++k) dc[k] = dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
+    else
+      for (long k = 0; k < H; ++k) dc[k] += dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
   }
-  for (long k = 0; k < H; ++k) dout[k] += dh[k] * tanh_c[k];
+}
+
+DYNET_CLONES void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long ds, long H, long B,
+                                        bool assign) {
+  for (long b = 0; b < B; ++b, tanh_c += H, dh += H, dgates += ds) {
+    float* dout = dgates + 2 * H;
+    if (assign && (b == 0 || ds)) {
+      for (long k = 0; k < 2 * H; ++k) dgates[k] = 0.f;
+      for (long k = 0; k < H; ++k) dout[k] = dh[k] * tanh_c[k];
+      for (long k = 3 * H; k < 4 * H; ++k) dgates[k] = 0.f;
+    } else {
+      for (long k = 0; k < H; ++k) dout[k] += dh[k] * tanh_c[k];
+    }
+  }
 }
 
 }  // namespace dynet::cpu

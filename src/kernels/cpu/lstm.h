@@ -13,21 +13,25 @@ void lstm_activate_gates(float* gates, const float* bias, long H, long B);
 // d = dy ⊙ y ⊙ (1 - y) on rows [0, 3H), dy ⊙ (1 - y²) on rows [3H, 4H); y are activated gates.
 void lstm_gates_grad(const float* y, const float* dy, float* d, long H, long B);
 
-// One column each (H elements; gates has 4H). The backward kernels add to their gradient (+=), or
-// write it (=) when `assign`; a kernel that contributes to some blocks of dgates only then writes
-// zeros to the others.
+// B columns of H (gates: 4H) elements; each argument's columns are `*s` floats apart (0: one column
+// shared by all, an unbatched argument), outputs without a stride argument H apart. The backward kernels
+// add to their gradient (+=), or write it (=) when `assign` (an unbatched gradient: written by column 0,
+// added to by the others); a kernel that contributes to some blocks of dgates only then writes zeros to
+// the others.
 // c = i ⊙ g + f ⊙ c_prev
-void lstm_c_forward(const float* gates, const float* c_prev, float* c, long H);
+void lstm_c_forward(const float* gates, long gs, const float* c_prev, long cs, float* c, long H, long B);
 // dc_prev += dc ⊙ f
-void lstm_c_backward_c(const float* gates, const float* dc, float* dc_prev, long H, bool assign);
+void lstm_c_backward_c(const float* gates, long gs, const float* dc, float* dc_prev, long ps, long H, long B,
+                       bool assign);
 // di += dc ⊙ g, df += dc ⊙ c_prev, dg += dc ⊙ i (dgates has 4H rows)
-void lstm_c_backward_gates(const float* gates, const float* c_prev, const float* dc, float* dgates, long H,
-                           bool assign);
+void lstm_c_backward_gates(const float* gates, long gs, const float* c_prev, long cs, const float* dc, float* dgates,
+                           long ds, long H, long B, bool assign);
 // tanh_c = tanh(c), h = o ⊙ tanh_c
-void lstm_h_forward(const float* gates, const float* c, float* tanh_c, float* h, long H);
+void lstm_h_forward(const float* gates, long gs, const float* c, long cs, float* tanh_c, float* h, long H, long B);
 // dc += dh ⊙ o ⊙ (1 - tanh_c²)
-void lstm_h_backward_c(const float* gates, const float* tanh_c, const float* dh, float* dc, long H, bool assign);
+void lstm_h_backward_c(const float* gates, long gs, const float* tanh_c, const float* dh, float* dc, long ds, long H,
+                       long B, bool assign);
 // do += dh ⊙ tanh_c (dgates has 4H rows)
-void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long H, bool assign);
+void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long ds, long H, long B, bool assign);
 
 }  // namespace dynet::cpu
