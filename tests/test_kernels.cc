@@ -307,6 +307,20 @@ TEST(LstmKernels, CellKernelsMatchTheFormulas) {
   }
 }
 
+TEST(LstmKernels, BiasGradientSumsTheColumns) {
+  const int H = 5, B = 3;  // 4H = 20: not a multiple of any vector width
+  const auto d = random_floats(4 * H * B, 11);
+  for (const bool assign : {false, true}) {
+    std::vector<float> db(4 * H, assign ? std::numeric_limits<float>::quiet_NaN() : 0.5f);
+    lstm_bias_grad(d.data(), H, B, db.data(), assign);
+    for (int k = 0; k < 4 * H; ++k) {
+      double expect = assign ? 0 : 0.5;
+      for (int b = 0; b < B; ++b) expect += d[b * 4 * H + k];
+      EXPECT_NEAR(db[k], expect, 1e-6);
+    }
+  }
+}
+
 // e^x against libm over the range the softmax and gate kernels use, and its edges: 0 below -87 (and for
 // -inf, so masked-out scores get zero probability), NaN propagates.
 TEST(ExpKernel, MatchesLibm) {

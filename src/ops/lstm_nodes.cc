@@ -446,13 +446,7 @@ void gates_bwd(const BackwardArgs& a) {
   auto zero_if_fresh = [&] {
     if (a.overwrite) std::memset(dx.v, 0, sizeof(float) * dx.d.size());
   };
-  if (i == kBias) {
-    if (a.overwrite)
-      Eigen::Map<Eigen::VectorXf>(dx.v, H4) = cpu::CMatMap(dpre, H4, B).rowwise().sum();
-    else
-      Eigen::Map<Eigen::VectorXf>(dx.v, H4) += cpu::CMatMap(dpre, H4, B).rowwise().sum();
-    return;
-  }
+  if (i == kBias) return cpu::lstm_bias_grad(dpre, long(H), long(B), dx.v, a.overwrite);
   if (i == kWx || i == kWh) {
     const size_t k = i == kWx ? g.I : H;
     const float* in = i == kWx ? x_in(a.xs, a.aux, at, g) : h_in(a.xs, a.aux, g);

@@ -30,6 +30,14 @@ DYNET_CLONES void lstm_gates_grad(const float* y, const float* dy, float* d, lon
   }
 }
 
+DYNET_CLONES void lstm_bias_grad(const float* d, long H, long B, float* db, bool assign) {
+  const long H4 = 4 * H;
+  if (assign)
+    for (long k = 0; k < H4; ++k) db[k] = 0.f;
+  for (long b = 0; b < B; ++b, d += H4)
+    for (long k = 0; k < H4; ++k) db[k] += d[k];
+}
+
 DYNET_CLONES void lstm_c_forward(const float* gates, long gs, const float* c_prev, long cs, float* c, long H, long B) {
   for (long b = 0; b < B; ++b, gates += gs, c_prev += cs, c += H) {
     const float *i = gates, *f = gates + H, *g = gates + 3 * H;

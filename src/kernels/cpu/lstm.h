@@ -12,6 +12,8 @@ namespace dynet::cpu {
 void lstm_activate_gates(float* gates, const float* bias, long H, long B);
 // d = dy ⊙ y ⊙ (1 - y) on rows [0, 3H), dy ⊙ (1 - y²) on rows [3H, 4H); y are activated gates.
 void lstm_gates_grad(const float* y, const float* dy, float* d, long H, long B);
+// db += Σ over the B columns of d (4H rows each); db = ... when `assign`.
+void lstm_bias_grad(const float* d, long H, long B, float* db, bool assign);
 
 // B columns of H (gates: 4H) elements; each argument's columns are `*s` floats apart (0: one column
 // shared by all, an unbatched argument), outputs without a stride argument H apart. The backward kernels
