@@ -152,7 +152,7 @@ enum OpFlags : uint16_t {
   kNoGradient = 8,      // output is constant with respect to the arguments
   kObjectAttr = 16,     // the attribute is an object the graph owns (a user Node): unique to its node
   kToDevice = 32,       // runs on the device add_node is given, not on its argument's (to_device)
-  kOverwritesGradient = 64,  // the CPU backward honours BackwardArgs::overwrite (set by the simple executor)
+  kOverwritesGradient = 64,  // the CPU backward honours BackwardArgs::overwrite (which executors may set)
 };
 
 struct OpDef {

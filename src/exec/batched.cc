@@ -577,6 +577,22 @@ void BatchedExecutor::zero_before_use(const float* p, size_t n) {
   }
 }
 
+// For a first contribution that its kernel writes (BackwardArgs::overwrite): true when no chunk holding
+// [p, p + n) is zeroed yet, so nothing was written there; those chunks then count as zeroed, and only
+// their parts outside the range are zeroed. False, changing nothing, otherwise (or outside the block).
+bool BatchedExecutor::claim_for_overwrite(const float* p, size_t n) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p), begin = reinterpret_cast<uintptr_t>(grad_block_);
+  if (n == 0 || at < begin || at >= begin + grad_floats_ * sizeof(float)) return false;
+  const size_t first = (at - begin) / sizeof(float), end = first + n;
+  const size_t c0 = first / kZeroChunk, c1 = (end - 1) / kZeroChunk;
+  for (size_t c = c0; c <= c1; ++c)
+    if (zeroed_chunks_[c]) return false;
+  std::fill(zeroed_chunks_.begin() + c0, zeroed_chunks_.begin() + c1 + 1, 1);
+  std::memset(grad_block_ + c0 * kZeroChunk, 0, (first - c0 * kZeroChunk) * sizeof(float));
+  std::memset(grad_block_ + end, 0, (std::min((c1 + 1) * kZeroChunk, grad_floats_) - end) * sizeof(float));
+  return true;
+}
+
 void BatchedExecutor::backward(VariableIndex last, bool full) {
   mark_reached(last, full);
   route_parameter_gradients(last);
@@ -751,17 +767,19 @@ void BatchedExecutor::backward_batch(const Batch& g) {
         dsts_[size_t(a) * k + j] = member && reached_node(reached_, args[a]) ? grad_ptr_[args[a]] : nullptr;
   }
   bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
+  const bool overwrites = (def.flags & kOverwritesGradient) && !r0.device;
   for (unsigned a = 0; a < nargs; ++a) {
     const PoolScope scratch(scratch_pool);
     if (def.batch.is_shared(a)) {
       const VariableIndex x = shared_gradient_node(g, a);
       if (x == kNone) continue;
       Tensor& dx = gradient_record(x);
-      zero_before_use(dx.v, dx.d.size());
+      const bool overwrite = overwrites && claim_for_overwrite(dx.v, dx.d.size());
+      if (!overwrite) zero_before_use(dx.v, dx.d.size());
       // Deferred weight-gradient products are host GEMMs: CPU nodes only.
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
       backward(BackwardArgs{xs, nargs, fx, dEdf, a, dx, attr, g.aux, scratch_pool, r0.device ? nullptr : &sink,
-                            repeat, k});
+                            repeat, k, overwrite});
       repeat = true;
       continue;
     }
@@ -780,15 +798,17 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     }
     if (!any) continue;
     Tensor d(xs[a].d, dst[0], dev, DeviceMempool::DEDFS);
-    if (view) zero_before_use(dst[0], size_t(k) * n);
+    // Written by the kernel where it can (a scratch buffer, or a view nothing was written to yet).
+    bool overwrite = overwrites && (!view || claim_for_overwrite(dst[0], size_t(k) * n));
+    if (view && !overwrite) zero_before_use(dst[0], size_t(k) * n);
     if (!view) {
       d.v = scratch_pool.allocate_floats(xs[a].d.size());
       if (r0.device) [[unlikely]]
         dev->fill(d.v, xs[a].d.size(), 0.f);
-      else
+      else if (!overwrite)
         std::memset(d.v, 0, xs[a].d.size() * sizeof(float));
     }
-    backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool, nullptr, repeat, k});
+    backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool, nullptr, repeat, k, overwrite});
     repeat = true;
     if (!view && r0.device) [[unlikely]] {
       scatter_on_device(dev, g, a, d.v, rep, n);

@@ -148,6 +148,7 @@ class BatchedExecutor : public SimpleExecutor {
   // backward: the CPU's gradient block and which of its chunks (kZeroChunk floats) are zeroed yet.
   static constexpr size_t kZeroChunk = 4096;
   void zero_before_use(const float* p, size_t n);
+  bool claim_for_overwrite(const float* p, size_t n);
   float* grad_block_ = nullptr;
   size_t grad_floats_ = 0;
   std::vector<uint8_t> zeroed_chunks_;
