@@ -3,9 +3,10 @@
 // `gemm_tn_<M>x<N>x<K>_{onednn,routed}` for Aᵀ·B with a long inner dimension (an output layer's input
 // gradient) in one oneDNN call and through cpu::gemm, and `skinny_{nn,tn}_<M>x<N>x<K>_{onednn,skinny}`
 // for products with few columns whose large operand comes from memory, not cache (an output layer's W
-// between time steps: the caches are flushed before each call). Times are thread CPU time (steadier
-// than wall time on a shared machine), with oneDNN on the calling thread alone, as cpu::gemm runs it
-// (on its default OpenMP team the other threads' time would not be counted).
+// between time steps: the caches are flushed before each call; `_skinny_in_cache`: the same kernel with
+// its operands in cache). Times are thread CPU time (steadier than wall time on a shared machine), with
+// oneDNN on the calling thread alone, as cpu::gemm runs it (on its default OpenMP team the other threads'
+// time would not be counted).
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -109,6 +110,11 @@ int main() {
     std::printf("skinny_tn_%dx%dx%d_onednn=%.0f ns\n", s.K, s.N, s.M, tn_onednn);
     std::printf("skinny_tn_%dx%dx%d_onednn_on_copy=%.0f ns\n", s.K, s.N, s.M, tn_copy);
     std::printf("skinny_tn_%dx%dx%d_skinny=%.0f ns\n", s.K, s.N, s.M, tn_skinny);
+    // W in cache, as when its products of all time steps run back to back (autobatched).
+    const double tn_skinny_hot = time_ns(
+        [&] { dynet::cpu::gemm_skinny_tn(isa, s.K, s.N, s.M, 1.f, W.data(), s.M, G.data(), s.M, 0.f, D.data(), s.K); },
+        9);
+    std::printf("skinny_tn_%dx%dx%d_skinny_in_cache=%.0f ns\n", s.K, s.N, s.M, tn_skinny_hot);
   }
   return 0;
 }
