@@ -282,13 +282,13 @@ const Tensor& Executor::gradient(VariableIndex i) {
     throw std::runtime_error("get_gradient: node " + std::to_string(i) +
                              " has no gradient: call backward() on a loss computed from it first");
   if (grad_state_[i]) return gradient_record(i);
-  Tensor& g = grad_[i];  // not on a path to the loss (or constant): dE/dnode = 0
-  const uint8_t dev = cg_->node(i).device;
+  const uint8_t dev = cg_->node(i).device;  // not on a path to the loss (or constant): dE/dnode = 0
   MemPool& pool = dev ? device_pools(dev).grad : grad_pool_;
-  g = Tensor(cg_->node(i).dim, pool.allocate_floats(cg_->node(i).dim.size()), detail::device_at(dev),
-             DeviceMempool::DEDFS);
+  Tensor& g = grad_[i] = Tensor(cg_->node(i).dim, pool.allocate_floats(cg_->node(i).dim.size()),
+                                detail::device_at(dev), DeviceMempool::DEDFS);
   g.device->fill(g.v, g.d.size(), 0.f);
-  return grad_state_[i] = 1, g;
+  grad_state_[i] = 1;
+  return g;
 }
 
 void Executor::invalidate() {

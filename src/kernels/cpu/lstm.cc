@@ -47,11 +47,13 @@ DYNET_CLONES void lstm_c_forward(const float* gates, long gs, const float* c_pre
 
 // The backward kernels add to their gradient, or write it when `assign` (its first contribution); an
 // unbatched gradient (stride 0) is written by column 0 and added to by the others.
+inline bool writes_column(bool assign, long b, long stride) { return assign && (b == 0 || stride); }
+
 DYNET_CLONES void lstm_c_backward_c(const float* gates, long gs, const float* dc, float* dc_prev, long ps, long H,
                                     long B, bool assign) {
   for (long b = 0; b < B; ++b, gates += gs, dc += H, dc_prev += ps) {
     const float* f = gates + H;
-    if (assign && (b == 0 || ps))
+    if (writes_column(assign, b, ps))
       for (long k = 0; k < H; ++k) dc_prev[k] = dc[k] * f[k];
     else
       for (long k = 0; k < H; ++k) dc_prev[k] += dc[k] * f[k];
@@ -79,7 +81,7 @@ inline void c_backward_gates_column(const float* __restrict i, const float* __re
 DYNET_CLONES void lstm_c_backward_gates(const float* gates, long gs, const float* c_prev, long cs, const float* dc,
                                         float* dgates, long ds, long H, long B, bool assign) {
   for (long b = 0; b < B; ++b, gates += gs, c_prev += cs, dc += H, dgates += ds) {
-    if (assign && (b == 0 || ds)) {
+    if (writes_column(assign, b, ds)) {
       c_backward_gates_column<true>(gates, gates + 3 * H, c_prev, dc, dgates, dgates + H, dgates + 3 * H, H);
       for (long k = 0; k < H; ++k) dgates[2 * H + k] = 0.f;
     } else {
@@ -103,7 +105,7 @@ DYNET_CLONES void lstm_h_backward_c(const float* gates, long gs, const float* ta
                                     long ds, long H, long B, bool assign) {
   for (long b = 0; b < B; ++b, gates += gs, tanh_c += H, dh += H, dc += ds) {
     const float* o = gates + 2 * H;
-    if (assign && (b == 0 || ds))
+    if (writes_column(assign, b, ds))
       for (long k = 0; k < H; ++k) dc[k] = dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
     else
       for (long k = 0; k < H; ++k) dc[k] += dh[k] * o[k] * (1.f - tanh_c[k] * tanh_c[k]);
@@ -114,7 +116,7 @@ DYNET_CLONES void lstm_h_backward_gates(const float* tanh_c, const float* dh, fl
                                         bool assign) {
   for (long b = 0; b < B; ++b, tanh_c += H, dh += H, dgates += ds) {
     float* dout = dgates + 2 * H;
-    if (assign && (b == 0 || ds)) {
+    if (writes_column(assign, b, ds)) {
       for (long k = 0; k < 2 * H; ++k) dgates[k] = 0.f;
       for (long k = 0; k < H; ++k) dout[k] = dh[k] * tanh_c[k];
       for (long k = 3 * H; k < 4 * H; ++k) dgates[k] = 0.f;
