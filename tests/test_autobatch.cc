@@ -749,13 +749,13 @@ TEST(AutobatchSchedule, RecurrencesThatCannotMergeBatchApart) {
   EXPECT_LE(gathered, 2 * kSeqs * (kIn * kLen + kHidden));
 }
 
-// Concatenations of vectors from all over memory (a parser's features): gathering them for one batch
-// would copy more than it saves, so they run one by one, but with their outputs placed one after
-// another, so the product that consumes them batches without gathering anything.
+// Products of vectors from all over memory: gathering them for one batch would copy more than it saves,
+// so they run one by one, but with their outputs placed one after another, so the product that consumes
+// them batches without gathering anything.
 TEST(AutobatchSchedule, NodesThatDoNotBatchArePlacedTogether) {
   ParameterCollection pc;
   constexpr unsigned kN = 64, kDim = 300;
-  Parameter W = pc.add_parameters({4, 2 * kDim});
+  Parameter W = pc.add_parameters({4, kDim});
   const Model build = [&](ComputationGraph& g) {
     std::vector<Expression> a, b, losses;
     for (unsigned i = 0; i < kN; ++i) {
@@ -764,8 +764,7 @@ TEST(AutobatchSchedule, NodesThatDoNotBatchArePlacedTogether) {
       b.push_back(logistic(input(g, Dim({kDim}), v)));
     }
     Expression w = parameter(g, W);
-    for (unsigned i = 0; i < kN; ++i)
-      losses.push_back(sum_elems(w * concatenate({a[(i * 7) % kN], b[i]})));
+    for (unsigned i = 0; i < kN; ++i) losses.push_back(sum_elems(w * cmult(a[(i * 7) % kN], b[i])));
     return sum(losses);
   };
   expect_strategies_agree(pc, build);
@@ -774,12 +773,59 @@ TEST(AutobatchSchedule, NodesThatDoNotBatchArePlacedTogether) {
   bool products = false;
   for (const auto& grp : batched(*g)->batches()) {
     const std::string op = op_def(g->node(batched(*g)->members(grp)[0]).op).name;
-    EXPECT_NE(op, "concatenate");
+    EXPECT_NE(op, "cmult");
     if (op != "matmul") continue;
     products = true;
     EXPECT_EQ(grp.size, kN);
     EXPECT_EQ(grp.gathered, 0u);
   }
+  EXPECT_TRUE(products);
+}
+
+// Concatenations of vectors from all over memory (a parser's features) batch by pointer
+// (BatchRule::by_pointer): each member's pieces are copied straight into the batch's block, and backward
+// adds each member's part of the gradient straight into its pieces' gradients, also where several
+// members share a piece (`absent`) or a member is off the loss's path. Nothing is gathered, and the
+// product that consumes them batches as a view of their block.
+TEST(AutobatchSchedule, ConcatenationsBatchByPointer) {
+  ParameterCollection pc;
+  constexpr unsigned kN = 64, kDim = 100;
+  Parameter W = pc.add_parameters({4, 3 * kDim}), A = pc.add_parameters({kDim});
+  LookupParameter E = pc.add_lookup_parameters(kN, {kDim});  // the pieces' gradients are compared here
+  const Model build = [&](ComputationGraph& g) {
+    std::vector<Expression> a, b, features, products, losses;
+    for (unsigned i = 0; i < kN; ++i) {
+      a.push_back(tanh(lookup(g, E, i)));
+      b.push_back(logistic(lookup(g, E, (i * 3) % kN)));
+    }
+    Expression w = parameter(g, W), absent = parameter(g, A);
+    for (unsigned i = 0; i < kN; ++i) {
+      features.push_back(concatenate({a[(i * 7) % kN], i % 3 ? b[i] : absent, a[(i * 5) % kN]}));
+      products.push_back(w * features.back());
+      if (i % 8 != 5) losses.push_back(sum_elems(cmult(products.back(), products.back())));
+    }
+    sum(products).value();  // every feature computed (in one batch), some off the loss's path
+    return sum(losses);
+  };
+  expect_strategies_agree(pc, build);
+  auto g = graph_with(1);
+  build(*g).value();
+  bool concatenations = false, products = false;
+  for (const auto& grp : batched(*g)->batches()) {
+    const std::string op = op_def(g->node(batched(*g)->members(grp)[0]).op).name;
+    if (op == "concatenate") {
+      concatenations = true;
+      EXPECT_EQ(grp.size, kN);
+      EXPECT_TRUE(grp.by_pointer);
+      EXPECT_EQ(grp.gathered, 0u);
+    }
+    if (op == "matmul") {
+      products = true;
+      EXPECT_EQ(grp.size, kN);
+      EXPECT_EQ(grp.gathered, 0u);
+    }
+  }
+  EXPECT_TRUE(concatenations);
   EXPECT_TRUE(products);
 }
 

@@ -50,6 +50,7 @@ struct ForwardArgs {
   float* aux;        // aux_floats() floats kept until backward
   MemPool& scratch;  // temporary memory, released after the call
   unsigned members = 1;  // nodes computed at once (autobatching): fx holds them one after another
+  const float* const* member_xs = nullptr;  // BatchRule::by_pointer batches (see there)
 };
 
 // Defers `dEdxi += G · Xᵀ` (dEdxi m x k, unbatched; G m x cols and X k x cols, contiguous) for the
@@ -92,6 +93,7 @@ struct BackwardArgs {
   bool repeat = false;
   unsigned members = 1;                   // as in ForwardArgs
   bool overwrite = false;  // dEdxi holds no value yet (not even zeros): write (=) all of it
+  float* const* member_dx = nullptr;  // BatchRule::by_pointer batches (see there)
 };
 
 // How same-signature nodes run as one batched node (DyNet's autobatching, arXiv 1705.07860). The
@@ -121,6 +123,11 @@ struct BatchRule {
   void (*merge)(const AttrView* members, unsigned k, const Dim& member_dim, std::vector<uint64_t>& out) = nullptr;
   // A batchable parameter node (kParameterNode) must keep its members' aux memory one after another
   // (each as long as aux_floats gives for the member), so that one member's gradient can be pushed alone.
+  // by_pointer: the kernels take a CPU batch's concatenated arguments member by member (none gathered or
+  // scattered): member j's argument i at ForwardArgs::member_xs[i * members + j] (dim xs[i].d, bd / members),
+  // its gradient added into BackwardArgs::member_dx[j] (null: off the loss's path); those xs[i].v and dEdxi.v
+  // are null. For ops that move each value once (concatenate); backward must not read those values.
+  bool by_pointer = false;
   bool is_shared(unsigned i) const { return (shared >> (i & 63)) & 1; }
 };
 

@@ -295,9 +295,8 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
 
 // Members that do not batch still get their outputs in one block, member after member: a later group
 // that consumes them (and its gradients, laid out in the same order) then reads them without copying,
-// where each node allocated alone would leave padding between them. A parser's feature vectors,
-// concatenated from stack items all over memory, cost a copy either way; placed, their products'
-// batch takes them as they are.
+// where each node allocated alone would leave padding between them (an elementwise op over vectors
+// from all over memory: placed, the product that consumes its outputs batches as a view of them).
 void BatchedExecutor::run_placed(const VariableIndex* m, unsigned k) {
   if (k == 0) return;
   const NodeRec& r0 = cg_->node(m[0]);
@@ -320,6 +319,19 @@ bool BatchedExecutor::try_batched(const VariableIndex* m, const VariableIndex* m
   const NodeRec& r0 = cg_->node(m[0]);
   const BatchRule& rule = op_def(r0.op).batch;
   const unsigned nargs = r0.nargs;
+  if (rule.by_pointer && !r0.device) {
+    // Each member's arguments are read where they are: nothing to gather, so batching always pays.
+    bool same_bd = true;
+    for (unsigned a = 0; a < nargs; ++a)
+      same_bd = same_bd && (rule.is_shared(a) || cg_->node(margs[a]).dim.bd == r0.dim.bd);
+    if (same_bd) {
+      contiguous_.assign(nargs, kByPointer);
+      for (unsigned a = 0; a < nargs; ++a)
+        if (rule.is_shared(a)) contiguous_[a] = 1;
+      run_batched(m, margs, k, contiguous_.data());
+      return true;
+    }
+  }
   contiguous_.assign(nargs, 1);
   size_t gather = 0, shared = 0;
   for (unsigned a = 0; a < nargs; ++a) {
@@ -379,7 +391,10 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
         const size_t n = t.d.size();
         const unsigned rep = r0.dim.bd / t.d.bd;  // copies of each member's argument (see run_group)
         t.d.bd *= k * rep;
-        if (!contiguous[a]) {
+        if (contiguous[a] == kByPointer) {
+          t.v = nullptr;
+          g.by_pointer = true;
+        } else if (!contiguous[a]) {
           float* dst = pool.allocate_floats(size_t(k) * rep * n);
           if (r0.device) [[unlikely]]
             gather_on_device(dev, dst, margs, nargs, k, a, rep, n);
@@ -415,10 +430,17 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
       }
       g.aux = pool.allocate_floats(def.aux_floats(out, ArgDims{arg_recs_.data(), arg_ids_.data(), nargs}, attr));
     }
+    if (g.by_pointer) {
+      member_xs_.resize(size_t(k) * nargs);
+      for (unsigned a = 0; a < nargs; ++a)
+        for (unsigned j = 0; j < k; ++j)
+          member_xs_[size_t(a) * k + j] = xs[a].v ? xs[a].v : value_ptr_[margs[size_t(j) * nargs + a]];
+    }
     {
       MemPool& scratch_pool = this->scratch_pool(r0.device);
       const PoolScope scratch(scratch_pool);
-      forward_kernel(r0, def)(ForwardArgs{xs, nargs, fx, attr, g.aux, scratch_pool, k});
+      forward_kernel(r0, def)(
+          ForwardArgs{xs, nargs, fx, attr, g.aux, scratch_pool, k, g.by_pointer ? member_xs_.data() : nullptr});
     }
     if (cg_->check_validity() && !fx.is_valid())
       throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(m[0]) + " (" + def.name +
@@ -788,9 +810,23 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     // argument gathered in forward is scattered without looking: its gradients could lie one after
     // another only by accident.
     const size_t n = cg_->node(member_args(g, 0, nargs)[a]).dim.size();
+    float* const* const dst = dsts_.data() + size_t(a) * k;
+    if (g.by_pointer) {
+      // The kernel adds into each member's argument gradient itself.
+      bool any = false;
+      for (unsigned j = 0; j < k; ++j)
+        if (dst[j]) {
+          any = true;
+          zero_before_use(dst[j], n);
+        }
+      if (!any) continue;
+      Tensor d(xs[a].d, nullptr, dev, DeviceMempool::DEDFS);
+      backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool, nullptr, repeat, k, false, dst});
+      repeat = true;
+      continue;
+    }
     const size_t rep = xs[a].d.size() / (size_t(k) * n);  // > 1: repeated in forward, summed back here
     const bool gathered = a < 64 && ((g.gathered_args >> a) & 1);
-    float* const* const dst = dsts_.data() + size_t(a) * k;
     bool any = false, view = all && rep == 1 && !gathered;
     for (unsigned j = 0; j < k; ++j) {
       any = any || dst[j];

@@ -31,6 +31,7 @@ class BatchedExecutor : public SimpleExecutor {
     uint32_t args = 0;                   // member j's argument a: args_[args + j * nargs + a]
     uint32_t attr = 0, attr_words = 0;   // merged attribute words in attr_ (merged)
     bool merged = false;
+    bool by_pointer = false;             // the kernels read the members by pointer (BatchRule::by_pointer)
     bool reached = false;                // backward: some member leads to the loss
     float* aux = nullptr;                // the batched node's aux memory
     float* grad = nullptr;               // backward: the members' gradients, one after another
@@ -131,7 +132,10 @@ class BatchedExecutor : public SimpleExecutor {
     unsigned index;   // position in stage_ before sorting
   };
   std::vector<OrderKey> order_keys_;
+  // try_batched: per argument, whether it is a view (1), gathered (0) or read by pointer (kByPointer).
+  static constexpr uint8_t kByPointer = 2;
   std::vector<uint8_t> contiguous_;
+  std::vector<const float*> member_xs_;  // run_batched: ForwardArgs::member_xs
   // Batches run and what their batched nodes keep for backward:
   std::vector<Batch> batches_;
   std::vector<Tensor> xs_;

@@ -503,34 +503,49 @@ Dim concatenate_shape(const ArgDims& xs, AttrView a) {
   out.d[axis] = total;
   return out;
 }
+// Batched by pointer (BatchRule::by_pointer), member j's output is block j of fx and its arguments are
+// read from (forward) or added to (backward) the members' own memory; unbatched, one member whose
+// arguments are xs.
 void concatenate_fwd(const ForwardArgs& a) {
   const unsigned axis = a.attr.as<unsigned>();
+  const unsigned members = a.member_xs ? a.members : 1;
   const Fibers fo = fibers(a.fx.d, axis, false);
-  const size_t B = a.fx.d.bd;
-  for (size_t b = 0; b < B; ++b) {
-    float* y = a.fx.batch_ptr(b);
-    size_t offset = 0;
-    for (size_t i = 0; i < a.n; ++i) {
-      const Tensor& x = a.xs[i];
-      const size_t len = size_t(x.d[axis]) * fo.inner;
-      const float* xb = x.v + size_t(arg_batch(x.d, b, B)) * x.d.batch_size();
-      for (size_t o = 0; o < fo.outer; ++o) copy_floats(y + o * size_t(fo.n) * fo.inner + offset, xb + o * len, len);
-      offset += len;
+  const size_t B = a.fx.d.bd / members, y_size = size_t(B) * a.fx.d.batch_size();
+  for (unsigned j = 0; j < members; ++j)
+    for (size_t b = 0; b < B; ++b) {
+      float* y = a.fx.v + j * y_size + b * a.fx.d.batch_size();
+      size_t offset = 0;
+      for (size_t i = 0; i < a.n; ++i) {
+        const Tensor& x = a.xs[i];
+        const size_t len = size_t(x.d[axis]) * fo.inner;
+        const float* xv = a.member_xs ? a.member_xs[i * members + j] : x.v;
+        Dim xd = x.d;
+        xd.bd /= members;
+        const float* xb = xv + size_t(arg_batch(xd, b, B)) * x.d.batch_size();
+        for (size_t o = 0; o < fo.outer; ++o) copy_floats(y + o * size_t(fo.n) * fo.inner + offset, xb + o * len, len);
+        offset += len;
+      }
     }
-  }
 }
 void concatenate_bwd(const BackwardArgs& a) {
   const unsigned axis = a.attr.as<unsigned>();
+  const unsigned members = a.member_dx ? a.members : 1;
   const Fibers fo = fibers(a.fx.d, axis, false);
-  const size_t B = a.fx.d.bd;
+  const size_t B = a.fx.d.bd / members;
   size_t offset = 0;
   for (size_t i = 0; i < a.i; ++i) offset += size_t(a.xs[i].d[axis]) * fo.inner;
   const Tensor& x = a.xs[a.i];
+  Dim xd = x.d;
+  xd.bd /= members;
   const size_t len = size_t(x.d[axis]) * fo.inner;
-  for (size_t b = 0; b < B; ++b) {
-    const float* g = a.dEdf.batch_ptr(b);
-    float* dx = a.dEdxi.v + size_t(arg_batch(x.d, b, B)) * x.d.batch_size();
-    for (size_t o = 0; o < fo.outer; ++o) add_floats(dx + o * len, g + o * size_t(fo.n) * fo.inner + offset, len);
+  for (unsigned j = 0; j < members; ++j) {
+    float* const dxv = a.member_dx ? a.member_dx[j] : a.dEdxi.v;
+    if (!dxv) continue;
+    for (size_t b = 0; b < B; ++b) {
+      const float* g = a.dEdf.batch_ptr(j * B + b);
+      float* dx = dxv + size_t(arg_batch(xd, b, B)) * x.d.batch_size();
+      for (size_t o = 0; o < fo.outer; ++o) add_floats(dx + o * len, g + o * size_t(fo.n) * fo.inner + offset, len);
+    }
   }
 }
 std::vector<OpSample> concatenate_samples() {
@@ -552,7 +567,7 @@ const OpId k_concatenate = register_op({.name = "concatenate",
                                         .shape = concatenate_shape,
                                         .forward = concatenate_fwd,
                                         .backward = concatenate_bwd,
-                                        .batch = {.batchable = true},
+                                        .batch = {.batchable = true, .by_pointer = true},
                                         .samples = concatenate_samples});
 
 // ---------------------------------------------------------------------------------------------
