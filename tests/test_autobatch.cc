@@ -678,6 +678,75 @@ TEST(AutobatchModels, GradientMemoryIsZeroedBeforeUse) {
   expect_node_gradients_agree(grads);
 }
 
+// affine_transform and matmul write their arguments' first gradient contribution (kOverwritesGradient:
+// GEMMs with beta 0, deferred weight updates into a zeroed gradient, the bias's sums after zeroing it).
+// Each case computes the products' gradients twice: with the products as their arguments' only
+// consumers (written), and after a later node already contributed zeros to every argument
+// (accumulated); three instances that batch; two backward passes in one graph, the second over the
+// first one's gradient memory. The two must agree, under every strategy.
+TEST(AutobatchModels, ProductsWriteTheFirstGradientContribution) {
+  struct Case {
+    Dim b, W, x;
+    bool matmul;
+  };
+  const std::vector<Case> cases = {
+      {Dim({3}), Dim({3, 4}), Dim({4}), false},              // matrix-vector (deferred weight updates)
+      {Dim({3}), Dim({3, 4}), Dim({4}), true},
+      {Dim({3}), Dim({3, 4}), Dim({4, 5}), false},           // column bias
+      {Dim({3}), Dim({3, 4}), Dim({4}, 2), false},           // batched x: the batch folds into the columns
+      {Dim({3}), Dim({3, 4}, 2), Dim({4}), false},           // batched W, shared x: one product per element
+      {Dim({3}, 2), Dim({3, 4}, 2), Dim({4}, 2), true},      // both batched
+      {Dim({3}, 2), Dim({3, 4}), Dim({4}), false},           // batched bias
+      {Dim({40}), Dim({40, 64}), Dim({64, 40}), false},      // oneDNN's products
+  };
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    auto values = [](const Dim& d, unsigned seed) {
+      std::vector<float> v(d.size());
+      for (size_t i = 0; i < v.size(); ++i) v[i] = 0.01f * float((i * 37 + seed * 11) % 101) - 0.5f;
+      return v;
+    };
+    auto grads = [&](int strategy) {
+      std::vector<std::vector<float>> out[2];
+      for (int accumulate : {0, 1}) {
+        auto g = graph_with(strategy);
+        Expression b = input(*g, c.b, values(c.b, 1)), W = input(*g, c.W, values(c.W, 2));
+        std::vector<Expression> args = {W}, terms;
+        if (!c.matmul) args.push_back(b);
+        for (unsigned k = 0; k < 3; ++k) {
+          Expression x = input(*g, c.x, values(c.x, 3 + k));
+          args.push_back(x);
+          Expression y = c.matmul ? W * x : affine_transform({b, W, x});
+          terms.push_back(sum_elems(cmult(y, y)));
+        }
+        if (accumulate)
+          for (const Expression& a : args) terms.push_back(sum_elems(a) * 0.f);
+        Expression loss = sum(terms);
+        for (int pass = 0; pass < 2; ++pass) {
+          out[accumulate].clear();
+          loss.value();
+          g->backward(loss, true);
+          for (const Expression& a : args) out[accumulate].push_back(as_vector(a.gradient()));
+        }
+      }
+      for (size_t i = 0; i < out[0].size(); ++i)
+        for (size_t k = 0; k < out[0][i].size(); ++k)
+          EXPECT_NEAR(out[0][i][k], out[1][i][k], 1e-5 * (1 + std::fabs(out[1][i][k])))
+              << "case " << ci << " strategy " << strategy << " argument " << i << " element " << k;
+      return out[0];
+    };
+    const auto want = grads(0);
+    for (int strategy : {1, 2}) {
+      const auto got = grads(strategy);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i)
+        for (size_t k = 0; k < want[i].size(); ++k)
+          EXPECT_NEAR(got[i][k], want[i][k], 1e-5 * (1 + std::fabs(want[i][k])))
+              << "case " << ci << " strategy " << strategy << " argument " << i << " element " << k;
+    }
+  }
+}
+
 // The rnnlm pattern: per-step output products W·h_t depend on no other step's, so the agenda runs them
 // as one batched node after the recurrence (one GEMM across time steps).
 TEST(AutobatchSchedule, OutputLayerOfEveryStepRunsOnce) {

@@ -52,47 +52,55 @@ const float* batch_sum(const Tensor& g, MemPool& scratch) {
   return s;
 }
 
-// dW += g · xᵀ for out = W · x (g {m,n}, x {k,n}, dW {m,k}), summing over the batch where W is shared.
+// dW (+)= g · xᵀ for out = W · x (g {m,n}, x {k,n}, dW {m,k}), summing over the batch where W is shared.
+// beta 0 writes dW (BackwardArgs::overwrite), 1 accumulates.
 template <class P>
-void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch, const LowRankSink* low_rank) {
+void grad_left(const Tensor& g, const Tensor& x, const Tensor& dW, MemPool& scratch, const LowRankSink* low_rank,
+               float beta) {
   Device* dev = g.device;
   const long m = rows(g), n = cols(x), k = rows(x);
   const long bd = static_cast<long>(g.d.bd);
   if (low_rank && dW.d.bd == 1 && x.d.bd == g.d.bd && low_rank->takes(n * bd)) {
-    // the batch folds into the columns
+    // the batch folds into the columns; the deferred update adds
+    if (beta == 0.f) {
+      float* d = dW.v;
+      P::for_each(dev, dW.d.size(), [=] DYNET_LAMBDA(size_t i) { d[i] = 0.f; });
+    }
     low_rank->add(g.v, x.v, m, k, n * bd);
     return;
   }
   if (dW.d.bd == 1 && bd > 1) {
     if (x.d.bd == g.d.bd)  // fold the batch into the inner dimension: one GEMM over n·bd columns
-      P::gemm(dev, false, true, m, k, n * bd, 1.f, g.v, m, x.v, k, 1.f, dW.v, m);
+      P::gemm(dev, false, true, m, k, n * bd, 1.f, g.v, m, x.v, k, beta, dW.v, m);
     else
-      P::gemm(dev, false, true, m, k, n, 1.f, batch_sum<P>(g, scratch), m, x.v, k, 1.f, dW.v, m);
+      P::gemm(dev, false, true, m, k, n, 1.f, batch_sum<P>(g, scratch), m, x.v, k, beta, dW.v, m);
     return;
   }
-  P::gemm_batched(dev, false, true, m, k, n, 1.f, g.v, m, m * n, x.v, k, x.d.bd == 1 ? 0 : k * n, 1.f, dW.v, m,
+  // Here dW has g's batch elements, or there is one: no two products write the same dW.
+  P::gemm_batched(dev, false, true, m, k, n, 1.f, g.v, m, m * n, x.v, k, x.d.bd == 1 ? 0 : k * n, beta, dW.v, m,
                   dW.d.bd == 1 ? 0 : m * k, bd);
 }
 
-// dx += Wᵀ · g for out = W · x (W {m,k}, g {m,n}, dx {k,n}), summing over the batch where x is shared.
+// dx (+)= Wᵀ · g for out = W · x (W {m,k}, g {m,n}, dx {k,n}), summing over the batch where x is shared.
+// beta 0 writes dx (BackwardArgs::overwrite), 1 accumulates.
 template <class P>
-void grad_right(const Tensor& W, const Tensor& g, const Tensor& dx, MemPool& scratch) {
+void grad_right(const Tensor& W, const Tensor& g, const Tensor& dx, MemPool& scratch, float beta) {
   Device* dev = g.device;
   const long m = rows(W), k = cols(W), n = cols(dx);
   const long bd = static_cast<long>(g.d.bd);
   if (dx.d.bd == g.d.bd) {
     if (W.d.bd == 1)
-      P::gemm_tn_unchanged(dev, k, n * bd, m, 1.f, W.v, m, g.v, m, 1.f, dx.v, k);  // W: unchanged in backward
+      P::gemm_tn_unchanged(dev, k, n * bd, m, 1.f, W.v, m, g.v, m, beta, dx.v, k);  // W: unchanged in backward
     else
-      P::gemm_batched(dev, true, false, k, n, m, 1.f, W.v, m, m * k, g.v, m, m * n, 1.f, dx.v, k, k * n, bd);
+      P::gemm_batched(dev, true, false, k, n, m, 1.f, W.v, m, m * k, g.v, m, m * n, beta, dx.v, k, k * n, bd);
     return;
   }
   if (W.d.bd == g.d.bd) {
     // Every product adds into the one shared dx: one after another (a batched GEMM would race on dx).
     for (long b = 0; b < bd; ++b)
-      P::gemm(dev, true, false, k, n, m, 1.f, W.v + b * m * k, m, g.v + b * m * n, m, 1.f, dx.v, k);
+      P::gemm(dev, true, false, k, n, m, 1.f, W.v + b * m * k, m, g.v + b * m * n, m, b == 0 ? beta : 1.f, dx.v, k);
   } else {
-    P::gemm_tn_unchanged(dev, k, n, m, 1.f, W.v, m, batch_sum<P>(g, scratch), m, 1.f, dx.v, k);
+    P::gemm_tn_unchanged(dev, k, n, m, 1.f, W.v, m, batch_sum<P>(g, scratch), m, beta, dx.v, k);
   }
 }
 
@@ -102,10 +110,11 @@ void matmul_dev_fwd(const ForwardArgs& a) {
 }
 template <class P>
 void matmul_dev_bwd(const BackwardArgs& a) {
+  const float beta = a.overwrite ? 0.f : 1.f;
   if (a.i == 0)
-    grad_left<P>(a.dEdf, a.xs[1], a.dEdxi, a.scratch, a.low_rank);
+    grad_left<P>(a.dEdf, a.xs[1], a.dEdxi, a.scratch, a.low_rank, beta);
   else
-    grad_right<P>(a.xs[0], a.dEdf, a.dEdxi, a.scratch);
+    grad_right<P>(a.xs[0], a.dEdf, a.dEdxi, a.scratch, beta);
 }
 DYNET_DEVICE_KERNELS("matmul", matmul_dev_fwd, matmul_dev_bwd);
 
@@ -126,8 +135,9 @@ void affine_dev_fwd(const ForwardArgs& a) {
 template <class P>
 void affine_dev_bwd(const BackwardArgs& a) {
   const Tensor& g = a.dEdf;
-  if (a.i % 2 == 1) return grad_left<P>(g, a.xs[a.i + 1], a.dEdxi, a.scratch, a.low_rank);
-  if (a.i > 0) return grad_right<P>(a.xs[a.i - 1], g, a.dEdxi, a.scratch);
+  const float beta = a.overwrite ? 0.f : 1.f;
+  if (a.i % 2 == 1) return grad_left<P>(g, a.xs[a.i + 1], a.dEdxi, a.scratch, a.low_rank, beta);
+  if (a.i > 0) return grad_right<P>(a.xs[a.i - 1], g, a.dEdxi, a.scratch, beta);
   // The bias: every output element's gradient to the bias element it read.
   const Tensor& d = a.dEdxi;
   const auto s = dev::strided_space<2>(g.d, {&d.d, &g.d});
@@ -189,7 +199,8 @@ const OpId k_matmul = register_op({.name = "matmul",
                                    .forward = matmul_dev_fwd<HostPrims>,
                                    .backward = matmul_dev_bwd<HostPrims>,
                                    .batch = {.batchable = true, .shared = 1},
-                                   .samples = matmul_samples});
+                                   .samples = matmul_samples,
+                                   .flags = kOverwritesGradient});
 
 // ---------------------------------------------------------------------------------------------
 // affine_transform: xs = {b, W1, x1, W2, x2, ...}; f = b + Σ Wi·xi. The bias may be {m} against
@@ -246,6 +257,7 @@ void affine_bwd(const BackwardArgs& a) {
   const Tensor& g = a.dEdf;
   if (a.i == 0) {
     const Tensor& d = a.dEdxi;
+    if (a.overwrite) cpu::arr(d).setZero();  // the sums below add (a bias is small)
     if (d.d.batch_size() == g.d.batch_size()) {
       if (d.d.bd == g.d.bd)
         cpu::arr(d) += cpu::carr(g);
@@ -286,7 +298,8 @@ const OpId k_affine = register_op({.name = "affine_transform",
                                    .forward = affine_fwd,
                                    .backward = affine_bwd,
                                    .batch = {.batchable = true, .shared = kAffineShared},
-                                   .samples = affine_samples});
+                                   .samples = affine_samples,
+                                   .flags = kOverwritesGradient});
 
 #endif  // DYNET_CUDA_PASS
 }  // namespace
