@@ -698,6 +698,7 @@ TEST(AutobatchModels, ProductsWriteTheFirstGradientContribution) {
       {Dim({3}, 2), Dim({3, 4}, 2), Dim({4}, 2), true},      // both batched
       {Dim({3}, 2), Dim({3, 4}), Dim({4}), false},           // batched bias
       {Dim({40}), Dim({40, 64}), Dim({64, 40}), false},      // oneDNN's products
+      {Dim({40}), Dim({40, 64}), Dim({64, 200}), false},     // x's batched gradient chunk-aligned (> 32K floats)
   };
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];

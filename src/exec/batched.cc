@@ -635,7 +635,9 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     b.reached = any;
     b.grad = nullptr;
     const NodeRec& r0 = cg_->node(m[0]);
-    if (any && !r0.device) total += size_t(b.size) * r0.dim.size();
+    if (!any || r0.device) return;
+    const size_t size = size_t(b.size) * r0.dim.size();
+    total += size + (size >= kAlignedGradient ? 2 * kZeroChunk : 0);
   };
   for_each_group<false>(count_single, count_batch);
   // Zeroed a chunk at a time where first used (zero_before_use): zeroed all at once here, the block
@@ -646,6 +648,11 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
   zeroed_chunks_.assign((total + kZeroChunk - 1) / kZeroChunk, 0);
   grad_ptr_.resize(n);  // set below for every reached node
   float* next = block;
+  // A large batch's gradient starts and ends on chunk boundaries: a kernel that writes its first
+  // contribution there (claim_for_overwrite) would otherwise find an end chunk shared with a
+  // neighbour's gradient, zeroed when that was first used, and zero all of it (the parser's 8 MB of
+  // feature gradients per step, written by the MLP's product).
+  auto align = [&] { next = block + (size_t(next - block) + kZeroChunk - 1) / kZeroChunk * kZeroChunk; };
   Device* const cpu = detail::device_at(0);
   auto assign_single = [&](VariableIndex i) {
     const NodeRec& r = cg_->node(i);
@@ -659,8 +666,10 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     const VariableIndex* m = members(b);
     const NodeRec& r0 = cg_->node(m[0]);
     if (!b.reached || r0.device) return;
-    b.grad = next;
     const Dim& d = r0.dim;
+    const bool aligned = size_t(b.size) * d.size() >= kAlignedGradient;
+    if (aligned) align();
+    b.grad = next;
     // Only the members' pointers: their records (grad_, 64 bytes each, far apart: members come from
     // different examples) are written when something reads them (gradient_record).
     for (uint32_t j = 0; j < b.size; ++j) {
@@ -669,6 +678,7 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
       grad_ptr_[m[j]] = next + j * d.size();
     }
     next += size_t(b.size) * d.size();
+    if (aligned) align();
   };
   for_each_group<false>(assign_single, assign_batch);
   if (device_nodes_) [[unlikely]]

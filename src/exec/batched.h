@@ -151,6 +151,7 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<const Batch*> param_batches_;  // batched parameter nodes whose gradients go out last
   // backward: the CPU's gradient block and which of its chunks (kZeroChunk floats) are zeroed yet.
   static constexpr size_t kZeroChunk = 4096;
+  static constexpr size_t kAlignedGradient = 8 * kZeroChunk;  // batch gradients this large are chunk-aligned
   void zero_before_use(const float* p, size_t n);
   bool claim_for_overwrite(const float* p, size_t n);
   float* grad_block_ = nullptr;
