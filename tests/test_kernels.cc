@@ -102,6 +102,48 @@ TEST(Gemm, TransposedProductsOfAnUnchangedMatrixMatchTheReference) {
   check(W, 1.f, "changed, second use");
 }
 
+TEST(Gemm, StackedTransposedProductsMatchTheReference) {
+  // [A A2]ᵀ·G into C {M + M2, N} with a padded ldc (the padding stays), three times in a scope (two
+  // products, then one over the stacked copy), the pair the other way round (its own copy), A alone
+  // (gemm_tn_unchanged: no copy of the pair serves it), and without a scope after A changed.
+  const int M = 72, M2 = 40, N = 24, K = 130, lda = K + 3, lda2 = K + 1, ldc = M + M2 + 5;
+  auto A = random_floats(size_t(lda) * M, 8);
+  const auto A2 = random_floats(size_t(lda2) * M2, 9), G = random_floats(size_t(K) * N, 10);
+  auto check = [&](bool swapped, const char* what) {
+    const std::vector<float>& top = swapped ? A2 : A;
+    const std::vector<float>& bottom = swapped ? A : A2;
+    const int m = swapped ? M2 : M, m2 = swapped ? M : M2, l = swapped ? lda2 : lda, l2 = swapped ? lda : lda2;
+    auto C = random_floats(size_t(ldc) * N, 11);
+    auto expected = reference_gemm(true, false, m, N, K, 1.f, top, l, G, K, 0.f, C, ldc);
+    std::vector<float> lower(expected.begin() + m, expected.end());
+    lower = reference_gemm(true, false, m2, N, K, 1.f, bottom, l2, G, K, 0.f, lower, ldc);
+    std::copy(lower.begin(), lower.end(), expected.begin() + m);
+    gemm_tn_stacked_unchanged(m, m2, N, K, top.data(), l, bottom.data(), l2, G.data(), K, C.data(), ldc);
+    for (size_t k = 0; k < C.size(); ++k) {
+      if (int(k % ldc) >= M + M2) ASSERT_EQ(C[k], expected[k]) << what << ": padding at " << k;
+      EXPECT_NEAR(C[k], expected[k], 1e-4) << what << " at " << k;
+    }
+  };
+  {
+    const TransposeScope scope;
+    check(false, "first use");
+    check(false, "second use");
+    check(true, "swapped, first use");
+    check(false, "third use");
+    check(true, "swapped, second use");
+    auto C = random_floats(size_t(M) * N, 12);
+    const auto expected = reference_gemm(true, false, M, N, K, 1.f, A, lda, G, K, 0.f, C, M);
+    gemm_tn_unchanged(M, N, K, 1.f, A.data(), lda, G.data(), K, 0.f, C.data(), M);
+    gemm_tn_unchanged(M, N, K, 1.f, A.data(), lda, G.data(), K, 0.f, C.data(), M);
+    for (size_t k = 0; k < C.size(); ++k) EXPECT_NEAR(C[k], expected[k], 1e-4) << "A alone at " << k;
+  }
+  for (float& x : A) x = -x;
+  check(false, "changed, no scope");
+  const TransposeScope scope;
+  check(false, "changed, first use");
+  check(false, "changed, second use");
+}
+
 // Aᵀ·B with a long inner dimension runs as a sum over blocks of it (gemm.cc): every block lands, beta
 // applies once (0 overwrites C even where it held NaN), on one thread and split over threads (23M
 // multiply-adds).

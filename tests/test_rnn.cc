@@ -305,10 +305,17 @@ TEST(VanillaLSTM, FusedAndSeparateNodesAgree) {
 // index vector, as a hand-batched tagger writes it). Batch 40 takes the fused gates node's path for
 // minibatches (its pre-activation gradient in a per-thread buffer, weight gradients applied at once),
 // batch 2 the one whose weight gradients are deferred; the first step's zero state skips the recurrent
-// products.
+// products. Input and recurrent gradients go through one product [Wx Wh]ᵀ·dpre where both are
+// reached: at 20/24 dims (large enough for a transposed copy of the pair from a layer's second step
+// on) also with frozen input rows (const_lookup: the first layer's x_t gets no gradient).
 TEST(VanillaLSTM, FusedAndSeparateNodesGiveTheSameGradients) {
-  const unsigned in = 5, hid = 6, steps = 3, rows = 7;
-  for (unsigned batch : {2u, 40u}) {
+  struct Case {
+    unsigned in, hid, batch;
+    bool frozen_input;
+  };
+  const unsigned steps = 3, rows = 7;
+  for (const Case c : {Case{5, 6, 2, false}, Case{5, 6, 40, false}, Case{20, 24, 40, false}, Case{20, 24, 40, true}}) {
+    const unsigned in = c.in, hid = c.hid, batch = c.batch;
     ParameterCollection m1, m0;
     VanillaLSTMBuilder fused(2, in, hid, m1, false, 1.f), separate(2, in, hid, m0, false, 0.f);
     LookupParameter e1 = m1.add_lookup_parameters(rows, {in}), e0 = m0.add_lookup_parameters(rows, {in});
@@ -335,7 +342,7 @@ TEST(VanillaLSTM, FusedAndSeparateNodesGiveTheSameGradients) {
       lstm.start_new_sequence();
       std::vector<Expression> terms;
       for (unsigned t = 0; t < steps; ++t) {
-        const Expression h = lstm.add_input(lookup(g, e, ids[t]));
+        const Expression h = lstm.add_input(c.frozen_input ? const_lookup(g, e, ids[t]) : lookup(g, e, ids[t]));
         terms.push_back(sum_batches(dot_product(h, h) * float(t + 1) + sum_elems(h)));
       }
       Expression loss = sum(terms);
@@ -347,7 +354,8 @@ TEST(VanillaLSTM, FusedAndSeparateNodesGiveTheSameGradients) {
     for (size_t k = 0; k < p1.size(); ++k)
       for (size_t j = 0; j < p1[k]->dim.size(); ++j)
         EXPECT_NEAR(p1[k]->g.v[j], p0[k]->g.v[j], 2e-5 * (1 + std::abs(p0[k]->g.v[j])))
-            << "batch " << batch << " " << p1[k]->name << " element " << j;
+            << "batch " << batch << " hid " << hid << " " << p1[k]->name << " element " << j;
+    if (c.frozen_input) continue;
     const auto &g1 = e1.get_storage().all_grads, &g0 = e0.get_storage().all_grads;
     for (size_t j = 0; j < size_t(rows) * in; ++j)
       EXPECT_NEAR(g1.v[j], g0.v[j], 2e-5 * (1 + std::abs(g0.v[j]))) << "batch " << batch << " input element " << j;

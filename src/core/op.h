@@ -94,6 +94,7 @@ struct BackwardArgs {
   unsigned members = 1;                   // as in ForwardArgs
   bool overwrite = false;  // dEdxi holds no value yet (not even zeros): write (=) all of it
   float* const* member_dx = nullptr;  // BatchRule::by_pointer batches (see there)
+  uint64_t reached = 0;  // bit j (j < 64): argument j gets its call in this pass (in argument order); 0: unknown
 };
 
 // How same-signature nodes run as one batched node (DyNet's autobatching, arXiv 1705.07860). The

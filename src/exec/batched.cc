@@ -791,12 +791,16 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   // kernel runs (whose data would evict them): the slots lie far apart, as members of a batch come from
   // different examples, and are read from grad_ptr_ (8 bytes a node, where grad_ has 64).
   dsts_.resize(size_t(k) * nargs);
+  uint64_t reached = 0;  // BackwardArgs::reached: the concatenated arguments that get a call below
   for (unsigned j = 0; j < k; ++j) {
     const VariableIndex* args = member_args(g, j, nargs);
     const bool member = reached_node(reached_, m[j]);
     for (unsigned a = 0; a < nargs; ++a)
-      if (!def.batch.is_shared(a))
-        dsts_[size_t(a) * k + j] = member && reached_node(reached_, args[a]) ? grad_ptr_[args[a]] : nullptr;
+      if (!def.batch.is_shared(a)) {
+        float* const dst = member && reached_node(reached_, args[a]) ? grad_ptr_[args[a]] : nullptr;
+        dsts_[size_t(a) * k + j] = dst;
+        if (dst && a < 64) reached |= uint64_t(1) << a;
+      }
   }
   bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
   const bool overwrites = (def.flags & kOverwritesGradient) && !r0.device;
@@ -811,7 +815,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       // Deferred weight-gradient products are host GEMMs: CPU nodes only.
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
       backward(BackwardArgs{xs, nargs, fx, dEdf, a, dx, attr, g.aux, scratch_pool, r0.device ? nullptr : &sink,
-                            repeat, k, overwrite});
+                            repeat, k, overwrite, nullptr, reached});
       repeat = true;
       continue;
     }
@@ -854,7 +858,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       else if (!overwrite)
         std::memset(d.v, 0, xs[a].d.size() * sizeof(float));
     }
-    backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool, nullptr, repeat, k, overwrite});
+    backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool, nullptr, repeat, k, overwrite, nullptr, reached});
     repeat = true;
     if (!view && r0.device) [[unlikely]] {
       scatter_on_device(dev, g, a, d.v, rep, n);

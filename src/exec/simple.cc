@@ -89,6 +89,8 @@ void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
   const Tensor* xs = gather_arg_values(i);
   MemPool& scratch = scratch_pool(r.device);
   bool repeat = false;
+  uint64_t reached = 0;
+  for (size_t k = 0; k < r.nargs && k < 64; ++k) reached |= uint64_t(reached_[a[k]] != 0) << k;
   for (size_t k = 0; k < r.nargs; ++k) {
     if (!reached_[a[k]]) continue;
     const PoolScope scratch_scope(scratch);
@@ -96,6 +98,7 @@ void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
     const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
     BackwardArgs args{xs, r.nargs, fx_[i], grad_[i], static_cast<unsigned>(k), grad_[a[k]], attr, aux_[i], scratch,
                       r.device ? nullptr : &sink, repeat};
+    args.reached = reached;
     if (lazy_zero && !grad_zeroed_[a[k]]) {
       // The argument's first contribution: written by ops that can, else zeroed here, in cache for it.
       if ((def.flags & kOverwritesGradient) && !r.device && !cg_->node(a[k]).device) {

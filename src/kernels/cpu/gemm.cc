@@ -150,13 +150,16 @@ void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const
 }
 
 namespace {
-// Transposed copies of the first operands of gemm_tn_unchanged in the open scope. Few matrices repeat
-// in one pass (the weights), so a short list searched linearly; matrices seen once get no copy.
+// Transposed copies of the first operands of gemm_tn_unchanged (and of the stacked pairs of
+// gemm_tn_stacked_unchanged) in the open scope. Few matrices repeat in one pass (the weights), so a
+// short list searched linearly; matrices seen once get no copy.
 struct Transposes {
   struct Entry {
     const float* a;
-    long rows, cols, lda;  // A is rows x cols (K x M)
-    const float* t;        // its transpose (M x K, leading dimension M) once made
+    long rows, cols, lda;      // A is rows x cols (K x M)
+    const float* a2;           // stacked: the second matrix, rows x cols2 (else null)
+    long cols2, lda2;
+    const float* t;            // the transpose (M x K, leading dimension M; stacked: M + M2 rows) once made
   };
   int scopes = 0;
   std::vector<Entry> entries;
@@ -166,6 +169,39 @@ thread_local Transposes transposes;
 constexpr size_t kMaxTransposes = 64;
 // Below this many elements of A, the plain product's cost is oneDNN's per-call overhead, not packing.
 constexpr long kMinTransposeElems = 64 * 64;
+
+// The transposed copy of A (K x M), stacked on that of A2 (K x M2) when A2 is set: made at the second
+// request in the open scope, null before (or without a scope, or memory for it).
+const float* transposed_copy(long M, long K, const float* A, long lda, const float* A2, long M2, long lda2) {
+  Transposes& tr = transposes;
+  if (tr.scopes == 0) return nullptr;
+  Transposes::Entry* e = nullptr;
+  for (Transposes::Entry& x : tr.entries)
+    if (x.a == A && x.rows == K && x.cols == M && x.lda == lda && x.a2 == A2 && (!A2 || (x.cols2 == M2 && x.lda2 == lda2))) {
+      e = &x;
+      break;
+    }
+  if (!e) {
+    if (tr.entries.size() < kMaxTransposes) tr.entries.push_back({A, K, M, lda, A2, M2, lda2, nullptr});
+    return nullptr;
+  }
+  if (!e->t) {
+    const long rows = M + (A2 ? M2 : 0);
+    float* t;
+    try {
+      t = tr.pool.allocate_floats(size_t(rows) * size_t(K));
+    } catch (const std::bad_alloc&) {  // no memory for the copy: the product itself needs none
+      return nullptr;
+    }
+    Eigen::Map<Eigen::MatrixXf, 0, Stride> out(t, M, K, Stride(rows));
+    out = Eigen::Map<const Eigen::MatrixXf, 0, Stride>(A, K, M, Stride(lda)).transpose();
+    if (A2)
+      Eigen::Map<Eigen::MatrixXf, 0, Stride>(t + M, M2, K, Stride(rows)) =
+          Eigen::Map<const Eigen::MatrixXf, 0, Stride>(A2, K, M2, Stride(lda2)).transpose();
+    e->t = t;
+  }
+  return e->t;
+}
 }  // namespace
 
 TransposeScope::TransposeScope() { ++transposes.scopes; }
@@ -177,33 +213,23 @@ TransposeScope::~TransposeScope() {
 
 void gemm_tn_unchanged(long M, long N, long K, float alpha, const float* A, long lda, const float* B, long ldb,
                        float beta, float* C, long ldc) {
-  Transposes& tr = transposes;
   // Products that gemm sends to its own matrix-vector kernels (N == 1) keep them.
   // Nor do products that the skinny kernels take: they read A as it is.
   const bool copy_pays = N >= 2 && M >= 2 && K >= 2 && !product_at_most(M, K, kMinTransposeElems - 1) &&
                          !skinny(true, false, M, N, K);
-  if (tr.scopes == 0 || !copy_pays) return gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  Transposes::Entry* e = nullptr;
-  for (Transposes::Entry& x : tr.entries)
-    if (x.a == A && x.rows == K && x.cols == M && x.lda == lda) {
-      e = &x;
-      break;
-    }
-  if (!e) {
-    if (tr.entries.size() < kMaxTransposes) tr.entries.push_back({A, K, M, lda, nullptr});
-    return gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  }
-  if (!e->t) {
-    float* t;
-    try {
-      t = tr.pool.allocate_floats(size_t(M) * size_t(K));
-    } catch (const std::bad_alloc&) {  // no memory for the copy: the product itself needs none
-      return gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    }
-    Eigen::Map<Eigen::MatrixXf>(t, M, K) = Eigen::Map<const Eigen::MatrixXf, 0, Stride>(A, K, M, Stride(lda)).transpose();
-    e->t = t;
-  }
-  gemm(false, false, M, N, K, alpha, e->t, M, B, ldb, beta, C, ldc);
+  const float* t = copy_pays ? transposed_copy(M, K, A, lda, nullptr, 0, 0) : nullptr;
+  if (!t) return gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  gemm(false, false, M, N, K, alpha, t, M, B, ldb, beta, C, ldc);
+}
+
+void gemm_tn_stacked_unchanged(long M, long M2, long N, long K, const float* A, long lda, const float* A2, long lda2,
+                               const float* B, long ldb, float* C, long ldc) {
+  const bool copy_pays = N >= 2 && M >= 2 && M2 >= 2 && K >= 2 &&
+                         !product_at_most(M + M2, K, kMinTransposeElems - 1) && !skinny(true, false, M + M2, N, K);
+  const float* t = copy_pays ? transposed_copy(M, K, A, lda, A2, M2, lda2) : nullptr;
+  if (t) return gemm(false, false, M + M2, N, K, 1.f, t, M + M2, B, ldb, 0.f, C, ldc);
+  gemm(true, false, M, N, K, 1.f, A, lda, B, ldb, 0.f, C, ldc);
+  gemm(true, false, M2, N, K, 1.f, A2, lda2, B, ldb, 0.f, C + M, ldc);
 }
 
 }  // namespace dynet::cpu

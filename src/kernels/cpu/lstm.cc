@@ -38,6 +38,14 @@ DYNET_CLONES void lstm_bias_grad(const float* d, long H, long B, float* db, bool
     for (long k = 0; k < H4; ++k) db[k] += d[k];
 }
 
+DYNET_CLONES void lstm_copy_rows(const float* src, long ls, float* dst, long rows, long B, bool assign) {
+  for (long b = 0; b < B; ++b, src += ls, dst += rows)
+    if (assign)
+      for (long k = 0; k < rows; ++k) dst[k] = src[k];
+    else
+      for (long k = 0; k < rows; ++k) dst[k] += src[k];
+}
+
 DYNET_CLONES void lstm_c_forward(const float* gates, long gs, const float* c_prev, long cs, float* c, long H, long B) {
   for (long b = 0; b < B; ++b, gates += gs, c_prev += cs, c += H) {
     const float *i = gates, *f = gates + H, *g = gates + 3 * H;

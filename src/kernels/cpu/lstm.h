@@ -15,6 +15,9 @@ void lstm_gates_grad(const float* y, const float* dy, float* d, long H, long B);
 // db += Σ over the B columns of d (4H rows each); db = ... when `assign`.
 void lstm_bias_grad(const float* d, long H, long B, float* db, bool assign);
 
+// dst {rows, B} = (or += unless assign) the first `rows` rows of src, whose columns are ls floats apart.
+void lstm_copy_rows(const float* src, long ls, float* dst, long rows, long B, bool assign);
+
 // B columns of H (gates: 4H) elements; each argument's columns are `*s` floats apart (0: one column
 // shared by all, an unbatched argument), outputs without a stride argument H apart. The backward kernels
 // add to their gradient (+=), or write it (=) when `assign` (an unbatched gradient: written by column 0,
