@@ -103,9 +103,10 @@ TEST(Gemm, TransposedProductsOfAnUnchangedMatrixMatchTheReference) {
 }
 
 TEST(Gemm, StackedTransposedProductsMatchTheReference) {
-  // [A A2]ᵀ·G into C {M + M2, N} with a padded ldc (the padding stays), three times in a scope (two
-  // products, then one over the stacked copy), the pair the other way round (its own copy), A alone
-  // (gemm_tn_unchanged: no copy of the pair serves it), and without a scope after A changed.
+  // [A A2]ᵀ·G into C {M + M2, N} with a padded ldc (the padding stays), three times in a scope (over the
+  // stacked copy made at the first), the pair the other way round (its own copy), A alone
+  // (gemm_tn_unchanged: the top rows of the pair's copy), and after A changed: without a scope (two
+  // products) and in a new one.
   const int M = 72, M2 = 40, N = 24, K = 130, lda = K + 3, lda2 = K + 1, ldc = M + M2 + 5;
   auto A = random_floats(size_t(lda) * M, 8);
   const auto A2 = random_floats(size_t(lda2) * M2, 9), G = random_floats(size_t(K) * N, 10);

@@ -170,28 +170,39 @@ constexpr size_t kMaxTransposes = 64;
 // Below this many elements of A, the plain product's cost is oneDNN's per-call overhead, not packing.
 constexpr long kMinTransposeElems = 64 * 64;
 
-// The transposed copy of A (K x M), stacked on that of A2 (K x M2) when A2 is set: made at the second
-// request in the open scope, null before (or without a scope, or memory for it).
-const float* transposed_copy(long M, long K, const float* A, long lda, const float* A2, long M2, long lda2) {
+// The transposed copy of A (K x M), stacked on that of A2 (K x M2) when A2 is set, and its leading
+// dimension: made at the second request in the open scope, {null, 0} before (or without a scope, or
+// memory for it). A stacked pair is copied at its first request: its products run in a recurrence
+// (gemm_tn_stacked_unchanged), so a second one follows; the copy of a pair also serves A alone.
+struct Transposed {
+  const float* t;
+  long ld;
+};
+Transposed transposed_copy(long M, long K, const float* A, long lda, const float* A2, long M2, long lda2) {
   Transposes& tr = transposes;
-  if (tr.scopes == 0) return nullptr;
+  if (tr.scopes == 0) return {nullptr, 0};
   Transposes::Entry* e = nullptr;
-  for (Transposes::Entry& x : tr.entries)
-    if (x.a == A && x.rows == K && x.cols == M && x.lda == lda && x.a2 == A2 && (!A2 || (x.cols2 == M2 && x.lda2 == lda2))) {
+  for (Transposes::Entry& x : tr.entries) {
+    if (x.a != A || x.rows != K || x.cols != M || x.lda != lda) continue;
+    if (!A2 && x.a2 && x.t) return {x.t, M + x.cols2};  // rows [0, M) of a pair's copy
+    if (x.a2 == A2 && (!A2 || (x.cols2 == M2 && x.lda2 == lda2))) {
       e = &x;
       break;
     }
-  if (!e) {
-    if (tr.entries.size() < kMaxTransposes) tr.entries.push_back({A, K, M, lda, A2, M2, lda2, nullptr});
-    return nullptr;
   }
+  if (!e) {
+    if (tr.entries.size() >= kMaxTransposes) return {nullptr, 0};
+    tr.entries.push_back({A, K, M, lda, A2, M2, lda2, nullptr});
+    if (!A2) return {nullptr, 0};
+    e = &tr.entries.back();
+  }
+  const long rows = M + (A2 ? M2 : 0);
   if (!e->t) {
-    const long rows = M + (A2 ? M2 : 0);
     float* t;
     try {
       t = tr.pool.allocate_floats(size_t(rows) * size_t(K));
     } catch (const std::bad_alloc&) {  // no memory for the copy: the product itself needs none
-      return nullptr;
+      return {nullptr, 0};
     }
     Eigen::Map<Eigen::MatrixXf, 0, Stride> out(t, M, K, Stride(rows));
     out = Eigen::Map<const Eigen::MatrixXf, 0, Stride>(A, K, M, Stride(lda)).transpose();
@@ -200,7 +211,7 @@ const float* transposed_copy(long M, long K, const float* A, long lda, const flo
           Eigen::Map<const Eigen::MatrixXf, 0, Stride>(A2, K, M2, Stride(lda2)).transpose();
     e->t = t;
   }
-  return e->t;
+  return {e->t, rows};
 }
 }  // namespace
 
@@ -217,17 +228,17 @@ void gemm_tn_unchanged(long M, long N, long K, float alpha, const float* A, long
   // Nor do products that the skinny kernels take: they read A as it is.
   const bool copy_pays = N >= 2 && M >= 2 && K >= 2 && !product_at_most(M, K, kMinTransposeElems - 1) &&
                          !skinny(true, false, M, N, K);
-  const float* t = copy_pays ? transposed_copy(M, K, A, lda, nullptr, 0, 0) : nullptr;
-  if (!t) return gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  gemm(false, false, M, N, K, alpha, t, M, B, ldb, beta, C, ldc);
+  const Transposed t = copy_pays ? transposed_copy(M, K, A, lda, nullptr, 0, 0) : Transposed{nullptr, 0};
+  if (!t.t) return gemm(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  gemm(false, false, M, N, K, alpha, t.t, t.ld, B, ldb, beta, C, ldc);
 }
 
 void gemm_tn_stacked_unchanged(long M, long M2, long N, long K, const float* A, long lda, const float* A2, long lda2,
                                const float* B, long ldb, float* C, long ldc) {
   const bool copy_pays = N >= 2 && M >= 2 && M2 >= 2 && K >= 2 &&
                          !product_at_most(M + M2, K, kMinTransposeElems - 1) && !skinny(true, false, M + M2, N, K);
-  const float* t = copy_pays ? transposed_copy(M, K, A, lda, A2, M2, lda2) : nullptr;
-  if (t) return gemm(false, false, M + M2, N, K, 1.f, t, M + M2, B, ldb, 0.f, C, ldc);
+  const Transposed t = copy_pays ? transposed_copy(M, K, A, lda, A2, M2, lda2) : Transposed{nullptr, 0};
+  if (t.t) return gemm(false, false, M + M2, N, K, 1.f, t.t, t.ld, B, ldb, 0.f, C, ldc);
   gemm(true, false, M, N, K, 1.f, A, lda, B, ldb, 0.f, C, ldc);
   gemm(true, false, M2, N, K, 1.f, A2, lda2, B, ldb, 0.f, C + M, ldc);
 }

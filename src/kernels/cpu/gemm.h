@@ -16,9 +16,10 @@ void gemm_tn_unchanged(long M, long N, long K, float alpha, const float* A, long
                        float beta, float* C, long ldc);
 
 // C {M + M2, N} = [A A2]ᵀ·B (rows [0, M) Aᵀ·B, rows [M, M + M2) A2ᵀ·B) for A (K x M) and A2 (K x M2) that
-// stay unchanged as for gemm_tn_unchanged: from the pair's second product on, one product over a
-// transposed copy of both stacked (oneDNN: 400x64x800 at 106-113 GFLOP/s where 200x64x800 runs at
-// 93-106), else two.
+// stay unchanged as for gemm_tn_unchanged: one product over a transposed copy of both stacked, made at
+// the pair's first product (oneDNN: 400x64x800 at 106-113 GFLOP/s where 200x64x800 runs at 93-106;
+// pairs come from recurrences, so the copy is used again), which gemm_tn_unchanged of A alone then
+// multiplies too. Two products where a copy does not pay (as for gemm_tn_unchanged) or without a scope.
 void gemm_tn_stacked_unchanged(long M, long M2, long N, long K, const float* A, long lda, const float* A2, long lda2,
                                const float* B, long ldb, float* C, long ldc);
 
