@@ -125,9 +125,9 @@ struct BatchRule {
   // A batchable parameter node (kParameterNode) must keep its members' aux memory one after another
   // (each as long as aux_floats gives for the member), so that one member's gradient can be pushed alone.
   // by_pointer: the kernels take a CPU batch's concatenated arguments member by member (none gathered or
-  // scattered): member j's argument i at ForwardArgs::member_xs[i * members + j] (dim xs[i].d, bd / members),
-  // its gradient added into BackwardArgs::member_dx[j] (null: off the loss's path); those xs[i].v and dEdxi.v
-  // are null. For ops that move each value once (concatenate); backward must not read those values.
+  // scattered): member j's argument i at ForwardArgs::member_xs[i * members + j] (dim xs[i].d, bd / members);
+  // backward runs once for all of them, adding into BackwardArgs::member_dx[i * members + j] (null: shared, or
+  // off the loss's path). Those xs[i].v are null. For ops that move each value once (concatenate).
   bool by_pointer = false;
   bool is_shared(unsigned i) const { return (shared >> (i & 63)) & 1; }
 };

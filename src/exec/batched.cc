@@ -252,9 +252,11 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   // one earlier group are a view of its output block (and this group's consumers line up in turn).
   // The largest one saves the most copying when the arguments' orders disagree: an LSTM cell's gates
   // (4H) come from one batched node while its state (H) may not.
+  // (Not for ops that read their members by pointer: they gather nothing, and their order is any.)
   int key = -1;
   size_t largest = 0;
-  for (unsigned a = 0; a < nargs; ++a) {
+  const bool by_pointer = rule.by_pointer && !r0.device;
+  for (unsigned a = 0; a < nargs && !by_pointer; ++a) {
     const Dim& d = cg_->node(margs[a]).dim;
     if (!rule.is_shared(a) && d.bd == r0.dim.bd && (key < 0 || d.size() > largest)) {
       key = static_cast<int>(a);
@@ -268,7 +270,7 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
     for (unsigned j = 0; j < k; ++j) order_keys_[j] = {nullptr, stage_[j], j};
   }
   auto before = [](const OrderKey& x, const OrderKey& y) { return x.at != y.at ? x.at < y.at : x.node < y.node; };
-  if (!std::is_sorted(order_keys_.begin(), order_keys_.end(), before)) {
+  if (!by_pointer && !std::is_sorted(order_keys_.begin(), order_keys_.end(), before)) {
     std::sort(order_keys_.begin(), order_keys_.end(), before);
     sorted_.resize(stage_.size());
     for (unsigned j = 0; j < k; ++j) {
@@ -795,16 +797,35 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   for (unsigned j = 0; j < k; ++j) {
     const VariableIndex* args = member_args(g, j, nargs);
     const bool member = reached_node(reached_, m[j]);
-    for (unsigned a = 0; a < nargs; ++a)
-      if (!def.batch.is_shared(a)) {
-        float* const dst = member && reached_node(reached_, args[a]) ? grad_ptr_[args[a]] : nullptr;
-        dsts_[size_t(a) * k + j] = dst;
-        if (dst && a < 64) reached |= uint64_t(1) << a;
-      }
+    for (unsigned a = 0; a < nargs; ++a) {
+      float* const dst =
+          member && !def.batch.is_shared(a) && reached_node(reached_, args[a]) ? grad_ptr_[args[a]] : nullptr;
+      dsts_[size_t(a) * k + j] = dst;  // null for shared arguments too (by_pointer kernels read every row)
+      if (dst && a < 64) reached |= uint64_t(1) << a;
+    }
   }
   bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
   const bool overwrites = (def.flags & kOverwritesGradient) && !r0.device;
+  if (g.by_pointer) {
+    // One call adds each member's gradient into all of its concatenated arguments' (member by member).
+    unsigned first = nargs;
+    for (unsigned a = 0; a < nargs; ++a) {
+      if (def.batch.is_shared(a)) continue;
+      first = std::min(first, a);
+      const size_t n = cg_->node(member_args(g, 0, nargs)[a]).dim.size();
+      for (unsigned j = 0; j < k; ++j)
+        if (float* d = dsts_[size_t(a) * k + j]) zero_before_use(d, n);
+    }
+    if (first < nargs) {
+      const PoolScope scratch(scratch_pool);
+      Tensor d(xs[first].d, nullptr, dev, DeviceMempool::DEDFS);
+      backward(BackwardArgs{xs, nargs, fx, dEdf, first, d, attr, g.aux, scratch_pool, nullptr, false, k, false,
+                            dsts_.data(), reached});
+      repeat = true;
+    }
+  }
   for (unsigned a = 0; a < nargs; ++a) {
+    if (g.by_pointer && !def.batch.is_shared(a)) continue;
     const PoolScope scratch(scratch_pool);
     if (def.batch.is_shared(a)) {
       const VariableIndex x = shared_gradient_node(g, a);
@@ -825,20 +846,6 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     // another only by accident.
     const size_t n = cg_->node(member_args(g, 0, nargs)[a]).dim.size();
     float* const* const dst = dsts_.data() + size_t(a) * k;
-    if (g.by_pointer) {
-      // The kernel adds into each member's argument gradient itself.
-      bool any = false;
-      for (unsigned j = 0; j < k; ++j)
-        if (dst[j]) {
-          any = true;
-          zero_before_use(dst[j], n);
-        }
-      if (!any) continue;
-      Tensor d(xs[a].d, nullptr, dev, DeviceMempool::DEDFS);
-      backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool, nullptr, repeat, k, false, dst});
-      repeat = true;
-      continue;
-    }
     const size_t rep = xs[a].d.size() / (size_t(k) * n);  // > 1: repeated in forward, summed back here
     const bool gathered = a < 64 && ((g.gathered_args >> a) & 1);
     bool any = false, view = all && rep == 1 && !gathered;

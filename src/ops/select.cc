@@ -504,48 +504,72 @@ Dim concatenate_shape(const ArgDims& xs, AttrView a) {
   return out;
 }
 // Batched by pointer (BatchRule::by_pointer), member j's output is block j of fx and its arguments are
-// read from (forward) or added to (backward) the members' own memory; unbatched, one member whose
-// arguments are xs.
+// read from (forward) or added to (backward, all arguments in one call) the members' own memory;
+// unbatched, one member whose arguments are xs. The members' pieces lie far apart (a parser's features:
+// stack items all over memory), so those of the member kAhead further on are requested early.
+constexpr unsigned kConcatAhead = 4;
+void prefetch_pieces(const float* p, size_t len, int write) {
+  if (!p) return;
+  for (size_t t = 0; t < len; t += 16) write ? __builtin_prefetch(p + t, 1) : __builtin_prefetch(p + t, 0);
+}
 void concatenate_fwd(const ForwardArgs& a) {
   const unsigned axis = a.attr.as<unsigned>();
   const unsigned members = a.member_xs ? a.members : 1;
   const Fibers fo = fibers(a.fx.d, axis, false);
-  const size_t B = a.fx.d.bd / members, y_size = size_t(B) * a.fx.d.batch_size();
-  for (unsigned j = 0; j < members; ++j)
+  const size_t B = a.fx.d.bd / members, bs = a.fx.d.batch_size();
+  for (unsigned j = 0; j < members; ++j) {
+    if (a.member_xs && j + kConcatAhead < members && fo.outer == 1)
+      for (size_t i = 0; i < a.n; ++i)
+        prefetch_pieces(a.member_xs[i * members + j + kConcatAhead], size_t(a.xs[i].d[axis]) * fo.inner, 0);
     for (size_t b = 0; b < B; ++b) {
-      float* y = a.fx.v + j * y_size + b * a.fx.d.batch_size();
+      float* y = a.fx.v + (j * B + b) * bs;
       size_t offset = 0;
       for (size_t i = 0; i < a.n; ++i) {
         const Tensor& x = a.xs[i];
         const size_t len = size_t(x.d[axis]) * fo.inner;
         const float* xv = a.member_xs ? a.member_xs[i * members + j] : x.v;
-        Dim xd = x.d;
-        xd.bd /= members;
-        const float* xb = xv + size_t(arg_batch(xd, b, B)) * x.d.batch_size();
+        // An argument has the member's batch or none (by pointer: always the member's).
+        const float* xb = xv + (x.d.bd == 1 ? 0 : b * x.d.batch_size());
         for (size_t o = 0; o < fo.outer; ++o) copy_floats(y + o * size_t(fo.n) * fo.inner + offset, xb + o * len, len);
         offset += len;
       }
     }
+  }
 }
 void concatenate_bwd(const BackwardArgs& a) {
   const unsigned axis = a.attr.as<unsigned>();
-  const unsigned members = a.member_dx ? a.members : 1;
   const Fibers fo = fibers(a.fx.d, axis, false);
-  const size_t B = a.fx.d.bd / members;
+  if (a.member_dx) {
+    const unsigned members = a.members;
+    const size_t B = a.fx.d.bd / members, bs = a.fx.d.batch_size();
+    for (unsigned j = 0; j < members; ++j) {
+      if (j + kConcatAhead < members && fo.outer == 1)
+        for (size_t i = 0; i < a.n; ++i)
+          prefetch_pieces(a.member_dx[i * members + j + kConcatAhead], size_t(a.xs[i].d[axis]) * fo.inner, 1);
+      for (size_t b = 0; b < B; ++b) {
+        const float* g = a.dEdf.v + (j * B + b) * bs;
+        size_t offset = 0;
+        for (size_t i = 0; i < a.n; ++i) {
+          const size_t len = size_t(a.xs[i].d[axis]) * fo.inner;
+          if (float* dx = a.member_dx[i * members + j]) {
+            dx += b * a.xs[i].d.batch_size();  // by pointer, arguments have the member's batch
+            for (size_t o = 0; o < fo.outer; ++o) add_floats(dx + o * len, g + o * size_t(fo.n) * fo.inner + offset, len);
+          }
+          offset += len;
+        }
+      }
+    }
+    return;
+  }
+  const size_t B = a.fx.d.bd;
   size_t offset = 0;
   for (size_t i = 0; i < a.i; ++i) offset += size_t(a.xs[i].d[axis]) * fo.inner;
   const Tensor& x = a.xs[a.i];
-  Dim xd = x.d;
-  xd.bd /= members;
   const size_t len = size_t(x.d[axis]) * fo.inner;
-  for (unsigned j = 0; j < members; ++j) {
-    float* const dxv = a.member_dx ? a.member_dx[j] : a.dEdxi.v;
-    if (!dxv) continue;
-    for (size_t b = 0; b < B; ++b) {
-      const float* g = a.dEdf.batch_ptr(j * B + b);
-      float* dx = dxv + size_t(arg_batch(xd, b, B)) * x.d.batch_size();
-      for (size_t o = 0; o < fo.outer; ++o) add_floats(dx + o * len, g + o * size_t(fo.n) * fo.inner + offset, len);
-    }
+  for (size_t b = 0; b < B; ++b) {
+    const float* g = a.dEdf.batch_ptr(b);
+    float* dx = a.dEdxi.v + size_t(arg_batch(x.d, b, B)) * x.d.batch_size();
+    for (size_t o = 0; o < fo.outer; ++o) add_floats(dx + o * len, g + o * size_t(fo.n) * fo.inner + offset, len);
   }
 }
 std::vector<OpSample> concatenate_samples() {
