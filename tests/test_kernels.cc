@@ -107,7 +107,7 @@ TEST(Gemm, StackedTransposedProductsMatchTheReference) {
   // stacked copy made at the first), the pair the other way round (its own copy), A alone
   // (gemm_tn_unchanged: the top rows of the pair's copy), and after A changed: without a scope (two
   // products) and in a new one.
-  const int M = 72, M2 = 40, N = 24, K = 130, lda = K + 3, lda2 = K + 1, ldc = M + M2 + 5;
+  const int M = 72, M2 = 37, N = 24, K = 130, lda = K + 3, lda2 = K + 1, ldc = M + M2 + 5;
   auto A = random_floats(size_t(lda) * M, 8);
   const auto A2 = random_floats(size_t(lda2) * M2, 9), G = random_floats(size_t(K) * N, 10);
   auto check = [&](bool swapped, const char* what) {

@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <immintrin.h>
 #include <new>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -170,6 +171,48 @@ constexpr size_t kMaxTransposes = 64;
 // Below this many elements of A, the plain product's cost is oneDNN's per-call overhead, not packing.
 constexpr long kMinTransposeElems = 64 * 64;
 
+// t (M x K, leading dimension ldt) = Aᵀ for A (K x M, leading dimension lda). With AVX, 8 x 8 blocks
+// transposed in registers (Eigen's transpose is built for SSE2 here): the bilstm task's transposed
+// copies 0.80% -> 0.34% of its profile (800x400 evicted: 20% faster alone).
+__attribute__((target("avx"))) void transpose_avx(const float* A, long K, long M, long lda, float* t, long ldt) {
+  long m0 = 0;
+  for (; m0 + 8 <= M; m0 += 8) {
+    const float* a = A + m0 * lda;
+    long k0 = 0;
+    for (; k0 + 8 <= K; k0 += 8) {
+      __m256 r[8];
+      for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(a + j * lda + k0);
+      // Pairs of rows interleaved, then pairs of pairs: u[j] holds elements j and j + 4 of rows 0-3 (low
+      // lane) ... of rows 4-7 in u[j + 4]; the 128-bit halves then give the columns.
+      __m256 v[8], u[8];
+      for (int j = 0; j < 8; j += 2) {
+        v[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
+        v[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
+      }
+      for (int j = 0; j < 8; j += 4) {
+        u[j] = _mm256_shuffle_ps(v[j], v[j + 2], 0x44);
+        u[j + 1] = _mm256_shuffle_ps(v[j], v[j + 2], 0xEE);
+        u[j + 2] = _mm256_shuffle_ps(v[j + 1], v[j + 3], 0x44);
+        u[j + 3] = _mm256_shuffle_ps(v[j + 1], v[j + 3], 0xEE);
+      }
+      float* o = t + k0 * ldt + m0;
+      for (int j = 0; j < 4; ++j) {
+        _mm256_storeu_ps(o + j * ldt, _mm256_permute2f128_ps(u[j], u[j + 4], 0x20));
+        _mm256_storeu_ps(o + (j + 4) * ldt, _mm256_permute2f128_ps(u[j], u[j + 4], 0x31));
+      }
+    }
+    for (; k0 < K; ++k0)
+      for (long j = 0; j < 8; ++j) t[k0 * ldt + m0 + j] = a[j * lda + k0];
+  }
+  for (; m0 < M; ++m0)
+    for (long k = 0; k < K; ++k) t[k * ldt + m0] = A[m0 * lda + k];
+}
+void transpose(const float* A, long K, long M, long lda, float* t, long ldt) {
+  static const bool avx = __builtin_cpu_supports("avx");
+  if (avx) return transpose_avx(A, K, M, lda, t, ldt);
+  Map(t, M, K, Stride(ldt)) = Eigen::Map<const Eigen::MatrixXf, 0, Stride>(A, K, M, Stride(lda)).transpose();
+}
+
 // The transposed copy of A (K x M), stacked on that of A2 (K x M2) when A2 is set, and its leading
 // dimension: made at the second request in the open scope, {null, 0} before (or without a scope, or
 // memory for it). A stacked pair is copied at its first request: its products run in a recurrence
@@ -204,11 +247,8 @@ Transposed transposed_copy(long M, long K, const float* A, long lda, const float
     } catch (const std::bad_alloc&) {  // no memory for the copy: the product itself needs none
       return {nullptr, 0};
     }
-    Eigen::Map<Eigen::MatrixXf, 0, Stride> out(t, M, K, Stride(rows));
-    out = Eigen::Map<const Eigen::MatrixXf, 0, Stride>(A, K, M, Stride(lda)).transpose();
-    if (A2)
-      Eigen::Map<Eigen::MatrixXf, 0, Stride>(t + M, M2, K, Stride(rows)) =
-          Eigen::Map<const Eigen::MatrixXf, 0, Stride>(A2, K, M2, Stride(lda2)).transpose();
+    transpose(A, K, M, lda, t, rows);
+    if (A2) transpose(A2, K, M2, lda2, t + M, rows);
     e->t = t;
   }
   return {e->t, rows};
