@@ -145,6 +145,34 @@ TEST(Gemm, StackedTransposedProductsMatchTheReference) {
   check(false, "changed, second use");
 }
 
+// A·Bᵀ with few rows off oneDNN's grid of 16, many columns and a long inner dimension runs as its
+// transpose (gemm.cc, transposed_pays): beta 0 (C held NaN), 1 and 2, padded leading dimensions (the
+// padding of C stays untouched), on one thread and split over two; and shapes next to the rule's edges.
+TEST(Gemm, TransposedRouteMatchesTheReference) {
+  struct Shape {
+    int M, N, K;
+  };
+  for (const Shape& s : {Shape{100, 250, 600}, Shape{17, 40, 512}, Shape{20, 39, 700}, Shape{32, 100, 600},
+                         Shape{100, 200, 511}})
+    for (int threads : {1, 2})
+      for (float beta : {0.f, 1.f, 2.f}) {
+        ThreadCount tc(threads);
+        const int lda = s.M + 3, ldb = s.N + 1, ldc = s.M + 2;
+        const auto A = random_floats(size_t(lda) * s.K, 41), B = random_floats(size_t(ldb) * s.K, 42);
+        auto C = random_floats(size_t(ldc) * s.N, 43);
+        const auto expected = reference_gemm(false, true, s.M, s.N, s.K, 0.5f, A, lda, B, ldb, beta, C, ldc);
+        if (beta == 0.f)
+          for (int j = 0; j < s.N; ++j) C[size_t(j) * ldc] = std::numeric_limits<float>::quiet_NaN();
+        gemm(false, true, s.M, s.N, s.K, 0.5f, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+        for (int j = 0; j < s.N; ++j) {
+          for (int i = 0; i < s.M; ++i)
+            ASSERT_NEAR(C[i + j * ldc], expected[i + j * ldc], 2e-3)
+                << "M=" << s.M << " N=" << s.N << " K=" << s.K << " beta=" << beta << " threads=" << threads;
+          for (int i = s.M; i < ldc && i + j * ldc < int(C.size()); ++i) ASSERT_EQ(C[i + j * ldc], expected[i + j * ldc]);
+        }
+      }
+}
+
 // Aᵀ·B with a long inner dimension runs as a sum over blocks of it (gemm.cc): every block lands, beta
 // applies once (0 overwrites C even where it held NaN), on one thread and split over threads (23M
 // multiply-adds).
