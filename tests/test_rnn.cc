@@ -362,6 +362,72 @@ TEST(VanillaLSTM, FusedAndSeparateNodesGiveTheSameGradients) {
   }
 }
 
+// vanilla_lstm_gates' parameter gradients at 40 columns (the weight gradients as one product over
+// [x; h] when the two gradients lie one after another, left by Wx's call to Wh's) against the same
+// function written with affine_transform, logistic and tanh: Wx created before Wh, after it, apart
+// (another parameter between them), Wh also used by a later product (its gradient's first
+// contribution comes from that one, so the two are not written alike), and Wh constant (no call).
+// Adjacency is the gradients' in the graph: "apart" puts another parameter's node between the two.
+// Both executors (the batched one lays gradients out in computation order).
+TEST(VanillaLSTM, GatesWeightGradientsForEveryParameterLayout) {
+  const unsigned I = 7, H = 5, B = 40;
+  enum Layout { kXFirst, kHFirst, kApart, kWhUsedLater, kWhConstant };
+  for (bool batched : {false, true})
+  for (Layout layout : {kXFirst, kHFirst, kApart, kWhUsedLater, kWhConstant}) {
+    std::mt19937 rng(11 + layout);
+    const std::vector<float> wx = random_vector(4 * H * I, rng), wh = random_vector(4 * H * H, rng),
+                             bias = random_vector(4 * H, rng), x = random_vector(I * B, rng),
+                             h = random_vector(H * B, rng), r = random_vector(4 * H * B, rng);
+    struct Grads {
+      std::vector<float> wx, wh, b;
+    };
+    auto run = [&](bool fused) {
+      ParameterCollection m;
+      Parameter pwx, pwh;
+      if (layout == kHFirst) {
+        pwh = m.add_parameters({4 * H, H});
+        pwx = m.add_parameters({4 * H, I});
+      } else {
+        pwx = m.add_parameters({4 * H, I});
+        pwh = m.add_parameters({4 * H, H});
+      }
+      Parameter pb = m.add_parameters({4 * H}), pd = m.add_parameters({3});
+      pwx.set_value(wx);
+      pwh.set_value(wh);
+      pb.set_value(bias);
+      ComputationGraph g(batched);
+      const Expression Wx = parameter(g, pwx);
+      const Expression between = layout == kApart ? parameter(g, pd) : Expression();
+      const Expression Wh = layout == kWhConstant ? const_parameter(g, pwh) : parameter(g, pwh), b = parameter(g, pb),
+                       xe = input(g, Dim({I}, B), x), he = input(g, Dim({H}, B), h);
+      Expression gates;
+      if (fused) {
+        gates = vanilla_lstm_gates(xe, he, Wx, Wh, b);
+      } else {
+        const Expression pre = affine_transform({b, Wx, xe, Wh, he});
+        gates = concatenate({logistic(pick_range(pre, 0, H)), logistic(pick_range(pre, H, 2 * H) + 1.f),
+                             logistic(pick_range(pre, 2 * H, 3 * H)), tanh(pick_range(pre, 3 * H, 4 * H))});
+      }
+      Expression loss = sum_batches(dot_product(gates, input(g, Dim({4 * H}, B), r)));
+      if (layout == kWhUsedLater) loss = loss + sum_elems(sum_batches(Wh * he));
+      if (layout == kApart) loss = loss + sum_elems(between);
+      loss.value();
+      g.backward(loss);
+      auto grad = [](Parameter p) { return std::vector<float>(p.get_storage().g.v, p.get_storage().g.v + p.get_storage().dim.size()); };
+      return Grads{grad(pwx), grad(pwh), grad(pb)};
+    };
+    const Grads f = run(true), s = run(false);
+    auto expect_near = [&](const std::vector<float>& a, const std::vector<float>& e, const char* what) {
+      ASSERT_EQ(a.size(), e.size());
+      for (size_t k = 0; k < a.size(); ++k)
+        EXPECT_NEAR(a[k], e[k], 1e-4 * (1 + std::abs(e[k]))) << "batched " << batched << " layout " << layout << " " << what << " element " << k;
+    };
+    expect_near(f.wx, s.wx, "Wx");
+    expect_near(f.wh, s.wh, "Wh");
+    expect_near(f.b, s.b, "b");
+  }
+}
+
 // start_new_sequence(h0) and set_s(-1 ...) then add_input give the same states; the h0 vector is
 // [c_1..c_L, h_1..h_L].
 TEST(VanillaLSTM, InitialStateAndSetS) {

@@ -793,7 +793,9 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   // kernel runs (whose data would evict them): the slots lie far apart, as members of a batch come from
   // different examples, and are read from grad_ptr_ (8 bytes a node, where grad_ has 64).
   dsts_.resize(size_t(k) * nargs);
-  uint64_t reached = 0;  // BackwardArgs::reached: the concatenated arguments that get a call below
+  uint64_t reached = 0;  // BackwardArgs::reached: the arguments that get a call below
+  for (unsigned a = 0; a < nargs && a < 64; ++a)
+    if (def.batch.is_shared(a) && shared_gradient_node(g, a) != kNone) reached |= uint64_t(1) << a;
   for (unsigned j = 0; j < k; ++j) {
     const VariableIndex* args = member_args(g, j, nargs);
     const bool member = reached_node(reached_, m[j]);

@@ -452,6 +452,20 @@ bool joint_input_gradient(const BackwardArgs& a, const GatesAttr& at, const Gate
          ((a.reached >> x) & 1) && a.xs[kH].d.bd == g.B && a.xs[x].d.bd == g.B;
 }
 
+// The weight gradients dWx += dpre·x_tᵀ and dWh += dpre·h_tm1ᵀ as one product when the two gradients
+// lie one after another (a builder's weights are adjacent parameter nodes, so their gradients are
+// adjacent in the executors' gradient block, in either order): [dWx dWh] += dpre·[x_t; h_tm1]ᵀ with the
+// two inputs copied into one matrix. Wx's call (argument kWx, when Wh's call follows: reached) leaves
+// its product to Wh's, the node's next call, which runs both, stacked when the gradients are adjacent
+// and written alike (BackwardArgs::overwrite), else one after the other.
+struct PendingWeightGradient {
+  const float* of = nullptr;  // the gate values of the node whose Wx product waits
+  float* dWx;
+  bool overwrite;
+  std::vector<float> inputs;  // [x_t; h_tm1] or [h_tm1; x_t] {I + H, B}
+};
+thread_local PendingWeightGradient pending_weight_gradient;
+
 void gates_bwd(const BackwardArgs& a) {
   const GatesAttr& at = a.attr.as<GatesAttr>();
   const GatesGeom g = gates_geom(a.xs, at, a.fx.d.bd);
@@ -467,6 +481,30 @@ void gates_bwd(const BackwardArgs& a) {
   };
   if (i == kBias) return cpu::lstm_bias_grad(dpre, long(H), long(B), dx.v, a.overwrite);
   if (i == kWx || i == kWh) {
+    PendingWeightGradient& pending = pending_weight_gradient;
+    if (i == kWx && B > size_t(LowRankSink::kMaxColumns) && ((a.reached >> kWh) & 1)) {
+      pending.of = a.fx.v, pending.dWx = dx.v, pending.overwrite = a.overwrite;
+      return;
+    }
+    if (i == kWh && a.repeat && pending.of == a.fx.v) {
+      pending.of = nullptr;
+      const float *x = x_in(a.xs, a.aux, at, g), *h = h_in(a.xs, a.aux, g);
+      const size_t I = g.I, IH = I + H;
+      const bool x_first = pending.dWx + H4 * I == dx.v, h_first = dx.v + H4 * H == pending.dWx;
+      if ((x_first || h_first) && pending.overwrite == a.overwrite && !all_zero(h, H * B)) {
+        float* in = aligned_floats(pending.inputs, IH * B);
+        for (size_t b = 0; b < B; ++b) {
+          float* col = in + b * IH;
+          std::memcpy(col + (x_first ? 0 : H), x + b * I, sizeof(float) * I);
+          std::memcpy(col + (x_first ? I : 0), h + b * H, sizeof(float) * H);
+        }
+        cpu::gemm(false, true, H4, long(IH), long(B), 1.f, dpre, H4, in, long(IH), beta, x_first ? pending.dWx : dx.v,
+                  H4);
+        return;
+      }
+      cpu::gemm(false, true, H4, long(I), long(B), 1.f, dpre, H4, x, long(I), pending.overwrite ? 0.f : 1.f,
+                pending.dWx, H4);
+    }
     const size_t k = i == kWx ? g.I : H;
     const float* in = i == kWx ? x_in(a.xs, a.aux, at, g) : h_in(a.xs, a.aux, g);
     if (i == kWh && all_zero(in, H * B)) return zero_if_fresh();
