@@ -472,6 +472,9 @@ void gates_bwd(const BackwardArgs& a) {
   const size_t B = g.B, H = g.H, H4 = 4 * H;
 
   float* dpre = pre_gradient(a, g);
+  // A waiting Wx product belongs to the call just before Wh's: any other call finds none (one left by
+  // a pass that failed between the two calls is dropped here, never run into memory of that pass).
+  if (a.i != kWh) pending_weight_gradient.of = nullptr;
   const Tensor& dx = a.dEdxi;
   const unsigned i = a.i;
   // With a.overwrite the products write dx (beta 0); the paths that add to it zero it first.
