@@ -35,7 +35,7 @@ class Executor {
   const Tensor& value(VariableIndex i) { return computed_[i] == kUnwrittenRecord ? write_record(i, false) : fx_[i]; }
   // The gradient of node i from the last backward(): zeros for a node that does not lead to the loss
   // (DyNet's behaviour). Throws when no backward covered node i.
-  const Tensor& gradient(VariableIndex i);
+  virtual const Tensor& gradient(VariableIndex i);
   bool has_gradient(VariableIndex i) const { return has_backward_ && i < backward_upto_ && grad_state_[i]; }
   // Number of leading nodes whose values are computed.
   size_t num_evaluated() const { return prefix_; }

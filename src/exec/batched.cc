@@ -1,6 +1,7 @@
 #include "exec/batched.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
@@ -32,7 +33,10 @@ void set_tensor(Tensor& t, const Dim& d, float* v, Device* device, DeviceMempool
 }
 }  // namespace
 
-BatchedExecutor::BatchedExecutor(const ComputationGraph& cg, int strategy) : SimpleExecutor(cg), strategy_(strategy) {}
+BatchedExecutor::BatchedExecutor(const ComputationGraph& cg, int strategy) : SimpleExecutor(cg), strategy_(strategy) {
+  const char* env = std::getenv("DYNET_FUSION");
+  fusion_ = !(env && std::string(env) == "0");
+}
 
 void BatchedExecutor::forward(VariableIndex last) {
   grow(cg_->size());
@@ -50,16 +54,37 @@ void BatchedExecutor::forward(VariableIndex last) {
   info_.clear();
   edges_.clear();
   sigs_.reset();
+  // Fused regions (exec/fusion.h) are one position each, at their first node; their signature is their
+  // program's, numbered after the nodes' signatures below.
+  if (fusion_)
+    plan_.build(*cg_, base, last, wanted_, computed_, programs_);
+  else
+    plan_.clear();
+  bool regions = false;
   for (size_t i = base; i <= last; ++i) {
     if (!wanted_[i - base] || computed_[i]) continue;
     const uint32_t t = static_cast<uint32_t>(info_.size());
-    pos_[i - base] = t;
     NodeInfo info;
     info.node = static_cast<VariableIndex>(i);
+    const int32_t region = plan_.region_of(i);
+    if (region >= 0 && plan_.region(region).position != kNone) {
+      pos_[i - base] = plan_.region(region).position;
+      continue;
+    }
+    pos_[i - base] = t;
     const NodeRec& r = cg_->node(info.node);
     info.args = r.arg_begin;
     const VariableIndex* a = cg_->node_args(info.node);
-    for (unsigned k = 0; k < r.nargs; ++k) {
+    unsigned nargs = r.nargs;
+    if (region >= 0) {
+      fusion::Region& rg = plan_.region(region);
+      rg.position = t;
+      info.region = static_cast<uint32_t>(region);
+      a = plan_.inputs(rg);
+      nargs = programs_[rg.program].inputs();
+      regions = true;
+    }
+    for (unsigned k = 0; k < nargs; ++k) {
       const VariableIndex x = a[k];
       if (x < base || computed_[x]) continue;
       NodeInfo& arg = info_[pos_[x - base]];
@@ -69,8 +94,19 @@ void BatchedExecutor::forward(VariableIndex last) {
       edges_.push_back({pos_[x - base], t});
     }
     ++info.depth;
-    info.sig = sigs_.of(*cg_, info.node);
+    if (region < 0) info.sig = sigs_.of(*cg_, info.node);
     info_.push_back(info);
+  }
+  size_t nsigs = sigs_.size();
+  if (regions) {
+    // A region's signature: nsigs + its program's number among this pass's programs.
+    prog_sig_.assign(programs_.size(), -1);
+    for (NodeInfo& info : info_) {
+      if (info.region == kNone) continue;
+      int32_t& s = prog_sig_[plan_.region(info.region).program];
+      if (s < 0) s = static_cast<int32_t>(nsigs++);
+      info.sig = s;
+    }
   }
   // Successor lists as one array (each node's successors contiguous, read once per node by release()
   // rather than a linked list with a cache miss per edge); offsets end where each list ends, and
@@ -82,7 +118,6 @@ void BatchedExecutor::forward(VariableIndex last) {
   }
   succ_.resize(edges_.size());
   for (const Edge& e : edges_) succ_[--info_[e.from].succ] = e.to;
-  const size_t nsigs = sigs_.size();
   sigs_info_.assign(nsigs, SigInfo{});
   for (const NodeInfo& info : info_)
     if (info.sig >= 0) ++sigs_info_[info.sig].count;
@@ -134,7 +169,7 @@ void BatchedExecutor::schedule_agenda() {
     if (!alone_.empty()) {
       const uint32_t t = alone_.back();
       alone_.pop_back();
-      run_alone(info_[t].node);
+      run_position(t);
       release(t);
       continue;
     }
@@ -176,7 +211,7 @@ void BatchedExecutor::schedule_by_depth() {
       const uint32_t t = alone_[e];
       const int s = info_[t].sig;
       if (s < 0 || sigs_info_[s].count == 1) {
-        run_alone(info_[t].node);
+        run_position(t);
         continue;
       }
       SigInfo& si = sigs_info_[s];
@@ -222,6 +257,7 @@ void BatchedExecutor::run_alone(VariableIndex i) {
 }
 
 void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
+  if (info_[group[0]].region != kNone) return run_fused(group, k);
   if (k == 1) return run_alone(info_[group[0]].node);
   const VariableIndex first = info_[group[0]].node;
   const NodeRec& r0 = cg_->node(first);
@@ -550,6 +586,7 @@ void BatchedExecutor::route_parameter_gradients(VariableIndex last) {
     for (unsigned k = 0; k < cg_->node(i).nargs; ++k) used[a[k]] = 1;
   };
   auto use_batch = [&](const Batch& b) {
+    if (b.program != kNone) return fused_inputs_used(b, used);
     const VariableIndex* m = members(b);
     const NodeRec& r0 = cg_->node(m[0]);
     const BatchRule& rule = op_def(r0.op).batch;
@@ -618,6 +655,7 @@ bool BatchedExecutor::claim_for_overwrite(const float* p, size_t n) {
 }
 
 void BatchedExecutor::backward(VariableIndex last, bool full) {
+  fused_index_ready_ = false;
   mark_reached(last, full);
   route_parameter_gradients(last);
   const size_t n = last + 1;
@@ -749,6 +787,7 @@ void BatchedExecutor::push_batch_gradient(const Batch& b) {
 // g) while g's kernels run: the slots lie far apart (members come from different examples), and read
 // one after another each was a cache miss.
 void BatchedExecutor::prefetch_backward(const Batch& g) {
+  if (g.program != kNone) return;
   const VariableIndex* m = members(g);
   const unsigned nargs = cg_->node(m[0]).nargs;
   const VariableIndex* args = member_args(g, 0, nargs);
@@ -758,6 +797,7 @@ void BatchedExecutor::prefetch_backward(const Batch& g) {
 
 void BatchedExecutor::backward_batch(const Batch& g) {
   if (&g != batches_.data()) prefetch_backward((&g)[-1]);
+  if (g.program != kNone) return backward_fused(g);
   if (!g.grad) return;
   const VariableIndex* m = members(g);
   const unsigned k = g.size;
@@ -975,6 +1015,9 @@ void BatchedExecutor::device_gradient_layout() {
 
 void BatchedExecutor::invalidate() {
   Executor::invalidate();
+  fused_index_ready_ = false;
+  // Programs are kept for the next graph (usually the same few), unless they pile up.
+  if (programs_.size() > 4096) programs_.clear();
   batches_.clear();
   xs_.clear();
   args_.clear();
@@ -982,6 +1025,7 @@ void BatchedExecutor::invalidate() {
 }
 
 void BatchedExecutor::revert(size_t nodes) {
+  fused_index_ready_ = false;
   if (checkpoints_.empty()) {
     // No matching checkpoint of the values (a forward() since the graph's checkpoint forgot them):
     // nodes that no longer exist go, and so do batches with such a member (their other members are
@@ -1030,7 +1074,7 @@ void BatchedExecutor::print_composition(size_t first_batch, size_t first_positio
     batched += b.size;
     const NodeRec& r = cg_->node(members(b)[0]);
     lines += "  " + std::string(op_def(r.op).name) + " " + r.dim.str() + " x" + std::to_string(b.size) +
-             (b.merged ? " merged" : "") + ", gathered " + std::to_string(b.gathered * sizeof(float)) + " B\n";
+             (b.merged ? " merged" : "") + (b.program != kNone ? " fused" : "") + ", gathered " + std::to_string(b.gathered * sizeof(float)) + " B\n";
   }
   const size_t nodes = order_.size() - first_position;
   std::cerr << "[dynet] forward: " << nodes << " nodes in " << batches_.size() - first_batch << " batched groups and "

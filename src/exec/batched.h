@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "exec/fusion.h"
 #include "exec/signature.h"
 #include "exec/simple.h"
 
@@ -22,6 +23,11 @@ class BatchedExecutor : public SimpleExecutor {
   void backward(VariableIndex last, bool full) override;
   void invalidate() override;
   void revert(size_t nodes) override;
+  // A fused intermediate's gradient is recomputed when asked for (exec/fusion.cc).
+  const Tensor& gradient(VariableIndex i) override;
+  // Elementwise fusion (exec/fusion.h), on unless DYNET_FUSION=0 in the environment.
+  void set_fusion(bool on) { fusion_ = on; }
+  bool fusion() const { return fusion_; }
 
   // Nodes computed together as one batched node, in computation order (nodes that ran alone have
   // no record: they are the entries of the computation order between batches).
@@ -37,6 +43,9 @@ class BatchedExecutor : public SimpleExecutor {
     float* grad = nullptr;               // backward: the members' gradients, one after another
     size_t gathered = 0;                 // floats copied to concatenate arguments
     uint64_t gathered_args = 0;          // bit a: argument a (< 64) was copied to concatenate it
+    // Fused regions (exec/fusion.h): their program, or kNone. Members are then the regions' outputs,
+    // output after output (k regions: size = outputs * k), and args_ holds each region's inputs.
+    uint32_t program = ~0u;
   };
   const std::vector<Batch>& batches() const { return batches_; }
   const VariableIndex* members(const Batch& b) const { return order_.data() + b.first; }
@@ -57,6 +66,14 @@ class BatchedExecutor : public SimpleExecutor {
   // Runs members m[0..k) one by one, their outputs one after another in one block.
   void run_placed(const VariableIndex* m, unsigned k);
   void run_alone(VariableIndex i);
+  void run_position(uint32_t t);  // a node or a region that runs alone
+  // Fused regions (exec/fusion.cc): k of one program at once; their backward; their inputs on the
+  // loss's path (route_parameter_gradients).
+  void run_fused(const uint32_t* group, unsigned k);
+  void backward_fused(const Batch& b);
+  void fused_inputs_used(const Batch& b, std::vector<uint8_t>& used) const;
+  void index_fused_intermediates();
+  bool reached_at(VariableIndex i) const { return i < reached_.size() && reached_[i]; }
   void run_batched(const VariableIndex* m, const VariableIndex* margs, unsigned k, const uint8_t* contiguous);
   // Marks the successors of position t whose arguments are now all computed as ready.
   void release(uint32_t t);
@@ -105,6 +122,7 @@ class BatchedExecutor : public SimpleExecutor {
     uint32_t height = 0;           // longest path to the requested node
     uint32_t succ = 0;             // successors: succ_[succ, next node's succ) once counted
     uint32_t args = 0;             // the node's arguments in the graph (NodeRec::arg_begin)
+    uint32_t region = kNone;       // a fused region (plan_), scheduled as one unit
   };
   struct Edge {
     uint32_t from, to;
@@ -161,6 +179,21 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<float*> segments_;  // gather_on_device, scatter_on_device: the members' memory
   std::vector<size_t> device_floats_;  // device_gradient_layout: floats and next free gradient per device
   std::vector<float*> device_next_;
+  // Elementwise fusion: the programs (kept across passes and graphs), this pass's regions, the
+  // interpreter's per-member pointers, and the fused intermediates of the last backward (gradient()).
+  bool fusion_ = true;
+  fusion::Programs programs_;
+  fusion::Plan plan_;
+  std::vector<int32_t> prog_sig_;  // forward: program -> this pass's signature
+  std::vector<const float*> fused_in_;
+  std::vector<float*> fused_out_grad_, fused_dst_;
+  std::vector<uint8_t> fused_live_;
+  struct FusedAt {
+    VariableIndex node;
+    uint32_t batch, member, slot;
+  };
+  std::vector<FusedAt> fused_at_;
+  bool fused_index_ready_ = false;
   uint64_t run_ns_ = 0;  // profiling: time spent running groups in this forward pass
 };
 

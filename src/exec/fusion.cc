@@ -1,0 +1,637 @@
+#include "exec/fusion.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "core/device.h"
+#include "exec/batched.h"
+#include "exec/profile.h"
+#include "kernels/cpu/clones.h"
+#include "kernels/cpu/exp.h"
+
+namespace dynet {
+namespace fusion {
+
+namespace {
+struct OpTable {
+  OpId logistic, tanh, cmult, add, pick;
+};
+const OpTable& op_table() {
+  static const OpTable t{op_id("logistic"), op_id("tanh"), op_id("cmult"), op_id("cwise_sum"), op_id("pick_range")};
+  return t;
+}
+// pick_range's attribute (ops/select.cc): s, e, axis.
+struct PickRange {
+  uint32_t s, e, axis;
+};
+}  // namespace
+
+int kind_of(const ComputationGraph& cg, VariableIndex i) {
+  const NodeRec& r = cg.node(i);
+  if (r.device || r.dim.bd != 1) return -1;
+  const OpTable& t = op_table();
+  const size_t n = r.dim.size();
+  const VariableIndex* a = cg.node_args(i);
+  auto same = [&](unsigned k) {
+    const NodeRec& x = cg.node(a[k]);
+    return x.device == 0 && x.dim.bd == 1 && x.dim.size() == n;
+  };
+  if (r.op == t.logistic || r.op == t.tanh) return r.nargs == 1 && same(0) ? (r.op == t.tanh ? kTanh : kLogistic) : -1;
+  if (r.op == t.cmult || r.op == t.add)
+    return r.nargs == 2 && same(0) && same(1) ? (r.op == t.add ? kAdd : kCmult) : -1;
+  if (r.op == t.pick && r.nargs == 1 && r.attr_words * sizeof(uint64_t) >= sizeof(PickRange)) {
+    PickRange p;
+    std::memcpy(&p, cg.node_attr(i), sizeof p);
+    const NodeRec& x = cg.node(a[0]);
+    // A slice of a column vector is contiguous: read in place.
+    if (p.axis == 0 && x.device == 0 && x.dim.bd == 1 && x.dim.size() == x.dim.d[0]) return kPick;
+  }
+  return -1;
+}
+
+// ---- Programs ----
+
+void Programs::words(const Program& p, std::vector<uint64_t>& out) const {
+  out.clear();
+  out.push_back(p.n);
+  out.push_back(uint64_t(p.code.size()) << 32 | p.input_sizes.size());
+  for (const Instr& in : p.code)
+    out.push_back(uint64_t(in.kind) | uint64_t(in.output) << 8 | uint64_t(in.a) << 16 | uint64_t(in.b) << 32 |
+                  uint64_t(in.offset & 0xffff) << 48);
+  for (const Instr& in : p.code)
+    if (in.kind == kPick) out.push_back(in.offset);
+  for (uint32_t s : p.input_sizes) out.push_back(s);
+}
+
+uint32_t Programs::intern(const Program& p) {
+  words(p, key_);
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (uint64_t w : key_) h = (h ^ w) * 0x100000001b3ull;
+  if (slots_.size() < 2 * programs_.size() + 16) {
+    // Rehashed at half load.
+    slots_.assign(std::max<size_t>(64, 4 * programs_.size() + 32), -1);
+    for (uint32_t id = 0; id < programs_.size(); ++id) {
+      uint64_t g = 0x9e3779b97f4a7c15ull;
+      for (uint32_t w = begin_[id]; w < begin_[id + 1]; ++w) g = (g ^ words_[w]) * 0x100000001b3ull;
+      size_t s = g % slots_.size();
+      while (slots_[s] >= 0) s = (s + 1) % slots_.size();
+      slots_[s] = static_cast<int32_t>(id);
+    }
+  }
+  size_t s = h % slots_.size();
+  for (; slots_[s] >= 0; s = (s + 1) % slots_.size()) {
+    const uint32_t id = static_cast<uint32_t>(slots_[s]);
+    if (begin_[id + 1] - begin_[id] == key_.size() && std::equal(key_.begin(), key_.end(), words_.begin() + begin_[id]))
+      return id;
+  }
+  const uint32_t id = static_cast<uint32_t>(programs_.size());
+  if (begin_.empty()) begin_.push_back(0);
+  words_.insert(words_.end(), key_.begin(), key_.end());
+  begin_.push_back(static_cast<uint32_t>(words_.size()));
+  programs_.push_back(p);
+  slots_[s] = static_cast<int32_t>(id);
+  return id;
+}
+
+void Programs::clear() {
+  programs_.clear();
+  words_.clear();
+  begin_.clear();
+  slots_.clear();
+}
+
+// ---- Plan ----
+
+uint32_t Plan::find(uint32_t s) {
+  while (sets_[s].parent != s) s = sets_[s].parent = sets_[sets_[s].parent].parent;
+  return s;
+}
+
+// Regions grow in creation order: a fusable node joins the regions of its fusable arguments (of its own
+// element count) when the union stays convex, else fewer of them, else starts its own. Convex: every
+// external input of a region (an uncomputed argument from outside) was created before the region's first
+// node. Creation order is a topological order, so no path leaves such a region and comes back (its
+// nodes would lie between the region's first node and the input), and edges between regions go from an
+// earlier first node to a later one: the regions schedule as units without cycles. A node's `ext` counts
+// inputs that a later merge may make internal: conservative, it can only refuse a merge.
+void Plan::build(const ComputationGraph& cg, size_t base, VariableIndex last, const std::vector<uint8_t>& wanted,
+                 const std::vector<uint8_t>& computed, Programs& programs) {
+  base_ = base;
+  const size_t span = last + 1 - base;
+  regions_.clear();
+  inputs_.clear();
+  outputs_.clear();
+  sets_.clear();
+  region_of_.assign(span, -1);
+  uses_.assign(span, 0);
+  kind_.resize(span);
+  auto live = [&](VariableIndex x) { return x >= base && !computed[x]; };
+  // uses_: consumers among the nodes this pass computes; the requested node is used by its reader. A
+  // consumer outside the pass (later, or not needed now) finds an intermediate uncomputed and computes
+  // it then.
+  ++uses_[last - base];
+  for (size_t i = base; i <= last; ++i) {
+    if (!wanted[i - base] || computed[i]) continue;
+    const VariableIndex y = static_cast<VariableIndex>(i);
+    const NodeRec& r = cg.node(y);
+    const VariableIndex* a = cg.node_args(y);
+    for (unsigned k = 0; k < r.nargs; ++k)
+      if (live(a[k])) ++uses_[a[k] - base];
+    const int kind = kind_[i - base] = static_cast<int8_t>(kind_of(cg, y));
+    if (kind < 0) continue;
+    const uint32_t n = static_cast<uint32_t>(r.dim.size());
+    uint32_t cand[2];
+    unsigned nc = 0;
+    if (kind != kPick)
+      for (unsigned k = 0; k < r.nargs; ++k) {
+        const VariableIndex x = a[k];
+        if (!live(x) || region_of_[x - base] < 0) continue;
+        const uint32_t s = find(static_cast<uint32_t>(region_of_[x - base]));
+        if (sets_[s].n == n && (nc == 0 || cand[0] != s)) cand[nc++] = s;
+      }
+    auto join = [&](const uint32_t* sets, unsigned ns) {
+      uint32_t first = y, ext = 0, count = 1;
+      for (unsigned q = 0; q < ns; ++q) {
+        const Set& s = sets_[sets[q]];
+        first = std::min(first, s.first);
+        ext = std::max(ext, s.ext);
+        count += s.count;
+      }
+      for (unsigned k = 0; k < r.nargs; ++k) {
+        const VariableIndex x = a[k];
+        if (!live(x)) continue;
+        bool inside = false;
+        if (kind != kPick && region_of_[x - base] >= 0) {
+          const uint32_t sx = find(static_cast<uint32_t>(region_of_[x - base]));
+          for (unsigned q = 0; q < ns; ++q) inside = inside || sx == sets[q];
+        }
+        if (!inside) ext = std::max(ext, uint32_t(x) + 1);
+      }
+      if (ns > 0 && (ext > first || count > kMaxNodes)) return false;
+      uint32_t root;
+      if (ns == 0) {
+        root = static_cast<uint32_t>(sets_.size());
+        sets_.push_back(Set{root, first, ext, count, n});
+      } else {
+        root = sets[0];
+        for (unsigned q = 1; q < ns; ++q) sets_[sets[q]].parent = root;
+        sets_[root] = Set{root, first, ext, count, n};
+      }
+      region_of_[y - base] = static_cast<int32_t>(root);
+      return true;
+    };
+    if (nc == 2 && join(cand, 2)) continue;
+    if (nc >= 1 && join(cand, 1)) continue;
+    if (nc == 2 && join(cand + 1, 1)) continue;
+    join(nullptr, 0);
+  }
+  if (sets_.empty()) return;
+  // Sets of two or more nodes become regions, numbered by first node; their members in creation order.
+  std::vector<uint32_t>& id = inside_;  // reused below for the counts of uses inside the region
+  id.assign(sets_.size(), ~0u);
+  member_begin_.clear();
+  for (size_t i = 0; i < span; ++i) {
+    if (region_of_[i] < 0) continue;
+    const uint32_t s = find(static_cast<uint32_t>(region_of_[i]));
+    if (sets_[s].count < 2) {
+      region_of_[i] = -1;
+      continue;
+    }
+    if (id[s] == ~0u) {
+      id[s] = static_cast<uint32_t>(member_begin_.size());
+      member_begin_.push_back(0);
+    }
+    region_of_[i] = static_cast<int32_t>(id[s]);
+    ++member_begin_[id[s]];
+  }
+  const size_t nregions = member_begin_.size();
+  if (nregions == 0) return;
+  uint32_t at = 0;
+  for (uint32_t& b : member_begin_) {
+    const uint32_t c = b;
+    b = at;
+    at += c;
+  }
+  member_begin_.push_back(at);
+  members_.resize(at);
+  std::vector<uint32_t>& fill = slot_;
+  fill.assign(member_begin_.begin(), member_begin_.end() - 1);
+  for (size_t i = 0; i < span; ++i)
+    if (region_of_[i] >= 0) members_[fill[region_of_[i]]++] = static_cast<uint32_t>(base + i);
+  inside_.assign(span, 0);
+  slot_.assign(span, 0);
+  regions_.resize(nregions);
+  Program& p = scratch_;
+  for (uint32_t rg = 0; rg < nregions; ++rg) {
+    const uint32_t* m = members_.data() + member_begin_[rg];
+    const uint32_t count = member_begin_[rg + 1] - member_begin_[rg];
+    Region& R = regions_[rg];
+    R = Region{};
+    R.first = m[0];
+    R.inputs = static_cast<uint32_t>(inputs_.size());
+    R.outputs = static_cast<uint32_t>(outputs_.size());
+    p.n = static_cast<uint32_t>(cg.node(m[0]).dim.size());
+    p.code.resize(count);
+    p.input_sizes.clear();
+    p.outputs = 0;
+    for (uint32_t s = 0; s < count; ++s) slot_[m[s] - base] = s;
+    for (uint32_t s = 0; s < count; ++s) {
+      const VariableIndex y = m[s];
+      const NodeRec& r = cg.node(y);
+      const VariableIndex* a = cg.node_args(y);
+      Instr& in = p.code[s];
+      in = Instr{};
+      in.kind = static_cast<uint8_t>(kind_[y - base]);
+      for (unsigned k = 0; k < r.nargs; ++k) {
+        const VariableIndex x = a[k];
+        uint16_t ref;
+        if (in.kind != kPick && live(x) && region_of_[x - base] == int32_t(rg)) {
+          ref = static_cast<uint16_t>(slot_[x - base]);
+          ++inside_[x - base];
+        } else {
+          uint32_t q = 0;
+          while (R.inputs + q < inputs_.size() && inputs_[R.inputs + q] != x) ++q;
+          if (R.inputs + q == inputs_.size()) {
+            inputs_.push_back(x);
+            p.input_sizes.push_back(static_cast<uint32_t>(cg.node(x).dim.size()));
+          }
+          ref = static_cast<uint16_t>(kInput | q);
+        }
+        (k == 0 ? in.a : in.b) = ref;
+      }
+      if (in.kind == kPick) {
+        PickRange pr;
+        std::memcpy(&pr, cg.node_attr(y), sizeof pr);
+        in.offset = pr.s;
+      }
+    }
+    for (uint32_t s = 0; s < count; ++s) {
+      const VariableIndex y = m[s];
+      if (uses_[y - base] > inside_[y - base]) {
+        p.code[s].output = true;
+        ++p.outputs;
+        outputs_.push_back(y);
+      }
+    }
+    R.program = programs.intern(p);
+  }
+}
+
+// ---- The interpreter ----
+// Each member's region runs a chunk of kChunk floats at a time through every instruction, so that the
+// intermediates stay in L1; each instruction is a plain loop the compiler vectorizes (DYNET_CLONES:
+// AVX-512, AVX2+FMA or the baseline, as the unfused σ and tanh kernels).
+
+namespace {
+constexpr unsigned kChunk = 128;
+
+[[gnu::always_inline]] inline void run_op(uint8_t kind, const float* __restrict x, const float* __restrict z,
+                                          float* __restrict y, size_t len) {
+  switch (kind) {
+    case kLogistic:
+      for (size_t t = 0; t < len; ++t) y[t] = cpu::logistic_clamped(x[t]);
+      break;
+    case kTanh:
+      for (size_t t = 0; t < len; ++t) y[t] = cpu::tanh_clamped(x[t]);
+      break;
+    case kCmult:
+      for (size_t t = 0; t < len; ++t) y[t] = x[t] * z[t];
+      break;
+    case kAdd:
+      for (size_t t = 0; t < len; ++t) y[t] = x[t] + z[t];
+      break;
+    default:  // kPick, materialized as an output
+      for (size_t t = 0; t < len; ++t) y[t] = x[t];
+  }
+}
+
+// The members' memory lies apart (their inputs come from different batches and examples): member
+// j + 1's is requested while member j runs, or each of its streams starts with a cache miss.
+[[gnu::always_inline]] inline void prefetch(const float* p, size_t n, bool write = false) {
+  if (!p) return;
+  for (size_t t = 0; t < n; t += 16)
+    if (write)
+      __builtin_prefetch(p + t, 1);
+    else
+      __builtin_prefetch(p + t);
+}
+
+[[gnu::always_inline]] inline void add_to(float* __restrict d, const float* __restrict g, size_t len) {
+  for (size_t t = 0; t < len; ++t) d[t] += g[t];
+}
+}  // namespace
+
+DYNET_CLONES void forward(const Program& p, unsigned k, const float* const* in, float* out) {
+  const unsigned nodes = static_cast<unsigned>(p.code.size()), nin = p.inputs();
+  const size_t n = p.n;
+  alignas(64) float buf[kMaxNodes][kChunk];
+  const float* at[kMaxNodes];
+  for (unsigned j = 0; j < k; ++j) {
+    const float* const* x = in + size_t(j) * nin;
+    if (j + 1 < k)
+      for (unsigned q = 0; q < nin; ++q) prefetch(x[nin + q], p.input_sizes[q]);
+    for (size_t c = 0; c < n; c += kChunk) {
+      const size_t len = std::min<size_t>(kChunk, n - c);
+      auto arg = [&](uint16_t ref) { return ref & kInput ? x[ref & ~kInput] + c : at[ref]; };
+      unsigned o = 0;
+      for (unsigned s = 0; s < nodes; ++s) {
+        const Instr& I = p.code[s];
+        float* y = I.output ? out + (size_t(o++) * k + j) * n + c : buf[s];
+        if (I.kind == kPick) {
+          const float* src = x[I.a & ~kInput] + I.offset + c;
+          if (!I.output) {
+            at[s] = src;
+            continue;
+          }
+          run_op(kPick, src, nullptr, y, len);
+        } else {
+          run_op(I.kind, arg(I.a), I.kind >= kCmult ? arg(I.b) : nullptr, y, len);
+        }
+        at[s] = y;
+      }
+    }
+  }
+}
+
+DYNET_CLONES void backward(const Program& p, unsigned k, const float* const* in, const float* out,
+                           float* const* out_grad, float* const* in_grad, const uint8_t* live,
+                           const Capture* capture) {
+  const unsigned nodes = static_cast<unsigned>(p.code.size()), nin = p.inputs();
+  const size_t n = p.n;
+  alignas(64) float val[kMaxNodes][kChunk];
+  alignas(64) float grad[kMaxNodes][kChunk];
+  const float* at[kMaxNodes];
+  float* gat[kMaxNodes];
+  for (unsigned j = capture ? capture->member : 0; j < (capture ? capture->member + 1 : k); ++j) {
+    if (!live[j]) continue;
+    const float* const* x = in + size_t(j) * nin;
+    float* const* dx = in_grad + size_t(j) * nin;
+    for (unsigned j1 = j + 1; !capture && j1 < k; ++j1) {
+      if (!live[j1]) continue;
+      for (unsigned q = 0; q < nin; ++q) {
+        prefetch(x[(j1 - j) * nin + q], p.input_sizes[q]);
+        prefetch(dx[(j1 - j) * nin + q], p.input_sizes[q], true);
+      }
+      for (unsigned o = 0; o < p.outputs; ++o) {
+        prefetch(out + (size_t(o) * k + j1) * n, n);
+        prefetch(out_grad[size_t(o) * k + j1], n, true);
+      }
+      break;
+    }
+    for (size_t c = 0; c < n; c += kChunk) {
+      const size_t len = std::min<size_t>(kChunk, n - c);
+      auto arg = [&](uint16_t ref) { return ref & kInput ? x[ref & ~kInput] + c : at[ref]; };
+      // Values: the outputs' from the output block, the intermediates recomputed. Gradients: the
+      // outputs' accumulate in place (their own gradients then include their consumers inside the
+      // region), the intermediates' in chunk buffers.
+      unsigned o = 0;
+      for (unsigned s = 0; s < nodes; ++s) {
+        const Instr& I = p.code[s];
+        if (I.output) {
+          const size_t t = size_t(o++) * k + j;
+          at[s] = out + t * n + c;
+          if (out_grad[t]) {
+            gat[s] = out_grad[t] + c;
+            continue;
+          }
+        }
+        gat[s] = grad[s];
+        std::fill_n(grad[s], kChunk, 0.f);
+        if (I.output) continue;
+        if (I.kind == kPick) {
+          at[s] = x[I.a & ~kInput] + I.offset + c;
+          continue;
+        }
+        run_op(I.kind, arg(I.a), I.kind >= kCmult ? arg(I.b) : nullptr, val[s], len);
+        at[s] = val[s];
+      }
+      // The reverse sweep: a slot's gradient is complete when reached (its consumers come after it).
+      // When capturing, the outputs' gradients are complete already (accumulated by the backward pass).
+      auto dst = [&](uint16_t ref) -> float* {
+        if (!(ref & kInput)) return capture && p.code[ref].output ? nullptr : gat[ref];
+        if (capture || !dx[ref & ~kInput]) return nullptr;
+        return dx[ref & ~kInput] + c;
+      };
+      for (unsigned s = nodes; s-- > 0;) {
+        const Instr& I = p.code[s];
+        const float* __restrict g = gat[s];
+        if (capture && s == capture->slot) {
+          std::memcpy(capture->to + c, g, len * sizeof(float));
+          break;
+        }
+        switch (I.kind) {
+          case kPick:
+            if (float* d = capture || !dx[I.a & ~kInput] ? nullptr : dx[I.a & ~kInput] + I.offset + c) add_to(d, g, len);
+            break;
+          case kLogistic:
+            if (float* __restrict d = dst(I.a)) {
+              const float* __restrict y = at[s];
+              for (size_t t = 0; t < len; ++t) d[t] += g[t] * y[t] * (1.f - y[t]);
+            }
+            break;
+          case kTanh:
+            if (float* __restrict d = dst(I.a)) {
+              const float* __restrict y = at[s];
+              for (size_t t = 0; t < len; ++t) d[t] += g[t] * (1.f - y[t] * y[t]);
+            }
+            break;
+          case kCmult: {
+            const float* __restrict xa = arg(I.a);
+            const float* __restrict xb = arg(I.b);
+            if (float* __restrict d = dst(I.a))
+              for (size_t t = 0; t < len; ++t) d[t] += g[t] * xb[t];
+            if (float* __restrict d = dst(I.b))
+              for (size_t t = 0; t < len; ++t) d[t] += g[t] * xa[t];
+            break;
+          }
+          case kAdd:
+            if (float* d = dst(I.a)) add_to(d, g, len);
+            if (float* d = dst(I.b)) add_to(d, g, len);
+            break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace fusion
+
+// ---- The batched executor's side (declared in batched.h) ----
+
+void BatchedExecutor::run_position(uint32_t t) {
+  if (info_[t].region != kNone) return run_fused(&t, 1);
+  run_alone(info_[t].node);
+}
+
+// k regions of one program as one batch: the outputs in one block, output after output and in each the
+// members one after another (a batched node's layout, so consumers see views as they would of k
+// batched nodes); the inputs read where they lie. The batch's members, in order_, are the outputs in
+// that order; args_ keeps each member's input nodes for backward.
+void BatchedExecutor::run_fused(const uint32_t* group, unsigned k) {
+  const fusion::Region& r0 = plan_.region(info_[group[0]].region);
+  const fusion::Program& p = programs_[r0.program];
+  const unsigned nin = p.inputs(), nout = p.outputs;
+  const size_t n = p.n;
+  const VariableIndex out0 = plan_.outputs(r0)[0];
+  profile::Scope scope(profile::Phase::kForward, cg_->node(out0).op, k, &run_ns_);
+  scope.set_gathered(0, &cg_->node(out0).dim);
+  MemPool& pool = fx_pool(0);
+  const MemPool::Mark mark = pool.mark();
+  Batch g;
+  g.first = static_cast<uint32_t>(order_.size());
+  g.size = nout * k;
+  g.xs = static_cast<uint32_t>(xs_.size());
+  g.args = static_cast<uint32_t>(args_.size());
+  g.attr = static_cast<uint32_t>(attr_.size());
+  g.program = r0.program;
+  try {
+    float* out = pool.allocate_floats(size_t(nout) * k * n);
+    fused_in_.resize(size_t(k) * nin);
+    for (unsigned j = 0; j < k; ++j) {
+      const VariableIndex* x = plan_.inputs(plan_.region(info_[group[j]].region));
+      for (unsigned q = 0; q < nin; ++q) {
+        args_.push_back(x[q]);
+        fused_in_[size_t(j) * nin + q] = value_ptr_[x[q]];
+      }
+    }
+    fusion::forward(p, k, fused_in_.data(), out);
+    if (cg_->check_validity() &&
+        !Tensor(Dim({static_cast<unsigned>(size_t(nout) * k * n)}), out, detail::device_at(0), DeviceMempool::FXS)
+             .is_valid())
+      throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(out0) + " (" +
+                               op_def(cg_->node(out0).op).name + ", computed in a fused region with " +
+                               std::to_string(k - 1) + " others)");
+    for (unsigned o = 0; o < nout; ++o)
+      for (unsigned j = 0; j < k; ++j) {
+        const VariableIndex v = plan_.outputs(plan_.region(info_[group[j]].region))[o];
+        value_ptr_[v] = out + (size_t(o) * k + j) * n;
+        mark_computed(v, kUnwrittenRecord);
+      }
+  } catch (...) {
+    args_.resize(g.args);
+    pool.revert(mark);
+    throw;
+  }
+  batches_.push_back(g);
+}
+
+void BatchedExecutor::backward_fused(const Batch& g) {
+  if (!g.grad) return;
+  const fusion::Program& p = programs_[g.program];
+  const unsigned nin = p.inputs(), nout = p.outputs, k = g.size / nout;
+  const size_t n = p.n;
+  const VariableIndex* m = members(g);
+  profile::Scope scope(profile::Phase::kBackward, cg_->node(m[0]).op, k);
+  zero_before_use(g.grad, size_t(g.size) * n);
+  fused_live_.assign(k, 0);
+  fused_out_grad_.resize(g.size);
+  for (uint32_t t = 0; t < g.size; ++t) {
+    fused_out_grad_[t] = nullptr;
+    if (!reached_at(m[t])) continue;
+    if (low_rank_head_[m[t]] >= 0) {
+      gradient_record(m[t]);  // flush_low_rank reads grad_
+      flush_low_rank(m[t]);
+    }
+    fused_out_grad_[t] = g.grad + size_t(t) * n;
+    fused_live_[t % k] = 1;
+  }
+  fused_in_.resize(size_t(k) * nin);
+  fused_dst_.resize(size_t(k) * nin);
+  for (unsigned j = 0; j < k; ++j)
+    for (unsigned q = 0; q < nin; ++q) {
+      const VariableIndex x = args_[g.args + size_t(j) * nin + q];
+      fused_in_[size_t(j) * nin + q] = value_ptr_[x];
+      float* d = fused_live_[j] && reached_at(x) ? grad_ptr_[x] : nullptr;
+      if (d) zero_before_use(d, p.input_sizes[q]);
+      fused_dst_[size_t(j) * nin + q] = d;
+    }
+  fusion::backward(p, k, fused_in_.data(), value_ptr_[m[0]], fused_out_grad_.data(), fused_dst_.data(),
+                   fused_live_.data());
+}
+
+void BatchedExecutor::fused_inputs_used(const Batch& b, std::vector<uint8_t>& used) const {
+  const unsigned nout = programs_[b.program].outputs, nin = programs_[b.program].inputs(), k = b.size / nout;
+  const VariableIndex* m = members(b);
+  for (uint32_t t = 0; t < b.size; ++t)
+    if (reached_at(m[t]))
+      for (unsigned q = 0; q < nin; ++q) used[args_[b.args + size_t(t % k) * nin + q]] = 1;
+}
+
+// The gradient of a fused intermediate is not kept (it has no memory); asked for, it is recomputed from
+// the region's inputs and its outputs' gradients. Where the node was also computed on its own later (read
+// by something outside the region), its own gradient is added.
+const Tensor& BatchedExecutor::gradient(VariableIndex i) {
+  if (!has_backward_ || i >= backward_upto_) return Executor::gradient(i);
+  if (!fused_index_ready_) index_fused_intermediates();
+  auto it = std::lower_bound(fused_at_.begin(), fused_at_.end(), FusedAt{i, 0, 0, 0},
+                             [](const FusedAt& a, const FusedAt& b) { return a.node < b.node; });
+  if (it == fused_at_.end() || it->node != i || it->batch == kNone) return Executor::gradient(i);
+  const NodeRec& r = cg_->node(i);
+  const size_t n = r.dim.size();
+  float* sum = grad_pool_.allocate_floats(n);
+  if (grad_state_[i])
+    std::memcpy(sum, gradient_record(i).v, n * sizeof(float));
+  else
+    std::memset(sum, 0, n * sizeof(float));
+  float* part = grad_pool_.allocate_floats(n);
+  for (; it != fused_at_.end() && it->node == i; ++it) {
+    const Batch& g = batches_[it->batch];
+    const fusion::Program& p = programs_[g.program];
+    const unsigned nin = p.inputs(), nout = p.outputs, k = g.size / nout;
+    const VariableIndex* m = members(g);
+    fused_out_grad_.assign(g.size, nullptr);
+    fused_live_.assign(k, 0);
+    for (uint32_t t = 0; t < g.size; ++t)
+      if (reached_at(m[t])) fused_out_grad_[t] = grad_ptr_[m[t]];
+    fused_live_[it->member] = 1;
+    fused_in_.resize(size_t(k) * nin);
+    fused_dst_.assign(size_t(k) * nin, nullptr);
+    for (size_t t = 0; t < size_t(k) * nin; ++t) fused_in_[t] = value_ptr_[args_[g.args + t]];
+    const fusion::Capture capture{it->member, it->slot, part};
+    fusion::backward(p, k, fused_in_.data(), value_ptr_[m[0]], fused_out_grad_.data(), fused_dst_.data(),
+                     fused_live_.data(), &capture);
+    for (size_t t = 0; t < n; ++t) sum[t] += part[t];
+    it->batch = kNone;
+  }
+  grad_[i] = Tensor(r.dim, sum, detail::device_at(0), DeviceMempool::DEDFS);
+  grad_state_[i] = 1;
+  return grad_[i];
+}
+
+// Every reached fused intermediate of the last backward, found by walking each member's program back
+// from its outputs (every intermediate has a consumer later in its region).
+void BatchedExecutor::index_fused_intermediates() {
+  fused_index_ready_ = true;
+  fused_at_.clear();
+  VariableIndex node_of[fusion::kMaxNodes];
+  for (uint32_t bi = 0; bi < batches_.size(); ++bi) {
+    const Batch& g = batches_[bi];
+    if (g.program == kNone || !g.grad) continue;
+    const fusion::Program& p = programs_[g.program];
+    const unsigned nout = p.outputs, k = g.size / nout, nodes = static_cast<unsigned>(p.code.size());
+    const VariableIndex* m = members(g);
+    for (unsigned j = 0; j < k; ++j) {
+      bool live = false;
+      unsigned o = 0;
+      for (unsigned s = 0; s < nodes; ++s)
+        if (p.code[s].output) {
+          node_of[s] = m[size_t(o++) * k + j];
+          live = live || reached_at(node_of[s]);
+        }
+      if (!live) continue;
+      for (unsigned s = nodes; s-- > 0;) {
+        const fusion::Instr& in = p.code[s];
+        if (!in.output) fused_at_.push_back(FusedAt{node_of[s], bi, j, s});
+        if (in.kind == fusion::kPick) continue;
+        const VariableIndex* a = cg_->node_args(node_of[s]);
+        if (!(in.a & fusion::kInput)) node_of[in.a] = a[0];
+        if (in.kind >= fusion::kCmult && !(in.b & fusion::kInput)) node_of[in.b] = a[1];
+      }
+    }
+  }
+  std::sort(fused_at_.begin(), fused_at_.end(), [](const FusedAt& a, const FusedAt& b) { return a.node < b.node; });
+}
+
+}  // namespace dynet

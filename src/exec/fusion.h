@@ -1,0 +1,110 @@
+// Elementwise fusion for the batched executor: chains of elementwise nodes of one example (an LSTM
+// or Tree-LSTM cell's σ, tanh, ⊙, + and the pick_range slices of its gates) are scheduled, batched and
+// differentiated as one unit, a region. Only a region's outputs (nodes used outside it) get memory;
+// its intermediates are computed in registers-sized chunks by an interpreter and never materialize.
+// Backward recomputes the intermediates from the region's inputs and sweeps the program in reverse.
+// docs/design.md ("Elementwise fusion") has the rules and the measurements.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/op.h"
+
+namespace dynet::fusion {
+
+enum Kind : uint8_t { kLogistic, kTanh, kCmult, kAdd, kPick };
+
+// One instruction per region node, in creation order; the node's slot is its instruction's index.
+// Operands are slots (< kInput) or external inputs (kInput | input index); a pick reads its input at
+// `offset` (a slice of a column vector, not copied).
+constexpr uint16_t kInput = 0x8000;
+constexpr unsigned kMaxNodes = 32;  // per region (the interpreter's chunk buffers live on the stack)
+struct Instr {
+  uint8_t kind = 0;
+  bool output = false;  // used outside the region: written to the output block
+  uint16_t a = 0, b = 0;
+  uint32_t offset = 0;
+};
+
+// A region's program. Regions with equal programs (ops, wiring, element counts, input sizes) batch.
+struct Program {
+  uint32_t n = 0;  // floats of every node
+  std::vector<Instr> code;
+  std::vector<uint32_t> input_sizes;
+  unsigned outputs = 0;
+  unsigned inputs() const { return static_cast<unsigned>(input_sizes.size()); }
+};
+
+// Programs interned by their words: ids stay valid until clear().
+class Programs {
+ public:
+  uint32_t intern(const Program& p);
+  const Program& operator[](uint32_t id) const { return programs_[id]; }
+  size_t size() const { return programs_.size(); }
+  void clear();
+
+ private:
+  void words(const Program& p, std::vector<uint64_t>& out) const;
+  std::vector<Program> programs_;
+  std::vector<uint64_t> words_;            // every program's words, one after another
+  std::vector<uint32_t> begin_;            // program id -> its words in words_ (and end: the next one's begin)
+  std::vector<int32_t> slots_;             // open addressing by hash: id or -1
+  std::vector<uint64_t> key_;
+};
+
+// One region found by a scheduling pass.
+struct Region {
+  VariableIndex first = 0;   // its first node in creation order
+  uint32_t program = 0;
+  uint32_t inputs = 0;       // its external inputs: Plan::inputs, program.inputs() of them
+  uint32_t outputs = 0;      // its output nodes: Plan::outputs, program.outputs of them
+  uint32_t position = ~0u;   // the executor's scheduling position (set by the executor)
+};
+
+// The regions of one scheduling pass over the uncomputed nodes [base, last] that `last` needs.
+class Plan {
+ public:
+  void build(const ComputationGraph& cg, size_t base, VariableIndex last, const std::vector<uint8_t>& wanted,
+             const std::vector<uint8_t>& computed, Programs& programs);
+  void clear() { regions_.clear(); region_of_.clear(); }
+  // The region of node i (base <= i <= last), or -1.
+  int32_t region_of(size_t i) const { return region_of_.empty() ? -1 : region_of_[i - base_]; }
+  Region& region(uint32_t r) { return regions_[r]; }
+  const VariableIndex* inputs(const Region& r) const { return inputs_.data() + r.inputs; }
+  const VariableIndex* outputs(const Region& r) const { return outputs_.data() + r.outputs; }
+
+ private:
+  struct Set {  // a region being grown (union-find)
+    uint32_t parent, first, ext, count, n;
+  };
+  uint32_t find(uint32_t s);
+  size_t base_ = 0;
+  std::vector<int32_t> region_of_;  // by node - base: set while growing, then region
+  std::vector<int8_t> kind_;        // by node - base: kind_of (set for the nodes of this pass)
+  std::vector<uint32_t> uses_, inside_, slot_, members_, member_begin_;
+  std::vector<Set> sets_;
+  std::vector<Region> regions_;
+  std::vector<VariableIndex> inputs_, outputs_;
+  Program scratch_;
+};
+
+// The ops a region takes and how (kPick: only slices of a column vector), or -1.
+int kind_of(const ComputationGraph& cg, VariableIndex i);
+
+// Runs k regions of program p. in: member j's input q at in[j * inputs + q]; out: output o of member
+// j at out + (o * k + j) * n.
+void forward(const Program& p, unsigned k, const float* const* in, float* out);
+// Backward of the same k regions: out_grad[o * k + j] is output o's gradient of member j (null: none;
+// contributions of consumers inside the region are added to it),
+// in_grad[j * inputs + q] where input q's gradient is accumulated (null: not wanted); members whose
+// live[j] is 0 are skipped. When capture is set, slot capture_slot's gradient of member capture_member
+// is written there instead (and nothing is accumulated: out_grad then holds the outputs' whole gradients).
+struct Capture {
+  unsigned member = 0, slot = 0;
+  float* to = nullptr;
+};
+void backward(const Program& p, unsigned k, const float* const* in, const float* out, float* const* out_grad,
+              float* const* in_grad, const uint8_t* live, const Capture* capture = nullptr);
+
+}  // namespace dynet::fusion

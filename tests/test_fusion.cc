@@ -1,0 +1,284 @@
+// Elementwise fusion in the batched executor (exec/fusion.h): fused, unfused and simple execution give
+// the same values and gradients; fused intermediates still answer value() and gradient(); a node used
+// outside its chain is not fused away; mid-graph reads and checkpoints keep working.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dynet/expr.h"
+#include "exec/batched.h"
+
+namespace dynet {
+namespace {
+
+// Strategy 0 (simple), or 1/2 with fusion on or off.
+struct Mode {
+  int strategy;
+  bool fusion;
+  std::string str() const { return "strategy " + std::to_string(strategy) + (fusion ? " fused" : " unfused"); }
+};
+const Mode kModes[] = {{0, false}, {1, false}, {1, true}, {2, false}, {2, true}};
+
+std::unique_ptr<ComputationGraph> graph(const Mode& m) {
+  auto g = std::make_unique<ComputationGraph>();
+  g->renew(m.strategy);
+  if (auto* e = dynamic_cast<const BatchedExecutor*>(&g->executor()))
+    const_cast<BatchedExecutor*>(e)->set_fusion(m.fusion);
+  return g;
+}
+
+const BatchedExecutor* batched(const ComputationGraph& g) { return dynamic_cast<const BatchedExecutor*>(&g.executor()); }
+
+// Members of fused batches (region outputs) in the graph's batches.
+size_t fused_members(const ComputationGraph& g) {
+  size_t n = 0;
+  if (const BatchedExecutor* e = batched(g))
+    for (const auto& b : e->batches())
+      if (b.program != ~0u) n += b.size;
+  return n;
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want, const std::string& what,
+                 double tol = 2e-5) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t k = 0; k < want.size(); ++k)
+    ASSERT_NEAR(got[k], want[k], tol * (1 + std::fabs(want[k]))) << what << " element " << k;
+}
+
+struct Outcome {
+  float loss = 0;
+  std::vector<std::vector<float>> grads;
+  size_t fused = 0;
+};
+
+using Model = std::function<Expression(ComputationGraph&)>;
+
+Outcome run(ParameterCollection& pc, const Mode& m, const Model& build) {
+  pc.reset_gradient();
+  auto g = graph(m);
+  Expression loss = build(*g);
+  Outcome out;
+  out.loss = as_scalar(loss.value());
+  g->backward(loss);
+  for (auto& p : pc.parameters_list()) out.grads.push_back(as_vector(p->g));
+  for (auto& p : pc.lookup_parameters_list()) out.grads.push_back(as_vector(p->all_grads));
+  out.fused = fused_members(*g);
+  pc.reset_gradient();
+  return out;
+}
+
+// Every mode agrees with the simple executor; the fused modes fuse something.
+void expect_modes_agree(ParameterCollection& pc, const Model& build) {
+  const Outcome want = run(pc, kModes[0], build);
+  for (const Mode& m : kModes) {
+    const Outcome got = run(pc, m, build);
+    EXPECT_NEAR(got.loss, want.loss, 2e-5 * (1 + std::fabs(want.loss))) << m.str();
+    ASSERT_EQ(got.grads.size(), want.grads.size());
+    for (size_t p = 0; p < want.grads.size(); ++p) expect_near(got.grads[p], want.grads[p], m.str() + " parameter " + std::to_string(p));
+    if (m.fusion)
+      EXPECT_GT(got.fused, 0u) << m.str();
+    else
+      EXPECT_EQ(got.fused, 0u) << m.str();
+  }
+}
+
+// The benchmark's binary Tree-LSTM cell (pick_range slices of one affine transform, σ, tanh, ⊙, +).
+Model tree_model(ParameterCollection& pc) {
+  constexpr unsigned kVocab = 11, kEmbed = 4, h = 6;
+  LookupParameter embed = pc.add_lookup_parameters(kVocab, {kEmbed});
+  Parameter lw = pc.add_parameters({3 * h, kEmbed}), lb = pc.add_parameters({3 * h});
+  Parameter ul = pc.add_parameters({5 * h, h}), ur = pc.add_parameters({5 * h, h}), nb = pc.add_parameters({5 * h});
+  Parameter ow = pc.add_parameters({3, h});
+  struct Node {
+    int left, right;
+  };
+  std::mt19937 rng(5);
+  std::vector<std::vector<Node>> trees(4);
+  for (auto& t : trees) {
+    std::vector<int> stack;
+    const unsigned leaves = 2 + rng() % 5;
+    for (unsigned k = 0; k < leaves; ++k) {
+      t.push_back({-1, -1});
+      stack.push_back(static_cast<int>(t.size() - 1));
+      while (stack.size() >= 2 && (k + 1 == leaves || rng() % 2)) {
+        const int r = stack.back();
+        stack.pop_back();
+        const int l = stack.back();
+        stack.pop_back();
+        t.push_back({l, r});
+        stack.push_back(static_cast<int>(t.size() - 1));
+      }
+    }
+  }
+  return [=](ComputationGraph& g) {
+    std::vector<Expression> losses;
+    for (size_t ti = 0; ti < trees.size(); ++ti) {
+      const auto& t = trees[ti];
+      Expression LW = parameter(g, lw), LB = parameter(g, lb), UL = parameter(g, ul), UR = parameter(g, ur),
+                 NB = parameter(g, nb);
+      std::vector<Expression> hs(t.size()), cs(t.size());
+      for (size_t k = 0; k < t.size(); ++k) {
+        if (t[k].left < 0) {
+          Expression gt = affine_transform({LB, LW, lookup(g, embed, unsigned(ti * 3 + k) % kVocab)});
+          cs[k] = cmult(logistic(pick_range(gt, 0, h)), tanh(pick_range(gt, 2 * h, 3 * h)));
+          hs[k] = cmult(logistic(pick_range(gt, h, 2 * h)), tanh(cs[k]));
+        } else {
+          Expression gt = affine_transform({NB, UL, hs[t[k].left], UR, hs[t[k].right]});
+          cs[k] = cmult(logistic(pick_range(gt, 0, h)), tanh(pick_range(gt, 4 * h, 5 * h))) +
+                  cmult(logistic(pick_range(gt, h, 2 * h)), cs[t[k].left]) +
+                  cmult(logistic(pick_range(gt, 2 * h, 3 * h)), cs[t[k].right]);
+          hs[k] = cmult(logistic(pick_range(gt, 3 * h, 4 * h)), tanh(cs[k]));
+        }
+      }
+      losses.push_back(pickneglogsoftmax(parameter(g, ow) * hs.back(), unsigned(ti % 3)));
+    }
+    return sum(losses);
+  };
+}
+
+// An LSTM written with primitive ops over several sequences of different lengths in one graph.
+Model lstm_model(ParameterCollection& pc) {
+  constexpr unsigned kIn = 3, h = 5;
+  Parameter wx = pc.add_parameters({4 * h, kIn}), wh = pc.add_parameters({4 * h, h}), b = pc.add_parameters({4 * h});
+  Parameter ow = pc.add_parameters({1, h});
+  return [=](ComputationGraph& g) {
+    Expression WX = parameter(g, wx), WH = parameter(g, wh), B = parameter(g, b), OW = parameter(g, ow);
+    std::vector<Expression> losses;
+    for (unsigned s = 0; s < 5; ++s) {
+      Expression hp = zeros(g, {h}), cp = zeros(g, {h});
+      for (unsigned t = 0; t < 2 + s % 3; ++t) {
+        std::vector<float> xv(kIn);
+        for (unsigned k = 0; k < kIn; ++k) xv[k] = std::sin(0.7f * float(s * 7 + t * 3 + k));
+        Expression gates = affine_transform({B, WX, input(g, {kIn}, xv), WH, hp});
+        Expression i = logistic(pick_range(gates, 0, h)), f = logistic(pick_range(gates, h, 2 * h));
+        Expression o = logistic(pick_range(gates, 2 * h, 3 * h)), u = tanh(pick_range(gates, 3 * h, 4 * h));
+        cp = cmult(f, cp) + cmult(i, u);
+        hp = cmult(o, tanh(cp));
+      }
+      losses.push_back(square(OW * hp));
+    }
+    return sum(losses);
+  };
+}
+
+TEST(Fusion, TreeLSTMAgreesWithUnfusedAndSimple) {
+  ParameterCollection pc;
+  expect_modes_agree(pc, tree_model(pc));
+}
+
+TEST(Fusion, LSTMChainAgreesWithUnfusedAndSimple) {
+  ParameterCollection pc;
+  expect_modes_agree(pc, lstm_model(pc));
+}
+
+// A small chain over several examples whose intermediates the tests below read.
+struct Chain {
+  std::vector<Expression> xs, gates, mids, outs;
+  Expression loss;
+};
+Chain build_chain(ComputationGraph& g, Parameter w) {
+  Chain c;
+  Expression W = parameter(g, w);
+  std::vector<Expression> terms;
+  for (unsigned k = 0; k < 4; ++k) {
+    c.xs.push_back(input(g, {3}, std::vector<float>{0.1f * k, -0.4f, 0.3f + 0.2f * k}));
+    c.gates.push_back(W * c.xs.back());                   // 8: two halves of 4
+    Expression a = logistic(pick_range(c.gates.back(), 0, 4));
+    c.mids.push_back(tanh(pick_range(c.gates.back(), 4, 8)));  // fused away: only read inside
+    c.outs.push_back(cmult(a, c.mids.back()) + a);
+    terms.push_back(sum_elems(c.outs.back()));
+  }
+  c.loss = sum(terms);
+  return c;
+}
+
+// value() and gradient() of fused intermediates (none of which has memory after the forward pass)
+// equal the simple executor's, before and after a node outside the region starts using one of them.
+TEST(Fusion, IntermediatesAnswerValueAndGradient) {
+  ParameterCollection pc;
+  Parameter w = pc.add_parameters({8, 3});
+  auto read = [&](const Mode& m, bool extend) {
+    pc.reset_gradient();
+    auto g = graph(m);
+    Chain c = build_chain(*g, w);
+    Expression loss = c.loss;
+    loss.value();
+    if (m.fusion) {
+      EXPECT_GT(fused_members(*g), 0u);
+      EXPECT_FALSE(g->executor().computed(c.mids[0].i)) << "the intermediate was not fused away";
+    }
+    std::vector<std::vector<float>> out;
+    for (auto& e : c.mids) out.push_back(as_vector(e.value()));  // computed now, through the ordinary path
+    if (extend) loss = loss + sum_elems(cmult(c.mids[1], c.mids[2]));  // the intermediates get a reader outside
+    loss.value();
+    g->backward(loss, true);
+    for (auto& e : c.mids) out.push_back(as_vector(e.gradient()));
+    for (auto& e : c.xs) out.push_back(as_vector(e.gradient()));
+    out.push_back(as_vector(w.get_storage().g));
+    out.push_back({as_scalar(loss.value())});
+    return out;
+  };
+  for (bool extend : {false, true}) {
+    const auto want = read(kModes[0], extend);
+    for (const Mode& m : kModes) {
+      const auto got = read(m, extend);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < want.size(); ++k)
+        expect_near(got[k], want[k], m.str() + (extend ? " extended" : "") + " read " + std::to_string(k));
+    }
+  }
+}
+
+// A node of a chain that is also used outside it stays a region output (computed, with a value of its
+// own); the edge into the outside consumer is not fused.
+TEST(Fusion, IntermediateUsedOutsideStaysAnOutput) {
+  ParameterCollection pc;
+  Parameter w = pc.add_parameters({4, 2});
+  Model build = [&](ComputationGraph& g) {
+    Expression W = parameter(g, w);
+    std::vector<Expression> terms;
+    for (unsigned k = 0; k < 3; ++k) {
+      Expression x = W * input(g, {2}, std::vector<float>{0.5f - k, 0.25f * k});
+      Expression t = tanh(x);
+      Expression y = cmult(logistic(x), t);
+      terms.push_back(sum_elems(y) + dot_product(t, t));  // t is read outside the chain too
+    }
+    return sum(terms);
+  };
+  expect_modes_agree(pc, build);
+  auto g = graph({1, true});
+  Expression W = parameter(*g, w);
+  Expression x = W * input(*g, {2}, std::vector<float>{0.5f, 0.25f});
+  Expression t = tanh(x), y = cmult(logistic(x), t);
+  Expression loss = sum_elems(y) + dot_product(t, t);
+  loss.value();
+  EXPECT_TRUE(g->executor().computed(t.i));
+  EXPECT_GT(fused_members(*g), 0u);
+}
+
+// Mid-graph reads (incremental_forward of a node in the middle of a chain) and checkpoint/revert.
+TEST(Fusion, MidGraphReadsAndCheckpoints) {
+  ParameterCollection pc;
+  Parameter w = pc.add_parameters({8, 3});
+  Model build = [&](ComputationGraph& g) {
+    Chain a = build_chain(g, w);
+    g.incremental_forward(a.outs[1]);  // the middle of the graph only
+    EXPECT_FALSE(g.executor().computed(a.outs[2].i));
+    g.checkpoint();
+    Chain discarded = build_chain(g, w);
+    discarded.loss.value();
+    g.revert();
+    Chain b = build_chain(g, w);
+    b.mids[3].value();
+    return a.loss + b.loss + sum_elems(cmult(b.outs[0], b.mids[1]));
+  };
+  expect_modes_agree(pc, build);
+}
+
+}  // namespace
+}  // namespace dynet
