@@ -190,15 +190,16 @@ Chain build_chain(ComputationGraph& g, Parameter w) {
     c.gates.push_back(W * c.xs.back());                   // 8: two halves of 4
     Expression a = logistic(pick_range(c.gates.back(), 0, 4));
     c.mids.push_back(tanh(pick_range(c.gates.back(), 4, 8)));  // fused away: only read inside
-    c.outs.push_back(cmult(a, c.mids.back()) + a);
-    terms.push_back(sum_elems(c.outs.back()));
+    c.outs.push_back(cmult(a, c.mids.back()) + a);  // an output read inside its region too (tanh)
+    terms.push_back(sum_elems(c.outs.back()) + sum_elems(tanh(c.outs.back())));
   }
   c.loss = sum(terms);
   return c;
 }
 
 // value() and gradient() of fused intermediates (none of which has memory after the forward pass)
-// equal the simple executor's, before and after a node outside the region starts using one of them.
+// equal the simple executor's, before and after a node outside the region starts using one of them;
+// so do the gradients of region outputs that are also read inside their region.
 TEST(Fusion, IntermediatesAnswerValueAndGradient) {
   ParameterCollection pc;
   Parameter w = pc.add_parameters({8, 3});
@@ -218,6 +219,8 @@ TEST(Fusion, IntermediatesAnswerValueAndGradient) {
     loss.value();
     g->backward(loss, true);
     for (auto& e : c.mids) out.push_back(as_vector(e.gradient()));
+    for (auto& e : c.outs) out.push_back(as_vector(e.gradient()));
+    for (auto& e : c.gates) out.push_back(as_vector(e.gradient()));
     for (auto& e : c.xs) out.push_back(as_vector(e.gradient()));
     out.push_back(as_vector(w.get_storage().g));
     out.push_back({as_scalar(loss.value())});

@@ -386,20 +386,23 @@ DYNET_CLONES void backward(const Program& p, unsigned k, const float* const* in,
       // Values: the outputs' from the output block, the intermediates recomputed. Gradients: the
       // outputs' accumulate in place (their own gradients then include their consumers inside the
       // region), the intermediates' in chunk buffers.
+      // An intermediate's first contribution is written, not added (`fresh`): every intermediate has
+      // one, from its consumers inside the region.
+      uint64_t fresh = 0;
       unsigned o = 0;
       for (unsigned s = 0; s < nodes; ++s) {
         const Instr& I = p.code[s];
+        gat[s] = grad[s];
         if (I.output) {
           const size_t t = size_t(o++) * k + j;
           at[s] = out + t * n + c;
-          if (out_grad[t]) {
+          if (out_grad[t])
             gat[s] = out_grad[t] + c;
-            continue;
-          }
+          else
+            std::fill_n(grad[s], kChunk, 0.f);
+          continue;
         }
-        gat[s] = grad[s];
-        std::fill_n(grad[s], kChunk, 0.f);
-        if (I.output) continue;
+        fresh |= uint64_t(1) << s;
         if (I.kind == kPick) {
           at[s] = x[I.a & ~kInput] + I.offset + c;
           continue;
@@ -414,6 +417,18 @@ DYNET_CLONES void backward(const Program& p, unsigned k, const float* const* in,
         if (capture || !dx[ref & ~kInput]) return nullptr;
         return dx[ref & ~kInput] + c;
       };
+      auto first = [&](uint16_t ref) {
+        if (ref & kInput || !(fresh >> ref & 1)) return false;
+        fresh &= ~(uint64_t(1) << ref);
+        return true;
+      };
+#define DYNET_CONTRIBUTE(REF, EXPR)                                 \
+  if (float* __restrict d = dst(REF)) {                             \
+    if (first(REF))                                                 \
+      for (size_t t = 0; t < len; ++t) d[t] = (EXPR);               \
+    else                                                            \
+      for (size_t t = 0; t < len; ++t) d[t] += (EXPR);              \
+  }
       for (unsigned s = nodes; s-- > 0;) {
         const Instr& I = p.code[s];
         const float* __restrict g = gat[s];
@@ -425,33 +440,30 @@ DYNET_CLONES void backward(const Program& p, unsigned k, const float* const* in,
           case kPick:
             if (float* d = capture || !dx[I.a & ~kInput] ? nullptr : dx[I.a & ~kInput] + I.offset + c) add_to(d, g, len);
             break;
-          case kLogistic:
-            if (float* __restrict d = dst(I.a)) {
-              const float* __restrict y = at[s];
-              for (size_t t = 0; t < len; ++t) d[t] += g[t] * y[t] * (1.f - y[t]);
-            }
+          case kLogistic: {
+            const float* __restrict y = at[s];
+            DYNET_CONTRIBUTE(I.a, g[t] * y[t] * (1.f - y[t]))
             break;
-          case kTanh:
-            if (float* __restrict d = dst(I.a)) {
-              const float* __restrict y = at[s];
-              for (size_t t = 0; t < len; ++t) d[t] += g[t] * (1.f - y[t] * y[t]);
-            }
+          }
+          case kTanh: {
+            const float* __restrict y = at[s];
+            DYNET_CONTRIBUTE(I.a, g[t] * (1.f - y[t] * y[t]))
             break;
+          }
           case kCmult: {
             const float* __restrict xa = arg(I.a);
             const float* __restrict xb = arg(I.b);
-            if (float* __restrict d = dst(I.a))
-              for (size_t t = 0; t < len; ++t) d[t] += g[t] * xb[t];
-            if (float* __restrict d = dst(I.b))
-              for (size_t t = 0; t < len; ++t) d[t] += g[t] * xa[t];
+            DYNET_CONTRIBUTE(I.a, g[t] * xb[t])
+            DYNET_CONTRIBUTE(I.b, g[t] * xa[t])
             break;
           }
           case kAdd:
-            if (float* d = dst(I.a)) add_to(d, g, len);
-            if (float* d = dst(I.b)) add_to(d, g, len);
+            DYNET_CONTRIBUTE(I.a, g[t])
+            DYNET_CONTRIBUTE(I.b, g[t])
             break;
         }
       }
+#undef DYNET_CONTRIBUTE
     }
   }
 }
