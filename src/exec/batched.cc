@@ -787,12 +787,15 @@ void BatchedExecutor::push_batch_gradient(const Batch& b) {
 // g) while g's kernels run: the slots lie far apart (members come from different examples), and read
 // one after another each was a cache miss.
 void BatchedExecutor::prefetch_backward(const Batch& g) {
-  if (g.program != kNone) return;
   const VariableIndex* m = members(g);
-  const unsigned nargs = cg_->node(m[0]).nargs;
-  const VariableIndex* args = member_args(g, 0, nargs);
+  const VariableIndex* args = args_.data() + g.args;
+  size_t nargs = cg_->node(m[0]).nargs * size_t(g.size);
+  if (g.program != kNone) {  // a fused batch reads its inputs' values too
+    nargs = size_t(g.size / programs_[g.program].outputs) * programs_[g.program].inputs();
+    for (size_t t = 0; t < nargs; ++t) __builtin_prefetch(&value_ptr_[args[t]]);
+  }
   for (unsigned j = 0; j < g.size; ++j) __builtin_prefetch(&low_rank_head_[m[j]]);
-  for (size_t t = 0; t < size_t(g.size) * nargs; ++t) __builtin_prefetch(&grad_ptr_[args[t]]);
+  for (size_t t = 0; t < nargs; ++t) __builtin_prefetch(&grad_ptr_[args[t]]);
 }
 
 void BatchedExecutor::backward_batch(const Batch& g) {
