@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/device.h"
 #include "exec/batched.h"
@@ -53,6 +54,31 @@ int kind_of(const ComputationGraph& cg, VariableIndex i) {
 
 // ---- Programs ----
 
+namespace {
+// The inputs that picks alone read, their slices tiling the input exactly (a cell's gates): the region's
+// backward writes every element of such an input's gradient exactly once.
+uint64_t tiled_inputs(const Program& p) {
+  uint64_t tiled = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> slices;
+  for (unsigned q = 0; q < p.inputs() && q < 64; ++q) {
+    slices.clear();
+    bool direct = false;
+    for (const Instr& in : p.code) {
+      if (in.kind == kPick) {
+        if (in.a == (kInput | q)) slices.push_back({in.offset, in.offset + p.n});
+      } else {
+        direct = direct || in.a == (kInput | q) || (in.kind >= kCmult && in.b == (kInput | q));
+      }
+    }
+    std::sort(slices.begin(), slices.end());
+    uint32_t end = 0;
+    for (const auto& [b, e] : slices) end = b == end ? e : ~0u;
+    if (!direct && !slices.empty() && end == p.input_sizes[q]) tiled |= uint64_t(1) << q;
+  }
+  return tiled;
+}
+}  // namespace
+
 void Programs::words(const Program& p, std::vector<uint64_t>& out) const {
   out.clear();
   out.push_back(p.n);
@@ -91,6 +117,7 @@ uint32_t Programs::intern(const Program& p) {
   words_.insert(words_.end(), key_.begin(), key_.end());
   begin_.push_back(static_cast<uint32_t>(words_.size()));
   programs_.push_back(p);
+  programs_.back().tiled = tiled_inputs(p);
   slots_[s] = static_cast<int32_t>(id);
   return id;
 }
@@ -357,7 +384,7 @@ DYNET_CLONES void forward(const Program& p, unsigned k, const float* const* in, 
 
 DYNET_CLONES void backward(const Program& p, unsigned k, const float* const* in, const float* out,
                            float* const* out_grad, float* const* in_grad, const uint8_t* live,
-                           const Capture* capture) {
+                           const Capture* capture, uint64_t overwrite) {
   const unsigned nodes = static_cast<unsigned>(p.code.size()), nin = p.inputs();
   const size_t n = p.n;
   alignas(64) float val[kMaxNodes][kChunk];
@@ -438,7 +465,12 @@ DYNET_CLONES void backward(const Program& p, unsigned k, const float* const* in,
         }
         switch (I.kind) {
           case kPick:
-            if (float* d = capture || !dx[I.a & ~kInput] ? nullptr : dx[I.a & ~kInput] + I.offset + c) add_to(d, g, len);
+            if (float* __restrict d = capture || !dx[I.a & ~kInput] ? nullptr : dx[I.a & ~kInput] + I.offset + c) {
+              if (overwrite >> (I.a & ~kInput) & 1)
+                std::memcpy(d, g, len * sizeof(float));
+              else
+                add_to(d, g, len);
+            }
             break;
           case kLogistic: {
             const float* __restrict y = at[s];
@@ -555,12 +587,24 @@ void BatchedExecutor::backward_fused(const Batch& g) {
     for (unsigned q = 0; q < nin; ++q) {
       const VariableIndex x = args_[g.args + size_t(j) * nin + q];
       fused_in_[size_t(j) * nin + q] = value_ptr_[x];
-      float* d = fused_live_[j] && reached_at(x) ? grad_ptr_[x] : nullptr;
-      if (d) zero_before_use(d, p.input_sizes[q]);
-      fused_dst_[size_t(j) * nin + q] = d;
+      fused_dst_[size_t(j) * nin + q] = fused_live_[j] && reached_at(x) ? grad_ptr_[x] : nullptr;
     }
+  // An input that the members' picks tile (Program::tiled) and whose gradients lie one after another
+  // (a view of the batch that made them, as a cell's gates usually are) is written by the region's
+  // backward, not zeroed and added to, when nothing was written there yet (claim_for_overwrite).
+  uint64_t overwrite = 0;
+  for (unsigned q = 0; q < nin && q < 64; ++q) {
+    if (!(p.tiled >> q & 1)) continue;
+    float* const d0 = fused_dst_[q];
+    bool view = d0 != nullptr;
+    for (unsigned j = 1; j < k && view; ++j) view = fused_dst_[size_t(j) * nin + q] == d0 + size_t(j) * p.input_sizes[q];
+    if (view && claim_for_overwrite(d0, size_t(k) * p.input_sizes[q])) overwrite |= uint64_t(1) << q;
+  }
+  for (unsigned j = 0; j < k; ++j)
+    for (unsigned q = 0; q < nin; ++q)
+      if (float* d = fused_dst_[size_t(j) * nin + q]; d && !(overwrite >> q & 1)) zero_before_use(d, p.input_sizes[q]);
   fusion::backward(p, k, fused_in_.data(), value_ptr_[m[0]], fused_out_grad_.data(), fused_dst_.data(),
-                   fused_live_.data());
+                   fused_live_.data(), nullptr, overwrite);
 }
 
 void BatchedExecutor::fused_inputs_used(const Batch& b, std::vector<uint8_t>& used) const {

@@ -33,6 +33,7 @@ struct Program {
   std::vector<Instr> code;
   std::vector<uint32_t> input_sizes;
   unsigned outputs = 0;
+  uint64_t tiled = 0;  // inputs (bit q < 64) read only by picks whose slices tile them (set by intern)
   unsigned inputs() const { return static_cast<unsigned>(input_sizes.size()); }
 };
 
@@ -100,11 +101,12 @@ void forward(const Program& p, unsigned k, const float* const* in, float* out);
 // in_grad[j * inputs + q] where input q's gradient is accumulated (null: not wanted); members whose
 // live[j] is 0 are skipped. When capture is set, slot capture_slot's gradient of member capture_member
 // is written there instead (and nothing is accumulated: out_grad then holds the outputs' whole gradients).
+// Inputs whose bit is set in `overwrite` (tiled ones) have their gradients written, not accumulated.
 struct Capture {
   unsigned member = 0, slot = 0;
   float* to = nullptr;
 };
 void backward(const Program& p, unsigned k, const float* const* in, const float* out, float* const* out_grad,
-              float* const* in_grad, const uint8_t* live, const Capture* capture = nullptr);
+              float* const* in_grad, const uint8_t* live, const Capture* capture = nullptr, uint64_t overwrite = 0);
 
 }  // namespace dynet::fusion
