@@ -88,8 +88,8 @@ void expect_modes_agree(ParameterCollection& pc, const Model& build) {
 }
 
 // The benchmark's binary Tree-LSTM cell (pick_range slices of one affine transform, σ, tanh, ⊙, +).
-Model tree_model(ParameterCollection& pc) {
-  constexpr unsigned kVocab = 11, kEmbed = 4, h = 6;
+Model tree_model(ParameterCollection& pc, unsigned h = 6, unsigned ntrees = 4) {
+  constexpr unsigned kVocab = 11, kEmbed = 4;
   LookupParameter embed = pc.add_lookup_parameters(kVocab, {kEmbed});
   Parameter lw = pc.add_parameters({3 * h, kEmbed}), lb = pc.add_parameters({3 * h});
   Parameter ul = pc.add_parameters({5 * h, h}), ur = pc.add_parameters({5 * h, h}), nb = pc.add_parameters({5 * h});
@@ -98,7 +98,7 @@ Model tree_model(ParameterCollection& pc) {
     int left, right;
   };
   std::mt19937 rng(5);
-  std::vector<std::vector<Node>> trees(4);
+  std::vector<std::vector<Node>> trees(ntrees);
   for (auto& t : trees) {
     std::vector<int> stack;
     const unsigned leaves = 2 + rng() % 5;
@@ -169,6 +169,14 @@ Model lstm_model(ParameterCollection& pc) {
 TEST(Fusion, TreeLSTMAgreesWithUnfusedAndSimple) {
   ParameterCollection pc;
   expect_modes_agree(pc, tree_model(pc));
+}
+
+// Cells wide enough that a batch's gates span whole chunks of the gradient block: the fused backward
+// writes those gates' gradients instead of adding to zeroed memory (BatchedExecutor::claim_interior),
+// the members at the ends of the span add as before.
+TEST(Fusion, WideTreeLSTMAgreesWithUnfusedAndSimple) {
+  ParameterCollection pc;
+  expect_modes_agree(pc, tree_model(pc, 128, 24));
 }
 
 TEST(Fusion, LSTMChainAgreesWithUnfusedAndSimple) {

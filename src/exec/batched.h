@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "exec/fusion.h"
@@ -73,6 +74,7 @@ class BatchedExecutor : public SimpleExecutor {
   void backward_fused(const Batch& b);
   void fused_inputs_used(const Batch& b, std::vector<uint8_t>& used) const;
   void index_fused_intermediates();
+  std::pair<float*, float*> claim_interior(float* p, size_t n, size_t member);
   bool reached_at(VariableIndex i) const { return i < reached_.size() && reached_[i]; }
   void run_batched(const VariableIndex* m, const VariableIndex* margs, unsigned k, const uint8_t* contiguous);
   // Marks the successors of position t whose arguments are now all computed as ready.
@@ -188,6 +190,8 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<const float*> fused_in_;
   std::vector<float*> fused_out_grad_, fused_dst_;
   std::vector<uint8_t> fused_live_;
+  std::vector<uint64_t> fused_overwrite_;
+  std::vector<uint32_t> fused_order_;
   struct FusedAt {
     VariableIndex node;
     uint32_t batch, member, slot;

@@ -384,7 +384,7 @@ DYNET_CLONES void forward(const Program& p, unsigned k, const float* const* in, 
 
 DYNET_CLONES void backward(const Program& p, unsigned k, const float* const* in, const float* out,
                            float* const* out_grad, float* const* in_grad, const uint8_t* live,
-                           const Capture* capture, uint64_t overwrite) {
+                           const Capture* capture, const uint64_t* overwrite) {
   const unsigned nodes = static_cast<unsigned>(p.code.size()), nin = p.inputs();
   const size_t n = p.n;
   alignas(64) float val[kMaxNodes][kChunk];
@@ -466,7 +466,7 @@ DYNET_CLONES void backward(const Program& p, unsigned k, const float* const* in,
         switch (I.kind) {
           case kPick:
             if (float* __restrict d = capture || !dx[I.a & ~kInput] ? nullptr : dx[I.a & ~kInput] + I.offset + c) {
-              if (overwrite >> (I.a & ~kInput) & 1)
+              if (overwrite && overwrite[j] >> (I.a & ~kInput) & 1)
                 std::memcpy(d, g, len * sizeof(float));
               else
                 add_to(d, g, len);
@@ -518,6 +518,23 @@ void BatchedExecutor::run_fused(const uint32_t* group, unsigned k) {
   const fusion::Program& p = programs_[r0.program];
   const unsigned nin = p.inputs(), nout = p.outputs;
   const size_t n = p.n;
+  // Members in the order of their largest input's memory (as run_group orders a batch): the gates of a
+  // batch of cells then come from one batch in its order, and their gradients are one view (below).
+  unsigned key = 0;
+  for (unsigned q = 1; q < nin; ++q)
+    if (p.input_sizes[q] > p.input_sizes[key]) key = q;
+  if (k > 1 && nin > 0) {
+    order_keys_.resize(k);
+    for (unsigned j = 0; j < k; ++j)
+      order_keys_[j] = {value_ptr_[plan_.inputs(plan_.region(info_[group[j]].region))[key]], info_[group[j]].node, j};
+    auto before = [](const OrderKey& x, const OrderKey& y) { return x.at != y.at ? x.at < y.at : x.node < y.node; };
+    if (!std::is_sorted(order_keys_.begin(), order_keys_.end(), before)) {
+      std::sort(order_keys_.begin(), order_keys_.end(), before);
+      fused_order_.resize(k);
+      for (unsigned j = 0; j < k; ++j) fused_order_[j] = group[order_keys_[j].index];
+      group = fused_order_.data();
+    }
+  }
   const VariableIndex out0 = plan_.outputs(r0)[0];
   profile::Scope scope(profile::Phase::kForward, cg_->node(out0).op, k, &run_ns_);
   scope.set_gathered(0, &cg_->node(out0).dim);
@@ -592,19 +609,62 @@ void BatchedExecutor::backward_fused(const Batch& g) {
   // An input that the members' picks tile (Program::tiled) and whose gradients lie one after another
   // (a view of the batch that made them, as a cell's gates usually are) is written by the region's
   // backward, not zeroed and added to, when nothing was written there yet (claim_for_overwrite).
-  uint64_t overwrite = 0;
+  // The view's chunks that lie wholly inside it are claimed (claim_interior); members wholly inside
+  // those write their gradients, the others (at the view's ends) add to zeroed memory.
+  fused_overwrite_.assign(k, 0);
   for (unsigned q = 0; q < nin && q < 64; ++q) {
     if (!(p.tiled >> q & 1)) continue;
+    const size_t size = p.input_sizes[q];
     float* const d0 = fused_dst_[q];
     bool view = d0 != nullptr;
-    for (unsigned j = 1; j < k && view; ++j) view = fused_dst_[size_t(j) * nin + q] == d0 + size_t(j) * p.input_sizes[q];
-    if (view && claim_for_overwrite(d0, size_t(k) * p.input_sizes[q])) overwrite |= uint64_t(1) << q;
+    for (unsigned j = 1; j < k && view; ++j) view = fused_dst_[size_t(j) * nin + q] == d0 + size_t(j) * size;
+    if (!view) continue;
+    const auto [lo, hi] = claim_interior(d0, size_t(k) * size, size);
+    for (unsigned j = 0; j < k; ++j)
+      if (d0 + size_t(j) * size >= lo && d0 + size_t(j + 1) * size <= hi) fused_overwrite_[j] |= uint64_t(1) << q;
   }
   for (unsigned j = 0; j < k; ++j)
     for (unsigned q = 0; q < nin; ++q)
-      if (float* d = fused_dst_[size_t(j) * nin + q]; d && !(overwrite >> q & 1)) zero_before_use(d, p.input_sizes[q]);
+      if (float* d = fused_dst_[size_t(j) * nin + q]; d && !(fused_overwrite_[j] >> q & 1)) zero_before_use(d, p.input_sizes[q]);
   fusion::backward(p, k, fused_in_.data(), value_ptr_[m[0]], fused_out_grad_.data(), fused_dst_.data(),
-                   fused_live_.data(), nullptr, overwrite);
+                   fused_live_.data(), nullptr, fused_overwrite_.data());
+}
+
+// For members' gradients one after another from p (`member` floats each, n in all): the chunks of the
+// CPU gradient block that lie wholly inside [p, p + n) and are not zeroed yet (nothing was written
+// there) count as zeroed from now on. Returns the members they hold wholly, whose kernels must write all
+// of them; the parts of the other members inside them are zeroed here.
+std::pair<float*, float*> BatchedExecutor::claim_interior(float* p, size_t n, size_t member) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p), begin = reinterpret_cast<uintptr_t>(grad_block_);
+  if (n == 0 || at < begin || at + n * sizeof(float) > begin + grad_floats_ * sizeof(float)) return {p, p};
+  const size_t first = (at - begin) / sizeof(float);
+  size_t c0 = (first + kZeroChunk - 1) / kZeroChunk, c1 = (first + n) / kZeroChunk;  // chunks [c0, c1)
+  if (first + n == grad_floats_) c1 = (grad_floats_ + kZeroChunk - 1) / kZeroChunk;    // the block's last, short one
+  // The longest run of unzeroed chunks; usually all of them.
+  size_t best = c0, best_len = 0;
+  for (size_t c = c0; c < c1;) {
+    if (zeroed_chunks_[c]) {
+      ++c;
+      continue;
+    }
+    size_t e = c;
+    while (e < c1 && !zeroed_chunks_[e]) ++e;
+    if (e - c > best_len) best = c, best_len = e - c;
+    c = e;
+  }
+  if (best_len == 0) return {p, p};
+  std::fill(zeroed_chunks_.begin() + best, zeroed_chunks_.begin() + best + best_len, 1);
+  float* const lo = grad_block_ + best * kZeroChunk;
+  float* const hi = grad_block_ + std::min((best + best_len) * kZeroChunk, grad_floats_);
+  float* const lo_m = p + (size_t(lo - p) + member - 1) / member * member;
+  float* const hi_m = p + size_t(hi - p) / member * member;
+  if (lo_m >= hi_m) {
+    std::fill(lo, hi, 0.f);
+    return {p, p};
+  }
+  std::fill(lo, lo_m, 0.f);
+  std::fill(hi_m, hi, 0.f);
+  return {lo_m, hi_m};
 }
 
 void BatchedExecutor::fused_inputs_used(const Batch& b, std::vector<uint8_t>& used) const {

@@ -101,12 +101,13 @@ void forward(const Program& p, unsigned k, const float* const* in, float* out);
 // in_grad[j * inputs + q] where input q's gradient is accumulated (null: not wanted); members whose
 // live[j] is 0 are skipped. When capture is set, slot capture_slot's gradient of member capture_member
 // is written there instead (and nothing is accumulated: out_grad then holds the outputs' whole gradients).
-// Inputs whose bit is set in `overwrite` (tiled ones) have their gradients written, not accumulated.
+// Member j's inputs whose bit is set in overwrite[j] (tiled ones) have their gradients written, not added to.
 struct Capture {
   unsigned member = 0, slot = 0;
   float* to = nullptr;
 };
 void backward(const Program& p, unsigned k, const float* const* in, const float* out, float* const* out_grad,
-              float* const* in_grad, const uint8_t* live, const Capture* capture = nullptr, uint64_t overwrite = 0);
+              float* const* in_grad, const uint8_t* live, const Capture* capture = nullptr,
+              const uint64_t* overwrite = nullptr);
 
 }  // namespace dynet::fusion
