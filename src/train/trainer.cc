@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <shared_mutex>
@@ -33,19 +34,25 @@ CArr grad_of(const std::vector<Tensor*>& values) { return CArr(values[1]->v, val
 
 void scale_tensor(Tensor& t, float a) { Arr(t.v, static_cast<Eigen::Index>(t.d.size())) *= a; }
 
-// Σ v² with float lanes the compiler can vectorize, folded into a double every chunk so that large
-// tables keep their precision. Inf when a square overflows the float lanes (see gradient_scale).
+// Σ v² in 16 float lanes, folded into a double every chunk so that large tables keep their precision.
+// Inf when a square overflows the float lanes (see gradient_scale). The lanes are a GCC vector type:
+// written as a float[16] array, GCC vectorized the loop across chunks instead, with permutes and scalar
+// adds (0.5% of a BiLSTM step, four times the time of a vector pass over the same memory).
+typedef float Lanes16 __attribute__((vector_size(64)));
 DYNET_CLONES double sum_of_squares(const float* v, size_t n) {
   constexpr size_t kLanes = 16, kChunk = 4096;
   double total = 0;
   for (size_t start = 0; start < n; start += kChunk) {
     const size_t end = std::min(n, start + kChunk);
-    float lanes[kLanes] = {};
+    Lanes16 lanes = {};
     size_t k = start;
-    for (; k + kLanes <= end; k += kLanes)
-      for (size_t l = 0; l < kLanes; ++l) lanes[l] += v[k + l] * v[k + l];
+    for (; k + kLanes <= end; k += kLanes) {
+      Lanes16 x;
+      std::memcpy(&x, v + k, sizeof x);
+      lanes += x * x;
+    }
     for (; k < end; ++k) lanes[0] += v[k] * v[k];
-    for (float x : lanes) total += x;
+    for (size_t l = 0; l < kLanes; ++l) total += lanes[l];
   }
   return total;
 }
