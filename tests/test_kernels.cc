@@ -390,6 +390,18 @@ TEST(LstmKernels, BiasGradientSumsTheColumns) {
       EXPECT_NEAR(db[k], expect, 1e-6);
     }
   }
+  // lstm_gates_grad's col_sum: the same sums of the d it writes, in the same order (so bitwise equal to
+  // lstm_bias_grad's assignment), with d itself unchanged by asking for them.
+  for (const int cols : {1, B}) {
+    const auto y = random_floats(4 * H * cols, 12), dy = random_floats(4 * H * cols, 13);
+    std::vector<float> d_plain(4 * H * cols), d(4 * H * cols), sum(4 * H, std::numeric_limits<float>::quiet_NaN()),
+        db(4 * H);
+    lstm_gates_grad(y.data(), dy.data(), d_plain.data(), H, cols);
+    lstm_gates_grad(y.data(), dy.data(), d.data(), H, cols, sum.data());
+    EXPECT_EQ(d, d_plain);
+    lstm_bias_grad(d.data(), H, cols, db.data(), true);
+    for (int k = 0; k < 4 * H; ++k) EXPECT_EQ(sum[k], db[k]) << "columns " << cols << " row " << k;
+  }
 }
 
 // e^x against libm over the range the softmax and gate kernels use, and its edges: 0 below -87 (and for

@@ -22,11 +22,31 @@ DYNET_CLONES void lstm_activate_gates(float* gates, const float* bias, long H, l
   }
 }
 
-DYNET_CLONES void lstm_gates_grad(const float* y, const float* dy, float* d, long H, long B) {
+// One column of lstm_gates_grad; with kSum also s (+)= d (= for the first column).
+template <bool kSum, bool kFirst>
+inline void gates_grad_column(const float* __restrict y, const float* __restrict dy, float* __restrict d,
+                              float* __restrict s, long H) {
+  for (long k = 0; k < 3 * H; ++k) {
+    const float v = dy[k] * y[k] * (1.f - y[k]);
+    d[k] = v;
+    if constexpr (kSum) s[k] = kFirst ? v : s[k] + v;
+  }
+  for (long k = 3 * H; k < 4 * H; ++k) {
+    const float v = dy[k] * (1.f - y[k] * y[k]);
+    d[k] = v;
+    if constexpr (kSum) s[k] = kFirst ? v : s[k] + v;
+  }
+}
+
+DYNET_CLONES void lstm_gates_grad(const float* y, const float* dy, float* d, long H, long B, float* col_sum) {
   for (long b = 0; b < B; ++b) {
     const long o = b * 4 * H;
-    for (long k = 0; k < 3 * H; ++k) d[o + k] = dy[o + k] * y[o + k] * (1.f - y[o + k]);
-    for (int k = 3 * H; k < 4 * H; ++k) d[o + k] = dy[o + k] * (1.f - y[o + k] * y[o + k]);
+    if (!col_sum)
+      gates_grad_column<false, false>(y + o, dy + o, d + o, nullptr, H);
+    else if (b == 0)
+      gates_grad_column<true, true>(y + o, dy + o, d + o, col_sum, H);
+    else
+      gates_grad_column<true, false>(y + o, dy + o, d + o, col_sum, H);
   }
 }
 

@@ -10,8 +10,10 @@ namespace dynet::cpu {
 // of every column become σ(a), rows [3H, 4H) tanh(a). Adding the bias here rather than before the
 // products saves a pass over the gates.
 void lstm_activate_gates(float* gates, const float* bias, long H, long B);
-// d = dy ⊙ y ⊙ (1 - y) on rows [0, 3H), dy ⊙ (1 - y²) on rows [3H, 4H); y are activated gates.
-void lstm_gates_grad(const float* y, const float* dy, float* d, long H, long B);
+// d = dy ⊙ y ⊙ (1 - y) on rows [0, 3H), dy ⊙ (1 - y²) on rows [3H, 4H); y are activated gates. With
+// col_sum (4H floats), also col_sum = Σ over the B columns of d (B >= 1), summed in column order as
+// lstm_bias_grad sums them: the bias gradient without a second pass over d.
+void lstm_gates_grad(const float* y, const float* dy, float* d, long H, long B, float* col_sum = nullptr);
 // db += Σ over the B columns of d (4H rows each); db = ... when `assign`.
 void lstm_bias_grad(const float* d, long H, long B, float* db, bool assign);
 
