@@ -37,7 +37,7 @@ void scale_tensor(Tensor& t, float a) { Arr(t.v, static_cast<Eigen::Index>(t.d.s
 // Σ v² in 16 float lanes, folded into a double every chunk so that large tables keep their precision.
 // Inf when a square overflows the float lanes (see gradient_scale). The lanes are a GCC vector type:
 // written as a float[16] array, GCC vectorized the loop across chunks instead, with permutes and scalar
-// adds (0.5% of a BiLSTM step, four times the time of a vector pass over the same memory).
+// adds (0.5% of a hand-batched BiLSTM step, 0.2-0.27% as a vector pass).
 typedef float Lanes16 __attribute__((vector_size(64)));
 DYNET_CLONES double sum_of_squares(const float* v, size_t n) {
   constexpr size_t kLanes = 16, kChunk = 4096;
