@@ -363,6 +363,76 @@ TEST(AutobatchModels, TreeLSTM) {
   expect_strategies_agree(pc, tree_lstm_model(pc));
 }
 
+// Equal nodes merge in graphs that batch (ComputationGraph::set_merge_equal_nodes): the Tree-LSTM's
+// trees share words, so leaves merge (and the per-tree parameter nodes); the loss and every gradient stay
+// those of the unmerged graph and of the simple executor.
+TEST(AutobatchModels, MergedEqualNodes) {
+  ParameterCollection pc;
+  const Model model = tree_lstm_model(pc);
+  const Outcome want = run(pc, 0, model);
+  for (int strategy : {1, 2}) {
+    const Outcome merged = run(pc, strategy, model);
+    const Outcome apart = run(pc, strategy, [&](ComputationGraph& g) {
+      g.set_merge_equal_nodes(false);
+      return model(g);
+    });
+    expect_same(merged, want, strategy);
+    expect_same(apart, want, strategy);
+    EXPECT_LT(merged.batched, apart.batched) << "strategy " << strategy << ": nothing merged";
+  }
+  auto merged = graph_with(1), apart = graph_with(1), simple = graph_with(0);
+  apart->set_merge_equal_nodes(false);
+  model(*merged);
+  model(*apart);
+  model(*simple);
+  EXPECT_LT(merged->size(), apart->size());
+  EXPECT_EQ(apart->size(), simple->size());
+}
+
+// What merges and what not: equal lookups and parameter nodes (and what is computed from them) merge, random
+// nodes and the simple executor's graphs do not, nor a node added after a forward pass with one computed
+// before it (an input read through a pointer may have changed since); a merged node's gradient is the sum
+// over its uses; a revert forgets the reverted nodes (and, simply, every earlier one).
+TEST(AutobatchModels, WhatMerges) {
+  ParameterCollection pc;
+  LookupParameter E = pc.add_lookup_parameters(5, {3});
+  Parameter W = pc.add_parameters({2, 3});
+  auto g = graph_with(1);
+  Expression a = lookup(*g, E, 2u), b = lookup(*g, E, 2u), c = lookup(*g, E, 3u);
+  EXPECT_EQ(a.i, b.i);
+  EXPECT_NE(a.i, c.i);
+  EXPECT_EQ(parameter(*g, W).i, parameter(*g, W).i);
+  EXPECT_EQ((parameter(*g, W) * a).i, (parameter(*g, W) * b).i);
+  EXPECT_NE(random_normal(*g, Dim({3})).i, random_normal(*g, Dim({3})).i);
+  Expression loss = sum_elems(a) + 2.f * sum_elems(b) + sum_elems(c);
+  g->forward(loss);
+  g->backward(loss);
+  EXPECT_EQ(as_vector(a.gradient()), std::vector<float>(3, 3.f));
+  auto s = graph_with(0);
+  EXPECT_NE(lookup(*s, E, 2u).i, lookup(*s, E, 2u).i);
+
+  auto p = graph_with(1);
+  float x = 1.f;
+  Expression u = input(*p, &x);
+  EXPECT_EQ(input(*p, &x).i, u.i);
+  EXPECT_FLOAT_EQ(as_scalar(u.value()), 1.f);
+  x = 5.f;
+  Expression v = input(*p, &x);
+  EXPECT_NE(v.i, u.i);
+  EXPECT_FLOAT_EQ(as_scalar(v.value()), 5.f);
+
+  auto r = graph_with(1);
+  lookup(*r, E, 1u);
+  r->checkpoint();
+  Expression f = lookup(*r, E, 4u);
+  r->revert();
+  const size_t n = r->size();
+  Expression f2 = lookup(*r, E, 4u);
+  EXPECT_EQ(f2.i, n);
+  EXPECT_EQ(as_vector(f2.value()), as_vector(E.get_storage().values[4]));
+  (void)f;
+}
+
 // The library's N-ary Tree-LSTM builder: its nodes batch across trees too.
 TEST(AutobatchModels, NaryTreeLSTMBuilder) {
   ParameterCollection pc;
@@ -392,6 +462,7 @@ TEST(AutobatchModels, ParameterNodesPerExample) {
   Parameter W = pc.add_parameters({5, 4}), b = pc.add_parameters({5}), V = pc.add_parameters({1, 5});
   std::vector<Expression> Ws;
   const Model build = [&](ComputationGraph& g) {
+    g.set_merge_equal_nodes(false);  // else the examples' parameter nodes are one node (MergedEqualNodes)
     std::vector<Expression> losses;
     Ws.clear();
     for (unsigned k = 0; k < 6; ++k) {
@@ -423,6 +494,7 @@ TEST(AutobatchModels, ParameterNodesAcrossForwardPasses) {
   ParameterCollection pc;
   Parameter W = pc.add_parameters({3, 4});
   const Model build = [&](ComputationGraph& g) {
+    g.set_merge_equal_nodes(false);  // else the parameter nodes are one node
     std::vector<Expression> ws, ys;
     for (unsigned k = 0; k < 6; ++k) ws.push_back(parameter(g, W));
     for (unsigned k = 0; k < 6; ++k) {

@@ -143,6 +143,10 @@ class ComputationGraph {
 
   void set_immediate_compute(bool ic) { slow_paths_ = ic ? (slow_paths_ | kImmediatePath) : (slow_paths_ & ~kImmediatePath); }
   void set_check_validity(bool cv) { check_validity_ = cv; }
+  // Graphs that batch (autobatch 1 or 2) merge a node into an equal one added since the last forward pass
+  // (same op, arguments and attributes; not random): it is computed once, and its gradient is the sum
+  // over its uses. On by default (DYNET_CSE=0 turns the default off); tests of batching turn it off.
+  void set_merge_equal_nodes(bool on) { merge_equal_ = on; }
   bool immediate_compute() const { return slow_paths_ & kImmediatePath; }
   bool check_validity() const { return check_validity_; }
   void print_graphviz() const;
@@ -178,6 +182,11 @@ class ComputationGraph {
   void check_index(VariableIndex i, const char* where) const;
   uint8_t node_device(OpId op, const VariableIndex* args, unsigned nargs) const;
   void describe_node(std::ostream& os, VariableIndex i) const;
+  // Equal nodes (autobatching graphs, see docs/design.md "Common subexpressions"): the node equal to node i
+  // among those added since the last forward pass, else i (entered into the table).
+  VariableIndex cse_find_or_add(VariableIndex i);
+  uint64_t cse_hash(VariableIndex i) const;
+  void cse_forget();
 
   std::vector<NodeRec> nodes_;
   std::vector<VariableIndex> args_;
@@ -193,8 +202,17 @@ class ComputationGraph {
   uint8_t slow_paths_ = 0;
   bool check_validity_ = false;
   uint32_t slot_;
+  bool merge_equal_;
   uint64_t graph_id_;
   Device* next_device_ = nullptr;  // add_node_on's device (on the device path only)
+  // cse_find_or_add's table, open addressing by hash: {node + 1, generation}; entries of an older generation
+  // (before the last forward pass, clear or revert) are empty.
+  struct CseEntry {
+    uint32_t node = 0, generation = 0;
+  };
+  std::vector<CseEntry> cse_table_;
+  uint32_t cse_generation_ = 1;
+  size_t cse_count_ = 0;
 };
 
 // A node of a graph: {graph, node index, graph id}. Operations on an expression whose graph was

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <cstring>
 #include <fstream>
@@ -80,9 +81,20 @@ int get_number_of_active_graphs() {
 
 uint64_t get_current_graph_id() { return g_last_id.load(std::memory_order_relaxed); }
 
+namespace {
+// Whether graphs that batch merge equal nodes by default (DYNET_CSE=0: not, for A/B runs).
+bool cse_default() {
+  static const bool on = [] {
+    const char* env = std::getenv("DYNET_CSE");
+    return !(env && std::string(env) == "0");
+  }();
+  return on;
+}
+}  // namespace
+
 ComputationGraph::ComputationGraph() : ComputationGraph(autobatch_flag != 0) {}
 
-ComputationGraph::ComputationGraph(bool batched) : slot_(acquire_slot()) {
+ComputationGraph::ComputationGraph(bool batched) : slot_(acquire_slot()), merge_equal_(cse_default()) {
   graph_id_ = new_id(slot_);
   if (detail::g_multi_device) slow_paths_ |= kDevicePath;
   try {
@@ -140,6 +152,53 @@ VariableIndex ComputationGraph::add_node_on(Device* device, OpId op, const Varia
   return add_node(op, args, nargs, attr, attr_bytes);
 }
 
+
+// Node i's words as cse_find_or_add compares them (op, device, arguments, attribute words), hashed.
+uint64_t ComputationGraph::cse_hash(VariableIndex i) const {
+  const NodeRec& r = nodes_[i];
+  auto mix = [](uint64_t h, uint64_t w) { return (h ^ w) * 0x9e3779b97f4a7c15ull; };
+  uint64_t h = mix(0x243f6a8885a308d3ull, uint64_t(r.op) << 40 | uint64_t(r.device) << 32 | r.nargs);
+  for (unsigned k = 0; k < r.nargs; ++k) h = mix(h, args_[r.arg_begin + k]);
+  for (unsigned k = 0; k < r.attr_words; ++k) h = mix(h, attrs_[r.attr_begin + k]);
+  return h ^ (h >> 31);
+}
+
+VariableIndex ComputationGraph::cse_find_or_add(VariableIndex i) {
+  if (2 * (cse_count_ + 1) > cse_table_.size()) {  // grown at half load, the current entries rehashed
+    std::vector<CseEntry> old(std::max<size_t>(1024, 2 * cse_table_.size()));
+    old.swap(cse_table_);
+    for (const CseEntry& e : old) {
+      if (e.generation != cse_generation_) continue;
+      size_t s = cse_hash(e.node - 1) & (cse_table_.size() - 1);
+      while (cse_table_[s].generation == cse_generation_) s = (s + 1) & (cse_table_.size() - 1);
+      cse_table_[s] = e;
+    }
+  }
+  const NodeRec& r = nodes_[i];
+  const size_t mask = cse_table_.size() - 1;
+  size_t s = cse_hash(i) & mask;
+  for (; cse_table_[s].generation == cse_generation_; s = (s + 1) & mask) {
+    const NodeRec& c = nodes_[cse_table_[s].node - 1];
+    if (c.op == r.op && c.device == r.device && c.nargs == r.nargs && c.attr_words == r.attr_words &&
+        std::equal(args_.begin() + r.arg_begin, args_.begin() + r.arg_begin + r.nargs, args_.begin() + c.arg_begin) &&
+        std::equal(attrs_.begin() + r.attr_begin, attrs_.begin() + r.attr_begin + r.attr_words,
+                   attrs_.begin() + c.attr_begin))
+      return cse_table_[s].node - 1;
+  }
+  cse_table_[s] = CseEntry{i + 1, cse_generation_};
+  ++cse_count_;
+  return i;
+}
+
+void ComputationGraph::cse_forget() {
+  if (cse_count_ == 0) return;
+  cse_count_ = 0;
+  if (++cse_generation_ == 0) {  // wrapped: entries of generation 0 would read as current
+    std::fill(cse_table_.begin(), cse_table_.end(), CseEntry{});
+    cse_generation_ = 1;
+  }
+}
+
 VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, unsigned nargs, const void* attr,
                                          size_t attr_bytes) {
   const OpDef& def = op_def(op);
@@ -181,6 +240,18 @@ VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, uns
       throw;
     }
   }
+  // In a graph that batches, a node equal to one added since the last forward pass (op, device, arguments
+  // and attribute bytes; not random, not a user node) is that node: the leaves of trees that share a
+  // word are computed once. See docs/design.md ("Common subexpressions").
+  if (merge_equal_ && strategy_ > 0 && !(slow_paths_ & kImmediatePath) && !(def.flags & (kRandom | kObjectAttr))) {
+    const VariableIndex same = cse_find_or_add(idx);
+    if (same != idx) {
+      nodes_.pop_back();
+      args_.resize(arg_begin);
+      attrs_.resize(attr_begin);
+      return same;
+    }
+  }
   return idx;
 }
 
@@ -195,6 +266,7 @@ void ComputationGraph::clear() {
   attrs_.clear();
   user_nodes_.clear();
   checkpoints_.clear();
+  cse_forget();
   exec_->invalidate();
   graph_id_ = new_id(slot_);
 }
@@ -223,6 +295,7 @@ void ComputationGraph::revert() {
   args_.resize(c.args);
   attrs_.resize(c.attrs);
   user_nodes_.resize(c.user_nodes);
+  cse_forget();
   exec_->revert(c.nodes);
 }
 
@@ -239,6 +312,7 @@ void ComputationGraph::set_execution_strategy(int strategy) {
     throw std::runtime_error("ComputationGraph::set_execution_strategy: not while a checkpoint is set");
   exec_ = make_executor(*this, strategy);
   strategy_ = strategy;
+  cse_forget();
 }
 
 size_t ComputationGraph::num_evaluated() const { return exec_->num_evaluated(); }
@@ -253,6 +327,9 @@ const Tensor& ComputationGraph::incremental_forward(const Expression& last) { re
 const Tensor& ComputationGraph::incremental_forward(VariableIndex last) {
   check_index(last, "incremental_forward");
   if (!exec_->computed(last)) {
+    // A node added from now on is not merged with one computed before: an input_ptr or lookup may read
+    // other values by then.
+    cse_forget();
     // Parameter values are read under the shared side of the parameter lock: no update runs meanwhile.
     std::shared_lock<detail::ParameterLock> lock(detail::parameter_lock());
     exec_->forward(last);
