@@ -205,12 +205,9 @@ class ComputationGraph {
   bool merge_equal_;
   uint64_t graph_id_;
   Device* next_device_ = nullptr;  // add_node_on's device (on the device path only)
-  // cse_find_or_add's table, open addressing by hash: {node + 1, generation}; entries of an older generation
-  // (before the last forward pass, clear or revert) are empty.
-  struct CseEntry {
-    uint32_t node = 0, generation = 0;
-  };
-  std::vector<CseEntry> cse_table_;
+  // cse_find_or_add's table, open addressing by hash: generation << 32 | (node + 1); entries of an older
+  // generation (before the last forward pass, clear or revert) are empty. Kept with the spare executors.
+  std::vector<uint64_t> cse_table_;
   uint32_t cse_generation_ = 1;
   size_t cse_count_ = 0;
 };

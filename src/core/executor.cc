@@ -63,6 +63,7 @@ void release_executor(std::unique_ptr<Executor> exec, int strategy, GraphVectors
   vectors.nodes.clear();
   vectors.args.clear();
   vectors.attrs.clear();
+  std::fill(vectors.cse.begin(), vectors.cse.end(), 0);  // its entries name nodes of the dying graph
   SpareList& list = spare_list();
   std::unique_ptr<Executor> dropped;  // freed outside the lock
   try {

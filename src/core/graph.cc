@@ -104,6 +104,7 @@ ComputationGraph::ComputationGraph(bool batched) : slot_(acquire_slot()), merge_
     nodes_ = std::move(kept.nodes);
     args_ = std::move(kept.args);
     attrs_ = std::move(kept.attrs);
+    cse_table_ = std::move(kept.cse);
     nodes_.reserve(256);
     args_.reserve(512);
   } catch (...) {
@@ -114,7 +115,7 @@ ComputationGraph::ComputationGraph(bool batched) : slot_(acquire_slot()), merge_
 
 ComputationGraph::~ComputationGraph() {
   release_slot(slot_);
-  release_executor(std::move(exec_), strategy_, GraphVectors{std::move(nodes_), std::move(args_), std::move(attrs_)});
+  release_executor(std::move(exec_), strategy_, GraphVectors{std::move(nodes_), std::move(args_), std::move(attrs_), std::move(cse_table_)});
 }
 
 void ComputationGraph::check_index(VariableIndex i, const char* where) const {
@@ -164,28 +165,30 @@ uint64_t ComputationGraph::cse_hash(VariableIndex i) const {
 }
 
 VariableIndex ComputationGraph::cse_find_or_add(VariableIndex i) {
+  auto live = [&](uint64_t e) { return (e >> 32) == cse_generation_; };
   if (2 * (cse_count_ + 1) > cse_table_.size()) {  // grown at half load, the current entries rehashed
-    std::vector<CseEntry> old(std::max<size_t>(1024, 2 * cse_table_.size()));
+    std::vector<uint64_t> old(std::max<size_t>(1024, 2 * cse_table_.size()));
     old.swap(cse_table_);
-    for (const CseEntry& e : old) {
-      if (e.generation != cse_generation_) continue;
-      size_t s = cse_hash(e.node - 1) & (cse_table_.size() - 1);
-      while (cse_table_[s].generation == cse_generation_) s = (s + 1) & (cse_table_.size() - 1);
+    for (uint64_t e : old) {
+      if (!live(e)) continue;
+      size_t s = cse_hash(uint32_t(e) - 1) & (cse_table_.size() - 1);
+      while (live(cse_table_[s])) s = (s + 1) & (cse_table_.size() - 1);
       cse_table_[s] = e;
     }
   }
   const NodeRec& r = nodes_[i];
   const size_t mask = cse_table_.size() - 1;
   size_t s = cse_hash(i) & mask;
-  for (; cse_table_[s].generation == cse_generation_; s = (s + 1) & mask) {
-    const NodeRec& c = nodes_[cse_table_[s].node - 1];
+  for (; live(cse_table_[s]); s = (s + 1) & mask) {
+    const VariableIndex j = uint32_t(cse_table_[s]) - 1;
+    const NodeRec& c = nodes_[j];
     if (c.op == r.op && c.device == r.device && c.nargs == r.nargs && c.attr_words == r.attr_words &&
         std::equal(args_.begin() + r.arg_begin, args_.begin() + r.arg_begin + r.nargs, args_.begin() + c.arg_begin) &&
         std::equal(attrs_.begin() + r.attr_begin, attrs_.begin() + r.attr_begin + r.attr_words,
                    attrs_.begin() + c.attr_begin))
-      return cse_table_[s].node - 1;
+      return j;
   }
-  cse_table_[s] = CseEntry{i + 1, cse_generation_};
+  cse_table_[s] = uint64_t(cse_generation_) << 32 | (i + 1);
   ++cse_count_;
   return i;
 }
@@ -194,7 +197,7 @@ void ComputationGraph::cse_forget() {
   if (cse_count_ == 0) return;
   cse_count_ = 0;
   if (++cse_generation_ == 0) {  // wrapped: entries of generation 0 would read as current
-    std::fill(cse_table_.begin(), cse_table_.end(), CseEntry{});
+    std::fill(cse_table_.begin(), cse_table_.end(), 0);
     cse_generation_ = 1;
   }
 }
