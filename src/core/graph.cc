@@ -167,7 +167,12 @@ uint64_t ComputationGraph::cse_hash(VariableIndex i) const {
 VariableIndex ComputationGraph::cse_find_or_add(VariableIndex i) {
   auto live = [&](uint64_t e) { return (e >> 32) == cse_generation_; };
   if (2 * (cse_count_ + 1) > cse_table_.size()) {  // grown at half load, the current entries rehashed
-    std::vector<uint64_t> old(std::max<size_t>(1024, 2 * cse_table_.size()));
+    std::vector<uint64_t> old;
+    try {
+      old.resize(std::max<size_t>(1024, 2 * cse_table_.size()));
+    } catch (const std::bad_alloc&) {  // no memory for a larger table: the node stays itself
+      return i;
+    }
     old.swap(cse_table_);
     for (uint64_t e : old) {
       if (!live(e)) continue;
