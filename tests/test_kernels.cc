@@ -261,6 +261,24 @@ TEST(GemmSkinny, RoutedProductsMatchTheReference) {
   }
 }
 
+// Wᵀ·G with few columns and a W small enough to stay in cache (a Tree-LSTM's 640x128 gates weight):
+// gemm_tn_unchanged multiplies its transposed copy from the second use on, where the skinny kernel
+// takes the first.
+TEST(GemmSkinny, CachedTransposedProductsMatchTheReference) {
+  const int M = 128, K = 640, lda = K + 5;
+  const auto W = random_floats(size_t(lda) * M, 41);
+  const TransposeScope scope;
+  for (int N : {2, 5, 16, 31}) {
+    const auto G = random_floats(size_t(K) * N, 42 + N);
+    for (int use = 0; use < 2; ++use) {
+      auto C = random_floats(size_t(M) * N, 43);
+      const auto expected = reference_gemm(true, false, M, N, K, 1.f, W, lda, G, K, float(use), C, M);
+      gemm_tn_unchanged(M, N, K, 1.f, W.data(), lda, G.data(), K, float(use), C.data(), M);
+      for (size_t i = 0; i < C.size(); ++i) ASSERT_NEAR(C[i], expected[i], 2e-3) << "N=" << N << " use " << use;
+    }
+  }
+}
+
 TEST(Gemm, LeavesTheCallersThreadCountAsItWas) {
   ThreadCount tc(3);
   const auto A = random_floats(800 * 300, 4), B = random_floats(300 * 64, 5);
