@@ -186,6 +186,7 @@ class ComputationGraph {
   // among those added since the last forward pass, else i (entered into the table).
   VariableIndex cse_find_or_add(VariableIndex i);
   uint64_t cse_hash(VariableIndex i) const;
+  bool cse_equal(VariableIndex a, VariableIndex b) const;
   void cse_forget();
 
   std::vector<NodeRec> nodes_;
@@ -205,9 +206,12 @@ class ComputationGraph {
   bool merge_equal_;
   uint64_t graph_id_;
   Device* next_device_ = nullptr;  // add_node_on's device (on the device path only)
-  // cse_find_or_add's table, open addressing by hash: generation << 32 | (node + 1); entries of an older
-  // generation (before the last forward pass, clear or revert) are empty. Kept with the spare executors.
-  std::vector<uint64_t> cse_table_;
+  // cse_find_or_add's table of nodes without arguments, open addressing by hash: generation << 32 |
+  // (node + 1); entries of an older generation (before the last forward pass, clear or revert) are empty.
+  // Of nodes with arguments, by node: (its newest user as last argument + 1) << 32 | (the previous user of
+  // its own last argument + 1). Nodes before cse_start_ are not merged into. Kept with the spare executors.
+  std::vector<uint64_t> cse_table_, cse_uses_;
+  uint32_t cse_start_ = 0;
   uint32_t cse_generation_ = 1;
   size_t cse_count_ = 0;
 };

@@ -111,7 +111,7 @@ struct GraphVectors {
   std::vector<NodeRec> nodes;
   std::vector<VariableIndex> args;
   std::vector<uint64_t> attrs;
-  std::vector<uint64_t> cse;  // the graph's table of equal nodes (ComputationGraph::cse_find_or_add)
+  std::vector<uint64_t> cse, cse_uses;  // the graph's tables of equal nodes (ComputationGraph::cse_find_or_add)
 };
 // A recycled executor of `strategy` rebound to cg, with the node vectors that were kept with it moved
 // into *vectors (cleared); a new one (make_executor) when none is spare. Thread-safe.

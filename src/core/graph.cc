@@ -105,6 +105,7 @@ ComputationGraph::ComputationGraph(bool batched) : slot_(acquire_slot()), merge_
     args_ = std::move(kept.args);
     attrs_ = std::move(kept.attrs);
     cse_table_ = std::move(kept.cse);
+    cse_uses_ = std::move(kept.cse_uses);
     nodes_.reserve(256);
     args_.reserve(512);
   } catch (...) {
@@ -115,7 +116,7 @@ ComputationGraph::ComputationGraph(bool batched) : slot_(acquire_slot()), merge_
 
 ComputationGraph::~ComputationGraph() {
   release_slot(slot_);
-  release_executor(std::move(exec_), strategy_, GraphVectors{std::move(nodes_), std::move(args_), std::move(attrs_), std::move(cse_table_)});
+  release_executor(std::move(exec_), strategy_, GraphVectors{std::move(nodes_), std::move(args_), std::move(attrs_), std::move(cse_table_), std::move(cse_uses_)});
 }
 
 void ComputationGraph::check_index(VariableIndex i, const char* where) const {
@@ -164,7 +165,30 @@ uint64_t ComputationGraph::cse_hash(VariableIndex i) const {
   return h ^ (h >> 31);
 }
 
+bool ComputationGraph::cse_equal(VariableIndex a, VariableIndex b) const {
+  const NodeRec &r = nodes_[a], &c = nodes_[b];
+  return c.op == r.op && c.device == r.device && c.nargs == r.nargs && c.attr_words == r.attr_words &&
+         std::equal(args_.begin() + r.arg_begin, args_.begin() + r.arg_begin + r.nargs, args_.begin() + c.arg_begin) &&
+         std::equal(attrs_.begin() + r.attr_begin, attrs_.begin() + r.attr_begin + r.attr_words,
+                    attrs_.begin() + c.attr_begin);
+}
+
 VariableIndex ComputationGraph::cse_find_or_add(VariableIndex i) {
+  const NodeRec& r = nodes_[i];
+  if (cse_uses_.size() < nodes_.size()) cse_uses_.resize(std::max<size_t>(1024, 2 * nodes_.size()));
+  cse_uses_[i] = 0;
+  if (r.nargs > 0) {
+    // An equal node has the same last argument: the nodes of this pass using it last, newest first (a
+    // list through cse_uses_, recent records in cache where a table probe was a miss). Lists left from
+    // a reverted or earlier graph only lose merges: every candidate is compared whole, and few are read.
+    const VariableIndex x = args_[r.arg_begin + r.nargs - 1];
+    uint32_t u = uint32_t(cse_uses_[x] >> 32);
+    for (int walked = 0; u > cse_start_ && u <= i && walked < 16; u = uint32_t(cse_uses_[u - 1]), ++walked)
+      if (cse_equal(u - 1, i)) return u - 1;
+    cse_uses_[i] = cse_uses_[x] >> 32;  // no users yet; the previous user of x
+    cse_uses_[x] = uint64_t(i + 1) << 32 | uint32_t(cse_uses_[x]);
+    return i;
+  }
   auto live = [&](uint64_t e) { return (e >> 32) == cse_generation_; };
   if (2 * (cse_count_ + 1) > cse_table_.size()) {  // grown at half load, the current entries rehashed
     std::vector<uint64_t> old;
@@ -181,24 +205,17 @@ VariableIndex ComputationGraph::cse_find_or_add(VariableIndex i) {
       cse_table_[s] = e;
     }
   }
-  const NodeRec& r = nodes_[i];
   const size_t mask = cse_table_.size() - 1;
   size_t s = cse_hash(i) & mask;
-  for (; live(cse_table_[s]); s = (s + 1) & mask) {
-    const VariableIndex j = uint32_t(cse_table_[s]) - 1;
-    const NodeRec& c = nodes_[j];
-    if (c.op == r.op && c.device == r.device && c.nargs == r.nargs && c.attr_words == r.attr_words &&
-        std::equal(args_.begin() + r.arg_begin, args_.begin() + r.arg_begin + r.nargs, args_.begin() + c.arg_begin) &&
-        std::equal(attrs_.begin() + r.attr_begin, attrs_.begin() + r.attr_begin + r.attr_words,
-                   attrs_.begin() + c.attr_begin))
-      return j;
-  }
+  for (; live(cse_table_[s]); s = (s + 1) & mask)
+    if (cse_equal(uint32_t(cse_table_[s]) - 1, i)) return uint32_t(cse_table_[s]) - 1;
   cse_table_[s] = uint64_t(cse_generation_) << 32 | (i + 1);
   ++cse_count_;
   return i;
 }
 
 void ComputationGraph::cse_forget() {
+  cse_start_ = static_cast<uint32_t>(nodes_.size());
   if (cse_count_ == 0) return;
   cse_count_ = 0;
   if (++cse_generation_ == 0) {  // wrapped: entries of generation 0 would read as current
