@@ -391,8 +391,8 @@ TEST(AutobatchModels, MergedEqualNodes) {
 
 // What merges and what not: equal lookups and parameter nodes (and what is computed from them) merge, random
 // nodes and the simple executor's graphs do not, nor a node added after a forward pass with one computed
-// before it (an input read through a pointer may have changed since); a merged node's gradient is the sum
-// over its uses; a revert forgets the reverted nodes (and, simply, every earlier one).
+// before it (an input read through a pointer may have changed since); a merged node's gradient is refused;
+// a revert forgets the reverted nodes (and, simply, every earlier one).
 TEST(AutobatchModels, WhatMerges) {
   ParameterCollection pc;
   LookupParameter E = pc.add_lookup_parameters(5, {3});
@@ -407,7 +407,39 @@ TEST(AutobatchModels, WhatMerges) {
   Expression loss = sum_elems(a) + 2.f * sum_elems(b) + sum_elems(c);
   g->forward(loss);
   g->backward(loss);
-  EXPECT_EQ(as_vector(a.gradient()), std::vector<float>(3, 3.f));
+  // a and b are one node: its gradient (3 = 1 + 2) is no one expression's, so reading it throws, naming the
+  // function and the op; the graph stays usable, and a node nothing merged into reads as before.
+  try {
+    (void)a.gradient();
+    ADD_FAILURE() << "get_gradient of a merged node did not throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("get_gradient: node"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("lookup"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(as_vector(c.gradient()), std::vector<float>(3, 1.f));
+  EXPECT_EQ(as_vector(E.get_storage().grads[2]), std::vector<float>(3, 3.f));
+  {  // merging off: each expression is its own node with its own part of the gradient
+    auto u = graph_with(1);
+    u->set_merge_equal_nodes(false);
+    Expression a1 = lookup(*u, E, 2u), b1 = lookup(*u, E, 2u);
+    EXPECT_NE(a1.i, b1.i);
+    Expression l = sum_elems(a1) + 2.f * sum_elems(b1);
+    u->forward(l);
+    u->backward(l);
+    EXPECT_EQ(as_vector(a1.gradient()), std::vector<float>(3, 1.f));
+    EXPECT_EQ(as_vector(b1.gradient()), std::vector<float>(3, 2.f));
+  }
+  {  // a merge reverted with the expression that made it: the node reads its gradient again
+    auto m = graph_with(1);
+    Expression a2 = lookup(*m, E, 1u);
+    m->checkpoint();
+    EXPECT_EQ(lookup(*m, E, 1u).i, a2.i);
+    m->revert();
+    Expression l = 2.f * sum_elems(a2);
+    m->forward(l);
+    m->backward(l);
+    EXPECT_EQ(as_vector(a2.gradient()), std::vector<float>(3, 2.f));
+  }
   auto s = graph_with(0);
   EXPECT_NE(lookup(*s, E, 2u).i, lookup(*s, E, 2u).i);
 

@@ -41,7 +41,7 @@ struct NodeRec {
 };
 
 struct CGCheckpoint {
-  size_t nodes = 0, args = 0, attrs = 0, user_nodes = 0;
+  size_t nodes = 0, args = 0, attrs = 0, user_nodes = 0, merged = 0;
 };
 
 // DyNet's constants -1, 1 and 0 as pointers to floats (read-only).
@@ -144,8 +144,9 @@ class ComputationGraph {
   void set_immediate_compute(bool ic) { slow_paths_ = ic ? (slow_paths_ | kImmediatePath) : (slow_paths_ & ~kImmediatePath); }
   void set_check_validity(bool cv) { check_validity_ = cv; }
   // Graphs that batch (autobatch 1 or 2) merge a node into an equal one added since the last forward pass
-  // (same op, arguments and attributes; not random): it is computed once, and its gradient is the sum
-  // over its uses. On by default (DYNET_CSE=0 turns the default off); tests of batching turn it off.
+  // (same op, arguments and attributes; not random): it is computed once. Its gradient is the sum over
+  // the merged expressions, so get_gradient() of a merged node throws rather than return it as one
+  // expression's. On by default (DYNET_CSE=0 turns the default off); off, every expression is its own node.
   void set_merge_equal_nodes(bool on) { merge_equal_ = on; }
   bool immediate_compute() const { return slow_paths_ & kImmediatePath; }
   bool check_validity() const { return check_validity_; }
@@ -211,6 +212,7 @@ class ComputationGraph {
   // Of nodes with arguments, by node: (its newest user as last argument + 1) << 32 | (the previous user of
   // its own last argument + 1). Nodes before cse_start_ are not merged into. Kept with the spare executors.
   std::vector<uint64_t> cse_table_, cse_uses_;
+  std::vector<VariableIndex> merged_;  // a node once per expression merged into it (get_gradient refuses them)
   uint32_t cse_start_ = 0;
   uint32_t cse_generation_ = 1;
   size_t cse_count_ = 0;

@@ -271,6 +271,7 @@ VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, uns
   if (merge_equal_ && strategy_ > 0 && !(slow_paths_ & kImmediatePath) && !(def.flags & (kRandom | kObjectAttr))) {
     const VariableIndex same = cse_find_or_add(idx);
     if (same != idx) {
+      merged_.push_back(same);
       nodes_.pop_back();
       args_.resize(arg_begin);
       attrs_.resize(attr_begin);
@@ -291,6 +292,7 @@ void ComputationGraph::clear() {
   attrs_.clear();
   user_nodes_.clear();
   checkpoints_.clear();
+  merged_.clear();
   cse_forget();
   exec_->invalidate();
   graph_id_ = new_id(slot_);
@@ -308,7 +310,7 @@ void ComputationGraph::renew(int strategy) {
 }
 
 void ComputationGraph::checkpoint() {
-  checkpoints_.push_back({nodes_.size(), args_.size(), attrs_.size(), user_nodes_.size()});
+  checkpoints_.push_back({nodes_.size(), args_.size(), attrs_.size(), user_nodes_.size(), merged_.size()});
   exec_->checkpoint();
 }
 
@@ -320,6 +322,7 @@ void ComputationGraph::revert() {
   args_.resize(c.args);
   attrs_.resize(c.attrs);
   user_nodes_.resize(c.user_nodes);
+  merged_.resize(c.merged);
   cse_forget();
   exec_->revert(c.nodes);
 }
@@ -368,6 +371,11 @@ const Tensor& ComputationGraph::get_value(const Expression& e) { return incremen
 const Tensor& ComputationGraph::get_gradient(const Expression& e) const { return get_gradient(e.i); }
 const Tensor& ComputationGraph::get_gradient(VariableIndex i) const {
   check_index(i, "get_gradient");
+  if (const auto k = std::count(merged_.begin(), merged_.end(), i))  // DyNet gives each expression its part
+    throw std::runtime_error("get_gradient: node " + std::to_string(i) + " (" + op_def(nodes_[i].op).name + ") is " +
+                             std::to_string(k + 1) + " equal expressions that autobatching merged and computed once; "
+                             "its gradient is their sum, not one expression's. To read each one's, call "
+                             "set_merge_equal_nodes(false) on the graph before building it, or set DYNET_CSE=0");
   return exec_->gradient(i);
 }
 
