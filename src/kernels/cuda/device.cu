@@ -69,20 +69,21 @@ void CudaDevice::make_current() const {
 }
 
 namespace {
-// The pointer an allocation call gave, or std::bad_alloc (clearing CUDA's sticky last error) when it failed.
-void* allocated_or_throw(cudaError_t status, void* p) {
+// std::bad_alloc (clearing CUDA's sticky last error) when an allocation call failed. A separate statement
+// from the call: as an argument beside the call, the pointer it sets may be read before the call runs.
+void check_allocation(cudaError_t status) {
   if (status != cudaSuccess) {
     cudaGetLastError();
     throw std::bad_alloc();
   }
-  return p;
 }
 }  // namespace
 
 void* CudaDevice::allocate(size_t bytes) {
   make_current();
   void* p = nullptr;
-  return allocated_or_throw(cudaMalloc(&p, std::max<size_t>(bytes, 1)), p);
+  check_allocation(cudaMalloc(&p, std::max<size_t>(bytes, 1)));
+  return p;
 }
 
 void CudaDevice::deallocate(void* p) {
@@ -93,7 +94,7 @@ void CudaDevice::deallocate(void* p) {
 void* CudaDevice::allocate_parameters(size_t bytes) {
   make_current();
   void* p = nullptr;
-  allocated_or_throw(cudaMallocManaged(&p, std::max<size_t>(bytes, 1)), p);
+  check_allocation(cudaMallocManaged(&p, std::max<size_t>(bytes, 1)));
   cuda_check(cudaMemsetAsync(p, 0, bytes, stream), "cudaMemsetAsync");
   return p;
 }
