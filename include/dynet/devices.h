@@ -49,6 +49,8 @@ struct Device {
   virtual void axpy(float a, const float* x, float* y, size_t n);  // y += a x
   virtual void scale(float* x, size_t n, float a);                 // x *= a
   virtual double squared_norm(const float* x, size_t n);           // Σ x², accumulated in double
+  // Σ x² over rows rows[k] of x (rows of `row` floats; rows[] in host memory): one wait, not one per row.
+  virtual double squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row);
   // dst row k += src row rows[k] (add) or ← it: rows of `row` floats; rows[] in host memory.
   virtual void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add);
   // dst row rows[k] += src row k (rows may repeat).

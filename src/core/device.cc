@@ -45,6 +45,11 @@ double Device::squared_norm(const float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) s += double(x[i]) * x[i];
   return s;
 }
+double Device::squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row) {
+  double s = 0;
+  for (size_t k = 0; k < n; ++k) s += squared_norm(x + size_t(rows[k]) * row, row);
+  return s;
+}
 void Device::gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) {
   for (size_t k = 0; k < n; ++k) {
     const float* s = src + size_t(rows[k]) * row;

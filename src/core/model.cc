@@ -230,7 +230,8 @@ void LookupParameterStorage::g_squared_l2norm(float* s) const {
 }
 void LookupParameterStorage::clear_grad() {
   if (!nonzero_grad) return;
-  if (all_updated || non_zero_grads.size() * 4 > values.size()) {
+  // On a device one fill of the table costs less than a kernel launch per row.
+  if (all_updated || non_zero_grads.size() * 4 > values.size() || !detail::host_addressable(all_grads.device)) {
     dev(all_grads).fill(all_grads.v, all_dim.size(), 0.f);
   } else {
     for (size_t r : non_zero_grads) dev(all_grads).fill(grads[r].v, dim.size(), 0.f);

@@ -10,10 +10,11 @@ namespace dynet {
 namespace {
 
 template <class P>
-void rule_kernel(Device* dev, const RuleArgs& r, float* const* t, size_t n) {
+void rule_kernel(Device* dev, const RuleArgs& r, float* const* t, size_t n, const unsigned* rows, size_t row) {
   float *x = t[0], *g = t[1], *s1 = t[2], *s2 = t[3], *s3 = t[4];
   const RuleArgs a = r;
-  P::for_each(dev, n, [=] DYNET_LAMBDA(size_t i) {
+  P::for_each(dev, n, [=] DYNET_LAMBDA(size_t k) {
+    const size_t i = rows ? size_t(rows[k / row]) * row + k % row : k;
     const float gi = g[i] * a.gscale;
     switch (a.rule) {
       case UpdateRule::SGD:
@@ -57,9 +58,17 @@ const bool kRegistered = (register_rule_kernel(DYNET_DEVICE_PRIMS::kBackend, rul
 #ifndef DYNET_CUDA_PASS
 namespace {
 RuleKernel g_rule_kernels[kNumBackends] = {};  // zero-initialised before any registration runs
+
+thread_local DeviceRowUpdate* t_row_update = nullptr;  // the innermost one alive on this thread
 }  // namespace
 
 void register_rule_kernel(Backend backend, RuleKernel k) { g_rule_kernels[backend] = k; }
+
+DeviceRowUpdate::DeviceRowUpdate(std::vector<unsigned> rows, size_t row)
+    : rows_(std::move(rows)), row_(row), outer_(t_row_update) {
+  t_row_update = this;
+}
+DeviceRowUpdate::~DeviceRowUpdate() { t_row_update = outer_; }
 
 bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
   Device* dev = values[0]->device;
@@ -67,8 +76,26 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
   const RuleKernel k = g_rule_kernels[dev->backend];
   if (!k) throw std::runtime_error("Trainer: no update kernels for " + dev->name + " in this build");
   float* t[5] = {};
-  for (size_t i = 0; i < values.size() && i < 5; ++i) t[i] = values[i]->v;
-  k(dev, r, t, values[0]->d.size());
+  DeviceRowUpdate* rows = t_row_update;
+  if (!rows || rows->done_ || rows->rows_.empty() || values[0]->d.size() != rows->row_) {
+    for (size_t i = 0; i < values.size() && i < 5; ++i) t[i] = values[i]->v;
+    k(dev, r, t, values[0]->d.size(), nullptr, 0);
+    return true;
+  }
+  // values[i] is row rows[0] of its table: the table starts that many rows before it.
+  const size_t first = size_t(rows->rows_[0]) * rows->row_;
+  for (size_t i = 0; i < values.size() && i < 5; ++i) t[i] = values[i]->v - first;
+  const size_t bytes = rows->rows_.size() * sizeof(unsigned);
+  auto* listed = static_cast<unsigned*>(dev->allocate(bytes));
+  try {
+    dev->copy_from_host(listed, rows->rows_.data(), bytes);
+    k(dev, r, t, rows->rows_.size() * rows->row_, listed, rows->row_);
+  } catch (...) {
+    dev->deallocate(listed);
+    throw;
+  }
+  dev->deallocate(listed);  // after the kernel: a device's deallocate waits for the work queued on it
+  rows->done_ = true;
   return true;
 }
 #endif

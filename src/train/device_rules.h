@@ -17,12 +17,34 @@ struct RuleArgs {
   UpdateRule rule;
   float lr, gscale, weight_decay, a = 0.f, b = 0.f, eps = 0.f;
 };
-// t = {values, gradient, state...} of n floats each, in the trainer's shadow_state order.
-using RuleKernel = void (*)(Device* dev, const RuleArgs& r, float* const* t, size_t n);
+// t = {values, gradient, state...} in the trainer's shadow_state order: n floats each (rows == nullptr),
+// or the first n floats of the rows listed (rows of `row` floats; rows[] in the device's memory).
+using RuleKernel = void (*)(Device* dev, const RuleArgs& r, float* const* t, size_t n, const unsigned* rows,
+                            size_t row);
 void register_rule_kernel(Backend backend, RuleKernel k);
 
 // Runs the rule on values[0]'s device when that is not the CPU and returns true; false (nothing done)
 // for host memory, where the trainer's own rule runs.
 bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values);
+
+// While one is alive on its thread, a device_update given the tensors of row rows[0] of lookup tables
+// updates all the rows listed, of the same tables, with one kernel, and done() says so. Sparse updates of
+// a table on a device are one kernel, not one per row. A rule that runs on the host never calls
+// device_update: it updates rows[0] alone and done() stays false, so the caller goes on row by row.
+class DeviceRowUpdate {
+ public:
+  DeviceRowUpdate(std::vector<unsigned> rows, size_t row);
+  ~DeviceRowUpdate();
+  DeviceRowUpdate(const DeviceRowUpdate&) = delete;
+  DeviceRowUpdate& operator=(const DeviceRowUpdate&) = delete;
+  bool done() const { return done_; }
+
+ private:
+  friend bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values);
+  std::vector<unsigned> rows_;
+  size_t row_;
+  bool done_ = false;
+  DeviceRowUpdate* outer_;
+};
 
 }  // namespace dynet

@@ -348,6 +348,9 @@ double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) const
     if (!p->nonzero_grad) continue;
     if (p->all_updated) {
       sq += of(p->all_grads, p->all_grads.v, p->all_dim.size());
+    } else if (!detail::host_addressable(p->all_grads.device)) {  // one sum on the device, not one per row
+      const std::vector<unsigned> rows(p->non_zero_grads.begin(), p->non_zero_grads.end());
+      sq += p->all_grads.device->squared_norm_rows(p->all_grads.v, rows.data(), rows.size(), p->dim.size());
     } else {
       for (size_t r : p->non_zero_grads) sq += of(p->all_grads, p->grads[r].v, p->dim.size());
     }
@@ -475,7 +478,14 @@ void Trainer::update_lookup_parameter(size_t index, float gscale, std::vector<st
   } else if (!sparse_updates_enabled || p.all_updated) {
     if (p.nonzero_grad || !zero_gradient_is_noop()) update_lookup_params(gscale, index);
   } else {
-    for (unsigned r : p.non_zero_grads) update_lookup_params(gscale, index, r);
+    auto next = p.non_zero_grads.begin();
+    if (next != p.non_zero_grads.end() && !detail::host_addressable(p.all_values.device)) {
+      // On a device the built-in rules update all the rows with one kernel (see DeviceRowUpdate).
+      DeviceRowUpdate all_rows({p.non_zero_grads.begin(), p.non_zero_grads.end()}, p.dim.size());
+      update_lookup_params(gscale, index, *next);
+      next = all_rows.done() ? p.non_zero_grads.end() : std::next(next);
+    }
+    for (; next != p.non_zero_grads.end(); ++next) update_lookup_params(gscale, index, *next);
   }
   p.clear_grad();
 }

@@ -39,6 +39,7 @@ struct CudaDevice : Device {
   void axpy(float a, const float* x, float* y, size_t n) override;
   void scale(float* x, size_t n, float a) override;
   double squared_norm(const float* x, size_t n) override;
+  double squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row) override;
   void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) override;
   void scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row) override;
   void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) override;
@@ -53,6 +54,9 @@ struct CudaDevice : Device {
   // caller holds staging_mutex_ until the work that reads it is queued (the stream orders the rest).
   void* device_staging(size_t bytes);
   void* host_staging(size_t bytes);  // pinned, same rule
+  // Σ at(i)² for i < n (at: a __device__ functor giving the i-th value), in double; the caller holds staging_mutex_.
+  template <class At>
+  double sum_of_squares(size_t n, At at);
   std::mutex staging_mutex_;
   void* device_staging_ = nullptr;
   size_t device_staging_bytes_ = 0;

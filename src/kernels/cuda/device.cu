@@ -28,11 +28,14 @@ using dev::CudaPrims;
 
 thread_local int t_current = -1;  // the calling thread's current CUDA device, as last set here
 
-__global__ void squared_norm_kernel(const float* x, size_t n, double* out) {
+template <class At>
+__global__ void squared_norm_kernel(size_t n, At at, double* out) {
   __shared__ double part[dev::cuda_detail::kThreads];
   double s = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    s += double(x[i]) * x[i];
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const double v = at(i);
+    s += v * v;
+  }
   part[threadIdx.x] = s;
   __syncthreads();
   for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) {
@@ -174,17 +177,31 @@ void CudaDevice::scale(float* x, size_t n, float a) {
   CudaPrims::for_each(this, n, [=] __host__ __device__(size_t i) { x[i] *= a; });
 }
 
-double CudaDevice::squared_norm(const float* x, size_t n) {
-  if (n == 0) return 0;
-  make_current();
-  std::lock_guard<std::mutex> lock(staging_mutex_);
+template <class At>
+double CudaDevice::sum_of_squares(size_t n, At at) {
   cuda_check(cudaMemsetAsync(norm_, 0, sizeof(double), stream), "cudaMemsetAsync");
-  squared_norm_kernel<<<std::min(dev::cuda_detail::blocks_for(n), 1024u), dev::cuda_detail::kThreads, 0, stream>>>(x, n, norm_);
+  squared_norm_kernel<<<std::min(dev::cuda_detail::blocks_for(n), 1024u), dev::cuda_detail::kThreads, 0, stream>>>(n, at, norm_);
   cuda_check(cudaGetLastError(), "squared_norm kernel launch");
   double s = 0;
   cuda_check(cudaMemcpyAsync(&s, norm_, sizeof(double), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   return s;
+}
+
+double CudaDevice::squared_norm(const float* x, size_t n) {
+  if (n == 0) return 0;
+  make_current();
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  return sum_of_squares(n, [=] __device__(size_t i) { return x[i]; });
+}
+
+double CudaDevice::squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row) {
+  if (n == 0 || row == 0) return 0;
+  make_current();
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  unsigned* r = static_cast<unsigned*>(device_staging(n * sizeof(unsigned)));
+  copy_from_host(r, rows, n * sizeof(unsigned));
+  return sum_of_squares(n * row, [=] __device__(size_t i) { return x[size_t(r[i / row]) * row + i % row]; });
 }
 
 void CudaDevice::gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) {
