@@ -337,10 +337,13 @@ void check_on_devices(const Case& c) {
       continue;
     }
     expect_close(d.value, cpu.value, std::string(def.name) + " value on " + dev->name);
-    // Random ops run the CPU's generator (kernels/device/philox.h): on the emulated device, compiled by the
-    // same compiler, the values must be the same bits (a GPU's logf/cosf may differ in the last place). The
-    // LSTM gates node's products may round apart; tests/test_random.cc compares its noise within 1e-6.
-    if ((def.flags & kRandom) && dev->backend == kEmulatedBackend && std::string(def.name) != "vanilla_lstm_gates")
+    // Random ops run the CPU's generator (kernels/device/philox.h), so their values must be the same bits on
+    // every device, except normal and Gumbel values on a GPU: its logf/sqrtf/cosf round apart from the
+    // host's in the last place (seen on an H100). The LSTM gates node's products may round apart;
+    // tests/test_random.cc compares its noise within 1e-6.
+    const std::string name = def.name;
+    const bool transcendental = name == "random_normal" || name == "noise" || name == "random_gumbel";
+    if ((def.flags & kRandom) && name != "vanilla_lstm_gates" && (dev->backend == kEmulatedBackend || !transcendental))
       EXPECT_EQ(d.value, cpu.value) << def.name << ": random values on " << dev->name << " differ from the CPU's";
     if (!(def.flags & kNoGradient))
       for (size_t k = 0; k < cpu.grads.size(); ++k)

@@ -53,11 +53,20 @@ struct Bernoulli {  // scale with probability p, else 0 (dropout's keep mask: p 
     for (unsigned l = 0; l < 4; ++l) v[l] = uniform01(b.w[l]) < p ? scale : 0.f;
   }
 };
+// x + y·z rounded after the product and after the sum, as the host computes it: nvcc would fuse it into one
+// fma, rounded once, and uniform values would differ from the CPU's in the last place (seen on an H100).
+DYNET_HD inline float add_product(float x, float y, float z) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(x, __fmul_rn(y, z));
+#else
+  return x + y * z;
+#endif
+}
 struct Uniform {  // in [a, b)
   static constexpr unsigned kPerBlock = 4, kTag = 0;
   float a, b;
   DYNET_HD void operator()(const Block& r, float* v) const {
-    for (unsigned l = 0; l < 4; ++l) v[l] = a + (b - a) * uniform01(r.w[l]);
+    for (unsigned l = 0; l < 4; ++l) v[l] = add_product(a, b - a, uniform01(r.w[l]));
   }
 };
 struct Normal {  // N(mean, stddev²) by Box-Muller: each pair of words gives the cosine and the sine value
