@@ -12,6 +12,7 @@
 
 #include "dynet/expr.h"
 #include "exec/batched.h"
+#include "tree_lstm_model.h"
 
 namespace dynet {
 namespace {
@@ -87,60 +88,6 @@ void expect_modes_agree(ParameterCollection& pc, const Model& build) {
   }
 }
 
-// The benchmark's binary Tree-LSTM cell (pick_range slices of one affine transform, σ, tanh, ⊙, +).
-Model tree_model(ParameterCollection& pc, unsigned h = 6, unsigned ntrees = 4) {
-  constexpr unsigned kVocab = 11, kEmbed = 4;
-  LookupParameter embed = pc.add_lookup_parameters(kVocab, {kEmbed});
-  Parameter lw = pc.add_parameters({3 * h, kEmbed}), lb = pc.add_parameters({3 * h});
-  Parameter ul = pc.add_parameters({5 * h, h}), ur = pc.add_parameters({5 * h, h}), nb = pc.add_parameters({5 * h});
-  Parameter ow = pc.add_parameters({3, h});
-  struct Node {
-    int left, right;
-  };
-  std::mt19937 rng(5);
-  std::vector<std::vector<Node>> trees(ntrees);
-  for (auto& t : trees) {
-    std::vector<int> stack;
-    const unsigned leaves = 2 + rng() % 5;
-    for (unsigned k = 0; k < leaves; ++k) {
-      t.push_back({-1, -1});
-      stack.push_back(static_cast<int>(t.size() - 1));
-      while (stack.size() >= 2 && (k + 1 == leaves || rng() % 2)) {
-        const int r = stack.back();
-        stack.pop_back();
-        const int l = stack.back();
-        stack.pop_back();
-        t.push_back({l, r});
-        stack.push_back(static_cast<int>(t.size() - 1));
-      }
-    }
-  }
-  return [=](ComputationGraph& g) {
-    std::vector<Expression> losses;
-    for (size_t ti = 0; ti < trees.size(); ++ti) {
-      const auto& t = trees[ti];
-      Expression LW = parameter(g, lw), LB = parameter(g, lb), UL = parameter(g, ul), UR = parameter(g, ur),
-                 NB = parameter(g, nb);
-      std::vector<Expression> hs(t.size()), cs(t.size());
-      for (size_t k = 0; k < t.size(); ++k) {
-        if (t[k].left < 0) {
-          Expression gt = affine_transform({LB, LW, lookup(g, embed, unsigned(ti * 3 + k) % kVocab)});
-          cs[k] = cmult(logistic(pick_range(gt, 0, h)), tanh(pick_range(gt, 2 * h, 3 * h)));
-          hs[k] = cmult(logistic(pick_range(gt, h, 2 * h)), tanh(cs[k]));
-        } else {
-          Expression gt = affine_transform({NB, UL, hs[t[k].left], UR, hs[t[k].right]});
-          cs[k] = cmult(logistic(pick_range(gt, 0, h)), tanh(pick_range(gt, 4 * h, 5 * h))) +
-                  cmult(logistic(pick_range(gt, h, 2 * h)), cs[t[k].left]) +
-                  cmult(logistic(pick_range(gt, 2 * h, 3 * h)), cs[t[k].right]);
-          hs[k] = cmult(logistic(pick_range(gt, 3 * h, 4 * h)), tanh(cs[k]));
-        }
-      }
-      losses.push_back(pickneglogsoftmax(parameter(g, ow) * hs.back(), unsigned(ti % 3)));
-    }
-    return sum(losses);
-  };
-}
-
 // An LSTM written with primitive ops over several sequences of different lengths in one graph.
 Model lstm_model(ParameterCollection& pc) {
   constexpr unsigned kIn = 3, h = 5;
@@ -168,7 +115,7 @@ Model lstm_model(ParameterCollection& pc) {
 
 TEST(Fusion, TreeLSTMAgreesWithUnfusedAndSimple) {
   ParameterCollection pc;
-  expect_modes_agree(pc, tree_model(pc));
+  expect_modes_agree(pc, test::tree_lstm(pc, 6, 4));
 }
 
 // Cells wide enough that a batch's gates span whole chunks of the gradient block: the fused backward
@@ -176,7 +123,7 @@ TEST(Fusion, TreeLSTMAgreesWithUnfusedAndSimple) {
 // the members at the ends of the span add as before.
 TEST(Fusion, WideTreeLSTMAgreesWithUnfusedAndSimple) {
   ParameterCollection pc;
-  expect_modes_agree(pc, tree_model(pc, 128, 24));
+  expect_modes_agree(pc, test::tree_lstm(pc, 128, 24));
 }
 
 TEST(Fusion, LSTMChainAgreesWithUnfusedAndSimple) {
