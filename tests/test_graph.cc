@@ -244,6 +244,37 @@ TEST(MemPool, MergingAGrownChainKeepsItsTouchedPages) {
   EXPECT_LT(faults, 64) << "a fresh 32 MB block takes 8192 faults of 4 KB pages";
   EXPECT_EQ(q[big - 1], 2);
 }
+
+bool on_huge_page_boundary(const void* p) { return reinterpret_cast<uintptr_t>(p) % (size_t(2) << 20) == 0; }
+
+TEST(MemPool, BlocksOfTwoMegabytesStartOnAHugePageBoundary) {
+  // Transparent huge pages back only 2 MB ranges that start on a 2 MB boundary; a block placed
+  // anywhere else (as mmap and mremap do for lengths that are not multiples of 2 MB) gets none.
+  MemPool pool(1 << 20);
+  char* small = static_cast<char*>(pool.allocate(1 << 20));
+  const size_t odd = (size_t(3) << 20) + 4096 + 64;
+  char* big = static_cast<char*>(pool.allocate(odd));
+  EXPECT_TRUE(on_huge_page_boundary(big));
+  std::memset(small, 1, 1 << 20);
+  std::memset(big, 2, odd);
+  pool.free_all();  // the last block, on a boundary, grown to the total: still on one
+  ASSERT_EQ(pool.num_blocks(), 1u);
+  char* merged = static_cast<char*>(pool.allocate(1));
+  EXPECT_TRUE(on_huge_page_boundary(merged));
+  EXPECT_EQ(merged[odd - 1], 2);
+  EXPECT_EQ(merged[0], 2);
+
+  // Two 1 MB blocks, each placed anywhere, merge into a 2 MB one: moved onto a boundary, contents kept.
+  MemPool chain(1 << 20);
+  chain.allocate(1 << 20);
+  char* second = static_cast<char*>(chain.allocate(1 << 20));
+  for (size_t i = 0; i < (1 << 20); i += 4096) second[i] = char(i >> 12);
+  chain.free_all();
+  ASSERT_EQ(chain.num_blocks(), 1u);
+  char* moved = static_cast<char*>(chain.allocate(1));
+  EXPECT_TRUE(on_huge_page_boundary(moved));
+  for (size_t i = 0; i < (1 << 20); i += 4096) ASSERT_EQ(moved[i], char(i >> 12)) << "byte " << i;
+}
 #endif
 
 // A training loop that builds a new graph per step, as DyNet programs do. Returns the loss.

@@ -31,18 +31,45 @@ std::atomic<size_t> g_system_bytes{0};
 // 10k faults per growth on the parser and rnnlm bench tasks. Blocks of 2 MB and more ask for
 // transparent huge pages where the system grants them on request ("madvise" mode): a first touch
 // then maps 2 MB instead of 4 KB.
+// Huge pages back only 2 MB ranges on a 2 MB boundary, where the kernel puts only mappings whose length
+// is a multiple of 2 MB (and mremap puts a moved block anywhere): placed there by hand, the autobatched
+// bilstm bench task has all of its pools in huge pages instead of 63 of 240 MB (+1.5%: fewer TLB misses).
 constexpr size_t kHugePage = size_t(2) << 20;
+constexpr int kCollapse = 25;  // MADV_COLLAPSE, which glibc's headers may lack
+
+// `bytes` of addresses from a 2 MB boundary: 2 MB more mapped, the slack on either side unmapped.
+char* map_aligned(size_t bytes, int prot) {
+  bytes = (bytes + 4095) & ~size_t(4095);
+  void* p = mmap(nullptr, bytes + kHugePage, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(p), at = (start + kHugePage - 1) & ~(kHugePage - 1);
+  if (at > start) munmap(p, at - start);
+  munmap(reinterpret_cast<void*>(at + bytes), start + kHugePage - at);
+  return reinterpret_cast<char*>(at);
+}
 
 char* map_block(size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
+  void* p = bytes >= kHugePage ? map_aligned(bytes, PROT_READ | PROT_WRITE)
+                               : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (!p || p == MAP_FAILED) throw std::bad_alloc();
   if (bytes >= kHugePage) madvise(p, bytes, MADV_HUGEPAGE);
   return static_cast<char*>(p);
 }
 void unmap_block(char* p, size_t bytes) { munmap(p, bytes); }
-// p's mapping grown to `bytes` (possibly moved), or nullptr.
+// p's mapping grown to `bytes`, or nullptr: in place where it starts on a 2 MB boundary and the addresses
+// after it are free, else moved onto one. Pages touched before such a move stay 4 KB pages unless
+// collapsed into huge ones (once here, rather than missing the TLB in every later pass).
 char* grow_block(char* p, size_t old_bytes, size_t bytes) {
-  void* q = mremap(p, old_bytes, bytes, MREMAP_MAYMOVE);
+  const bool aligned = reinterpret_cast<uintptr_t>(p) % kHugePage == 0;
+  void* q = bytes < kHugePage ? mremap(p, old_bytes, bytes, MREMAP_MAYMOVE)
+            : aligned         ? mremap(p, old_bytes, bytes, 0)
+                              : MAP_FAILED;
+  if (q == MAP_FAILED && bytes >= kHugePage) {
+    char* at = map_aligned(bytes, PROT_NONE);
+    q = at ? mremap(p, old_bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, at) : MAP_FAILED;
+    if (q == MAP_FAILED && at) munmap(at, bytes);
+    if (q != MAP_FAILED && !aligned) madvise(q, old_bytes, kCollapse);
+  }
   if (q == MAP_FAILED) return nullptr;
   if (bytes >= kHugePage) madvise(q, bytes, MADV_HUGEPAGE);
   return static_cast<char*>(q);
