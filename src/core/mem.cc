@@ -33,7 +33,7 @@ std::atomic<size_t> g_system_bytes{0};
 // then maps 2 MB instead of 4 KB.
 // Huge pages back only 2 MB ranges on a 2 MB boundary, where the kernel puts only mappings whose length
 // is a multiple of 2 MB (and mremap puts a moved block anywhere): placed there by hand, the autobatched
-// bilstm bench task has all of its pools in huge pages instead of 63 of 240 MB (+1.5%: fewer TLB misses).
+// bilstm bench task has all of its pools in huge pages instead of 63 of 240 MB (fewer TLB misses).
 constexpr size_t kHugePage = size_t(2) << 20;
 constexpr int kCollapse = 25;  // MADV_COLLAPSE, which glibc's headers may lack
 
