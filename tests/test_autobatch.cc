@@ -871,6 +871,21 @@ TEST(AutobatchSchedule, RecurrencesThatCannotMergeBatchApart) {
   // The inputs and the initial states (zeros made per sequence, both LSTMs' in one batch) at most:
   // later states are the outputs of their recurrence's previous batch, in the same order.
   EXPECT_LE(gathered, 2 * kSeqs * (kIn * kLen + kHidden));
+  // Once a cell signature's ready nodes split into runs, it runs as soon as ready (SigInfo::eager):
+  // after the first step, each recurrence's h runs right after the c it reads, not after the other
+  // recurrence's cells too.
+  const auto& batches = batched(*g)->batches();
+  size_t h_batches = 0, h_after_own_c = 0;
+  for (size_t k = 1; k < batches.size(); ++k) {
+    const VariableIndex h = batched(*g)->members(batches[k])[0];
+    if (std::string(op_def(g->node(h).op).name) != "vanilla_lstm_h") continue;
+    ++h_batches;
+    const VariableIndex* prev = batched(*g)->members(batches[k - 1]);
+    const VariableIndex c = g->node_args(h)[0];
+    h_after_own_c += std::find(prev, prev + batches[k - 1].size, c) != prev + batches[k - 1].size;
+  }
+  EXPECT_EQ(h_batches, 2 * kLen);
+  EXPECT_GE(h_after_own_c, 2 * kLen - 2) << "of " << h_batches;
 }
 
 // Products of vectors from all over memory: gathering them for one batch would copy more than it saves,

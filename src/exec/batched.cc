@@ -181,7 +181,13 @@ void BatchedExecutor::schedule_agenda() {
     const unsigned k = s.filled - s.taken;
     s.taken = s.filled;
     s.queued = false;
+    group_split_ = false;
     run_group(group, k);
+    // Ready nodes of the signature that did not batch as one (their key arguments come from different
+    // batches: the cells of several recurrences) gained nothing by waiting for each other, and waiting
+    // interleaved the recurrences: each one's gates, c and h then lie a few batches apart, out of the
+    // caches when read again forward and backward. From now on the signature runs as soon as ready.
+    if (group_split_) s.eager = true;
     // The members' successors lie far apart (in k different examples): their records are requested
     // all at once before release() counts them down one by one.
     for (unsigned j = 0; j < k; ++j)
@@ -323,6 +329,7 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   // another may still batch on their own (ready nodes of several recurrences, each the output of its
   // own earlier batch). The others run one by one, their outputs placed one after another all the same.
   ids_.clear();
+  group_split_ = true;
   for (unsigned b = 0, e; b < k; b = e) {
     for (e = b + 1; key >= 0 && e < k && order_keys_[e].at == order_keys_[e - 1].at + largest;) ++e;
     if (e - b == k || e - b == 1 || !try_batched(m + b, ma + size_t(b) * nargs, e - b))

@@ -106,6 +106,7 @@ class BatchedExecutor : public SimpleExecutor {
     const BatchedExecutor* e;
     bool operator()(int32_t a, int32_t b) const {
       const SigInfo &x = e->sigs_info_[a], &y = e->sigs_info_[b];
+      if (x.eager != y.eager) return y.eager;
       if (x.priority != y.priority) return x.priority > y.priority;
       if (x.deferred != y.deferred) return x.deferred > y.deferred;
       return a > b;
@@ -133,6 +134,7 @@ class BatchedExecutor : public SimpleExecutor {
     uint32_t count = 0;
     uint32_t taken = 0, filled = 0;  // ready nodes not yet run: ready_[taken, filled)
     bool queued = false, deferred = false;
+    bool eager = false;      // runs as soon as ready: waiting for more members did not pay (run_group split it)
     double priority = 0;     // lower runs first
   };
   std::vector<uint32_t> pos_;  // node - base -> position
@@ -184,6 +186,7 @@ class BatchedExecutor : public SimpleExecutor {
   // Elementwise fusion: the programs (kept across passes and graphs), this pass's regions, the
   // interpreter's per-member pointers, and the fused intermediates of the last backward (gradient()).
   bool fusion_ = true;
+  bool group_split_ = false;  // the last run_group ran its members as several batches (in runs)
   fusion::Programs programs_;
   fusion::Plan plan_;
   std::vector<int32_t> prog_sig_;  // forward: program -> this pass's signature
