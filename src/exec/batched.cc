@@ -183,10 +183,11 @@ void BatchedExecutor::schedule_agenda() {
     s.queued = false;
     group_split_ = false;
     run_group(group, k);
-    // Ready nodes of the signature that did not batch as one (their key arguments come from different
-    // batches: the cells of several recurrences) gained nothing by waiting for each other, and waiting
-    // interleaved the recurrences: each one's gates, c and h then lie a few batches apart, out of the
-    // caches when read again forward and backward. From now on the signature runs as soon as ready.
+    // Ready nodes of the signature that batched in runs rather than as one (their key arguments come
+    // from different batches: the cells of several recurrences) gained nothing by waiting for each
+    // other, and waiting interleaved the recurrences: each one's gates, c and h then lie a few batches
+    // apart, out of the caches when read again forward and backward. From now on the signature runs as
+    // soon as ready. (Members that ran node by node, placed in one block, did gain: they stay as they are.)
     if (group_split_) s.eager = true;
     // The members' successors lie far apart (in k different examples): their records are requested
     // all at once before release() counts them down one by one.
@@ -329,11 +330,12 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   // another may still batch on their own (ready nodes of several recurrences, each the output of its
   // own earlier batch). The others run one by one, their outputs placed one after another all the same.
   ids_.clear();
-  group_split_ = true;
   for (unsigned b = 0, e; b < k; b = e) {
     for (e = b + 1; key >= 0 && e < k && order_keys_[e].at == order_keys_[e - 1].at + largest;) ++e;
     if (e - b == k || e - b == 1 || !try_batched(m + b, ma + size_t(b) * nargs, e - b))
       for (unsigned j = b; j < e; ++j) ids_.push_back(m[j]);
+    else
+      group_split_ = true;  // a run batched on its own
   }
   run_placed(ids_.data(), static_cast<unsigned>(ids_.size()));
 }

@@ -134,7 +134,7 @@ class BatchedExecutor : public SimpleExecutor {
     uint32_t count = 0;
     uint32_t taken = 0, filled = 0;  // ready nodes not yet run: ready_[taken, filled)
     bool queued = false, deferred = false;
-    bool eager = false;      // runs as soon as ready: waiting for more members did not pay (run_group split it)
+    bool eager = false;      // runs as soon as ready: waiting for more members did not pay (batched in runs)
     double priority = 0;     // lower runs first
   };
   std::vector<uint32_t> pos_;  // node - base -> position
@@ -186,7 +186,7 @@ class BatchedExecutor : public SimpleExecutor {
   // Elementwise fusion: the programs (kept across passes and graphs), this pass's regions, the
   // interpreter's per-member pointers, and the fused intermediates of the last backward (gradient()).
   bool fusion_ = true;
-  bool group_split_ = false;  // the last run_group ran its members as several batches (in runs)
+  bool group_split_ = false;  // the last run_group batched its members in runs, not as one
   fusion::Programs programs_;
   fusion::Plan plan_;
   std::vector<int32_t> prog_sig_;  // forward: program -> this pass's signature
