@@ -181,14 +181,13 @@ void BatchedExecutor::schedule_agenda() {
     const unsigned k = s.filled - s.taken;
     s.taken = s.filled;
     s.queued = false;
-    group_split_ = false;
-    run_group(group, k);
+    const bool in_runs = run_group(group, k);
     // Ready nodes of the signature that batched in runs rather than as one (their key arguments come
     // from different batches: the cells of several recurrences) gained nothing by waiting for each
     // other, and waiting interleaved the recurrences: each one's gates, c and h then lie a few batches
     // apart, out of the caches when read again forward and backward. From now on the signature runs as
     // soon as ready. (Members that ran node by node, placed in one block, did gain: they stay as they are.)
-    if (group_split_) s.eager = true;
+    if (in_runs) s.eager = true;
     // The members' successors lie far apart (in k different examples): their records are requested
     // all at once before release() counts them down one by one.
     for (unsigned j = 0; j < k; ++j)
@@ -263,9 +262,15 @@ void BatchedExecutor::run_alone(VariableIndex i) {
   forward_node(i);
 }
 
-void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
-  if (info_[group[0]].region != kNone) return run_fused(group, k);
-  if (k == 1) return run_alone(info_[group[0]].node);
+bool BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
+  if (info_[group[0]].region != kNone) {
+    run_fused(group, k);
+    return false;
+  }
+  if (k == 1) {
+    run_alone(info_[group[0]].node);
+    return false;
+  }
   const VariableIndex first = info_[group[0]].node;
   const NodeRec& r0 = cg_->node(first);
   const BatchRule& rule = op_def(r0.op).batch;
@@ -325,19 +330,21 @@ void BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   }
   VariableIndex* const m = stage_.data();
   const VariableIndex* const ma = stage_.data() + k;
-  if (try_batched(m, ma, k)) return;
+  if (try_batched(m, ma, k)) return false;
   // Too much to gather as one batch: the runs of members whose key arguments already lie one after
   // another may still batch on their own (ready nodes of several recurrences, each the output of its
   // own earlier batch). The others run one by one, their outputs placed one after another all the same.
   ids_.clear();
+  bool in_runs = false;
   for (unsigned b = 0, e; b < k; b = e) {
     for (e = b + 1; key >= 0 && e < k && order_keys_[e].at == order_keys_[e - 1].at + largest;) ++e;
     if (e - b == k || e - b == 1 || !try_batched(m + b, ma + size_t(b) * nargs, e - b))
       for (unsigned j = b; j < e; ++j) ids_.push_back(m[j]);
     else
-      group_split_ = true;  // a run batched on its own
+      in_runs = true;
   }
   run_placed(ids_.data(), static_cast<unsigned>(ids_.size()));
+  return in_runs;
 }
 
 // Members that do not batch still get their outputs in one block, member after member: a later group

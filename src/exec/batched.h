@@ -60,7 +60,8 @@ class BatchedExecutor : public SimpleExecutor {
   void schedule_agenda();
   void schedule_by_depth();
   // Runs `k` ready nodes (positions) of one signature, batched when that pays off (else one by one).
-  void run_group(const uint32_t* group, unsigned k);
+  // True when they batched in runs (of members whose key arguments lie one after another), not as one.
+  bool run_group(const uint32_t* group, unsigned k);
   // Runs members m[0..k) (their arguments: margs, nargs per member) as one batched node when the copies
   // that takes are worth it; else false.
   bool try_batched(const VariableIndex* m, const VariableIndex* margs, unsigned k);
@@ -186,7 +187,6 @@ class BatchedExecutor : public SimpleExecutor {
   // Elementwise fusion: the programs (kept across passes and graphs), this pass's regions, the
   // interpreter's per-member pointers, and the fused intermediates of the last backward (gradient()).
   bool fusion_ = true;
-  bool group_split_ = false;  // the last run_group batched its members in runs, not as one
   fusion::Programs programs_;
   fusion::Plan plan_;
   std::vector<int32_t> prog_sig_;  // forward: program -> this pass's signature
