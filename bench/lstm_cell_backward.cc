@@ -22,29 +22,46 @@ constexpr long kH = 200, kB = 64, kBatches = 160;
 #pragma GCC target("avx512f,avx512vl,avx2,fma")
 // One column: dc = dc_in + dh ⊙ o ⊙ (1 - tanh_c²), dc_prev = dc ⊙ f, dpre = [dc ⊙ g ⊙ σ'(i); dc ⊙ c_prev ⊙ σ'(f);
 // dh ⊙ tanh_c ⊙ σ'(o); dc ⊙ i ⊙ tanh'(g)] with σ' = y(1 - y), tanh' = 1 - y² of the activated gates y; bias (+)= dpre.
+// One pointer per gate block: indexed as y[3 * H + k] with a runtime H (as in the library), GCC 12 left the loop
+// scalar ("complicated access pattern").
+struct Blocks {
+  float *i, *f, *o, *g;
+};
+Blocks blocks(float* p, long H) { return {p, p + H, p + 2 * H, p + 3 * H}; }
 template <bool kFirst>
-inline void fused_column(const float* __restrict y, const float* __restrict c_prev, const float* __restrict tanh_c,
-                         const float* __restrict dh, const float* __restrict dc_in, float* __restrict dpre,
-                         float* __restrict dc_prev, float* __restrict bias, long H) {
+inline void fused_column(const float* __restrict yi, const float* __restrict yf, const float* __restrict yo,
+                         const float* __restrict yg, const float* __restrict c_prev, const float* __restrict tanh_c,
+                         const float* __restrict dh, const float* __restrict dc_in, float* __restrict pi,
+                         float* __restrict pf, float* __restrict po, float* __restrict pg, float* __restrict dc_prev,
+                         float* __restrict bi, float* __restrict bf, float* __restrict bo, float* __restrict bg,
+                         long H) {
   for (long k = 0; k < H; ++k) {
-    const float i = y[k], f = y[H + k], o = y[2 * H + k], g = y[3 * H + k], t = tanh_c[k];
+    const float i = yi[k], f = yf[k], o = yo[k], g = yg[k], t = tanh_c[k];
     const float dc = dc_in[k] + dh[k] * o * (1.f - t * t);
     dc_prev[k] = dc * f;
     const float di = dc * g * i * (1.f - i), df = dc * c_prev[k] * f * (1.f - f), d_o = dh[k] * t * o * (1.f - o),
                 dg = dc * i * (1.f - g * g);
-    dpre[k] = di, dpre[H + k] = df, dpre[2 * H + k] = d_o, dpre[3 * H + k] = dg;
+    pi[k] = di, pf[k] = df, po[k] = d_o, pg[k] = dg;
     if constexpr (kFirst)
-      bias[k] = di, bias[H + k] = df, bias[2 * H + k] = d_o, bias[3 * H + k] = dg;
+      bi[k] = di, bf[k] = df, bo[k] = d_o, bg[k] = dg;
     else
-      bias[k] += di, bias[H + k] += df, bias[2 * H + k] += d_o, bias[3 * H + k] += dg;
+      bi[k] += di, bf[k] += df, bo[k] += d_o, bg[k] += dg;
   }
 }
 void fused(const float* y, const float* c_prev, const float* tanh_c, const float* dh, const float* dc_in, float* dpre,
            float* dc_prev, float* bias, long H, long B) {
-  fused_column<true>(y, c_prev, tanh_c, dh, dc_in, dpre, dc_prev, bias, H);
-  for (long b = 1; b < B; ++b)
-    fused_column<false>(y + b * 4 * H, c_prev + b * H, tanh_c + b * H, dh + b * H, dc_in + b * H, dpre + b * 4 * H,
-                        dc_prev + b * H, bias, H);
+  const Blocks s = blocks(bias, H);
+  for (long b = 0; b < B; ++b) {
+    const float* yb = y + b * 4 * H;
+    const Blocks p = blocks(dpre + b * 4 * H, H);
+    const long o = b * H;
+    if (b == 0)
+      fused_column<true>(yb, yb + H, yb + 2 * H, yb + 3 * H, c_prev, tanh_c, dh, dc_in, p.i, p.f, p.o, p.g, dc_prev,
+                         s.i, s.f, s.o, s.g, H);
+    else
+      fused_column<false>(yb, yb + H, yb + 2 * H, yb + 3 * H, c_prev + o, tanh_c + o, dh + o, dc_in + o, p.i, p.f, p.o,
+                          p.g, dc_prev + o, s.i, s.f, s.o, s.g, H);
+  }
 }
 #pragma GCC pop_options
 #endif
@@ -124,8 +141,7 @@ int main() {
   compare(a.dpre, b.dpre);
   compare(a.dc_prev, b.dc_prev);
   compare(a.bias, b.bias);
-  Step s;
-  const double five = cold_ms([&] { s.five_kernels(); }), one = cold_ms([&] { s.fused_pass(); });
+  const double five = cold_ms([&] { a.five_kernels(); }), one = cold_ms([&] { a.fused_pass(); });
   std::printf("lstm_cell_backward_five_kernels=%.2f ms\nlstm_cell_backward_fused=%.2f ms\n", five, one);
   std::printf("lstm_cell_backward_max_relative_difference=%.2g\n", worst);
   std::printf("(per step of %ld cell batches, hidden %ld, %ld columns)\n", kBatches, kH, kB);
