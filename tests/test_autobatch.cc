@@ -732,6 +732,66 @@ TEST(AutobatchModels, GradientMemoryIsZeroedBeforeUse) {
   expect_node_gradients_agree(grads);
 }
 
+// vanilla_lstm_h and vanilla_lstm_c write their blocks of the gates' gradient alone (o; i, f, g:
+// OpDef::partial_gradient) where nothing else wrote there yet; the other blocks are zeroed when anything
+// else reads or adds there first, or at the end of the pass. Cells with extra consumers of the gates
+// before, between and after the pair, without h, with a second h, with unbatched gates; each graph's
+// gradient memory first holds another backward pass's gradients (a loss over every node), so a block
+// left unwritten shows. Node gradients must equal those of the same graph without that first pass, and
+// agree under every strategy.
+TEST(AutobatchModels, CellsWriteTheirBlocksOfTheGatesGradient) {
+  enum Extra { kNone, kFirst, kBetween, kLast, kNoH, kSecondH, kUnbatchedGates, kCount };
+  for (int extra = kNone; extra < kCount; ++extra) {
+    auto grads = [&](int strategy) {
+      std::vector<std::vector<float>> out[2];
+      for (int poisoned : {0, 1}) {
+        auto g = graph_with(strategy);
+        const unsigned H = 256, bd = 8;  // each batch gradient 32K floats or more: chunk-aligned, claimable
+        std::vector<Expression> nodes, terms, all;
+        for (unsigned k = 0; k < 4; ++k) {
+          auto values = [k](unsigned n, unsigned seed) {
+            std::vector<float> v(n);
+            for (unsigned i = 0; i < n; ++i) v[i] = 0.1f * float((i * 7 + seed * 3 + k * 5) % 11) - 0.5f;
+            return v;
+          };
+          const unsigned gates_bd = extra == kUnbatchedGates ? 1 : bd;
+          Expression pre = input(*g, Dim({4 * H}, gates_bd), values(4 * H * gates_bd, 1));
+          Expression gates = logistic(pre * 1.5f);
+          Expression c_prev = input(*g, Dim({H}, bd), values(H * bd, 2));
+          if (extra == kFirst) terms.push_back(sum_elems(cmult(gates, gates)));
+          Expression c = vanilla_lstm_c(c_prev, gates);
+          if (extra == kBetween) terms.push_back(sum_elems(cmult(gates, gates)));
+          Expression h = vanilla_lstm_h(c, gates);
+          terms.push_back(sum_elems(cmult(c, c)));
+          if (extra != kNoH) terms.push_back(sum_elems(h * 2.f));
+          if (extra == kSecondH) terms.push_back(sum_elems(vanilla_lstm_h(c_prev + 0.25f, gates)));
+          if (extra == kLast) terms.push_back(sum_elems(cmult(gates, gates)));
+          for (const Expression& e : {pre, gates, c_prev, c, h}) {
+            nodes.push_back(e);
+            all.push_back(sum_elems(cmult(e, e)));
+          }
+        }
+        Expression loss = sum_batches(sum(terms)), everything = sum_batches(sum(all)) * 3.f;
+        if (poisoned) {
+          everything.value();
+          g->backward(everything, true);
+        }
+        loss.value();
+        g->backward(loss, true);
+        for (const Expression& e : nodes) out[poisoned].push_back(as_vector(e.gradient()));
+      }
+      for (size_t i = 0; i < out[0].size(); ++i) {
+        size_t k = 0;
+        while (k < out[0][i].size() && std::fabs(out[1][i][k] - out[0][i][k]) <= 1e-6f) ++k;
+        EXPECT_EQ(k, out[0][i].size()) << "case " << extra << " strategy " << strategy << " node " << i
+                                       << ": the first differing element";
+      }
+      return out[0];
+    };
+    expect_node_gradients_agree(grads);
+  }
+}
+
 // affine_transform and matmul write their arguments' first gradient contribution (kOverwritesGradient:
 // GEMMs with beta 0, deferred weight updates into a zeroed gradient, the bias's sums after zeroing it).
 // Each case computes the products' gradients twice: with the products as their arguments' only

@@ -95,6 +95,9 @@ struct BackwardArgs {
   bool overwrite = false;  // dEdxi holds no value yet (not even zeros): write (=) all of it
   float* const* member_dx = nullptr;  // BatchRule::by_pointer batches (see there)
   uint64_t reached = 0;  // bit j (j < 64): argument j gets its call in this pass (in argument order); 0: unknown
+  // OpDef::partial_gradient: write (=) the op's quarters of every column of dEdxi and leave the other rows as
+  // they are (garbage until their own writer comes; the executor zeroes them if something else does first).
+  bool own_quarters = false;
 };
 
 // How same-signature nodes run as one batched node (DyNet's autobatching, arXiv 1705.07860). The
@@ -179,7 +182,23 @@ struct OpDef {
   uint16_t flags = 0;
   // Why the op runs on the CPU only, by design (no device kernels); a handful at most (test_devices.cc).
   const char* cpu_only = nullptr;
+  // An op whose gradient into argument `arg` fills only some rows of each column, which another op's
+  // fills the rest of (an LSTM cell: vanilla_lstm_h's the gates' o block, vanilla_lstm_c's i, f and g):
+  // bit q of `quarters` stands for rows [q·R/4, (q+1)·R/4) of R. Where both write into a batch's
+  // gradient that nothing else touched, neither writes zeros over the other's rows (BackwardArgs::
+  // own_quarters). Needs kOverwritesGradient.
+  struct PartialGradient {
+    uint8_t arg = 0, quarters = 0;
+  } partial_gradient = {};
 };
+
+// The quarters that OpDef::partial_gradient lets argument k's gradient call write alone, for an output of
+// dim fx and an argument of dim x (one argument column per output column); 0 where that does not apply.
+inline uint8_t own_quarters(const OpDef& def, unsigned k, const Dim& fx, const Dim& x) {
+  const OpDef::PartialGradient p = def.partial_gradient;
+  const bool applies = p.quarters && k == p.arg && (def.flags & kOverwritesGradient) && x.bd == fx.bd && x.rows() % 4 == 0;
+  return applies ? p.quarters : 0;
+}
 
 extern std::vector<OpDef> g_op_registry;
 std::vector<OpDef>& op_registry();

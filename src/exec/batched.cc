@@ -644,6 +644,7 @@ VariableIndex BatchedExecutor::shared_gradient_node(const Batch& b, unsigned a) 
 // when something first reads or accumulates into any part of it, so nothing in it was written before.
 // Gradients elsewhere (other devices') were zeroed when allocated.
 void BatchedExecutor::zero_before_use(const float* p, size_t n) {
+  if (!partial_.empty()) complete_partial(p, n);
   const uintptr_t at = reinterpret_cast<uintptr_t>(p), begin = reinterpret_cast<uintptr_t>(grad_block_);
   if (n == 0 || at < begin || at >= begin + grad_floats_ * sizeof(float)) return;
   const size_t first = (at - begin) / sizeof(float);
@@ -658,6 +659,7 @@ void BatchedExecutor::zero_before_use(const float* p, size_t n) {
 // [p, p + n) is zeroed yet, so nothing was written there; those chunks then count as zeroed, and only
 // their parts outside the range are zeroed. False, changing nothing, otherwise (or outside the block).
 bool BatchedExecutor::claim_for_overwrite(const float* p, size_t n) {
+  if (!partial_.empty()) complete_partial(p, n);
   const uintptr_t at = reinterpret_cast<uintptr_t>(p), begin = reinterpret_cast<uintptr_t>(grad_block_);
   if (n == 0 || at < begin || at >= begin + grad_floats_ * sizeof(float)) return false;
   const size_t first = (at - begin) / sizeof(float), end = first + n;
@@ -670,8 +672,41 @@ bool BatchedExecutor::claim_for_overwrite(const float* p, size_t n) {
   return true;
 }
 
+// The quarters of a batch gradient that OpDef::partial_gradient lets a kernel write alone: the rest of
+// the one whose other quarters were written so, or else of one nothing was written to (claimed here).
+bool BatchedExecutor::take_quarters(float* p, size_t n, size_t rows, uint8_t quarters) {
+  for (size_t e = 0; e < partial_.size(); ++e) {
+    PartialWrite& w = partial_[e];
+    if (w.p != p || w.n != n || w.rows != rows || (w.written & quarters)) continue;
+    w.written |= quarters;
+    if (w.written == 0xF) partial_.erase(partial_.begin() + long(e));
+    return true;
+  }
+  if (!claim_for_overwrite(p, n)) return false;
+  // A few at most are open at once (a cell's c runs soon after its h); more would make every
+  // zero_before_use slower.
+  constexpr size_t kMaxOpen = 16;
+  if (partial_.size() == kMaxOpen) complete_partial(partial_[0].p, 1);
+  partial_.push_back({p, n, rows, quarters});
+  return true;
+}
+
+void BatchedExecutor::complete_partial(const float* p, size_t n) {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = reinterpret_cast<uintptr_t>(p + n);
+  for (size_t e = 0; e < partial_.size();) {
+    const PartialWrite w = partial_[e];
+    if (n && (lo >= reinterpret_cast<uintptr_t>(w.p + w.n) || hi <= reinterpret_cast<uintptr_t>(w.p))) {
+      ++e;
+      continue;
+    }
+    zero_other_quarters(w.p, w.n, w.rows, w.written);
+    partial_.erase(partial_.begin() + long(e));
+  }
+}
+
 void BatchedExecutor::backward(VariableIndex last, bool full) {
   fused_index_ready_ = false;
+  partial_.clear();
   mark_reached(last, full);
   route_parameter_gradients(last);
   const size_t n = last + 1;
@@ -768,8 +803,10 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
   } catch (...) {
     // Nothing reached the parameters yet (see below), so a failed backward leaves them as they were.
     has_backward_ = false;
+    partial_.clear();
     throw;
   }
+  complete_partial(nullptr, 0);  // gradient() reads every node's
   push_parameter_gradients();
   for (const Batch* b : param_batches_) push_batch_gradient(*b);
 }
@@ -916,9 +953,12 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     }
     if (!any) continue;
     Tensor d(xs[a].d, dst[0], dev, DeviceMempool::DEDFS);
-    // Written by the kernel where it can (a scratch buffer, or a view nothing was written to yet).
-    bool overwrite = overwrites && (!view || claim_for_overwrite(dst[0], size_t(k) * n));
-    if (view && !overwrite) zero_before_use(dst[0], size_t(k) * n);
+    // Its quarters alone (OpDef::partial_gradient) into a view, one column per output column; else
+    // written by the kernel where it can (a scratch buffer, or a view nothing was written to yet).
+    const uint8_t quarters = overwrites && view ? own_quarters(def, a, bdim, xs[a].d) : 0;
+    const bool own = quarters && take_quarters(dst[0], size_t(k) * n, xs[a].d.rows(), quarters);
+    bool overwrite = !own && overwrites && (!view || claim_for_overwrite(dst[0], size_t(k) * n));
+    if (view && !overwrite && !own) zero_before_use(dst[0], size_t(k) * n);
     if (!view) {
       d.v = scratch_pool.allocate_floats(xs[a].d.size());
       if (r0.device) [[unlikely]]
@@ -926,7 +966,8 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       else if (!overwrite)
         std::memset(d.v, 0, xs[a].d.size() * sizeof(float));
     }
-    backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool, nullptr, repeat, k, overwrite, nullptr, reached});
+    backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool, nullptr, repeat, k, overwrite, nullptr,
+                          reached, own});
     repeat = true;
     if (!view && r0.device) [[unlikely]] {
       scatter_on_device(dev, g, a, d.v, rep, n);

@@ -177,6 +177,17 @@ class BatchedExecutor : public SimpleExecutor {
   static constexpr size_t kAlignedGradient = 8 * kZeroChunk;  // batch gradients this large are chunk-aligned
   void zero_before_use(const float* p, size_t n);
   bool claim_for_overwrite(const float* p, size_t n);
+  // OpDef::partial_gradient: batch gradients [p, p + n) of `rows`-row columns whose quarters in `written`
+  // were written alone (BackwardArgs::own_quarters), the others not yet; complete_partial zeroes those
+  // of the ones overlapping [p, p + n) (all of them: n = 0) before anything else reads or adds there.
+  struct PartialWrite {
+    float* p;
+    size_t n, rows;
+    uint8_t written;
+  };
+  std::vector<PartialWrite> partial_;
+  bool take_quarters(float* p, size_t n, size_t rows, uint8_t quarters);
+  void complete_partial(const float* p, size_t n);
   float* grad_block_ = nullptr;
   size_t grad_floats_ = 0;
   std::vector<uint8_t> zeroed_chunks_;

@@ -40,6 +40,7 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
   prepare_backward(last, full, false);
   grad_zeroed_.assign(last + 1, 0);
   grad_zeroed_[last] = 1;  // dE/dlast = 1
+  partial_nodes_.clear();
   low_rank_updates_.clear();
   low_rank_head_.assign(last + 1, -1);
   param_nodes_.clear();
@@ -56,14 +57,26 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
     has_backward_ = false;
     throw;
   }
+  for (VariableIndex x : partial_nodes_) zero_gradient_once(x);  // gradient() reads every node's
   push_parameter_gradients();
 }
 
 void SimpleExecutor::zero_gradient_once(VariableIndex i) {
-  if (grad_zeroed_[i]) return;
+  const uint8_t state = grad_zeroed_[i];
+  if (state == 1) return;
   grad_zeroed_[i] = 1;
   const Tensor& g = grad_[i];
-  if (!cg_->node(i).device) std::memset(g.v, 0, g.d.size() * sizeof(float));  // others: zeroed already
+  if (state & kPartial)
+    zero_other_quarters(g.v, g.d.size(), g.d.rows(), state & 0xF);
+  else if (!cg_->node(i).device)
+    std::memset(g.v, 0, g.d.size() * sizeof(float));  // others: zeroed already
+}
+
+void zero_other_quarters(float* p, size_t n, size_t rows, uint8_t written) {
+  const size_t q = rows / 4;
+  for (float* col = p; col < p + n; col += rows)
+    for (unsigned b = 0; b < 4; ++b)
+      if (!(written >> b & 1)) std::memset(col + b * q, 0, q * sizeof(float));
 }
 
 // Parameter gradients go to the shared storage only once the whole reverse pass has succeeded.
@@ -99,10 +112,18 @@ void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
     BackwardArgs args{xs, r.nargs, fx_[i], grad_[i], static_cast<unsigned>(k), grad_[a[k]], attr, aux_[i], scratch,
                       r.device ? nullptr : &sink, repeat};
     args.reached = reached;
-    if (lazy_zero && !grad_zeroed_[a[k]]) {
-      // The argument's first contribution: written by ops that can, else zeroed here, in cache for it.
-      if ((def.flags & kOverwritesGradient) && !r.device && !cg_->node(a[k]).device) {
-        grad_zeroed_[a[k]] = 1;
+    if (lazy_zero && grad_zeroed_[a[k]] != 1) {
+      // The argument's first contribution: written by ops that can, else zeroed here, in cache for it;
+      // a partial writer's quarters are written alone while no one else wrote there.
+      uint8_t& state = grad_zeroed_[a[k]];
+      const bool cpu = !r.device && !cg_->node(a[k]).device;
+      const uint8_t own = cpu ? own_quarters(def, unsigned(k), fx_[i].d, grad_[a[k]].d) : 0;
+      if (own && !(state & own)) {
+        if (state == 0) partial_nodes_.push_back(a[k]);
+        state = (state | kPartial | own) == (kPartial | 0xF) ? 1 : (state | kPartial | own);
+        args.own_quarters = true;
+      } else if (state == 0 && (def.flags & kOverwritesGradient) && cpu) {
+        state = 1;
         args.overwrite = true;
       } else {
         zero_gradient_once(a[k]);

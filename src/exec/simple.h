@@ -34,7 +34,15 @@ class SimpleExecutor : public Executor {
   std::vector<LowRankUpdate> low_rank_updates_;  // deferred weight-gradient updates (see op.h)
   std::vector<int> low_rank_head_;
   std::vector<VariableIndex> param_nodes_;  // parameter nodes reached by the running backward
-  std::vector<uint8_t> grad_zeroed_;        // simple backward: which reached nodes' gradients are zeroed yet
+  // Simple backward: which reached nodes' gradients are zeroed or written yet (1), or partly written
+  // (kPartial | the quarters written, OpDef::partial_gradient; those nodes are in partial_nodes_ too).
+  std::vector<uint8_t> grad_zeroed_;
+  std::vector<VariableIndex> partial_nodes_;
+  static constexpr uint8_t kPartial = 0x80;
 };
+
+// Zeroes the quarters of each `rows`-row column of [p, p + n) that are not in `written` (bit q: rows
+// [q·rows/4, (q+1)·rows/4)): what OpDef::partial_gradient's writers left to each other.
+void zero_other_quarters(float* p, size_t n, size_t rows, uint8_t written);
 
 }  // namespace dynet

@@ -692,7 +692,7 @@ void lstm_c_bwd(const BackwardArgs& a) {
     cpu::lstm_c_backward_c(a.xs[1].v, stride(a.xs[1]), a.dEdf.v, a.dEdxi.v, stride(a.dEdxi), H, B, a.overwrite);
   else
     cpu::lstm_c_backward_gates(a.xs[1].v, stride(a.xs[1]), a.xs[0].v, stride(a.xs[0]), a.dEdf.v, a.dEdxi.v,
-                               stride(a.dEdxi), H, B, a.overwrite);
+                               stride(a.dEdxi), H, B, a.overwrite || a.own_quarters, a.own_quarters);
 }
 // aux keeps tanh(c_t) from forward for both backward calls.
 size_t lstm_h_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
@@ -705,7 +705,8 @@ void lstm_h_bwd(const BackwardArgs& a) {
   if (a.i == 0)
     cpu::lstm_h_backward_c(a.xs[1].v, stride(a.xs[1]), a.aux, a.dEdf.v, a.dEdxi.v, stride(a.dEdxi), H, B, a.overwrite);
   else
-    cpu::lstm_h_backward_gates(a.aux, a.dEdf.v, a.dEdxi.v, stride(a.dEdxi), H, B, a.overwrite);
+    cpu::lstm_h_backward_gates(a.aux, a.dEdf.v, a.dEdxi.v, stride(a.dEdxi), H, B, a.overwrite || a.own_quarters,
+                               a.own_quarters);
 }
 template <bool kCell>
 std::vector<OpSample> cell_samples() {
@@ -724,7 +725,8 @@ const OpId k_lstm_c = register_op({.name = "vanilla_lstm_c",
                                    .backward = lstm_c_bwd,
                                    .batch = {.batchable = true},
                                    .samples = cell_samples<true>,
-                                   .flags = kOverwritesGradient});
+                                   .flags = kOverwritesGradient,
+                                   .partial_gradient = {.arg = 1, .quarters = 0b1011}});  // i, f, g
 const OpId k_lstm_h = register_op({.name = "vanilla_lstm_h",
                                    .doc = "h = o ⊙ tanh(c_t) (o: block of gates)",
                                    .shape = cell_shape<false>,
@@ -733,7 +735,8 @@ const OpId k_lstm_h = register_op({.name = "vanilla_lstm_h",
                                    .aux_floats = lstm_h_aux,
                                    .batch = {.batchable = true},
                                    .samples = cell_samples<false>,
-                                   .flags = kOverwritesGradient});
+                                   .flags = kOverwritesGradient,
+                                   .partial_gradient = {.arg = 1, .quarters = 0b0100}});  // o
 
 #endif  // DYNET_CUDA_PASS
 }  // namespace

@@ -107,11 +107,12 @@ inline void c_backward_gates_column(const float* __restrict i, const float* __re
 }
 
 DYNET_CLONES void lstm_c_backward_gates(const float* gates, long gs, const float* c_prev, long cs, const float* dc,
-                                        float* dgates, long ds, long H, long B, bool assign) {
+                                        float* dgates, long ds, long H, long B, bool assign, bool own_blocks) {
   for (long b = 0; b < B; ++b, gates += gs, c_prev += cs, dc += H, dgates += ds) {
     if (writes_column(assign, b, ds)) {
       c_backward_gates_column<true>(gates, gates + 3 * H, c_prev, dc, dgates, dgates + H, dgates + 3 * H, H);
-      for (long k = 0; k < H; ++k) dgates[2 * H + k] = 0.f;
+      if (!own_blocks)
+        for (long k = 0; k < H; ++k) dgates[2 * H + k] = 0.f;
     } else {
       c_backward_gates_column<false>(gates, gates + 3 * H, c_prev, dc, dgates, dgates + H, dgates + 3 * H, H);
     }
@@ -141,12 +142,13 @@ DYNET_CLONES void lstm_h_backward_c(const float* gates, long gs, const float* ta
 }
 
 DYNET_CLONES void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long ds, long H, long B,
-                                        bool assign) {
+                                        bool assign, bool own_blocks) {
   for (long b = 0; b < B; ++b, tanh_c += H, dh += H, dgates += ds) {
     float* dout = dgates + 2 * H;
     if (writes_column(assign, b, ds)) {
-      for (long k = 0; k < 2 * H; ++k) dgates[k] = 0.f;
       for (long k = 0; k < H; ++k) dout[k] = dh[k] * tanh_c[k];
+      if (own_blocks) continue;
+      for (long k = 0; k < 2 * H; ++k) dgates[k] = 0.f;
       for (long k = 3 * H; k < 4 * H; ++k) dgates[k] = 0.f;
     } else {
       for (long k = 0; k < H; ++k) dout[k] += dh[k] * tanh_c[k];

@@ -24,7 +24,7 @@ void lstm_copy_rows(const float* src, long ls, float* dst, long rows, long B, bo
 // shared by all, an unbatched argument), outputs without a stride argument H apart. The backward kernels
 // add to their gradient (+=), or write it (=) when `assign` (an unbatched gradient: written by column 0,
 // added to by the others); a kernel that contributes to some blocks of dgates only then writes zeros to
-// the others.
+// the others, unless `own_blocks` (BackwardArgs::own_quarters: the other blocks' kernel writes those).
 // c = i ⊙ g + f ⊙ c_prev
 void lstm_c_forward(const float* gates, long gs, const float* c_prev, long cs, float* c, long H, long B);
 // dc_prev += dc ⊙ f
@@ -32,13 +32,14 @@ void lstm_c_backward_c(const float* gates, long gs, const float* dc, float* dc_p
                        bool assign);
 // di += dc ⊙ g, df += dc ⊙ c_prev, dg += dc ⊙ i (dgates has 4H rows)
 void lstm_c_backward_gates(const float* gates, long gs, const float* c_prev, long cs, const float* dc, float* dgates,
-                           long ds, long H, long B, bool assign);
+                           long ds, long H, long B, bool assign, bool own_blocks = false);
 // tanh_c = tanh(c), h = o ⊙ tanh_c
 void lstm_h_forward(const float* gates, long gs, const float* c, long cs, float* tanh_c, float* h, long H, long B);
 // dc += dh ⊙ o ⊙ (1 - tanh_c²)
 void lstm_h_backward_c(const float* gates, long gs, const float* tanh_c, const float* dh, float* dc, long ds, long H,
                        long B, bool assign);
 // do += dh ⊙ tanh_c (dgates has 4H rows)
-void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long ds, long H, long B, bool assign);
+void lstm_h_backward_gates(const float* tanh_c, const float* dh, float* dgates, long ds, long H, long B, bool assign,
+                           bool own_blocks = false);
 
 }  // namespace dynet::cpu
