@@ -806,7 +806,9 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     partial_.clear();
     throw;
   }
-  complete_partial(nullptr, 0);  // gradient() reads every node's
+  // Each open write was completed by its node's own zero_before_use; this keeps gradient() right even
+  // for a path that skipped one.
+  complete_partial(nullptr, 0);
   push_parameter_gradients();
   for (const Batch* b : param_batches_) push_batch_gradient(*b);
 }

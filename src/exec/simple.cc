@@ -40,7 +40,6 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
   prepare_backward(last, full, false);
   grad_zeroed_.assign(last + 1, 0);
   grad_zeroed_[last] = 1;  // dE/dlast = 1
-  partial_nodes_.clear();
   low_rank_updates_.clear();
   low_rank_head_.assign(last + 1, -1);
   param_nodes_.clear();
@@ -57,7 +56,6 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
     has_backward_ = false;
     throw;
   }
-  for (VariableIndex x : partial_nodes_) zero_gradient_once(x);  // gradient() reads every node's
   push_parameter_gradients();
 }
 
@@ -119,7 +117,6 @@ void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
       const bool cpu = !r.device && !cg_->node(a[k]).device;
       const uint8_t own = cpu ? own_quarters(def, unsigned(k), fx_[i].d, grad_[a[k]].d) : 0;
       if (own && !(state & own)) {
-        if (state == 0) partial_nodes_.push_back(a[k]);
         state = (state | kPartial | own) == (kPartial | 0xF) ? 1 : (state | kPartial | own);
         args.own_quarters = true;
       } else if (state == 0 && (def.flags & kOverwritesGradient) && cpu) {

@@ -35,9 +35,9 @@ class SimpleExecutor : public Executor {
   std::vector<int> low_rank_head_;
   std::vector<VariableIndex> param_nodes_;  // parameter nodes reached by the running backward
   // Simple backward: which reached nodes' gradients are zeroed or written yet (1), or partly written
-  // (kPartial | the quarters written, OpDef::partial_gradient; those nodes are in partial_nodes_ too).
+  // (kPartial | the quarters written, OpDef::partial_gradient: completed by zero_gradient_once, which
+  // every reached node gets before its own backward).
   std::vector<uint8_t> grad_zeroed_;
-  std::vector<VariableIndex> partial_nodes_;
   static constexpr uint8_t kPartial = 0x80;
 };
 
