@@ -735,29 +735,34 @@ TEST(AutobatchModels, GradientMemoryIsZeroedBeforeUse) {
 // vanilla_lstm_h and vanilla_lstm_c write their blocks of the gates' gradient alone (o; i, f, g:
 // OpDef::partial_gradient) where nothing else wrote there yet; the other blocks are zeroed when anything
 // else reads or adds there first, or at the end of the pass. Cells with extra consumers of the gates
-// before, between and after the pair, without h, with a second h, with unbatched gates; each graph's
-// gradient memory first holds another backward pass's gradients (a loss over every node), so a block
-// left unwritten shows. Node gradients must equal those of the same graph without that first pass, and
+// before, between and after the pair, without h, with a second h, with unbatched gates, with gates that
+// are an input, or one parameter for every cell (everything unbatched there); each graph's gradient
+// memory first holds another backward pass's gradients (a loss over every node), so a block left
+// unwritten shows. Node gradients must equal those of the same graph without that first pass, and
 // agree under every strategy.
 TEST(AutobatchModels, CellsWriteTheirBlocksOfTheGatesGradient) {
-  enum Extra { kNone, kFirst, kBetween, kLast, kNoH, kSecondH, kUnbatchedGates, kCount };
+  enum Extra { kNone, kFirst, kBetween, kLast, kNoH, kSecondH, kUnbatchedGates, kInputGates, kParameterGates, kCount };
+  ParameterCollection pc;
+  const unsigned H = 256, bd = 8;  // each batch gradient 32K floats or more: chunk-aligned, claimable
+  Parameter P = pc.add_parameters({4 * H});
   for (int extra = kNone; extra < kCount; ++extra) {
     auto grads = [&](int strategy) {
       std::vector<std::vector<float>> out[2];
       for (int poisoned : {0, 1}) {
         auto g = graph_with(strategy);
-        const unsigned H = 256, bd = 8;  // each batch gradient 32K floats or more: chunk-aligned, claimable
         std::vector<Expression> nodes, terms, all;
+        const Expression w = parameter(*g, P);
         for (unsigned k = 0; k < 4; ++k) {
           auto values = [k](unsigned n, unsigned seed) {
             std::vector<float> v(n);
             for (unsigned i = 0; i < n; ++i) v[i] = 0.1f * float((i * 7 + seed * 3 + k * 5) % 11) - 0.5f;
             return v;
           };
-          const unsigned gates_bd = extra == kUnbatchedGates ? 1 : bd;
+          const unsigned gates_bd = extra == kUnbatchedGates || extra == kParameterGates ? 1 : bd;
+          const unsigned state_bd = extra == kParameterGates ? 1 : bd;
           Expression pre = input(*g, Dim({4 * H}, gates_bd), values(4 * H * gates_bd, 1));
-          Expression gates = logistic(pre * 1.5f);
-          Expression c_prev = input(*g, Dim({H}, bd), values(H * bd, 2));
+          Expression gates = extra == kParameterGates ? w : extra == kInputGates ? pre : logistic(pre * 1.5f);
+          Expression c_prev = input(*g, Dim({H}, state_bd), values(H * state_bd, 2));
           if (extra == kFirst) terms.push_back(sum_elems(cmult(gates, gates)));
           Expression c = vanilla_lstm_c(c_prev, gates);
           if (extra == kBetween) terms.push_back(sum_elems(cmult(gates, gates)));
