@@ -87,9 +87,10 @@ struct Step {
       const float* y = &gates[n * G];
       float* dg = &dgates[n * G];
       lstm_h_backward_c(y, 4 * kH, &tanh_c[n * S], &dh[n * S], &dc[n * S], kH, kH, kB, false);
-      lstm_h_backward_gates(&tanh_c[n * S], &dh[n * S], dg, 4 * kH, kH, kB, true);
+      // Each writes its own blocks of the gate gradients (OpDef::partial_gradient), as the executors have them.
+      lstm_h_backward_gates(&tanh_c[n * S], &dh[n * S], dg, 4 * kH, kH, kB, true, true);
       lstm_c_backward_c(y, 4 * kH, &dc[n * S], &dc_prev[n * S], kH, kH, kB, true);
-      lstm_c_backward_gates(y, 4 * kH, &c_prev[n * S], kH, &dc[n * S], dg, 4 * kH, kH, kB, false);
+      lstm_c_backward_gates(y, 4 * kH, &c_prev[n * S], kH, &dc[n * S], dg, 4 * kH, kH, kB, true, true);
       lstm_gates_grad(y, dg, dpre.data(), kH, kB, bias.data());
     }
   }
