@@ -117,7 +117,8 @@ void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
       const bool cpu = !r.device && !cg_->node(a[k]).device;
       const uint8_t own = cpu ? own_quarters(def, unsigned(k), fx_[i].d, grad_[a[k]].d) : 0;
       if (own && !(state & own)) {
-        state = (state | kPartial | own) == (kPartial | 0xF) ? 1 : (state | kPartial | own);
+        const uint8_t written = state | kPartial | own;
+        state = written == (kPartial | 0xF) ? 1 : written;
         args.own_quarters = true;
       } else if (state == 0 && (def.flags & kOverwritesGradient) && cpu) {
         state = 1;
