@@ -17,6 +17,7 @@
 #include "device_test_util.h"
 #include "dynet/expr.h"
 #include "dynet/lstm.h"
+#include "dynet/training.h"
 #include "dynet/treelstm.h"
 #include "exec/batched.h"
 #include "exec/profile.h"
@@ -795,6 +796,77 @@ TEST(AutobatchModels, CellsWriteTheirBlocksOfTheGatesGradient) {
     };
     expect_node_gradients_agree(grads);
   }
+}
+
+// Gradient recycling (exec/recycle.cc): an LSTM large enough for it (gates and cells of 16 sequences,
+// hidden 256) has its gates' and cells' gradients placed in memory that other batches' backward gave
+// back during the pass. Asked for afterwards, every node's gradient (recomputed) and every parameter's
+// must equal the simple executor's: with recycling on and off, and after a trainer's update changed
+// the weights (what the recomputation reads must not change with them).
+TEST(AutobatchModels, RecycledGradientsAreRecomputedWhenAsked) {
+  constexpr unsigned kSequences = 16, kLength = 5, kInput = 16, kHidden = 256, kClasses = 4;
+  ParameterCollection pc;
+  VanillaLSTMBuilder lstm(1, kInput, kHidden, pc);
+  Parameter out_w = pc.add_parameters({kClasses, kHidden});
+  SimpleSGDTrainer trainer(pc, 0.5f);
+  struct Result {
+    std::vector<std::vector<float>> nodes, params;
+    size_t recycled = 0;
+  };
+  auto run = [&](int strategy, bool recycle, bool update) {
+    pc.reset_gradient();
+    auto g = graph_with(strategy);
+    g->set_merge_equal_nodes(false);  // get_gradient() refuses merged nodes
+    const BatchedExecutor* e = batched(*g);
+    if (e) const_cast<BatchedExecutor*>(e)->set_gradient_recycling(recycle);
+    lstm.new_graph(*g);
+    const Expression w = parameter(*g, out_w);
+    std::vector<Expression> losses;
+    for (unsigned s = 0; s < kSequences; ++s) {
+      lstm.start_new_sequence();
+      for (unsigned t = 0; t < kLength; ++t) {
+        std::vector<float> x(kInput);
+        for (unsigned i = 0; i < kInput; ++i) x[i] = 0.1f * float((i * 7 + s * 5 + t * 3) % 13) - 0.6f;
+        const Expression h = lstm.add_input(input(*g, Dim({kInput}), x));
+        losses.push_back(pickneglogsoftmax(w * h, (s + t) % kClasses));
+      }
+    }
+    const Expression loss = sum(losses);
+    loss.value();
+    g->backward(loss);
+    Result r;
+    for (auto& p : pc.parameters_list()) r.params.push_back(as_vector(p->g));
+    if (e) r.recycled = e->recycled_batches();
+    if (update) trainer.update();
+    for (VariableIndex i = 0; i <= loss.i; ++i) r.nodes.push_back(as_vector(g->get_gradient(i)));
+    return r;
+  };
+  auto expect_near = [](const std::vector<std::vector<float>>& got, const std::vector<std::vector<float>>& want,
+                        const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got[i].size(), want[i].size()) << what << " " << i;
+      size_t k = 0;
+      while (k < want[i].size() && std::fabs(got[i][k] - want[i][k]) <= 1e-5f * (1 + std::fabs(want[i][k]))) ++k;
+      EXPECT_EQ(k, want[i].size()) << what << " " << i << ": the first differing element";
+    }
+  };
+  const Result want = run(0, true, false);
+  for (int strategy : {1, 2}) {
+    for (bool recycle : {true, false}) {
+      const std::string what = "strategy " + std::to_string(strategy) + (recycle ? " recycling" : " not recycling");
+      const Result got = run(strategy, recycle, false);
+      if (recycle)
+        EXPECT_GE(got.recycled, 2u * kLength - 2) << what;  // the gates' and cells' batches, but the first step's
+      else
+        EXPECT_EQ(got.recycled, 0u) << what;
+      expect_near(got.params, want.params, what + ", parameter");
+      expect_near(got.nodes, want.nodes, what + ", node");
+    }
+  }
+  const Result updated = run(1, true, true);
+  EXPECT_GT(updated.recycled, 0u);
+  expect_near(updated.nodes, want.nodes, "after the update, node");
 }
 
 // affine_transform and matmul write their arguments' first gradient contribution (kOverwritesGradient:

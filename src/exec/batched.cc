@@ -36,6 +36,8 @@ void set_tensor(Tensor& t, const Dim& d, float* v, Device* device, DeviceMempool
 BatchedExecutor::BatchedExecutor(const ComputationGraph& cg, int strategy) : SimpleExecutor(cg), strategy_(strategy) {
   const char* env = std::getenv("DYNET_FUSION");
   fusion_ = !(env && std::string(env) == "0");
+  env = std::getenv("DYNET_RECYCLE_GRADIENTS");
+  recycle_ = !(env && std::string(env) == "0");
 }
 
 void BatchedExecutor::forward(VariableIndex last) {
@@ -527,31 +529,6 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
   batches_.push_back(g);
 }
 
-template <bool kReversed, class Single, class Multi>
-void BatchedExecutor::for_each_group(Single single, Multi batch) {
-  if constexpr (kReversed) {
-    size_t b = batches_.size();
-    for (size_t p = order_.size(); p-- > 0;) {
-      if (b > 0 && p + 1 == size_t(batches_[b - 1].first) + batches_[b - 1].size) {
-        batch(batches_[--b]);
-        p = batches_[b].first;
-      } else {
-        single(order_[p]);
-      }
-    }
-  } else {
-    size_t b = 0;
-    for (size_t p = 0; p < order_.size(); ++p) {
-      if (b < batches_.size() && p == batches_[b].first) {
-        batch(batches_[b]);
-        p += batches_[b++].size - 1;
-      } else {
-        single(order_[p]);
-      }
-    }
-  }
-}
-
 namespace {
 // A node that is a parameter's storage in the graph (parameter(cg, p)): all such nodes of one parameter
 // are one shared argument to the batch rule.
@@ -731,6 +708,11 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     total += size + (size >= kAlignedGradient ? 2 * kZeroChunk : 0);
   };
   for_each_group<false>(count_single, count_batch);
+  // Recycled batch gradients (exec/recycle.cc) lie in an arena after the rest, from a chunk boundary.
+  size_t saved = 0;
+  const size_t arena = plan_recycling(last, saved);
+  const size_t arena_at = arena ? (total - saved + kZeroChunk - 1) / kZeroChunk * kZeroChunk : 0;
+  if (arena) total = arena_at + arena;
   // Zeroed a chunk at a time where first used (zero_before_use): zeroed all at once here, the block
   // (17 MB for 64 trees) left the caches before the kernels accumulated into it.
   float* const block = begin_gradients(total, false);
@@ -758,16 +740,17 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     const NodeRec& r0 = cg_->node(m[0]);
     if (!b.reached || r0.device) return;
     const Dim& d = r0.dim;
-    const bool aligned = size_t(b.size) * d.size() >= kAlignedGradient;
+    const bool aligned = !b.recycled && size_t(b.size) * d.size() >= kAlignedGradient;
     if (aligned) align();
-    b.grad = next;
+    b.grad = b.recycled ? block + arena_at + slot_[size_t(&b - batches_.data())] : next;
     // Only the members' pointers: their records (grad_, 64 bytes each, far apart: members come from
     // different examples) are written when something reads them (gradient_record).
     for (uint32_t j = 0; j < b.size; ++j) {
       if (!reached_node(reached_, m[j])) continue;
       grad_state_[m[j]] = kUnwrittenRecord;
-      grad_ptr_[m[j]] = next + j * d.size();
+      grad_ptr_[m[j]] = b.grad + j * d.size();
     }
+    if (b.recycled) return;
     next += size_t(b.size) * d.size();
     if (aligned) align();
   };
@@ -799,7 +782,10 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
           }
           backward_node(i);
         },
-        [this](const Batch& b) { backward_batch(b); });
+        [this](const Batch& b) {
+          backward_batch(b);
+          if (b.recycled) end_of_recycled(b);
+        });
   } catch (...) {
     // Nothing reached the parameters yet (see below), so a failed backward leaves them as they were.
     has_backward_ = false;
@@ -934,8 +920,10 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       const bool overwrite = overwrites && claim_for_overwrite(dx.v, dx.d.size());
       if (!overwrite) zero_before_use(dx.v, dx.d.size());
       // Deferred weight-gradient products are host GEMMs: CPU nodes only.
+      // A deferred update keeps pointers to this batch's gradient (or what is computed from it), which
+      // a recycled batch's memory does not outlive.
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
-      backward(BackwardArgs{xs, nargs, fx, dEdf, a, dx, attr, g.aux, scratch_pool, r0.device ? nullptr : &sink,
+      backward(BackwardArgs{xs, nargs, fx, dEdf, a, dx, attr, g.aux, scratch_pool, r0.device || g.recycled ? nullptr : &sink,
                             repeat, k, overwrite, nullptr, reached});
       repeat = true;
       continue;

@@ -29,6 +29,10 @@ class BatchedExecutor : public SimpleExecutor {
   // Elementwise fusion (exec/fusion.h), on unless DYNET_FUSION=0 in the environment.
   void set_fusion(bool on) { fusion_ = on; }
   bool fusion() const { return fusion_; }
+  // Gradient recycling (exec/recycle.cc), on unless DYNET_RECYCLE_GRADIENTS=0 in the environment; the
+  // number of batches whose gradient memory the last backward recycled.
+  void set_gradient_recycling(bool on) { recycle_ = on; }
+  size_t recycled_batches() const { return recycled_count_; }
 
   // Nodes computed together as one batched node, in computation order (nodes that ran alone have
   // no record: they are the entries of the computation order between batches).
@@ -40,6 +44,7 @@ class BatchedExecutor : public SimpleExecutor {
     bool merged = false;
     bool by_pointer = false;             // the kernels read the members by pointer (BatchRule::by_pointer)
     bool reached = false;                // backward: some member leads to the loss
+    bool recycled = false;               // backward: its gradient memory is recycled (exec/recycle.cc)
     float* aux = nullptr;                // the batched node's aux memory
     float* grad = nullptr;               // backward: the members' gradients, one after another
     size_t gathered = 0;                 // floats copied to concatenate arguments
@@ -92,6 +97,13 @@ class BatchedExecutor : public SimpleExecutor {
   // The node that takes the gradient of batch b's shared argument a (kNone: none reached).
   VariableIndex shared_gradient_node(const Batch& b, unsigned a) const;
   void push_batch_gradient(const Batch& b);
+  // Gradient recycling (exec/recycle.cc): plan_recycling chooses the batches and their places in an
+  // arena after the block (returns its floats; `saved`: what the block no longer needs for them);
+  // end_of_recycled marks a recycled batch's memory free once its backward ran; recompute_recycled
+  // gives the recycled members their gradients again (gradient()).
+  size_t plan_recycling(VariableIndex last, size_t& saved);
+  void end_of_recycled(const Batch& b);
+  void recompute_recycled();
   // Batches on devices other than the CPU (batched.cc explains).
   void gather_on_device(Device* dev, float* dst, const VariableIndex* margs, unsigned nargs, unsigned k, unsigned a,
                         unsigned rep, size_t n);
@@ -190,6 +202,22 @@ class BatchedExecutor : public SimpleExecutor {
   void complete_partial(const float* p, size_t n);
   float* grad_block_ = nullptr;
   size_t grad_floats_ = 0;
+  // Gradient recycling: on or off; per batch, the last group (in computation order) whose backward
+  // reads its gradient (kNone: not recycled) and then its place in the arena; each node's batch (kNone:
+  // none, or ran alone); batches recycled by the last backward, which had batches_[0, recycled_end_).
+  bool recycle_ = true;
+  std::vector<uint32_t> last_use_, own_group_;
+  std::vector<uint8_t> aliased_;  // per batch: its values alias memory that can change (parameters)
+  std::vector<size_t> slot_;
+  std::vector<uint32_t> batch_of_;
+  struct RecycleEvent {
+    uint64_t key;  // 2 * group, + 1 for taking a place (before the group's backward), + 0 for giving it back (after)
+    uint32_t batch;
+  };
+  std::vector<RecycleEvent> recycle_events_;
+  std::vector<std::pair<size_t, std::vector<size_t>>> free_places_;  // by size in floats: places given back
+  size_t recycled_count_ = 0, recycled_end_ = 0;
+  bool recycled_pending_ = false;  // some recycled member's gradient() needs recompute_recycled
   std::vector<uint8_t> zeroed_chunks_;
   std::vector<float*> dsts_;      // backward_batch: the arguments' gradients, by argument and member
   std::vector<float*> segments_;  // gather_on_device, scatter_on_device: the members' memory
@@ -214,5 +242,30 @@ class BatchedExecutor : public SimpleExecutor {
   bool fused_index_ready_ = false;
   uint64_t run_ns_ = 0;  // profiling: time spent running groups in this forward pass
 };
+
+template <bool kReversed, class Single, class Multi>
+void BatchedExecutor::for_each_group(Single single, Multi batch) {
+  if constexpr (kReversed) {
+    size_t b = batches_.size();
+    for (size_t p = order_.size(); p-- > 0;) {
+      if (b > 0 && p + 1 == size_t(batches_[b - 1].first) + batches_[b - 1].size) {
+        batch(batches_[--b]);
+        p = batches_[b].first;
+      } else {
+        single(order_[p]);
+      }
+    }
+  } else {
+    size_t b = 0;
+    for (size_t p = 0; p < order_.size(); ++p) {
+      if (b < batches_.size() && p == batches_[b].first) {
+        batch(batches_[b]);
+        p += batches_[b++].size - 1;
+      } else {
+        single(order_[p]);
+      }
+    }
+  }
+}
 
 }  // namespace dynet

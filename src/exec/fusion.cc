@@ -680,6 +680,8 @@ void BatchedExecutor::fused_inputs_used(const Batch& b, std::vector<uint8_t>& us
 // by something outside the region), its own gradient is added.
 const Tensor& BatchedExecutor::gradient(VariableIndex i) {
   if (!has_backward_ || i >= backward_upto_) return Executor::gradient(i);
+  if (recycled_pending_ && i < batch_of_.size() && batch_of_[i] != kNone && batches_[batch_of_[i]].recycled)
+    recompute_recycled();
   if (!fused_index_ready_) index_fused_intermediates();
   auto it = std::lower_bound(fused_at_.begin(), fused_at_.end(), FusedAt{i, 0, 0, 0},
                              [](const FusedAt& a, const FusedAt& b) { return a.node < b.node; });
