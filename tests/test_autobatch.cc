@@ -801,10 +801,12 @@ TEST(AutobatchModels, CellsWriteTheirBlocksOfTheGatesGradient) {
 // Gradient recycling (exec/recycle.cc): an LSTM large enough for it (gates and cells of 16 sequences,
 // hidden 256) has its gates' and cells' gradients placed in memory that other batches' backward gave
 // back during the pass. Asked for afterwards, every node's gradient (recomputed) and every parameter's
-// must equal the simple executor's: with recycling on and off, and after a trainer's update changed
-// the weights (what the recomputation reads must not change with them).
+// must equal the simple executor's: with recycling on and off; after a trainer's update changed the
+// weights (what the recomputation reads must not change with them); and after more of the graph was
+// computed (new batches) and a second backward from another loss.
 TEST(AutobatchModels, RecycledGradientsAreRecomputedWhenAsked) {
   constexpr unsigned kSequences = 16, kLength = 5, kInput = 16, kHidden = 256, kClasses = 4;
+  enum Then { kRead, kUpdate, kMore };
   ParameterCollection pc;
   VanillaLSTMBuilder lstm(1, kInput, kHidden, pc);
   Parameter out_w = pc.add_parameters({kClasses, kHidden});
@@ -813,7 +815,7 @@ TEST(AutobatchModels, RecycledGradientsAreRecomputedWhenAsked) {
     std::vector<std::vector<float>> nodes, params;
     size_t recycled = 0;
   };
-  auto run = [&](int strategy, bool recycle, bool update) {
+  auto run = [&](int strategy, bool recycle, Then then) {
     pc.reset_gradient();
     auto g = graph_with(strategy);
     g->set_merge_equal_nodes(false);  // get_gradient() refuses merged nodes
@@ -821,7 +823,7 @@ TEST(AutobatchModels, RecycledGradientsAreRecomputedWhenAsked) {
     if (e) const_cast<BatchedExecutor*>(e)->set_gradient_recycling(recycle);
     lstm.new_graph(*g);
     const Expression w = parameter(*g, out_w);
-    std::vector<Expression> losses;
+    std::vector<Expression> losses, squares;
     for (unsigned s = 0; s < kSequences; ++s) {
       lstm.start_new_sequence();
       for (unsigned t = 0; t < kLength; ++t) {
@@ -829,6 +831,7 @@ TEST(AutobatchModels, RecycledGradientsAreRecomputedWhenAsked) {
         for (unsigned i = 0; i < kInput; ++i) x[i] = 0.1f * float((i * 7 + s * 5 + t * 3) % 13) - 0.6f;
         const Expression h = lstm.add_input(input(*g, Dim({kInput}), x));
         losses.push_back(pickneglogsoftmax(w * h, (s + t) % kClasses));
+        squares.push_back(h);
       }
     }
     const Expression loss = sum(losses);
@@ -837,8 +840,18 @@ TEST(AutobatchModels, RecycledGradientsAreRecomputedWhenAsked) {
     Result r;
     for (auto& p : pc.parameters_list()) r.params.push_back(as_vector(p->g));
     if (e) r.recycled = e->recycled_batches();
-    if (update) trainer.update();
+    if (then == kUpdate) trainer.update();
+    Expression more;
+    if (then == kMore) {
+      for (Expression& h : squares) h = sum_elems(cmult(h, h));
+      more = sum(squares);
+      more.value();
+    }
     for (VariableIndex i = 0; i <= loss.i; ++i) r.nodes.push_back(as_vector(g->get_gradient(i)));
+    if (then == kMore) {
+      g->backward(more);
+      for (VariableIndex i = 0; i <= more.i; ++i) r.nodes.push_back(as_vector(g->get_gradient(i)));
+    }
     return r;
   };
   auto expect_near = [](const std::vector<std::vector<float>>& got, const std::vector<std::vector<float>>& want,
@@ -851,11 +864,11 @@ TEST(AutobatchModels, RecycledGradientsAreRecomputedWhenAsked) {
       EXPECT_EQ(k, want[i].size()) << what << " " << i << ": the first differing element";
     }
   };
-  const Result want = run(0, true, false);
+  const Result want = run(0, true, kRead), want_more = run(0, true, kMore);
   for (int strategy : {1, 2}) {
     for (bool recycle : {true, false}) {
       const std::string what = "strategy " + std::to_string(strategy) + (recycle ? " recycling" : " not recycling");
-      const Result got = run(strategy, recycle, false);
+      const Result got = run(strategy, recycle, kRead);
       if (recycle)
         EXPECT_GE(got.recycled, 2u * kLength - 2) << what;  // the gates' and cells' batches, but the first step's
       else
@@ -863,8 +876,11 @@ TEST(AutobatchModels, RecycledGradientsAreRecomputedWhenAsked) {
       expect_near(got.params, want.params, what + ", parameter");
       expect_near(got.nodes, want.nodes, what + ", node");
     }
+    const Result more = run(strategy, true, kMore);
+    EXPECT_GT(more.recycled, 0u);
+    expect_near(more.nodes, want_more.nodes, "strategy " + std::to_string(strategy) + " with more work, node");
   }
-  const Result updated = run(1, true, true);
+  const Result updated = run(1, true, kUpdate);
   EXPECT_GT(updated.recycled, 0u);
   expect_near(updated.nodes, want.nodes, "after the update, node");
 }
