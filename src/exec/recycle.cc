@@ -143,8 +143,8 @@ void BatchedExecutor::end_of_recycled(const Batch& b) {
 // Every recycled batch's gradient again, in fresh memory: its consumers' contributions, each consumer's
 // backward run again for that argument (consumers after the members they read, so in reverse order
 // each consumer's own gradient is complete when it is used).
+// Done again from the start if it failed (out of memory) half-way.
 void BatchedExecutor::recompute_recycled() {
-  recycled_pending_ = false;
   Device* const cpu = detail::device_at(0);
   auto recycled = [&](VariableIndex x) {
     return x < batch_of_.size() && batch_of_[x] != kNone && batches_[batch_of_[x]].recycled && reached_at(x);
@@ -197,6 +197,7 @@ void BatchedExecutor::recompute_recycled() {
       }
     }
   }
+  recycled_pending_ = false;
 }
 
 }  // namespace dynet
