@@ -885,6 +885,45 @@ TEST(AutobatchModels, RecycledGradientsAreRecomputedWhenAsked) {
   expect_near(updated.nodes, want.nodes, "after the update, node");
 }
 
+// A batch whose gradient is recycled defers no weight-gradient product (LowRankSink keeps pointers into
+// that gradient until the weight's own backward, long after another batch's gradient took its place):
+// two chains of tanh(W h), 8 columns each, whose products batch with 16 columns (deferred otherwise)
+// and have their gradients recycled, give the weight's gradient of the simple executor.
+TEST(AutobatchModels, RecycledGradientsDeferNoWeightProducts) {
+  constexpr unsigned kDim = 256, kLayers = 6, kChains = 2, kColumns = 8;
+  ParameterCollection pc;
+  Parameter W = pc.add_parameters({kDim, kDim}, ParameterInitUniform(0.1f));
+  auto run = [&](int strategy, size_t* recycled) {
+    pc.reset_gradient();
+    auto g = graph_with(strategy);
+    const Expression w = parameter(*g, W);
+    std::vector<Expression> tops;
+    for (unsigned c = 0; c < kChains; ++c) {
+      std::vector<float> x(kDim * kColumns);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = 0.05f * float((i * 13 + c * 7) % 17) - 0.4f;
+      Expression h = input(*g, Dim({kDim}, kColumns), x);
+      for (unsigned l = 0; l < kLayers; ++l) h = tanh(w * h);
+      tops.push_back(sum_batches(sum_elems(h)));
+    }
+    const Expression loss = sum(tops);
+    loss.value();
+    g->backward(loss);
+    if (const BatchedExecutor* e = batched(*g)) *recycled = e->recycled_batches();
+    return as_vector(W.get_storage().g);
+  };
+  size_t recycled = 0;
+  const std::vector<float> want = run(0, &recycled);
+  for (int strategy : {1, 2}) {
+    recycled = 0;
+    const std::vector<float> got = run(strategy, &recycled);
+    EXPECT_GE(recycled, size_t(kLayers - 1)) << "strategy " << strategy;
+    ASSERT_EQ(got.size(), want.size());
+    size_t k = 0;
+    while (k < want.size() && std::fabs(got[k] - want[k]) <= 1e-5f * (1 + std::fabs(want[k]))) ++k;
+    EXPECT_EQ(k, want.size()) << "strategy " << strategy << ": the first differing element";
+  }
+}
+
 // affine_transform and matmul write their arguments' first gradient contribution (kOverwritesGradient:
 // GEMMs with beta 0, deferred weight updates into a zeroed gradient, the bias's sums after zeroing it).
 // Each case computes the products' gradients twice: with the products as their arguments' only
