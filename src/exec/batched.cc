@@ -705,7 +705,7 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     const NodeRec& r0 = cg_->node(m[0]);
     if (!any || r0.device) return;
     const size_t size = size_t(b.size) * r0.dim.size();
-    total += size + (size >= kAlignedGradient ? 2 * kZeroChunk : 0);
+    total += block_floats(size);
   };
   for_each_group<false>(count_single, count_batch);
   // Recycled batch gradients (exec/recycle.cc) lie in an arena after the rest, from a chunk boundary.
@@ -812,7 +812,7 @@ void BatchedExecutor::push_batch_gradient(const Batch& b) {
   if (all) {
     Dim d = r0.dim;
     d.bd *= b.size;
-    const AttrView attr = b.merged ? AttrView{attr_.data() + b.attr, b.attr_words} : AttrView{cg_->node_attr(m[0]), r0.attr_words};
+    const AttrView attr = batch_attr(b);
     def.param_grad(attr, Tensor(d, b.grad, detail::device_at(r0.device), DeviceMempool::DEDFS), b.aux);
     return;
   }
@@ -858,7 +858,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   const NodeRec& r0 = cg_->node(m[0]);
   const OpDef& def = op_def(r0.op);
   profile::Scope scope(profile::Phase::kBackward, r0.op, k);
-  const AttrView attr = g.merged ? AttrView{attr_.data() + g.attr, g.attr_words} : AttrView{cg_->node_attr(m[0]), r0.attr_words};
+  const AttrView attr = batch_attr(g);
   Dim bdim = r0.dim;
   bdim.bd *= k;
   Device* const dev = detail::device_at(r0.device);

@@ -55,6 +55,11 @@ class BatchedExecutor : public SimpleExecutor {
   };
   const std::vector<Batch>& batches() const { return batches_; }
   const VariableIndex* members(const Batch& b) const { return order_.data() + b.first; }
+  // The batched node's attribute: merged from the members' (BatchRule::merge), else the first member's.
+  AttrView batch_attr(const Batch& b) const {
+    return b.merged ? AttrView{attr_.data() + b.attr, b.attr_words}
+                    : AttrView{cg_->node_attr(order_[b.first]), cg_->node(order_[b.first]).attr_words};
+  }
   // The arguments of b's member j (nargs of them), read in one place: members lie far apart in the
   // graph's records (one per example), their argument lists too.
   const VariableIndex* member_args(const Batch& b, unsigned j, unsigned nargs) const {
@@ -187,6 +192,8 @@ class BatchedExecutor : public SimpleExecutor {
   // backward: the CPU's gradient block and which of its chunks (kZeroChunk floats) are zeroed yet.
   static constexpr size_t kZeroChunk = 4096;
   static constexpr size_t kAlignedGradient = 8 * kZeroChunk;  // batch gradients this large are chunk-aligned
+  // The block's floats for a batch gradient of n floats: with the padding that aligns it.
+  static size_t block_floats(size_t n) { return n + (n >= kAlignedGradient ? 2 * kZeroChunk : 0); }
   void zero_before_use(const float* p, size_t n);
   bool claim_for_overwrite(const float* p, size_t n);
   // OpDef::partial_gradient: batch gradients [p, p + n) of `rows`-row columns whose quarters in `written`
@@ -202,12 +209,13 @@ class BatchedExecutor : public SimpleExecutor {
   void complete_partial(const float* p, size_t n);
   float* grad_block_ = nullptr;
   size_t grad_floats_ = 0;
-  // Gradient recycling: on or off; per batch, the last group (in computation order) whose backward
-  // reads its gradient (kNone: not recycled) and then its place in the arena; each node's batch (kNone:
-  // none, or ran alone); batches recycled by the last backward, which had batches_[0, recycled_end_).
+  // Gradient recycling (plan_recycling), per batch: the last group in computation order whose backward
+  // reads its gradient (kNone: not recycled), its own group, whether its values alias memory that can
+  // change (parameters), its place in the arena. Per node: its batch (kNone: ran alone). The last
+  // backward covered batches_[0, recycled_end_).
   bool recycle_ = true;
   std::vector<uint32_t> last_use_, own_group_;
-  std::vector<uint8_t> aliased_;  // per batch: its values alias memory that can change (parameters)
+  std::vector<uint8_t> aliased_;
   std::vector<size_t> slot_;
   std::vector<uint32_t> batch_of_;
   struct RecycleEvent {

@@ -121,7 +121,7 @@ size_t BatchedExecutor::plan_recycling(VariableIndex last, size_t& saved) {
       }
       b.recycled = true;
       ++recycled_count_;
-      saved += size + (size >= kAlignedGradient ? 2 * kZeroChunk : 0);  // what backward counted for it
+      saved += block_floats(size);  // what backward counted for it
     } else {
       if (it == free_places_.end()) it = free_places_.insert(free_places_.end(), {floats, {}});
       it->second.push_back(slot_[e.batch]);
@@ -174,7 +174,7 @@ void BatchedExecutor::recompute_recycled() {
     Dim bdim = r0.dim;
     bdim.bd *= k;
     const Tensor fx(bdim, value_ptr_[m[0]], cpu, DeviceMempool::FXS), dEdf(bdim, c.grad, cpu, DeviceMempool::DEDFS);
-    const AttrView attr = c.merged ? AttrView{attr_.data() + c.attr, c.attr_words} : AttrView{cg_->node_attr(m[0]), r0.attr_words};
+    const AttrView attr = batch_attr(c);
     const Tensor* xs = xs_.data() + c.xs;
     for (unsigned a = 0; a < nargs; ++a) {
       if (def.batch.is_shared(a)) continue;
