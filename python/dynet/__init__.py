@@ -390,6 +390,14 @@ class StackedRNNState:
         return [s.s() for s in self.states]
 
 
+def _spec_sequence(who, spec):
+    """A builder's spec (what dy.save wrote: a tuple, or a list once read back) as a tuple."""
+    if not isinstance(spec, (tuple, list)):
+        raise TypeError("%s.from_spec: the spec must be a tuple or list of constructor arguments, got %s"
+                        % (who, type(spec).__name__))
+    return tuple(spec)
+
+
 class _StateMethods:
     """initial_state & co. of every RNN builder (the states are RNNState objects above), and the spec
     that dy.save writes: (layers, input_dim, hidden_dim, the other constructor arguments)."""
@@ -403,6 +411,7 @@ class _StateMethods:
 
     @classmethod
     def from_spec(cls, spec, model):
+        spec = _spec_sequence(cls.__name__, spec)
         return cls(*spec[:3], model, *spec[3:])
 
     def initial_state(self, vecs=None, update=True):
@@ -451,6 +460,10 @@ class StandardSoftmaxBuilder(_dynet.StandardSoftmaxBuilder):
 
     @classmethod
     def from_spec(cls, spec, model):
+        spec = _spec_sequence(cls.__name__, spec)
+        if len(spec) < 2:
+            raise ValueError("StandardSoftmaxBuilder.from_spec: the spec needs (input_dim, num_classes[, bias]), got %r"
+                             % (spec,))
         return cls(spec[0], spec[1], model, *spec[2:])
 
 
@@ -479,6 +492,7 @@ class BiRNNBuilder:
 
     @staticmethod
     def from_spec(spec, model):
+        spec = _spec_sequence("BiRNNBuilder", spec)
         return BiRNNBuilder(*spec[:3], model, *spec[3:])
 
     def param_collection(self):

@@ -5,7 +5,7 @@ for sizes that cannot be allocated); what works is also evaluated and differenti
 per unexpected exception and exits 1 if there was any; a crash of the interpreter is the other failure
 (test_fuzz.py runs this in a subprocess).
 
-    python tests/python/fuzz_api.py [--seed N] [--samples N]
+    python tests/python/fuzz_api.py [--seed N] [--samples N] [--autobatch N]
 """
 import argparse
 import inspect
@@ -49,9 +49,12 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--samples", type=int, default=300, help="random argument tuples per function")
+    p.add_argument("--autobatch", type=int, default=0, help="the graphs' executor (--dynet-autobatch)")
     args = p.parse_args()
     sys.argv = sys.argv[:1]
     import numpy as np
+    import dynet_config
+    dynet_config.set(autobatch=args.autobatch)
     import dynet as dy
 
     os.chdir(tempfile.mkdtemp(prefix="dynet-fuzz-"))

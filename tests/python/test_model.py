@@ -103,6 +103,19 @@ def test_save_load_round_trip(tmp_path):
     assert np.allclose(W3.as_array(), W.as_array()) and np.allclose(E3.as_array(), E.as_array())
 
 
+def test_builders_from_spec_check_the_spec():
+    # dy.load rebuilds a saved builder from its spec (a tuple); anything else is a clear error, not a KeyError.
+    pc = dy.ParameterCollection()
+    assert dy.StandardSoftmaxBuilder.from_spec((3, 4, False), pc).spec == (3, 4, False)
+    assert dy.VanillaLSTMBuilder.from_spec([1, 2, 3], pc).spec == (1, 2, 3, False, 1.0)
+    for cls in (dy.StandardSoftmaxBuilder, dy.VanillaLSTMBuilder, dy.GRUBuilder, dy.BiRNNBuilder):
+        for spec in ({}, {0: 1}, "12", 3, None):
+            with pytest.raises(TypeError, match="from_spec: the spec must be a tuple or list"):
+                cls.from_spec(spec, pc)
+    with pytest.raises(ValueError, match="needs \\(input_dim, num_classes"):
+        dy.StandardSoftmaxBuilder.from_spec((3,), pc)
+
+
 @pytest.mark.skipif(not original_available(), reason="the original DyNet (dyNET38) is not installed in bench/.venv")
 def test_files_interchange_with_the_original(tmp_path):
     # written by the original, read by ours
