@@ -122,6 +122,70 @@ TEST(Threads, TrainOneModelFromSeveralThreads) {
   EXPECT_LT(total_loss(), 0.1f * before);
 }
 
+// Autobatched graphs on several threads at once (the batched executor's per-thread buffers, executors
+// moving between threads through the spare list, recycled gradient memory): 64 LSTM sequences per graph,
+// so that the cells' batches take the paths of many columns and recycle their gradients. Each graph's
+// loss equals the same graph's under the simple executor on one thread, and the gradients accumulated
+// from every thread equal the sum of those graphs' gradients.
+TEST(Threads, AutobatchedGraphsOnSeveralThreads) {
+  constexpr unsigned kWords = 50, kInput = 16, kHidden = 64, kLabels = 5, kSequences = 64, kGraphs = 6;
+  ParameterCollection m;
+  LookupParameter E = m.add_lookup_parameters(kWords, {kInput});
+  Parameter Wx = m.add_parameters({4 * kHidden, kInput}), Wh = m.add_parameters({4 * kHidden, kHidden});
+  Parameter b = m.add_parameters({4 * kHidden}), out = m.add_parameters({kLabels, kHidden});
+  // Graph `k` of thread `t`: its sequences' words and lengths (2 to 5) follow from t and k.
+  auto loss = [&](ComputationGraph& g, unsigned t, unsigned k) {
+    const Expression wx = parameter(g, Wx), wh = parameter(g, Wh), bias = parameter(g, b), o = parameter(g, out);
+    std::vector<Expression> losses;
+    for (unsigned s = 0; s < kSequences; ++s) {
+      Expression h = zeros(g, {kHidden}), c = zeros(g, {kHidden});
+      for (unsigned i = 0, n = 2 + (s + k) % 4; i < n; ++i) {
+        const unsigned word = (t * 31 + k * 17 + s * 7 + i * 3) % kWords;
+        const Expression gates = vanilla_lstm_gates(lookup(g, E, word), h, wx, wh, bias);
+        c = vanilla_lstm_c(c, gates);
+        h = vanilla_lstm_h(c, gates);
+        losses.push_back(pickneglogsoftmax(o * h, word % kLabels));
+      }
+    }
+    return sum(losses);
+  };
+  auto gradients = [&] {
+    std::vector<std::vector<float>> g;
+    for (const auto& p : m.parameters_list()) g.push_back(as_vector(p->g));
+    for (const auto& p : m.lookup_parameters_list()) g.push_back(as_vector(p->all_grads));
+    return g;
+  };
+  // The references, one graph at a time under the simple executor; the gradients summed over all.
+  float want[kThreads][kGraphs];
+  for (unsigned t = 0; t < kThreads; ++t)
+    for (unsigned k = 0; k < kGraphs; ++k) {
+      ComputationGraph g;
+      g.renew(0);
+      const Expression l = loss(g, t, k);
+      want[t][k] = as_scalar(l.value());
+      g.backward(l);
+    }
+  const auto want_gradients = gradients();
+  m.reset_gradient();
+  std::atomic<int> wrong{0};
+  in_threads(kThreads, [&](int t) {
+    for (unsigned k = 0; k < kGraphs; ++k) {
+      ComputationGraph g;
+      g.renew(1 + int(t + k) % 2);  // agenda and depth strategies at once
+      const Expression l = loss(g, unsigned(t), k);
+      if (!(std::fabs(as_scalar(l.value()) - want[t][k]) <= 1e-4f * std::fabs(want[t][k]))) ++wrong;
+      g.backward(l);
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  const auto got = gradients();
+  ASSERT_EQ(got.size(), want_gradients.size());
+  for (size_t p = 0; p < got.size(); ++p)
+    for (size_t i = 0; i < got[p].size(); ++i)
+      ASSERT_NEAR(got[p][i], want_gradients[p][i], 1e-4f * (1 + std::fabs(want_gradients[p][i])))
+          << "parameter " << p << " element " << i;
+}
+
 // Saving while other threads train reads values with no update half done: every file loads.
 TEST(Threads, SaveWhileTraining) {
   const test::TempDir tmp;
