@@ -126,6 +126,43 @@ TEST(Recovery, PointerIndicesThatGoBadFailTheirNodeOnly) {
   EXPECT_EQ(as_scalar(picked.value()), 2.5f);
 }
 
+// Under autobatching, a batch whose kernel fails reruns its members alone, so that the error is the
+// failing node's own (pick's message names its input {3}, not the batched {3X6}); the members before it
+// stay computed, and once the index is put back the graph gives the simple executor's loss and gradients.
+TEST(Recovery, AFailedBatchNamesItsMembersShape) {
+  ParameterCollection m;
+  Parameter W = m.add_parameters({3, 4});
+  LookupParameter E = m.add_lookup_parameters(5, {4});
+  auto run = [&](int strategy, bool fail) {
+    m.reset_gradient();
+    ComputationGraph g;
+    g.renew(strategy);
+    std::vector<unsigned> picks(6, 1);
+    std::vector<Expression> losses;
+    for (unsigned k = 0; k < 6; ++k)
+      losses.push_back(pick(tanh(parameter(g, W) * lookup(g, E, k % 5)), &picks[k]));
+    const Expression loss = sum(losses);
+    if (fail) {
+      picks[4] = 7;
+      const std::string e = message_of([&] { loss.value(); });
+      EXPECT_NE(e.find("pick: index 7 out of range for dim 0 (size 3) of input {3}"), std::string::npos) << e;
+      EXPECT_EQ(e.find("X6"), std::string::npos) << e;
+      picks[4] = 1;
+    }
+    std::vector<float> out{as_scalar(loss.value())};
+    g.backward(loss);
+    for (float v : as_vector(*W.gradients())) out.push_back(v);
+    for (float v : as_vector(E.get_storage().all_grads)) out.push_back(v);
+    return out;
+  };
+  const std::vector<float> want = run(0, false);
+  for (int strategy : {1, 2}) {
+    const std::vector<float> got = run(strategy, true);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f) << "strategy " << strategy << " " << i;
+  }
+}
+
 // sparsemax_loss through a support vector that changes between forward and backward: the gradient is
 // the one of the forward's support (it read past the input before).
 TEST(Recovery, SparsemaxLossKeepsTheSupportOfItsForward) {

@@ -511,19 +511,16 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
       value_ptr_[m[j]] = fx.v + j * n;
       mark_computed(m[j], kUnwrittenRecord);
     }
-  } catch (const std::bad_alloc&) {
-    xs_.resize(g.xs);
-    args_.resize(g.args);
-    attr_.resize(g.attr);
-    pool.revert(fx_mark);
-    throw std::runtime_error(std::string(def.name) + ": out of memory computing nodes " + std::to_string(m[0]) +
-                             " and " + std::to_string(k - 1) + " others batched with it, of shape " + r0.dim.str());
   } catch (...) {
     xs_.resize(g.xs);
     args_.resize(g.args);
     attr_.resize(g.attr);
     pool.revert(fx_mark);
-    throw;
+    // The members run alone: the kernel's error names the batched node's shapes ({3X6} where the
+    // user's node is {3}), so the member at fault raises its own (those before it stay computed); and a
+    // batch too large for the memory left may fit member by member, which then completes the group.
+    for (unsigned j = 0; j < k; ++j) run_alone(m[j]);
+    return;
   }
   scope.set_gathered(g.gathered * sizeof(float), &r0.dim);
   batches_.push_back(g);
