@@ -6,7 +6,8 @@
 // mid-graph. The loss, every parameter gradient and every node's gradient must agree under strategies 1
 // and 2, with elementwise fusion and gradient recycling each on and off, and with equal nodes merged (loss
 // and parameters only: merged nodes have no gradient of their own), through two backward passes over the
-// same memory and a third after a checkpoint, a revert and more examples.
+// same memory and a third after a checkpoint, a revert and more examples; and on the emulated device and
+// any GPU under every strategy.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "device_test_util.h"
 #include "dynet/expr.h"
 #include "exec/batched.h"
 
@@ -303,14 +305,30 @@ std::string first_difference(const std::vector<std::vector<float>>& got, const s
   return "";
 }
 
+void expect_same(const Result& got, const Result& ref, const std::string& where) {
+  EXPECT_NEAR(got.loss, ref.loss, 1e-4f * (1 + std::fabs(ref.loss))) << where;
+  EXPECT_EQ(first_difference(got.params, ref.params, "parameter", 1e-4f), "") << where;
+  EXPECT_EQ(first_difference(got.nodes, ref.nodes, "node", 1e-4f), "") << where;
+}
+
+// One seed's programs (dim, families, length, examples follow from it), their weights' initial values
+// drawn from it.
+struct Programs {
+  unsigned dim, examples;
+  std::vector<Program> programs;
+  Programs(unsigned seed, unsigned d, unsigned families, unsigned length, unsigned n) : dim(d), examples(n) {
+    reset_rng(seed);
+    std::mt19937 rng(seed);
+    for (unsigned f = 0; f < families; ++f) programs.push_back(random_program(rng, length));
+  }
+};
+
 void check_seed(unsigned seed, unsigned dim, unsigned families, unsigned length, unsigned examples, size_t& batched,
                 size_t& recycled) {
-  reset_rng(seed);  // the weights' initial values
+  const Programs drawn(seed, dim, families, length, examples);
+  const std::vector<Program>& programs = drawn.programs;
   ParameterCollection pc;
   const Weights w(pc, dim);
-  std::mt19937 rng(seed);
-  std::vector<Program> programs;
-  for (unsigned f = 0; f < families; ++f) programs.push_back(random_program(rng, length));
   const Result want = run(pc, w, programs, examples, seed, {0, false, false, false});
   const Result want_merged = run(pc, w, programs, examples, seed, {0, false, false, true});
   for (int strategy : {1, 2})
@@ -320,11 +338,7 @@ void check_seed(unsigned seed, unsigned dim, unsigned families, unsigned length,
           const Config config{strategy, fusion, recycling, merge};
           const Result got = run(pc, w, programs, examples, seed, config);
           const Result& ref = merge ? want_merged : want;
-          const std::string where =
-              "seed " + std::to_string(seed) + ", dim " + std::to_string(dim) + ", " + config.name();
-          EXPECT_NEAR(got.loss, ref.loss, 1e-4f * (1 + std::fabs(ref.loss))) << where;
-          EXPECT_EQ(first_difference(got.params, ref.params, "parameter", 1e-4f), "") << where;
-          EXPECT_EQ(first_difference(got.nodes, ref.nodes, "node", 1e-4f), "") << where;
+          expect_same(got, ref, "seed " + std::to_string(seed) + ", dim " + std::to_string(dim) + ", " + config.name());
           batched += got.batched;
           recycled += got.recycled;
         }
@@ -350,6 +364,25 @@ TEST(AutobatchRandomPrograms, RecycledGradients) {
   for (unsigned seed = 101; seed <= 100 + seeds(6); ++seed) check_seed(seed, 128, 2, 12, 64, batched, recycled);
   EXPECT_GT(batched, 0u);
   EXPECT_GT(recycled, 0u);
+}
+
+// The programs with their weights and inputs on each device other than the CPU (the emulated one and
+// any GPU): strategies 0, 1 and 2 there give the CPU's simple executor's loss and gradients.
+TEST(AutobatchRandomPrograms, OnDevices) {
+  for (Device* dev : test::test_devices())
+    for (unsigned seed = 201; seed <= 200 + seeds(8); ++seed) {
+      const Programs drawn(seed, 2 + 2 * (seed % 4), 1 + seed % 4, 5 + seed % 16, 4 + seed % 20);
+      ParameterCollection cpu_pc;
+      const Weights cpu_w(cpu_pc, drawn.dim);
+      const Result want = run(cpu_pc, cpu_w, drawn.programs, drawn.examples, seed, {0, false, false, false});
+      test::DefaultDevice on(dev);
+      ParameterCollection pc;
+      const Weights w(pc, drawn.dim);
+      test::copy_parameter_values(pc, cpu_pc);
+      for (int strategy : {0, 1, 2})
+        expect_same(run(pc, w, drawn.programs, drawn.examples, seed, {strategy, true, true, false}), want,
+                    "seed " + std::to_string(seed) + " on " + dev->name + ", strategy " + std::to_string(strategy));
+    }
 }
 
 }  // namespace
