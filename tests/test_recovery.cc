@@ -129,6 +129,7 @@ TEST(Recovery, PointerIndicesThatGoBadFailTheirNodeOnly) {
 // Under autobatching, a batch whose kernel fails reruns its members alone, so that the error is the
 // failing node's own (pick's message names its input {3}, not the batched {3X6}); the members before it
 // stay computed, and once the index is put back the graph gives the simple executor's loss and gradients.
+// Likewise a NaN found by check_validity names the member whose value it is.
 TEST(Recovery, AFailedBatchNamesItsMembersShape) {
   ParameterCollection m;
   Parameter W = m.add_parameters({3, 4});
@@ -160,6 +161,16 @@ TEST(Recovery, AFailedBatchNamesItsMembersShape) {
     const std::vector<float> got = run(strategy, true);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f) << "strategy " << strategy << " " << i;
+    // With check_validity, the member whose value is NaN is the node named.
+    ComputationGraph g;
+    g.renew(strategy);
+    g.set_check_validity(true);
+    std::vector<Expression> logs;
+    for (int k = 0; k < 6; ++k) logs.push_back(log(input(g, Dim({3}), {1.f, 2.f, k == 3 ? -1.f : 3.f})));
+    const std::string e = message_of([&] { sum(logs).value(); });
+    EXPECT_NE(e.find("NaN or Inf detected in the value of node " + std::to_string(logs[3].i) + " (log {3})"),
+              std::string::npos)
+        << e;
   }
 }
 

@@ -498,14 +498,13 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
       forward_kernel(r0, def)(
           ForwardArgs{xs, nargs, fx, attr, g.aux, scratch_pool, k, g.by_pointer ? member_xs_.data() : nullptr});
     }
-    if (cg_->check_validity() && !fx.is_valid())
-      throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(m[0]) + " (" + def.name +
-                               " " + r0.dim.str() + ", computed batched with " + std::to_string(k - 1) +
-                               " other nodes)");
+    if (cg_->check_validity() && !fx.is_valid()) throw std::runtime_error("NaN or Inf");  // the member names itself below
     // The members' values: only their pointers. Their records (fx_, 64 bytes each, far apart: members
     // of a batch come from e.g. 64 different trees) are written when something reads them (value()),
     // which the executor itself never does for batch members. (Their aux_ slots stay as they are: the
     // batch's aux memory belongs to the batched node, and only nodes run alone read theirs.)
+    // (Room for the members in order_ first, so that no member is marked computed in memory reverted below.)
+    if (order_.capacity() < order_.size() + k) order_.reserve(std::max(order_.size() + k, 2 * order_.capacity()));
     const size_t n = r0.dim.size();
     for (unsigned j = 0; j < k; ++j) {
       value_ptr_[m[j]] = fx.v + j * n;
