@@ -707,21 +707,21 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
   // Recycled batch gradients (exec/recycle.cc) lie in an arena after the rest, from a chunk boundary.
   size_t saved = 0;
   const size_t arena = plan_recycling(last, saved);
-  const size_t arena_at = arena ? (total - saved + kZeroChunk - 1) / kZeroChunk * kZeroChunk : 0;
+  const size_t arena_at = arena ? chunks_of(total - saved) * kZeroChunk : 0;
   if (arena) total = arena_at + arena;
   // Zeroed a chunk at a time where first used (zero_before_use): zeroed all at once here, the block
   // (17 MB for 64 trees) left the caches before the kernels accumulated into it.
   float* const block = begin_gradients(total, false);
   grad_block_ = block;
   grad_floats_ = total;
-  zeroed_chunks_.assign((total + kZeroChunk - 1) / kZeroChunk, 0);
+  zeroed_chunks_.assign(chunks_of(total), 0);
   grad_ptr_.resize(n);  // set below for every reached node
   float* next = block;
   // A large batch's gradient starts and ends on chunk boundaries: a kernel that writes its first
   // contribution there (claim_for_overwrite) would otherwise find an end chunk shared with a
   // neighbour's gradient, zeroed when that was first used, and zero all of it (the parser's 8 MB of
   // feature gradients per step, written by the MLP's product).
-  auto align = [&] { next = block + (size_t(next - block) + kZeroChunk - 1) / kZeroChunk * kZeroChunk; };
+  auto align = [&] { next = block + chunks_of(size_t(next - block)) * kZeroChunk; };
   Device* const cpu = detail::device_at(0);
   auto assign_single = [&](VariableIndex i) {
     const NodeRec& r = cg_->node(i);
@@ -841,7 +841,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   if (!g.grad) return;
   const VariableIndex* m = members(g);
   const unsigned k = g.size;
-  zero_before_use(g.grad, size_t(k) * cg_->node(m[0]).dim.size());  // read below, and by deferred updates
+  zero_before_use(g.grad, batch_floats(g));  // read below, and by deferred updates
   bool all = true;
   for (unsigned j = 0; j < k; ++j) {
     const bool r = reached_node(reached_, m[j]);

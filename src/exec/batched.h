@@ -194,6 +194,10 @@ class BatchedExecutor : public SimpleExecutor {
   static constexpr size_t kAlignedGradient = 8 * kZeroChunk;  // batch gradients this large are chunk-aligned
   // The block's floats for a batch gradient of n floats: with the padding that aligns it.
   static size_t block_floats(size_t n) { return n + (n >= kAlignedGradient ? 2 * kZeroChunk : 0); }
+  // The chunks n floats span from a chunk boundary.
+  static size_t chunks_of(size_t n) { return (n + kZeroChunk - 1) / kZeroChunk; }
+  // Batch b's floats: its members' values (or gradients) one after another.
+  size_t batch_floats(const Batch& b) const { return size_t(b.size) * cg_->node(members(b)[0]).dim.size(); }
   void zero_before_use(const float* p, size_t n);
   bool claim_for_overwrite(const float* p, size_t n);
   // OpDef::partial_gradient: batch gradients [p, p + n) of `rows`-row columns whose quarters in `written`

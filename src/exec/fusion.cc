@@ -638,8 +638,8 @@ std::pair<float*, float*> BatchedExecutor::claim_interior(float* p, size_t n, si
   const uintptr_t at = reinterpret_cast<uintptr_t>(p), begin = reinterpret_cast<uintptr_t>(grad_block_);
   if (n == 0 || at < begin || at + n * sizeof(float) > begin + grad_floats_ * sizeof(float)) return {p, p};
   const size_t first = (at - begin) / sizeof(float);
-  size_t c0 = (first + kZeroChunk - 1) / kZeroChunk, c1 = (first + n) / kZeroChunk;  // chunks [c0, c1)
-  if (first + n == grad_floats_) c1 = (grad_floats_ + kZeroChunk - 1) / kZeroChunk;    // the block's last, short one
+  size_t c0 = chunks_of(first), c1 = (first + n) / kZeroChunk;  // chunks [c0, c1)
+  if (first + n == grad_floats_) c1 = chunks_of(grad_floats_);  // the block's last, short one
   // The longest run of unzeroed chunks; usually all of them.
   size_t best = c0, best_len = 0;
   for (size_t c = c0; c < c1;) {

@@ -24,8 +24,6 @@ namespace {
 // Smaller batch gradients stay in the block: a recycled one takes whole chunks (zeroed chunk by chunk,
 // kZeroChunk floats), so it must be about that large not to waste most of them.
 constexpr size_t kMinRecycled = 4096;
-
-size_t round_to(size_t n, size_t step) { return (n + step - 1) / step * step; }
 }  // namespace
 
 size_t BatchedExecutor::plan_recycling(VariableIndex last, size_t& saved) {
@@ -109,7 +107,7 @@ size_t BatchedExecutor::plan_recycling(VariableIndex last, size_t& saved) {
   size_t arena = 0;
   for (const RecycleEvent& e : events) {
     Batch& b = batches_[e.batch];
-    const size_t size = size_t(b.size) * cg_->node(members(b)[0]).dim.size(), floats = round_to(size, kZeroChunk);
+    const size_t size = batch_floats(b), floats = chunks_of(size) * kZeroChunk;
     auto it = std::find_if(free_places_.begin(), free_places_.end(), [&](const auto& f) { return f.first == floats; });
     if (e.key & 1) {
       if (it != free_places_.end() && !it->second.empty()) {
@@ -135,8 +133,7 @@ size_t BatchedExecutor::plan_recycling(VariableIndex last, size_t& saved) {
 // would fresh memory. Every partial write there was completed when its backward read its gradient.
 void BatchedExecutor::end_of_recycled(const Batch& b) {
   const size_t first = size_t(b.grad - grad_block_) / kZeroChunk;
-  const size_t floats = size_t(b.size) * cg_->node(members(b)[0]).dim.size();
-  std::fill(zeroed_chunks_.begin() + long(first), zeroed_chunks_.begin() + long(first + (floats + kZeroChunk - 1) / kZeroChunk),
+  std::fill(zeroed_chunks_.begin() + long(first), zeroed_chunks_.begin() + long(first + chunks_of(batch_floats(b))),
             uint8_t(0));
 }
 
