@@ -234,10 +234,26 @@ struct Result {
   size_t batched = 0, recycled = 0;
 };
 
-// `examples` examples of the programs in turn, their inputs drawn from `seed`, in a graph set up as
-// `config` says.
-Result run(ParameterCollection& pc, const Weights& w, const std::vector<Program>& programs, unsigned examples,
-           unsigned seed, const Config& config) {
+// One seed's programs: `families` programs of `length` steps over vectors of `dim`, `examples` examples
+// of them in turn; the seed draws the programs, the examples' inputs and (reset_rng) the weights made next.
+struct Programs {
+  unsigned seed, dim, examples;
+  std::vector<Program> programs;
+  Programs(unsigned s, unsigned d, unsigned families, unsigned length, unsigned n) : seed(s), dim(d), examples(n) {
+    reset_rng(seed);
+    std::mt19937 rng(seed);
+    for (unsigned f = 0; f < families; ++f) programs.push_back(random_program(rng, length));
+  }
+  // Vectors of 2 to 8, 1 to 4 families of 5 to 20 steps, 4 to 23 examples.
+  static Programs small(unsigned seed) {
+    return Programs(seed, 2 + 2 * (seed % 4), 1 + seed % 4, 5 + seed % 16, 4 + seed % 20);
+  }
+};
+
+// The examples of `drawn` in a graph set up as `config` says.
+Result run(ParameterCollection& pc, const Weights& w, const Programs& drawn, const Config& config) {
+  const std::vector<Program>& programs = drawn.programs;
+  const unsigned examples = drawn.examples;
   pc.reset_gradient();
   const int saved = autobatch_flag;
   autobatch_flag = config.strategy;
@@ -249,7 +265,7 @@ Result run(ParameterCollection& pc, const Weights& w, const std::vector<Program>
     e->set_fusion(config.fusion);
     e->set_gradient_recycling(config.recycling);
   }
-  std::mt19937 rng(seed);
+  std::mt19937 rng(drawn.seed);
   std::vector<Expression> all, losses;
   Expression previous;  // the previous example's last value (all ends with it, its scores and its loss)
   for (unsigned j = 0; j < examples; ++j) {
@@ -311,34 +327,20 @@ void expect_same(const Result& got, const Result& ref, const std::string& where)
   EXPECT_EQ(first_difference(got.nodes, ref.nodes, "node", 1e-4f), "") << where;
 }
 
-// One seed's programs (dim, families, length, examples follow from it), their weights' initial values
-// drawn from it.
-struct Programs {
-  unsigned dim, examples;
-  std::vector<Program> programs;
-  Programs(unsigned seed, unsigned d, unsigned families, unsigned length, unsigned n) : dim(d), examples(n) {
-    reset_rng(seed);
-    std::mt19937 rng(seed);
-    for (unsigned f = 0; f < families; ++f) programs.push_back(random_program(rng, length));
-  }
-};
-
-void check_seed(unsigned seed, unsigned dim, unsigned families, unsigned length, unsigned examples, size_t& batched,
-                size_t& recycled) {
-  const Programs drawn(seed, dim, families, length, examples);
-  const std::vector<Program>& programs = drawn.programs;
+void check(const Programs& drawn, size_t& batched, size_t& recycled) {
   ParameterCollection pc;
-  const Weights w(pc, dim);
-  const Result want = run(pc, w, programs, examples, seed, {0, false, false, false});
-  const Result want_merged = run(pc, w, programs, examples, seed, {0, false, false, true});
+  const Weights w(pc, drawn.dim);
+  const Result want = run(pc, w, drawn, {0, false, false, false});
+  const Result want_merged = run(pc, w, drawn, {0, false, false, true});
   for (int strategy : {1, 2})
     for (bool fusion : {true, false})
       for (bool recycling : {true, false})
         for (bool merge : {false, true}) {
           const Config config{strategy, fusion, recycling, merge};
-          const Result got = run(pc, w, programs, examples, seed, config);
+          const Result got = run(pc, w, drawn, config);
           const Result& ref = merge ? want_merged : want;
-          expect_same(got, ref, "seed " + std::to_string(seed) + ", dim " + std::to_string(dim) + ", " + config.name());
+          expect_same(got, ref,
+                      "seed " + std::to_string(drawn.seed) + ", dim " + std::to_string(drawn.dim) + ", " + config.name());
           batched += got.batched;
           recycled += got.recycled;
         }
@@ -350,18 +352,17 @@ unsigned seeds(unsigned n) {
   return times ? n * unsigned(std::max(1, std::atoi(times))) : n;
 }
 
-// Vectors of 2 to 8: many small batches, gathered and scattered arguments, 1 to 4 families.
+// Small vectors: many small batches, gathered and scattered arguments.
 TEST(AutobatchRandomPrograms, SmallVectors) {
   size_t batched = 0, recycled = 0;
-  for (unsigned seed = 1; seed <= seeds(24); ++seed)
-    check_seed(seed, 2 + 2 * (seed % 4), 1 + seed % 4, 5 + seed % 16, 4 + seed % 20, batched, recycled);
+  for (unsigned seed = 1; seed <= seeds(24); ++seed) check(Programs::small(seed), batched, recycled);
   EXPECT_GT(batched, 0u);
 }
 
 // Vectors large enough that batch gradients are recycled (4096 floats and more).
 TEST(AutobatchRandomPrograms, RecycledGradients) {
   size_t batched = 0, recycled = 0;
-  for (unsigned seed = 101; seed <= 100 + seeds(6); ++seed) check_seed(seed, 128, 2, 12, 64, batched, recycled);
+  for (unsigned seed = 101; seed <= 100 + seeds(6); ++seed) check(Programs(seed, 128, 2, 12, 64), batched, recycled);
   EXPECT_GT(batched, 0u);
   EXPECT_GT(recycled, 0u);
 }
@@ -371,16 +372,16 @@ TEST(AutobatchRandomPrograms, RecycledGradients) {
 TEST(AutobatchRandomPrograms, OnDevices) {
   for (Device* dev : test::test_devices())
     for (unsigned seed = 201; seed <= 200 + seeds(8); ++seed) {
-      const Programs drawn(seed, 2 + 2 * (seed % 4), 1 + seed % 4, 5 + seed % 16, 4 + seed % 20);
+      const Programs drawn = Programs::small(seed);
       ParameterCollection cpu_pc;
       const Weights cpu_w(cpu_pc, drawn.dim);
-      const Result want = run(cpu_pc, cpu_w, drawn.programs, drawn.examples, seed, {0, false, false, false});
+      const Result want = run(cpu_pc, cpu_w, drawn, {0, false, false, false});
       test::DefaultDevice on(dev);
       ParameterCollection pc;
       const Weights w(pc, drawn.dim);
       test::copy_parameter_values(pc, cpu_pc);
       for (int strategy : {0, 1, 2})
-        expect_same(run(pc, w, drawn.programs, drawn.examples, seed, {strategy, true, true, false}), want,
+        expect_same(run(pc, w, drawn, {strategy, true, true, false}), want,
                     "seed " + std::to_string(seed) + " on " + dev->name + ", strategy " + std::to_string(strategy));
     }
 }
