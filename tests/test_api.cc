@@ -182,6 +182,9 @@ TEST(Api, ParsesSpecs) {
   ASSERT_EQ(t.params.size(), 2u);
   EXPECT_EQ(t.params[1].def, "[1, 0]");
   EXPECT_EQ(parse_api_spec("renew()").params.size(), 0u);
+  const ApiSpec u = parse_api_spec("sum_dim(x, d, b=False, n: ignored=0)");
+  EXPECT_EQ(u.params[3].role, "ignored");
+  EXPECT_EQ(u.params[3].def, "0");
   EXPECT_THROW(parse_api_spec("pick(x, v: attr)"), std::logic_error);
   EXPECT_THROW(parse_api_spec("pick x"), std::logic_error);
   EXPECT_THROW(parse_api_spec("pick(x, = 1)"), std::logic_error);

@@ -234,9 +234,10 @@ void init_module(nb::module_& m) {
   };
   // ---- Expression ----
   method("value", [](const Expression& e, bool recalculate) -> nb::object {
-    // DyNet's value(): a float for a scalar, a list for a vector (all batch elements in a row), else npvalue()
+    // DyNet's value(): a float for a one-element vector, a list for a vector (all batch elements in a row),
+    // else npvalue() (a 1x1 matrix too)
     const Tensor& t = value_of(e, recalculate);
-    if (t.d.size() == 1) return nb::float_(t.v[0]);
+    if (t.d.nd <= 1 && t.d.size() == 1) return nb::float_(t.v[0]);
     if (t.d.nd == 1) return nb::cast(std::vector<float>(t.v, t.v + t.d.size()));
     return to_numpy(t);
   }, "recalculate"_a = false);

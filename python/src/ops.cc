@@ -34,7 +34,7 @@ namespace {
 struct PyParam {
   std::string name;
   nb::object def;       // default (or, for a Python-only parameter, the value that selects the entry)
-  int cpp = -1;         // the C++ parameter it converts to; -1: Python-only, -2: batch_size
+  int cpp = -1;         // the C++ parameter it converts to; -1: Python-only, -2: batch_size, -3: ignored
 };
 
 struct Overload {
@@ -259,6 +259,8 @@ PyObject* call_overload(const Overload& ov, PyObject* const* args, size_t nargs,
       batch_size = v;
     } else if (p.cpp == -1) {
       if (!equal(v, p.def.ptr())) throw Mismatch{};
+    } else if (p.cpp == -3) {
+      to_int(v);
     } else {
       ptrs[p.cpp] = convert(slots[p.cpp], ov.fn->types[p.cpp], v, p.name.c_str(), settable);
     }
@@ -379,7 +381,7 @@ std::string stub_line(const std::string& name, const Overload& ov, const ApiSpec
     s += p.name;
     if (!spec.custom) {
       if (p.cpp >= 0) s += std::string(": ") + py_type(ov.fn->types[p.cpp]);
-      else if (p.cpp == -2) s += ": int";
+      else if (p.cpp == -2 || p.cpp == -3) s += ": int";
     }
     if (p.def) s += (spec.custom ? "=" : " = ") + spec.params[k].def;
   }
@@ -411,6 +413,8 @@ void init_ops(nb::module_& m) {
       PyParam pp{p.name, p.def.empty() ? nb::object() : literal_eval(nb::str(p.def.c_str())), -1};
       if (p.name == "batch_size")
         pp.cpp = -2;
+      else if (p.role == "ignored")
+        pp.cpp = -3;
       else if (next < explicit_params.size())
         pp.cpp = explicit_params[next++];
       ov.params.push_back(std::move(pp));

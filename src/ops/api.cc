@@ -91,7 +91,8 @@ ApiSpec parse_api_spec(const char* spec) {
     if (colon != std::string::npos) {
       p.role = trim(t.substr(colon + 1));
       t = trim(t.substr(0, colon));
-      if (p.role != "payload") return fail("unknown role '" + p.role + "' (only 'payload')");
+      if (p.role != "payload" && p.role != "ignored")
+        return fail("unknown role '" + p.role + "' (only 'payload' or 'ignored')");
     }
     p.name = t;
     if (p.name.empty()) return fail("a parameter without a name");

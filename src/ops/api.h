@@ -16,7 +16,8 @@
 //   onto the parameters other than ComputationGraph& (the current graph) and Device* (Python's
 //   `device=""`); a Python `batch_size` sets the batch of the Dim parameter; a trailing Python-only
 //   parameter selects the entry when the caller passes the value written in the spec (`update=False`
-//   picks const_lookup); trailing C++ parameters missing in Python take their C++ defaults. "@name(...)":
+//   picks const_lookup), unless written `name: ignored=0`: an int the original's Python takes and discards
+//   (sum_dim's n); trailing C++ parameters missing in Python take their C++ defaults. "@name(...)":
 //   the Python module converts the arguments itself (numpy arrays, updatable inputs). nullptr: C++ only.
 //   A function may have several entries (several Python names); only one of them gives the C++ spec.
 // From these entries tests/test_api.cc generates expr.h's declarations and docs/ops.md (and fails when
@@ -137,7 +138,7 @@ inline const char* public_name(const char* spec) {
 
 // A parsed spec: "name(a, b: payload, c = 1)" (C++) or "name(a, b=1)" (Python).
 struct ApiParamSpec {
-  std::string name, role, def;  // role: "" or "payload"; def: "" when there is no default
+  std::string name, role, def;  // role: "", "payload" or "ignored"; def: "" when there is no default
 };
 struct ApiSpec {
   bool custom = false;  // Python spec written "@name(...)": the module converts the arguments itself

@@ -260,7 +260,7 @@ Expression one_hot(ComputationGraph& g, unsigned d, const std::vector<unsigned>&
   const OneHotAttr h{d, static_cast<uint32_t>(ids.size())};
   return Expression(&g, add_blob(g, k_one_hot, attr_with_tail(h, ids.data(), ids.size()), device));
 }
-DYNET_API(one_hot, "one_hot", "one_hot(g, d, ids: payload, device = nullptr)", nullptr, Expression(ComputationGraph&, unsigned, const std::vector<unsigned>&, Device*));
+DYNET_API(one_hot, "one_hot", "one_hot(g, d, ids: payload, device = nullptr)", "one_hot(d, idx, device='')", Expression(ComputationGraph&, unsigned, const std::vector<unsigned>&, Device*));
 Expression zeros(ComputationGraph& g, const Dim& d, Device* dev) { return constant(g, d, 0.f, dev); }
 DYNET_API(zeros, "constant", "zeros(g, d, device = nullptr)", "zeros(dim, batch_size=1)", Expression(ComputationGraph&, const Dim&, Device*));
 Expression zeroes(ComputationGraph& g, const Dim& d, Device* dev) { return constant(g, d, 0.f, dev); }

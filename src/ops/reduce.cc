@@ -1146,7 +1146,7 @@ DYNET_API(std_batches, "std_batches", "std_batches(x)", "std_batches(x)", Expres
 Expression sum_dim(const Expression& x, const std::vector<unsigned>& dims, bool b) {
   return reduce_node(k_sum_dim, x, dims_mask(kSumDim, dims, b));
 }
-DYNET_API(sum_dim, "sum_dim", "sum_dim(x, dims, b = false)", "sum_dim(x, d, b=False, n=0)", Expression(const Expression&, const std::vector<unsigned>&, bool));
+DYNET_API(sum_dim, "sum_dim", "sum_dim(x, dims, b = false)", "sum_dim(x, d, b=False, n: ignored=0)", Expression(const Expression&, const std::vector<unsigned>&, bool));
 Expression sum_rows(const Expression& x) { return sum_dim(x, {0}); }
 DYNET_API(sum_rows, "sum_dim", "sum_rows(x)", nullptr, Expression(const Expression&));
 Expression sum_cols(const Expression& x) { return sum_dim(x, {1}); }

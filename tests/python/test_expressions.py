@@ -146,3 +146,19 @@ def test_dlpack_both_ways():
     assert np.array_equal(np.from_dlpack(x), np.arange(6).reshape(2, 3))
     y = dy.from_dlpack(np.arange(4, dtype=np.float32))
     assert np.array_equal(y.npvalue(), np.arange(4))
+
+
+def test_what_the_original_python_module_accepts():
+    """sum_dim's n (the original takes it and ignores it), one_hot of several indices (one per batch element),
+    value() of a 1x1 matrix (an array, as in the original; a float only for a one-element vector)."""
+    x = dy.inputTensor(np.arange(12.0).reshape(3, 4))
+    assert np.allclose(dy.sum_dim(x, [1], False, 2).npvalue(), [6, 22, 38])
+    assert np.allclose(dy.sum_dim(x, [1], n=5).npvalue(), [6, 22, 38])
+    with pytest.raises(TypeError):
+        dy.sum_dim(x, [1], False, "2")
+    h = dy.one_hot(4, [2, 0])
+    assert h.dim() == ((4,), 2)
+    assert np.array_equal(h.npvalue(), [[0, 1], [0, 0], [1, 0], [0, 0]])
+    one = dy.reshape(dy.sum_elems(x), (1, 1)).value()
+    assert isinstance(one, np.ndarray) and one.shape == (1, 1) and one[0, 0] == 66
+    assert isinstance(dy.sum_elems(x).value(), float)
