@@ -9,7 +9,7 @@ import pytest
 
 import dynet as dy
 from api_audit import compare, describe
-from conftest import ORIGINAL_PYTHON, REPO, original_available, original_env
+from conftest import NO_ORIGINAL, ORIGINAL_PYTHON, REPO, original_available, original_env
 
 SNAPSHOT = os.path.join(REPO, "tests", "python", "data", "dynet_2_1_api.json")
 
@@ -40,7 +40,7 @@ def test_audit_reports_differences():
         assert what in problems
 
 
-@pytest.mark.skipif(not original_available(), reason="the original DyNet (dyNET38) is not installed in bench/.venv")
+@pytest.mark.skipif(not original_available(), reason=NO_ORIGINAL)
 def test_snapshot_describes_the_installed_original(tmp_path):
     fresh = tmp_path / "api.json"
     subprocess.run([ORIGINAL_PYTHON, os.path.join(REPO, "tests", "python", "api_audit.py"), "--write", str(fresh)],

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ORIGINAL_PYTHON, original_available, original_env
+from conftest import NO_ORIGINAL, ORIGINAL_PYTHON, original_available, original_env
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "differential.py")
 
@@ -98,7 +98,7 @@ def ours(tmp_path_factory):
     return run(sys.executable, dict(os.environ), str(tmp_path_factory.mktemp("ours") / "ours.jsonl"))
 
 
-@pytest.mark.skipif(not original_available(), reason="the original DyNet (dyNET38) is not installed in bench/.venv")
+@pytest.mark.skipif(not original_available(), reason=NO_ORIGINAL)
 def test_ours_computes_what_the_original_computes(ours, tmp_path):
     original = run(ORIGINAL_PYTHON, original_env(), str(tmp_path / "original.jsonl"))
     assert set(original) == set(ours)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dynet as dy
-from conftest import ORIGINAL_PYTHON, original_available, original_env
+from conftest import NO_ORIGINAL, ORIGINAL_PYTHON, original_available, original_env
 
 
 
@@ -116,7 +116,7 @@ def test_builders_from_spec_check_the_spec():
         dy.StandardSoftmaxBuilder.from_spec((3,), pc)
 
 
-@pytest.mark.skipif(not original_available(), reason="the original DyNet (dyNET38) is not installed in bench/.venv")
+@pytest.mark.skipif(not original_available(), reason=NO_ORIGINAL)
 def test_files_interchange_with_the_original(tmp_path):
     # written by the original, read by ours
     base = str(tmp_path / "orig")
@@ -145,7 +145,7 @@ def test_files_interchange_with_the_original(tmp_path):
     subprocess.run([ORIGINAL_PYTHON, "-c", check], check=True, cwd=str(tmp_path), env=original_env())
 
 
-@pytest.mark.skipif(not original_available(), reason="the original DyNet (dyNET38) is not installed in bench/.venv")
+@pytest.mark.skipif(not original_available(), reason=NO_ORIGINAL)
 def test_op_signatures_match_the_original():
     """Every op function of the original module exists here with the same parameter names and defaults."""
     script = ("import sys, inspect, json; sys.argv=sys.argv[:1]; import _dynet as d\n"
