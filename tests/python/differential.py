@@ -806,6 +806,165 @@ def class_factored_softmax(I):
     return res
 
 
+# Whole training steps of the kind DyNet users write: several examples of different sizes in one graph,
+# their losses summed, one update. What autobatching batches here (strategies 1 and 2) must change nothing.
+def sentences(r, n, vocab, lo, hi):
+    return [list(r.randint(vocab, size=r.randint(lo, hi + 1))) for _ in range(n)]
+
+
+def training_steps(I, build_loss, steps=2):
+    trainer = dy.AdamTrainer(I.pc, 0.01)
+    set_all(I.pc, 31)
+    losses = []
+    for step in range(steps):
+        dy.renew_cg()
+        loss = build_loss(step)
+        losses.append(loss.scalar_value())
+        loss.backward()
+        trainer.update()
+    return {"losses": losses, "params": [arr(p.as_array()) for p in I.pc.parameters_list()],
+            "tables": [arr(p.as_array()) for p in I.pc.lookup_parameters_list()]}
+
+
+@case("program/bilstm_tagger")
+def bilstm_tagger(I):
+    pc = I.pc
+    E = pc.add_lookup_parameters((20, 5))
+    fwd, bwd = dy.VanillaLSTMBuilder(1, 5, 6, pc), dy.VanillaLSTMBuilder(1, 5, 6, pc)
+    W, b = pc.add_parameters((4, 12)), pc.add_parameters(4)
+    r = np.random.RandomState(32)
+    data = [(s, list(r.randint(4, size=len(s)))) for s in sentences(r, 6, 20, 1, 7)]
+
+    def loss(step):
+        terms = []
+        for words, tags in data[step::2] + data[:3]:
+            xs = [E[w] for w in words]
+            hs = [dy.concatenate([f, b_]) for f, b_ in zip(fwd.initial_state().transduce(xs),
+                                                          reversed(bwd.initial_state().transduce(reversed(xs))))]
+            terms += [dy.pickneglogsoftmax(W * h + b, t) for h, t in zip(hs, tags)]
+        return dy.esum(terms)
+    return training_steps(I, loss)
+
+
+@case("program/char_tagger_dropout_free")
+def char_tagger(I):
+    pc = I.pc
+    C = pc.add_lookup_parameters((12, 3))
+    chars = dy.LSTMBuilder(1, 3, 4, pc)
+    words = dy.GRUBuilder(1, 4, 5, pc)
+    W = pc.add_parameters((3, 5))
+    r = np.random.RandomState(33)
+    data = [[list(r.randint(12, size=r.randint(1, 5))) for _ in range(r.randint(2, 5))] for _ in range(5)]
+
+    def loss(step):
+        terms = []
+        for k, sent in enumerate(data):
+            reps = [chars.initial_state().transduce([C[c] for c in w])[-1] for w in sent]
+            for j, h in enumerate(words.initial_state().transduce(reps)):
+                terms.append(dy.pickneglogsoftmax(W * h, (j + k + step) % 3))
+        return dy.esum(terms)
+    return training_steps(I, loss)
+
+
+@case("program/tree_lstm")
+def tree_lstm(I):
+    pc = I.pc
+    E = pc.add_lookup_parameters((10, 4))
+    Wl, Wr, b = pc.add_parameters((4, 4)), pc.add_parameters((4, 4)), pc.add_parameters(4)
+    U, out = pc.add_parameters((12, 4)), pc.add_parameters((2, 4))
+    r = np.random.RandomState(34)
+
+    def tree(depth):
+        if depth == 0 or r.rand() < 0.3:
+            return int(r.randint(10))
+        return (tree(depth - 1), tree(depth - 1))
+    trees = [tree(3) for _ in range(6)]
+
+    def encode(t):
+        if isinstance(t, int):
+            return dy.tanh(E[t])
+        left, right = encode(t[0]), encode(t[1])
+        gates = U * (left + right)
+        i, o = dy.logistic(dy.pick_range(gates, 0, 4)), dy.logistic(dy.pick_range(gates, 4, 8))
+        u = dy.tanh(dy.pick_range(gates, 8, 12))
+        c = dy.cmult(i, u) + dy.tanh(Wl * left + Wr * right + b)
+        return dy.cmult(o, dy.tanh(c))
+
+    def loss(step):
+        return dy.esum([dy.pickneglogsoftmax(out * encode(t), (k + step) % 2) for k, t in enumerate(trees)])
+    return training_steps(I, loss)
+
+
+@case("program/attention")
+def attention(I):
+    pc = I.pc
+    E = pc.add_lookup_parameters((8, 4))
+    enc = dy.VanillaLSTMBuilder(1, 4, 4, pc)
+    dec = dy.VanillaLSTMBuilder(1, 8, 4, pc)
+    Wa, va, Wo = pc.add_parameters((5, 8)), pc.add_parameters((1, 5)), pc.add_parameters((8, 8))
+    r = np.random.RandomState(35)
+    pairs = [(s, list(reversed(s))) for s in sentences(r, 4, 8, 2, 5)]
+
+    def loss(step):
+        terms = []
+        for src, tgt in pairs:
+            hs = enc.initial_state().transduce([E[w] for w in src])
+            H = dy.concatenate_cols(hs)
+            s = dec.initial_state()
+            ctx = dy.zeros(4)
+            prev = 0
+            for w in tgt:
+                s = s.add_input(dy.concatenate([E[prev], ctx]))
+                h = s.output()
+                scores = dy.transpose(va * dy.tanh(Wa * dy.concatenate([H, dy.concatenate_cols([h] * len(hs))])))
+                ctx = H * dy.softmax(scores)
+                terms.append(dy.pickneglogsoftmax(Wo * dy.concatenate([h, ctx]), w))
+                prev = w
+        return dy.esum(terms)
+    return training_steps(I, loss)
+
+
+@case("program/value_reads")
+def value_reads(I):
+    """Values read mid-graph (a greedy decision per step), then the loss over all of it."""
+    pc = I.pc
+    E = pc.add_lookup_parameters((6, 3))
+    rnn = dy.GRUBuilder(1, 3, 4, pc)
+    W = pc.add_parameters((6, 4))
+
+    def loss(step):
+        terms = []
+        for start in range(3):
+            s, w = rnn.initial_state(), (start + step) % 6
+            for _ in range(4):
+                s = s.add_input(E[w])
+                scores = W * s.output()
+                w = int(np.argmax(scores.npvalue()))
+                terms.append(dy.pickneglogsoftmax(scores, (w + 1) % 6))
+        return dy.esum(terms)
+    return training_steps(I, loss)
+
+
+@case("program/minibatched")
+def minibatched(I):
+    """DyNet's manual minibatching: lookup_batch, pickneglogsoftmax_batch, sum_batches."""
+    pc = I.pc
+    E = pc.add_lookup_parameters((15, 4))
+    rnn = dy.VanillaLSTMBuilder(2, 4, 5, pc)
+    W, b = pc.add_parameters((15, 5)), pc.add_parameters(15)
+    r = np.random.RandomState(36)
+    batch = r.randint(15, size=(5, 3))
+
+    def loss(step):
+        s = rnn.initial_state()
+        terms = []
+        for t in range(4):
+            s = s.add_input(dy.lookup_batch(E, list(batch[t])))
+            terms.append(dy.pickneglogsoftmax_batch(W * s.output() + b, list(batch[t + 1])))
+        return dy.sum_batches(dy.esum(terms)) / 3
+    return training_steps(I, loss)
+
+
 # Common mistakes, one case each (the original aborts on some: a scalar_value of a vector).
 for name, build in [("scalar_of_vector", lambda I: I.v3.scalar_value()),
                     ("esum_empty", lambda I: dy.esum([])),
