@@ -564,10 +564,12 @@ class _MetaUnpickler(_pickle.Unpickler):
 def load_generator(basename, params):
     data, meta = basename + ".data", basename + ".meta"
     with open(meta, "rb") as mf:
-        unpickler = _MetaUnpickler(mf)
         while True:
+            # An unpickler per entry: each entry is a pickle of its own, whose memo indices start at 0 (one
+            # unpickler's memo would go on from the previous entry's, so a reference to an earlier object,
+            # such as the builder class in a BiRNNBuilder's spec, would find the wrong one).
             try:
-                entry = unpickler.load()
+                entry = _MetaUnpickler(mf).load()
             except EOFError:
                 return
             kind, name = entry[0], entry[-1]
