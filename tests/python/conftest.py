@@ -2,6 +2,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 # dynet reads --dynet-* flags from sys.argv at import; pytest's own arguments are not for it.
@@ -41,3 +42,34 @@ def original_available():
 def fresh_graph():
     dy.renew_cg()
     yield
+
+
+def mismatch(x, y, path):
+    """The first place where two results differ (None if they agree within float tolerance)."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        if set(x) != set(y):
+            return "%s: fields %s against %s" % (path, sorted(x), sorted(y))
+        for k in x:
+            m = None if k == "message" else mismatch(x[k], y[k], path + "." + k)
+            if m:
+                return m
+        return None
+    if isinstance(x, list) and isinstance(y, list):
+        try:
+            a, b = np.array(x, dtype=np.float64), np.array(y, dtype=np.float64)
+        except (ValueError, TypeError):  # ragged: element by element
+            if len(x) != len(y):
+                return "%s: %d items against %d" % (path, len(x), len(y))
+            for k, (u, v) in enumerate(zip(x, y)):
+                m = mismatch(u, v, "%s[%d]" % (path, k))
+                if m:
+                    return m
+            return None
+        if a.shape != b.shape:
+            return "%s: shape %s against %s" % (path, a.shape, b.shape)
+        if not np.allclose(a, b, rtol=2e-4, atol=2e-5, equal_nan=True):
+            return "%s: %s against %s" % (path, a.ravel()[:8], b.ravel()[:8])
+        return None
+    if isinstance(x, float) and isinstance(y, float):
+        return None if np.isclose(x, y, rtol=2e-4, atol=2e-5, equal_nan=True) else "%s: %r against %r" % (path, x, y)
+    return None if x == y else "%s: %r against %r" % (path, x, y)
