@@ -965,6 +965,52 @@ def minibatched(I):
     return training_steps(I, loss)
 
 
+# Edge values: ties, kinks, zeros, infinities, large logits. What each op's value and gradient is there.
+VALUES.update({"ties": np.array([[0.5, 0.5, -0.2, 0.0], [0.0, 0.0, 0.0, 0.0], [-1.0, 0.3, 0.3, 0.3]]),
+               "big": np.array([800.0, 0.0, -800.0]), "kink3": np.array([0.0, 1.0, -1.0]),
+               "zero4": np.zeros(4), "one3": np.array([1.0, 1.0, 1.0])})
+for name, build in [
+        ("edge/abs_at_0", lambda I: dy.abs(I.ties)),
+        ("edge/rectify_at_0", lambda I: dy.rectify(I.ties)),
+        ("edge/elu_at_0", lambda I: dy.elu(I.ties)),
+        ("edge/selu_at_0", lambda I: dy.selu(I.ties)),
+        ("edge/max_dim_ties", lambda I: dy.max_dim(I.ties)),
+        ("edge/max_dim_ties/d1", lambda I: dy.max_dim(I.ties, d=1)),
+        ("edge/min_dim_ties", lambda I: dy.min_dim(I.ties, d=1)),
+        ("edge/bmax_ties", lambda I: dy.bmax(I.ties, I.ties * 0)),
+        ("edge/bmin_ties", lambda I: dy.bmin(I.ties, I.ties * 0)),
+        ("edge/emax_ties", lambda I: dy.emax([I.ties, I.ties * 0, I.ties])),
+        ("edge/kmax_ties", lambda I: dy.kmax_pooling(I.ties, 2)),
+        ("edge/argmax_ties", lambda I: dy.argmax(dy.reshape(I.ties, (12,)), "straight_through_gradient")),
+        ("edge/l1_at_0", lambda I: dy.l1_distance(I.ties, I.ties * 0)),
+        ("edge/huber_at_c", lambda I: dy.huber_distance(I.kink3 * 1.345, I.kink3 * 0)),
+        ("edge/hinge_at_margin", lambda I: dy.hinge(I.kink3, 1, m=1.0)),
+        ("edge/hinge_zero", lambda I: dy.hinge(I.kink3 * 5, 1)),
+        ("edge/sparsemax_ties", lambda I: dy.sparsemax(I.one3)),
+        ("edge/softmax_big", lambda I: dy.softmax(I.big)),
+        ("edge/log_softmax_big", lambda I: dy.log_softmax(I.big)),
+        ("edge/logsumexp_big", lambda I: dy.logsumexp([dy.pick(I.big, 0), dy.pick(I.big, 1)])),
+        ("edge/logsumexp_dim_big", lambda I: dy.logsumexp_dim(I.big)),
+        ("edge/pickneglogsoftmax_big", lambda I: dy.pickneglogsoftmax(I.big, 2)),
+        ("edge/logistic_big", lambda I: dy.logistic(I.big)),
+        ("edge/log_sigmoid_big", lambda I: dy.log_sigmoid(I.big)),
+        ("edge/tanh_big", lambda I: dy.tanh(I.big)),
+        ("edge/softsign_big", lambda I: dy.softsign(I.big)),
+        ("edge/exp_big", lambda I: dy.exp(I.big * 0.1)),
+        ("edge/log_zero", lambda I: dy.log(I.zero4)),
+        ("edge/sqrt_zero", lambda I: dy.sqrt(I.zero4)),
+        ("edge/l2_norm_zero", lambda I: dy.l2_norm(I.zero4)),
+        ("edge/cdiv_zero", lambda I: dy.cdiv(I.one3, I.kink3)),
+        ("edge/std_elems_constant", lambda I: dy.std_elems(I.one3)),
+        ("edge/layer_norm_constant", lambda I: dy.layer_norm(I.one3, I.one3, I.kink3)),
+        ("edge/pow_zero", lambda I: dy.pow(I.zero4, dy.scalarInput(2.0))),
+        ("edge/cube_big", lambda I: dy.cube(I.big)),
+        ("edge/binary_log_loss_ends", lambda I: dy.binary_log_loss(dy.inputVector([0.0, 1.0, 0.5]), I.kink3 * 0 + 0.5)),
+        ("edge/dropout_one", lambda I: dy.dropout(I.one3, 1.0)),
+        ("edge/weight_norm_zero", lambda I: dy.weight_norm(I.zero4, I.s))]:
+    simple(name, build)
+
+
 # Common mistakes, one case each (the original aborts on some: a scalar_value of a vector).
 for name, build in [("scalar_of_vector", lambda I: I.v3.scalar_value()),
                     ("esum_empty", lambda I: dy.esum([])),
