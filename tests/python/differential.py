@@ -1011,6 +1011,51 @@ for name, build in [
     simple(name, build)
 
 
+# Arguments as real programs pass them: numpy scalars and arrays for indices and values, tuples for dims.
+for name, build in [
+        ("numpy/pick_int64", lambda I: dy.pick(I.v3, np.int64(2))),
+        ("numpy/pick_batch_array", lambda I: dy.pick_batch(I.bv, np.array([2, 0]))),
+        ("numpy/lookup_int64", lambda I: dy.lookup(I.lp, np.int64(3))),
+        ("numpy/lookup_getitem_int32", lambda I: I.lp[np.int32(4)]),
+        ("numpy/lookup_batch_array", lambda I: dy.lookup_batch(I.lp, np.array([1, 5, 1]))),
+        ("numpy/pickneglogsoftmax_batch_array", lambda I: dy.pickneglogsoftmax_batch(I.bv, np.array([1, 2]))),
+        ("numpy/inputVector_array", lambda I: dy.inputVector(np.array([1.0, 2.0, -1.0])) + I.v3),
+        ("numpy/inputTensor_float32", lambda I: dy.inputTensor(np.arange(12, dtype=np.float32).reshape(3, 4)) + I.m34),
+        ("numpy/inputTensor_int", lambda I: dy.inputTensor(np.arange(12).reshape(3, 4)) + I.m34),
+        ("numpy/inputTensor_list_of_lists", lambda I: dy.inputTensor([[1.0, 2.0, 3.0, 4.0]] * 3) + I.m34),
+        ("numpy/inputTensor_fortran", lambda I: dy.inputTensor(np.asfortranarray(VALUES["m34"])) + I.m34),
+        ("numpy/inputTensor_transposed_view", lambda I: dy.inputTensor(VALUES["m43"].T) + I.m34),
+        ("numpy/scalar_right", lambda I: I.m34 * np.float32(2.0)),
+        ("numpy/scalar_add", lambda I: I.m34 + np.float64(0.5)),
+        ("numpy/scalar_div", lambda I: I.m34 / np.float64(4.0)),
+        ("numpy/scalarInput_float32", lambda I: dy.scalarInput(np.float32(1.5)) * I.s),
+        ("numpy/reshape_tuple_of_int64", lambda I: dy.reshape(I.m34, (np.int64(4), np.int64(3)))),
+        ("numpy/select_rows_array", lambda I: dy.select_rows(I.m34, np.array([2, 0]))),
+        ("numpy/pick_range_int64", lambda I: dy.pick_range(I.v4, np.int64(1), np.int64(3))),
+        ("numpy/dropout_float32", lambda I: dy.dropout(I.m34, np.float32(0.0))),
+        ("tensor3/transpose_dims", lambda I: dy.transpose(I.t234, [2, 0, 1])),
+        ("tensor3/sum_dim_2", lambda I: dy.sum_dim(I.t234, [2])),
+        ("tensor3/sum_dim_0_2", lambda I: dy.sum_dim(I.t234, [0, 2])),
+        ("tensor3/mean_dim_1", lambda I: dy.mean_dim(I.t234, [1], False)),
+        ("tensor3/max_dim_2", lambda I: dy.max_dim(I.t234, d=2)),
+        ("tensor3/concatenate_d2", lambda I: dy.concatenate([I.t234, I.t234 * 2], d=2)),
+        ("tensor3/concatenate_d1", lambda I: dy.concatenate([I.t234, I.t234], d=1)),
+        ("tensor3/pick_d2", lambda I: dy.pick(I.t234, 3, dim=2)),
+        ("tensor3/pick_range_d2", lambda I: dy.pick_range(I.t234, 1, 3, d=2)),
+        ("tensor3/reshape", lambda I: dy.reshape(I.t234, (4, 6))),
+        ("tensor3/softmax", lambda I: dy.softmax(I.t234)),
+        ("tensor3/logsumexp_dim_1", lambda I: dy.logsumexp_dim(I.t234, d=1)),
+        ("tensor3/cumsum_d2", lambda I: dy.cumsum(I.t234, d=2)),
+        ("tensor3/strided_select", lambda I: dy.strided_select(I.t234, [1, 2, 2], [0, 0, 1], [2, 3, 4])),
+        ("tensor3/select_cols", lambda I: dy.select_cols(I.t234, [2, 0])),
+        ("tensor3/std_dim", lambda I: dy.std_dim(I.t234, [0, 1], False)),
+        ("tensor3/moment_dim", lambda I: dy.moment_dim(I.t234, [2], 3, False)),
+        ("tensor3/cmult_broadcast", lambda I: dy.cmult(I.t234, dy.reshape(I.b23, (2, 3, 1)))),
+        ("tensor3/kmax_pooling", lambda I: dy.kmax_pooling(I.t234, 2, d=2)),
+        ("tensor3/transpose_batched", lambda I: dy.transpose(dy.concatenate_to_batch([I.t234, I.t234 * 3]), [1, 2, 0]))]:
+    simple(name, build)
+
+
 # Common mistakes, one case each (the original aborts on some: a scalar_value of a vector).
 for name, build in [("scalar_of_vector", lambda I: I.v3.scalar_value()),
                     ("esum_empty", lambda I: dy.esum([])),
