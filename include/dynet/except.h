@@ -17,6 +17,12 @@ class cuda_not_implemented : public std::logic_error {
  public:
   explicit cuda_not_implemented(const std::string& what_arg) : std::logic_error(what_arg) {}
 };
+// An Expression used after its graph was cleared (renew_cg) or destroyed. In Python it is
+// dynet.StaleExpressionError, both a ValueError (what the original's Python module raises) and a RuntimeError.
+class stale_expression : public std::runtime_error {
+ public:
+  explicit stale_expression(const std::string& what_arg) : std::runtime_error(what_arg) {}
+};
 class cuda_exception : public std::runtime_error {
  public:
   explicit cuda_exception(const std::string& what_arg) : std::runtime_error(what_arg) {}

@@ -72,6 +72,11 @@ class Expression:
 
     def __getitem__(self, arg: object, /) -> Expression: ...
 
+class StaleExpressionError(ValueError, RuntimeError):
+    """
+    An Expression used after renew_cg() or after its graph was destroyed (a ValueError, as in the original DyNet, and a RuntimeError).
+    """
+
 class Tensor:
     """
     A copy of an expression's value (Expression.tensor_value()), or the indices computed from one. as_numpy() has DyNet's layout: the dims, then the batch as the last axis.

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "dynet/except.h"
 #include "ext.h"
 
 namespace dynet::py {
@@ -48,6 +49,8 @@ void raise_from_cpp() {
     throw;
   } catch (nb::python_error& e) {
     e.restore();
+  } catch (const stale_expression& e) {
+    PyErr_SetString(StaleExpressionError, e.what());
   } catch (const nb::builtin_exception& e) {
     PyObject* type = PyExc_RuntimeError;
     switch (e.type()) {
@@ -82,6 +85,7 @@ void raise_from_cpp() {
 // ---------------------------------------------------------------------------------------------
 // Expression objects. A free list keeps allocation off the hot path (one object per op call).
 PyTypeObject* ExprType = nullptr;
+PyObject* StaleExpressionError = nullptr;
 namespace {
 constexpr int kFreeListMax = 4096;
 PyExpr* g_free_list[kFreeListMax];
@@ -257,6 +261,21 @@ void init_expression(nb::module_& m) {
   if (!type) throw nb::python_error();
   ExprType = reinterpret_cast<PyTypeObject*>(type);
   m.attr("Expression") = nb::handle(type);
+  nb::object bases = nb::make_tuple(nb::handle(PyExc_ValueError), nb::handle(PyExc_RuntimeError));
+  StaleExpressionError = PyErr_NewExceptionWithDoc(
+      "dynet._dynet.StaleExpressionError",
+      "An Expression used after renew_cg() or after its graph was destroyed (a ValueError, as in the original "
+      "DyNet, and a RuntimeError).",
+      bases.ptr(), nullptr);
+  if (!StaleExpressionError) throw nb::python_error();
+  m.attr("StaleExpressionError") = nb::handle(StaleExpressionError);
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const stale_expression& e) {
+      PyErr_SetString(StaleExpressionError, e.what());
+    }
+  });
 }
 
 }  // namespace dynet::py

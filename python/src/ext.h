@@ -51,6 +51,8 @@ struct PyExpr {
   Settable kind;
 };
 extern PyTypeObject* ExprType;
+// dynet.StaleExpressionError: a subclass of ValueError (the original's) and RuntimeError.
+extern PyObject* StaleExpressionError;
 // The operators + - * / ** and unary minus, for any type to_expr accepts (Parameters too).
 PyType_Slot* expression_number_slots();
 PyObject* wrap(const Expression& e);

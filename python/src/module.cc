@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "core/device.h"
+#include "dynet/except.h"
 #include "dynet/globals.h"
 #include "dynet/init.h"
 #include "dynet/io.h"
@@ -49,7 +50,7 @@ Expression expr_of(nb::handle h) {
 }
 
 const Tensor& value_of(const Expression& e, bool recalculate) {
-  if (e.is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
+  if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
   if (recalculate) return e.pg->forward(e);
   return e.pg->incremental_forward(e);
 }
@@ -72,7 +73,7 @@ void set_expression(nb::handle self, nb::handle value) {
   if (p->kind == Settable::None)
     throw std::invalid_argument("set: this expression cannot be updated (only inputs made by vecInput, inputVector, "
                                 "inputTensor, scalarInput, matInput and inputMatrix, and lookups and picks can)");
-  if (p->e.is_stale()) throw std::runtime_error("set: Attempt to use a stale expression.");
+  if (p->e.is_stale()) throw stale_expression("set: Attempt to use a stale expression.");
   switch (p->kind) {
     case Settable::Values: {
       auto& v = *static_cast<std::vector<float>*>(p->slot);
@@ -109,7 +110,7 @@ void set_expression(nb::handle self, nb::handle value) {
 VariableIndex node_of(ComputationGraph& g, nb::handle index) {
   Expression e;
   if (to_expr(index.ptr(), e)) {
-    if (e.is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
+    if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
     if (e.pg != &g) throw std::invalid_argument("the expression belongs to another ComputationGraph");
     return e.i;
   }
@@ -256,16 +257,16 @@ void init_module(nb::module_& m) {
          "recalculate"_a = false);
   method("forward", [](const Expression& e, bool recalculate) { value_of(e, recalculate); }, "recalculate"_a = false);
   method("gradient", [](const Expression& e) {
-    if (e.is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
+    if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
     return to_numpy(e.gradient());
   });
   method("backward", [](const Expression& e, bool full) {
-    if (e.is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
+    if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
     e.pg->incremental_forward(e);
     e.pg->backward(e, full);
   }, "full"_a = false);
   method("dim", [](const Expression& e) {
-    if (e.is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
+    if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
     const Dim& d = e.dim();
     std::vector<unsigned> dims(d.d, d.d + d.nd);
     return std::make_pair(nb::tuple(nb::cast(dims)), d.bd);
@@ -280,7 +281,7 @@ void init_module(nb::module_& m) {
   method("__dlpack__", [](const Expression& e, nb::kwargs) { return to_numpy_float32(value_of(e, false)).attr("__dlpack__")(); });
   method("__dlpack_device__", [](const Expression&) { return std::make_pair(1, 0); });  // kDLCPU, device 0
   method("__getitem__", [](const Expression& e, nb::handle key) -> Expression {
-    if (e.is_stale()) throw std::runtime_error("Attempt to use a stale expression.");
+    if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
     if (PyLong_Check(key.ptr())) {
       long long i = nb::cast<long long>(key);
       const long long n = e.dim()[0];

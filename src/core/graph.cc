@@ -13,6 +13,7 @@
 #include "core/device.h"
 #include "core/executor.h"
 #include "core/param_lock.h"
+#include "dynet/except.h"
 #include "dynet/graph.h"
 #include "dynet/timing.h"
 
@@ -450,7 +451,7 @@ namespace {
 void check_live(const Expression& e) {
   if (e.pg == nullptr) throw std::runtime_error("Expression: uninitialised expression (no graph)");
   if (!e.is_stale()) return;
-  throw std::runtime_error(
+  throw stale_expression(
       "Attempt to use a stale expression: the graph this expression belongs to was cleared or destroyed.");
 }
 }  // namespace

@@ -1,6 +1,7 @@
 #include <stdexcept>
 
 #include "core/op.h"
+#include "dynet/except.h"
 
 namespace dynet {
 
@@ -58,9 +59,9 @@ namespace {
 void check_arg(const char* op, const Expression& x, const ComputationGraph* g, uint64_t id) {
   if (x.pg == nullptr) throw std::invalid_argument(std::string(op) + ": uninitialised Expression argument");
   if (x.is_stale())
-    throw std::runtime_error(std::string(op) +
-                             ": Attempt to use a stale expression: the graph this expression belongs to was "
-                             "cleared or destroyed.");
+    throw stale_expression(std::string(op) +
+                           ": Attempt to use a stale expression: the graph this expression belongs to was "
+                           "cleared or destroyed.");
   if (x.pg != g || x.graph_id != id)
     throw std::invalid_argument(std::string(op) + ": arguments come from different ComputationGraphs");
   if (x.i >= g->size())

@@ -25,12 +25,16 @@ def test_shape_errors_are_value_errors_naming_the_op():
 
 
 def test_stale_expression_raises():
+    # dynet.StaleExpressionError: a ValueError as in the original, and a RuntimeError
+    assert issubclass(dy.StaleExpressionError, ValueError) and issubclass(dy.StaleExpressionError, RuntimeError)
     x = dy.inputVector([1.0])
     dy.renew_cg()
-    with pytest.raises(RuntimeError, match="stale"):
+    with pytest.raises(dy.StaleExpressionError, match="stale"):
         x.value()
-    with pytest.raises(RuntimeError, match="stale"):
+    with pytest.raises(ValueError, match="stale"):
         dy.tanh(x)
+    with pytest.raises(RuntimeError, match="stale"):
+        x + dy.inputVector([2.0])
 
 
 def test_wrong_types_are_type_errors():
