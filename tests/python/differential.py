@@ -1056,6 +1056,47 @@ for name, build in [
     simple(name, build)
 
 
+@case("trainer/update_subset")
+def trainer_update_subset(I):
+    W = I.pc.add_parameters((2, 3), init=dy.NumpyInitializer(VALUES["m34"][:2, :3]))
+    V = I.pc.add_parameters((2, 3), init=dy.NumpyInitializer(VALUES["n34"][:2, :3]))
+    E = I.pc.add_lookup_parameters((6, 3), init=VALUES["E"])
+    trainer = dy.AdamTrainer(I.pc, 0.1)
+    out = []
+    for subset in (([1], [0]), ([0], []), ([], [0])):
+        dy.renew_cg()
+        x = dy.inputVector(list(VALUES["v3"]))
+        loss = dy.sum_elems(dy.tanh((W + V) * x + dy.pick_range(E[1], 0, 2)))
+        loss.forward()
+        loss.backward()
+        trainer.update_subset(*subset)
+        out.append([arr(W.as_array()), arr(V.as_array()), arr(E.as_array())])
+    return {"after": out}
+
+
+@case("trainer/properties")
+def trainer_properties(I):
+    W = I.pc.add_parameters((2, 3), init=dy.NumpyInitializer(VALUES["m34"][:2, :3]))
+    trainer = dy.MomentumSGDTrainer(I.pc, 0.1)
+    out = {"lr": trainer.learning_rate, "clip": trainer.get_clip_threshold()}
+    for step in range(3):
+        dy.renew_cg()
+        loss = dy.sum_elems(W * dy.inputVector(list(VALUES["v3"])) * (step + 1.0))
+        loss.forward()
+        loss.backward()
+        trainer.learning_rate = 0.05 * (step + 1)
+        trainer.update()
+    trainer.restart(0.2)
+    out.update({"W": arr(W.as_array()), "lr_after": trainer.learning_rate})
+    return out
+
+
+def stale_after_renew(I):
+    x = dy.tanh(I.v3)
+    dy.renew_cg()
+    return x + dy.inputVector([1.0, 2.0, 3.0])
+
+
 # Common mistakes, one case each (the original aborts on some: a scalar_value of a vector).
 for name, build in [("scalar_of_vector", lambda I: I.v3.scalar_value()),
                     ("esum_empty", lambda I: dy.esum([])),
@@ -1064,7 +1105,9 @@ for name, build in [("scalar_of_vector", lambda I: I.v3.scalar_value()),
                     ("pick_out_of_range", lambda I: dy.pick(I.v3, 5)),
                     ("lookup_out_of_range", lambda I: dy.lookup(I.lp, 9)),
                     ("reshape_size", lambda I: dy.reshape(I.m34, (5,))),
-                    ("concatenate_shapes", lambda I: dy.concatenate([I.m34, I.m43]))]:
+                    ("concatenate_shapes", lambda I: dy.concatenate([I.m34, I.m43])),
+                    ("stale_expression", lambda I: stale_after_renew(I)),
+                    ("stale_npvalue", lambda I: stale_after_renew(I).npvalue())]:
     simple("error/" + name, build)
 
 names = [c[0] for c in CASES]

@@ -23,6 +23,7 @@ ORIGINAL_WRONG = {
     "std_batches": ("grads", "a batch of one gives 0/0 = NaN there, 0 here"),
     "class_factored_softmax": ("full logits", "its full logits add each word's probability in its class, not its log, "
                                "to the class's log-probability: ours are log p(class) + log p(word | class)"),
+    "trainer/update_subset": ("after", "its update_subset changes nothing: no parameter, no gradient, no count"),
     "edge/l2_norm_zero": ("grads", "NaN there; 0 here (a subgradient)"),
     "edge/std_elems_constant": ("grads", "NaN there; 0 here (a subgradient)"),
     "edge/layer_norm_constant": ("grads", "NaN there; here the derivative of g (x - mean) / (std + 1e-8), the "
