@@ -114,8 +114,18 @@ void init_builders(nb::module_& m) {
           return out;
         });
       })
-      .def("get_parameter_expressions", [](RNNBuilder& b) {
-        return with_layers(b, [](auto& x) { return x.get_parameter_expressions(); });
+      .def("get_parameter_expressions", [](nb::pointer_and_handle<RNNBuilder> self) {
+        auto layers = with_layers(*self.p, [](auto& x) { return x.get_parameter_expressions(); });
+        // Before initial_state in the current graph the builder's expressions are missing or stale: DyNet
+        // raises ValueError then, and programs test for it.
+        bool stale = layers.empty();
+        for (auto& layer : layers)
+          for (auto& e : layer) stale = stale || e.is_stale();
+        if (stale)
+          throw nb::value_error(("Attempt to use a stale expression, renew CG and/or call initial_state before "
+                                 "accessing " + nb::cast<std::string>(nb::getattr(self.h.type(), "__name__")) +
+                                 " internal parameters expression").c_str());
+        return layers;
       });
   nb::class_<SimpleRNNBuilder, RNNBuilder>(m, "SimpleRNNBuilder")
       .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, bool>(), "layers"_a, "input_dim"_a,

@@ -300,7 +300,8 @@ void init_module(nb::module_& m) {
       if (!PySlice_Check(keys[k].ptr())) throw nb::type_error("Expression: tuple indices must be slices");
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(keys[k].ptr(), &start, &stop, &step) < 0) throw nb::python_error();
-      PySlice_AdjustIndices(k < d.nd ? d[k] : 1, &start, &stop, step);
+      // The index after the dims is the batch's (DyNet: x[:, :, 1:] of a batched matrix slices the batch).
+      PySlice_AdjustIndices(k < d.nd ? d[k] : k == d.nd ? d.bd : 1, &start, &stop, step);
       if (step <= 0) throw std::invalid_argument("Expression slices need a positive step");
       strides.push_back(static_cast<int>(step));
       from.push_back(static_cast<int>(start));
@@ -632,6 +633,18 @@ void init_module(nb::module_& m) {
     custom_ops()[name] = nb::cpp_function(std::forward<decltype(f)>(f), nb::name(name), args...);
   };
   custom("inputTensor", [](nb::handle arr, bool batched, nb::object device, bool reusable_expr) {
+    // A list of numpy arrays is a batch, one element per array (DyNet stacks them on a last axis).
+    nb::object stacked;
+    if (PyList_Check(arr.ptr()) && PyList_GET_SIZE(arr.ptr()) > 0) {
+      nb::object np = nb::module_::import_("numpy"), ndarray = np.attr("ndarray");
+      bool all_arrays = true;
+      for (nb::handle x : nb::borrow<nb::list>(arr)) all_arrays = all_arrays && nb::isinstance(x, ndarray);
+      if (all_arrays) {
+        stacked = np.attr("stack")(arr, "axis"_a = -1);
+        arr = stacked;
+        batched = true;
+      }
+    }
     auto [dims, v] = from_array(arr, "inputTensor");
     unsigned bd = 1;
     if (batched) {

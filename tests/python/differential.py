@@ -781,6 +781,50 @@ def input_set(I):
     return {"first": first, "second": second}
 
 
+# A list of numpy arrays is a batch (one element per array), whatever the arrays' rank; a list of numbers or
+# of lists is one tensor.
+simple("inputTensor/list_of_vectors", lambda I: dy.cmult(dy.inputTensor([VALUES["v3"], VALUES["u3"]]), I.x3))
+simple("inputTensor/list_of_matrices", lambda I: dy.cmult(dy.inputTensor([VALUES["m32"], VALUES["b32"]]), I.c32))
+
+
+@case("inputTensor/lists")
+def input_tensor_lists(I):
+    out = {}
+    for name, value, batched in [("scalars", [np.asarray(1.5), np.asarray(-2.0), np.asarray(0.5)], False),
+                                 ("vectors/batched", [VALUES["v3"], VALUES["u3"]], True),
+                                 ("numbers", [1.0, 2.0, 3.0], False), ("lists", [[1.0, 2.0], [3.0, 4.0]], False),
+                                 ("mixed", [VALUES["b2"], [3.0, 4.0]], False),
+                                 ("int_arrays", [np.arange(3), np.arange(3, 6)], False)]:
+        e = dy.inputTensor(value, batched=batched)
+        out[name] = {"dim": [list(e.dim()[0]), e.dim()[1]], "value": arr(e.npvalue())}
+    return out
+
+
+# Slices of a batched expression: an index after the dims slices the batch.
+simple("getitem/batch_axis", lambda I: I.bm[1:, ::2, 1:])
+simple("getitem/batch_axis_all", lambda I: I.bv[:2, :])
+
+
+@case("builder/parameter_expressions_stale")
+def parameter_expressions_stale(I):
+    """get_parameter_expressions before initial_state, or after renew_cg, raises ValueError."""
+    out = {}
+    for cls in (dy.SimpleRNNBuilder, dy.GRUBuilder, dy.VanillaLSTMBuilder, dy.CoupledLSTMBuilder, dy.FastLSTMBuilder):
+        builder = cls(1, 2, 3, I.pc)
+        steps = []
+        for action in ("fresh", "initial_state", "renew_cg"):
+            if action == "initial_state":
+                builder.initial_state()
+            elif action == "renew_cg":
+                dy.renew_cg()
+            try:
+                steps.append([[list(e.dim()[0]) for e in layer] for layer in builder.get_parameter_expressions()])
+            except Exception as e:
+                steps.append(type(e).__name__)
+        out[cls.__name__] = steps
+    return out
+
+
 @case("class_factored_softmax")
 def class_factored_softmax(I):
     import os
