@@ -473,7 +473,7 @@ TEST(Devices, ForwardTimeChecksThrowAsOnTheCpu) {
     });
     expect_forward_error(dev, "(batch element 1)", [](ComputationGraph& g, Device* d) {
       return constrained_softmax(input(g, Dim({2}), {1.f, 2.f}, d),
-                                 input(g, Dim({2}, 2), {0.5f, 0.5f, 0.4f, 0.4f}, d));
+                                 input(g, Dim({2}, 2), {0.5f, 0.5f, 0.4f, -0.4f}, d));
     });
     expect_forward_error(dev, "hinge: index 7 out of range", [](ComputationGraph& g, Device* d) {
       index = 1;

@@ -174,7 +174,7 @@ DYNET_DEVICE_KERNELS("pickneglogsoftmax", pnls_dev_fwd, pnls_dev_bwd);
 // and their number (defined with the CPU kernels below; the CUDA pass links to the host pass's definition).
 const unsigned* sparsemax_loss_support(AttrView a, const Dim& x, size_t* n);
 // Throws unless constrained_softmax's bounds for output batch element b (n of them at ub, host memory) are
-// non-negative and sum to 1 or more (defined with the CPU kernels below).
+// non-negative (defined with the CPU kernels below).
 void check_constrained_bounds(const float* ub, size_t n, size_t b);
 
 namespace {
@@ -326,6 +326,15 @@ DYNET_DEVICE_KERNELS("sparsemax_loss", sparsemax_loss_dev_fwd, sparsemax_loss_de
 // saturated[k] = 1 for the rows at their bound, saturated[n] = the saturated mass. q: n floats of scratch.
 DYNET_HD inline void constrained_softmax_column(const float* x, const float* u, size_t n, float* q, float* p,
                                                 float* saturated) {
+  // Bounds summing to less than 1 admit no distribution: every row is then at its bound (p = u, the limit
+  // of min(u_k, c exp(x_k)) as c grows), as in DyNet, whose tutorial calls it so.
+  double bound_sum = 0;
+  for (size_t k = 0; k < n; ++k) bound_sum += u[k];
+  if (bound_sum < 1.0 - 1e-5) {
+    for (size_t k = 0; k < n; ++k) p[k] = u[k], saturated[k] = 1.f;
+    saturated[n] = static_cast<float>(bound_sum);
+    return;
+  }
   float m = x[0];
   for (size_t k = 1; k < n; ++k) m = fn::max(m, x[k]);
   for (size_t k = 0; k < n; ++k) q[k] = fn::exp(x[k] - m), saturated[k] = 0.f;
@@ -349,7 +358,7 @@ DYNET_HD inline void constrained_softmax_column(const float* x, const float* u, 
   }
   saturated[n] = static_cast<float>(mass);
 }
-// Per batch element: the bounds' sum and the number of bounds that are not >= 0, read back to the host for
+// Per batch element: the number of bounds that are not >= 0, read back to the host for
 // check_constrained_bounds (which reads the bounds themselves only to name the bad one); then one thread per
 // batch element.
 template <class P>
@@ -357,17 +366,14 @@ void constrained_softmax_dev_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &u = a.xs[1];
   const size_t n = a.fx.d.rows(), B = a.fx.d.bd, xs = x.d.bd == 1 ? 0 : n, us = u.d.bd == 1 ? 0 : n;
   const float *xv = x.v, *uv = u.v;
-  double* checks = static_cast<double*>(a.scratch.allocate(2 * B * sizeof(double)));
-  P::reduce(
-      a.fx.device, B, n, 0.0, [=] DYNET_LAMBDA(size_t b, size_t k) { return double(uv[b * us + k]); }, dev::Sum(),
-      [=] DYNET_LAMBDA(size_t b, double s) { checks[2 * b] = s; });
+  double* checks = static_cast<double*>(a.scratch.allocate(B * sizeof(double)));
   P::reduce(
       a.fx.device, B, n, 0.0, [=] DYNET_LAMBDA(size_t b, size_t k) { return uv[b * us + k] >= 0.f ? 0.0 : 1.0; },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t b, double s) { checks[2 * b + 1] = s; });
-  std::vector<double> host(2 * B);
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, double s) { checks[b] = s; });
+  std::vector<double> host(B);
   a.fx.device->copy_to_host(host.data(), checks, host.size() * sizeof(double));
   for (size_t b = 0; b < B; ++b)
-    if (host[2 * b + 1] > 0 || host[2 * b] < 1.0 - 1e-5) {
+    if (host[b] > 0) {
       std::vector<float> buf;
       check_constrained_bounds(host_values(u, &buf) + b * us, n, b);
     }
@@ -962,7 +968,7 @@ Expression sparsemax_loss_node(const Expression& x, SupportAttr s, const unsigne
 // constrained_softmax(x, u) (Martins & Kreutzer 2017): the distribution p closest to softmax(x) in
 // KL divergence with p ≤ u. Rows whose bound binds (the saturated set A) get p = u; the others
 // share the remaining mass 1 - Σ_A u in proportion to exp(x). x and u are column vectors of the
-// same size; either may be unbatched. Needs u ≥ 0 and Σ u ≥ 1.
+// same size; either may be unbatched. Needs u ≥ 0; where Σ u < 1 (no such p) y = u, every row saturated.
 Dim constrained_softmax_shape(const ArgDims& xs, AttrView) {
   const Dim &x = xs[0], &u = xs[1];
   if (x.batch_size() != x.rows() || u.batch_size() != u.rows() || x.rows() != u.rows() || x.rows() == 0)
@@ -1027,7 +1033,7 @@ std::vector<OpSample> constrained_softmax_samples() {
           {"size_mismatch", {Dim({4}), Dim({3})}, plain, 0.5f, 1.f, true},
           {"matrix", {Dim({2, 2}), Dim({2, 2})}, plain, 0.5f, 1.f, true},
           {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, plain, 0.5f, 1.f, true},
-          {"bounds_below_one", {Dim({4}), Dim({4})}, plain, 0.f, 0.2f, true},
+          {"bounds_below_one", {Dim({4}), Dim({4})}, plain, 0.f, 0.2f},  // y = u
           {"negative_bound", {Dim({2}), Dim({2})}, plain, -2.f, -1.f, true}};
 }
 const OpId k_constrained_softmax =
@@ -1055,17 +1061,11 @@ const unsigned* sparsemax_loss_support(AttrView a, const Dim& x, size_t* n) {
   return q;
 }
 void check_constrained_bounds(const float* ub, size_t n, size_t b) {
-  double bound_sum = 0;
   for (size_t k = 0; k < n; ++k) {
     if (!(ub[k] >= 0.f))
       op_error("constrained_softmax", "upper bound u[" + std::to_string(k) + "] = " + std::to_string(ub[k]) +
                                           " is negative (batch element " + std::to_string(b) + ")");
-    bound_sum += ub[k];
   }
-  if (bound_sum < 1.0 - 1e-5)
-    op_error("constrained_softmax", "the upper bounds sum to " + std::to_string(bound_sum) +
-                                        " < 1, so no distribution satisfies them (batch element " +
-                                        std::to_string(b) + ")");
 }
 
 Expression softmax(const Expression& x, unsigned d) { return make_node(k_softmax, x, d); }

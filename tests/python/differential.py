@@ -214,6 +214,7 @@ simple("kmh_ngram", lambda I: dy.kmh_ngram(I.m34, 2))
 simple("layer_norm", lambda I: dy.layer_norm(I.v4, I.g4, I.u4))
 simple("weight_norm", lambda I: dy.weight_norm(I.m34, I.s))
 simple("constrained_softmax", lambda I: dy.constrained_softmax(I.v3, I.prob3))
+simple("constrained_softmax/infeasible", lambda I: dy.constrained_softmax(I.v3, I.prob3 * 0.3))  # bounds sum < 1
 
 # losses and distances
 simple("pickneglogsoftmax", lambda I: dy.pickneglogsoftmax(I.v3, 1))

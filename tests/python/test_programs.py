@@ -78,3 +78,19 @@ def test_parameter_expressions_need_an_initial_state_in_this_graph(cls):
     dy.renew_cg()
     with pytest.raises(ValueError, match="initial_state"):
         rnn.get_parameter_expressions()
+
+
+# ---- constrained_softmax with bounds that sum to less than 1 (DyNet's API tutorial does this) ----
+def test_constrained_softmax_with_infeasible_bounds_gives_the_bounds():
+    x = dy.inputTensor([1.0, 2.0, 3.0, 4.0])
+    u = dy.inputTensor([0.01, 0.05, 0.10, 0.55])
+    y = dy.constrained_softmax(x, u)
+    assert np.allclose(y.npvalue(), [0.01, 0.05, 0.10, 0.55])
+    dy.dot_product(y, dy.inputTensor([1.0, -2.0, 0.5, 3.0])).backward(full=True)
+    assert np.allclose(x.gradient(), 0) and np.allclose(u.gradient(), [1.0, -2.0, 0.5, 3.0])
+
+
+def test_constrained_softmax_with_a_negative_bound_raises():
+    y = dy.constrained_softmax(dy.inputTensor([1.0, 2.0]), dy.inputTensor([1.5, -0.5]))
+    with pytest.raises(ValueError, match="negative"):
+        y.value()
