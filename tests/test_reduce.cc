@@ -377,7 +377,9 @@ TEST(NoiseValues, DropoutBatchDropsWholeBatchElements) {
   EXPECT_NEAR(double(kept) / n, 1.0 - p, 0.03);
   g.backward(sum_elems(sum_batches(y)), true);
   EXPECT_EQ(as_vector(x.gradient()), v);
-  EXPECT_NE(error_of([&] { dropout_batch(x, 1.f); }).find("dropout_batch"), std::string::npos);
+  // p = 1 drops every element (zeros, as block_dropout); more than 1 is refused.
+  expect_values(dropout_batch(x, 1.f).value(), std::vector<float>(v.size(), 0.f));
+  EXPECT_NE(error_of([&] { dropout_batch(x, 1.5f); }).find("dropout_batch"), std::string::npos);
 }
 
 TEST(NoiseValues, BlockDropoutIsAllOrNothing) {

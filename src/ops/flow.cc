@@ -123,7 +123,8 @@ std::vector<OpSample> dropout_samples() {
   return {{"matrix", {Dim({4, 3})}, with(0.3f)},
           {"batched", {Dim({3}, 2)}, with(0.5f)},
           {"keep_all", {Dim({3})}, with(0.f)},
-          {"p_one", {Dim({3})}, with(1.f), -1, 1, true},
+          {"p_one", {Dim({3})}, with(1.f)},  // all dropped: zeros (DyNet: 0 · 1/0 = NaN)
+          {"p_above_one", {Dim({3})}, with(1.5f), -1, 1, true},
           {"p_negative", {Dim({3})}, with(-0.1f), -1, 1, true}};
 }
 const OpId k_dropout = register_op({.name = "dropout",
@@ -196,7 +197,8 @@ std::vector<OpSample> dropout_dim_samples() {
           {"tensor_middle", {Dim({2, 3, 2})}, with(1, 0.5f)},
           {"batched", {Dim({3, 2}, 3)}, with(0, 0.3f)},
           {"bad_dim", {Dim({3, 4})}, with(2, 0.5f), -1, 1, true},
-          {"p_one", {Dim({3})}, with(0, 1.f), -1, 1, true}};
+          {"p_one", {Dim({3})}, with(0, 1.f)},
+          {"p_above_one", {Dim({3})}, with(0, 1.5f), -1, 1, true}};
 }
 const OpId k_dropout_dim = register_op({.name = "dropout_dim",
                                         .doc = "y = x ⊙ m / (1-p), m ~ Bernoulli(1-p) shared along dim d",
@@ -223,7 +225,8 @@ std::vector<OpSample> dropout_batch_samples() {
   auto with = [](float p) { return [p](ComputationGraph&, Xs x) { return dropout_batch(x[0], p); }; };
   return {{"batched", {Dim({3, 2}, 4)}, with(0.5f)},
           {"unbatched", {Dim({3})}, with(0.2f)},
-          {"p_one", {Dim({3}, 2)}, with(1.f), -1, 1, true}};
+          {"p_one", {Dim({3}, 2)}, with(1.f)},
+          {"p_above_one", {Dim({3}, 2)}, with(1.5f), -1, 1, true}};
 }
 const OpId k_dropout_batch = register_op({.name = "dropout_batch",
                                           .doc = "y[b] = x[b] · m_b / (1-p), m_b ~ Bernoulli(1-p) per batch element",
@@ -367,17 +370,17 @@ const bool kToDeviceKernels = [] {
 #ifndef DYNET_CUDA_PASS
 
 Expression dropout(const Expression& x, real p) {
-  if (!(p >= 0.f && p < 1.f)) op_error("dropout", "p must be in [0, 1), got " + std::to_string(p));
+  if (!(p >= 0.f && p <= 1.f)) op_error("dropout", "p must be in [0, 1], got " + std::to_string(p));
   return make_node(k_dropout, x, p);
 }
 DYNET_API(dropout, "dropout", "dropout(x, p)", "dropout(x, p)", Expression(const Expression&, float));
 Expression dropout_dim(const Expression& x, unsigned d, real p) {
-  if (!(p >= 0.f && p < 1.f)) op_error("dropout_dim", "p must be in [0, 1), got " + std::to_string(p));
+  if (!(p >= 0.f && p <= 1.f)) op_error("dropout_dim", "p must be in [0, 1], got " + std::to_string(p));
   return make_node(k_dropout_dim, x, DropoutDimAttr{d, p});
 }
 DYNET_API(dropout_dim, "dropout_dim", "dropout_dim(x, d, p)", "dropout_dim(x, d, p)", Expression(const Expression&, unsigned, float));
 Expression dropout_batch(const Expression& x, real p) {
-  if (!(p >= 0.f && p < 1.f)) op_error("dropout_batch", "p must be in [0, 1), got " + std::to_string(p));
+  if (!(p >= 0.f && p <= 1.f)) op_error("dropout_batch", "p must be in [0, 1], got " + std::to_string(p));
   return make_node(k_dropout_batch, x, p);
 }
 DYNET_API(dropout_batch, "dropout_batch", "dropout_batch(x, p)", "dropout_batch(x, p)", Expression(const Expression&, float));

@@ -94,3 +94,16 @@ def test_constrained_softmax_with_a_negative_bound_raises():
     y = dy.constrained_softmax(dy.inputTensor([1.0, 2.0]), dy.inputTensor([1.5, -0.5]))
     with pytest.raises(ValueError, match="negative"):
         y.value()
+
+
+# ---- dropout with p = 1 (DyNet's API tutorial prints it) ----
+@pytest.mark.parametrize("drop", [lambda x, p: dy.dropout(x, p), lambda x, p: dy.dropout_dim(x, 0, p),
+                                  lambda x, p: dy.dropout_batch(x, p)])
+def test_dropout_of_everything_is_zeros(drop):
+    x = dy.inputTensor([[1.0, 2.0], [3.0, 4.0]], batched=True)
+    y = drop(x, 1)
+    assert np.all(y.npvalue() == 0)
+    dy.sum_batches(dy.sum_elems(y)).backward(full=True)
+    assert np.all(x.gradient() == 0)
+    with pytest.raises(ValueError):
+        drop(x, 1.5)
