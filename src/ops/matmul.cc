@@ -171,13 +171,15 @@ unsigned combine_bd(const char* op, unsigned bd, const Dim& d, const std::string
 Dim product_dim(unsigned m, unsigned n, unsigned bd) { return n == 1 ? Dim({m}, bd) : Dim({m, n}, bd); }
 
 // ---------------------------------------------------------------------------------------------
-// matmul: x {m,k} · y {k,n} -> {m,n} ({m} when n = 1).
+// matmul: x {m,k} · y {k,n} -> {m,n}; {m} when y is a vector {k} (as in DyNet: a {k,1} column gives {m,1},
+// which programs see in npvalue()'s shape).
 Dim matmul_shape(const ArgDims& xs, AttrView) {
   const Dim &x = xs[0], &y = xs[1];
   if (!is_matrix(x) || !is_matrix(y))
     op_error("matmul", "only matrices and vectors can be multiplied: " + x.str() + " * " + y.str());
   if (x.cols() != y.rows()) op_error("matmul", x.str() + " cannot multiply " + y.str());
-  return product_dim(x.rows(), y.cols(), ops::broadcast_bd("matmul", x, y));
+  const unsigned bd = ops::broadcast_bd("matmul", x, y);
+  return y.nd >= 2 ? Dim({x.rows(), y.cols()}, bd) : Dim({x.rows()}, bd);
 }
 std::vector<OpSample> matmul_samples() {
   auto b = [](ComputationGraph&, Xs x) { return x[0] * x[1]; };

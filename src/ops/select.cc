@@ -496,8 +496,7 @@ Dim concatenate_shape(const ArgDims& xs, AttrView a) {
                                     " and " + x.str());
     if (x.bd != 1 && out.bd != 1 && x.bd != out.bd)
       op_error("concatenate", "batch sizes differ: " + xs[0].str() + " and " + x.str());
-    out.bd = std::max(out.bd, x.bd);
-    out.nd = std::max(out.nd, x.nd);
+    out.bd = std::max(out.bd, x.bd);  // the rank is the first argument's (DyNet: [{2}, {2,1}] -> {4})
     total += x[axis];
   }
   out.d[axis] = total;
@@ -582,6 +581,8 @@ std::vector<OpSample> concatenate_samples() {
           {"dim2", {Dim({2, 3}), Dim({2, 3, 2})}, along(2)},
           {"batched", {Dim({2}, 2), Dim({3}, 2)}, along(0)},
           {"broadcast", {Dim({2, 2}, 3), Dim({2, 1})}, along(1)},
+          {"vector_then_column", {Dim({2}), Dim({3, 1})}, along(0)},  // {5}: the first argument's rank
+          {"column_then_vector", {Dim({2, 1}), Dim({3})}, along(0)},  // {5,1}
           {"mismatch", {Dim({2, 3}), Dim({3, 3})}, along(1), -1, 1, true},
           {"batch_mismatch", {Dim({2}, 2), Dim({2}, 3)}, along(0), -1, 1, true},
           {"bad_dim", {Dim({2})}, along(DYNET_MAX_TENSOR_DIM), -1, 1, true}};

@@ -801,6 +801,14 @@ def input_tensor_lists(I):
     return out
 
 
+# A product's shape follows its right operand: a column {k,1} gives {m,1}, a vector {k} gives {m} (programs
+# see it in npvalue()'s shape); concatenate takes its first argument's rank.
+simple("matmul/column", lambda I: I.m34 * dy.reshape(I.v4, (4, 1)))
+simple("matmul/column_batched", lambda I: I.m32 * dy.reshape(I.bu[:2, :], (2, 1)))
+simple("concatenate/vector_then_column", lambda I: dy.concatenate([I.v3, dy.reshape(I.u3, (3, 1))]))
+simple("concatenate/column_then_vector", lambda I: dy.concatenate([dy.reshape(I.u3, (3, 1)), I.v3]))
+
+
 # Slices of a batched expression: an index after the dims slices the batch.
 simple("getitem/batch_axis", lambda I: I.bm[1:, ::2, 1:])
 simple("getitem/batch_axis_all", lambda I: I.bv[:2, :])

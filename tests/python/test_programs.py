@@ -107,3 +107,23 @@ def test_dropout_of_everything_is_zeros(drop):
     assert np.all(x.gradient() == 0)
     with pytest.raises(ValueError):
         drop(x, 1.5)
+
+
+# ---- shapes of products and concatenations (DyNet's MNIST example reads argmax(npvalue(), 0)[0]) ----
+def test_product_with_a_column_keeps_the_column():
+    W = dy.inputTensor(np.arange(6.0).reshape(2, 3))
+    assert dims(W * dy.inputTensor([1.0, 2.0, 3.0])) == ((2,), 1)
+    assert dims(W * dy.inputTensor(np.ones((3, 1)))) == ((2, 1), 1)
+    x = dy.reshape(dy.inputTensor(np.ones((3, 4)), batched=True), (3, 1), batch_size=4)
+    y = W * x
+    assert dims(y) == ((2, 1), 4) and y.npvalue().shape == (2, 1, 4)
+    assert dims(dy.transpose(x) * x) == ((1, 1), 4)
+    # affine_transform gives a vector whatever x's shape, as DyNet does
+    assert dims(dy.affine_transform([dy.inputTensor([1.0, 2.0]), W, dy.inputTensor(np.ones((3, 1)))])) == ((2,), 1)
+
+
+def test_concatenate_takes_the_first_arguments_rank():
+    v, c = dy.inputTensor([1.0, 2.0]), dy.inputTensor(np.ones((3, 1)))
+    assert dims(dy.concatenate([v, c])) == ((5,), 1)
+    assert dims(dy.concatenate([c, v])) == ((5, 1), 1)
+    assert np.allclose(dy.concatenate([v, c]).npvalue(), [1, 2, 1, 1, 1])
