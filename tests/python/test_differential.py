@@ -24,6 +24,7 @@ ORIGINAL_WRONG = {
     "class_factored_softmax": ("full logits", "its full logits add each word's probability in its class, not its log, "
                                "to the class's log-probability: ours are log p(class) + log p(word | class)"),
     "trainer/update_subset": ("after", "its update_subset changes nothing: no parameter, no gradient, no count"),
+    "edge/dropout_one": ("value loss grads", "dropout with p = 1 is 0 / 0 = NaN there; zeros here"),
     "edge/l2_norm_zero": ("grads", "NaN there; 0 here (a subgradient)"),
     "edge/std_elems_constant": ("grads", "NaN there; 0 here (a subgradient)"),
     "edge/layer_norm_constant": ("grads", "NaN there; here the derivative of g (x - mean) / (std + 1e-8), the "
@@ -31,7 +32,6 @@ ORIGINAL_WRONG = {
 }
 # Where the original computes NaN, ours raises a clear error instead:
 OURS_RAISES = {
-    "edge/dropout_one": "dropout with p = 1 (the original's output is 0 / 0)",
     "edge/weight_norm_zero": "weight_norm of a zero vector, whose direction is undefined",
 }
 # Where both raise, the class is the original's, except:
