@@ -57,7 +57,7 @@ void init_builders(nb::module_& m) {
       .def("restart", [](Trainer& t, std::optional<float> lr) { if (lr) t.restart(*lr); else t.restart(); },
            "learning_rate"_a = nb::none())
       .def("status", [](Trainer& t) { t.status(); })
-      .def("set_sparse_updates", [](Trainer& t, bool b) { t.sparse_updates_enabled = b; }, "su"_a)
+      .def("set_sparse_updates", [](Trainer& t, truthy b) { t.sparse_updates_enabled = b; }, "su"_a)
       .def("set_clip_threshold", [](Trainer& t, float thr) {
         if (thr <= 0) { t.clipping_enabled = false; t.clip_threshold = 0; }
         else { t.clipping_enabled = true; t.clip_threshold = thr; }
@@ -90,7 +90,7 @@ void init_builders(nb::module_& m) {
 
   // ---- RNN builders (state objects are Python: dynet/__init__.py) ----
   nb::class_<RNNBuilder>(m, "_RNNBuilder")
-      .def("_new_graph", [](RNNBuilder& b, bool update) { b.new_graph(current_graph(), update); })
+      .def("_new_graph", [](RNNBuilder& b, truthy update) { b.new_graph(current_graph(), update); })
       .def("_start", [](RNNBuilder& b, std::vector<Expression> h0) { b.start_new_sequence(h0); return b.state(); })
       .def("_add_input", [](RNNBuilder& b, int prev, const Expression& x) {
         Expression y = b.add_input(RNNPointer(prev), x);
@@ -128,12 +128,12 @@ void init_builders(nb::module_& m) {
         return layers;
       });
   nb::class_<SimpleRNNBuilder, RNNBuilder>(m, "SimpleRNNBuilder")
-      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, bool>(), "layers"_a, "input_dim"_a,
+      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, truthy>(), "layers"_a, "input_dim"_a,
            "hidden_dim"_a, "model"_a, "support_lags"_a = false, nb::keep_alive<1, 5>())
       .def("set_dropouts", [](SimpleRNNBuilder& b, float d, float dh) { b.set_dropout(d, dh); }, "d"_a, "d_h"_a)
       .def("set_dropout_masks", [](SimpleRNNBuilder& b, unsigned bs) { b.set_dropout_masks(bs); }, "batch_size"_a = 1);
   nb::class_<VanillaLSTMBuilder, RNNBuilder>(m, "VanillaLSTMBuilder")
-      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, bool, float>(), "layers"_a, "input_dim"_a,
+      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, truthy, float>(), "layers"_a, "input_dim"_a,
            "hidden_dim"_a, "model"_a, "ln_lstm"_a = false, "forget_bias"_a = 1.f, nb::keep_alive<1, 5>())
       .def("set_dropouts", [](VanillaLSTMBuilder& b, float d, float dr) { b.set_dropout(d, dr); }, "d"_a, "d_r"_a)
       .def("set_dropout_masks", [](VanillaLSTMBuilder& b, unsigned bs) { b.set_dropout_masks(bs); }, "batch_size"_a = 1);
@@ -148,7 +148,7 @@ void init_builders(nb::module_& m) {
            "batch_size"_a = 1)
       .def("set_weightnoise", [](CompactVanillaLSTMBuilder& b, float std) { b.set_weightnoise(std); }, "std"_a);
   nb::class_<SparseLSTMBuilder, RNNBuilder>(m, "SparseLSTMBuilder")
-      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, bool, float>(), "layers"_a, "input_dim"_a,
+      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, truthy, float>(), "layers"_a, "input_dim"_a,
            "hidden_dim"_a, "model"_a, "ln_lstm"_a = false, "forget_bias"_a = 1.f, nb::keep_alive<1, 5>())
       .def("set_sparsity", [](SparseLSTMBuilder& b, float s) { b.set_sparsity(s); }, "sparsity"_a)
       .def("set_dropouts", [](SparseLSTMBuilder& b, float d, float dr) { b.set_dropout(d, dr); }, "d"_a, "d_r"_a)
@@ -159,11 +159,11 @@ void init_builders(nb::module_& m) {
 
   // ---- softmax builders (the graph's parameters are added on each call, as DyNet's Python does) ----
   nb::class_<SoftmaxBuilder>(m, "SoftmaxBuilder")
-      .def("neg_log_softmax", [](SoftmaxBuilder& b, const Expression& x, unsigned c, bool update) {
+      .def("neg_log_softmax", [](SoftmaxBuilder& b, const Expression& x, unsigned c, truthy update) {
         b.new_graph(current_graph(), update);
         return b.neg_log_softmax(x, c);
       }, "x"_a, "c"_a, "update"_a = true)
-      .def("neg_log_softmax_batch", [](SoftmaxBuilder& b, const Expression& x, std::vector<unsigned> c, bool update) {
+      .def("neg_log_softmax_batch", [](SoftmaxBuilder& b, const Expression& x, std::vector<unsigned> c, truthy update) {
         b.new_graph(current_graph(), update);
         return b.neg_log_softmax(x, c);
       }, "x"_a, "c"_a, "update"_a = true)
@@ -171,37 +171,37 @@ void init_builders(nb::module_& m) {
         b.new_graph(current_graph(), true);
         return b.sample(x);
       }, "x"_a)
-      .def("full_log_distribution", [](SoftmaxBuilder& b, const Expression& x, bool update) {
+      .def("full_log_distribution", [](SoftmaxBuilder& b, const Expression& x, truthy update) {
         b.new_graph(current_graph(), update);
         return b.full_log_distribution(x);
       }, "x"_a, "update"_a = true)
-      .def("full_logits", [](SoftmaxBuilder& b, const Expression& x, bool update) {
+      .def("full_logits", [](SoftmaxBuilder& b, const Expression& x, truthy update) {
         b.new_graph(current_graph(), update);
         return b.full_logits(x);
       }, "x"_a, "update"_a = true)
       .def("param_collection", [](SoftmaxBuilder& b) { return b.get_parameter_collection(); });
   nb::class_<StandardSoftmaxBuilder, SoftmaxBuilder>(m, "StandardSoftmaxBuilder")
-      .def(nb::init<unsigned, unsigned, ParameterCollection&, bool>(), "input_dim"_a, "num_classes"_a, "pc"_a,
+      .def(nb::init<unsigned, unsigned, ParameterCollection&, truthy>(), "input_dim"_a, "num_classes"_a, "pc"_a,
            "bias"_a = true, nb::keep_alive<1, 4>());
   nb::class_<ClassFactoredSoftmaxBuilder, SoftmaxBuilder>(m, "ClassFactoredSoftmaxBuilder")
       .def("__init__", [](ClassFactoredSoftmaxBuilder* self, unsigned input_dim, const std::string& cluster_file,
-                          nb::dict dic, ParameterCollection& pc, bool bias) {
+                          nb::dict dic, ParameterCollection& pc, truthy bias) {
         Dict d = dict_of(dic);
         new (self) ClassFactoredSoftmaxBuilder(input_dim, cluster_file, d, pc, bias);
       }, "input_dim"_a, "cluster_file"_a, "dic"_a, "pc"_a, "bias"_a = true, nb::keep_alive<1, 5>())
-      .def("class_log_distribution", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, bool update) {
+      .def("class_log_distribution", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, truthy update) {
         b.new_graph(current_graph(), update);
         return b.class_log_distribution(x);
       }, "x"_a, "update"_a = true)
-      .def("class_logits", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, bool update) {
+      .def("class_logits", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, truthy update) {
         b.new_graph(current_graph(), update);
         return b.class_logits(x);
       }, "x"_a, "update"_a = true)
-      .def("subclass_log_distribution", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, unsigned classid, bool update) {
+      .def("subclass_log_distribution", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, unsigned classid, truthy update) {
         b.new_graph(current_graph(), update);
         return b.subclass_log_distribution(x, classid);
       }, "x"_a, "classid"_a, "update"_a = true)
-      .def("subclass_logits", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, unsigned classid, bool update) {
+      .def("subclass_logits", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, unsigned classid, truthy update) {
         b.new_graph(current_graph(), update);
         return b.subclass_logits(x, classid);
       }, "x"_a, "classid"_a, "update"_a = true);

@@ -114,9 +114,30 @@ void init_mpi(nb::module_& m);  // the dynet.mpi submodule (mpi.cc)
 // Raises the Python exception matching the current C++ exception (inside a catch block).
 void raise_from_cpp();
 
+// A bool argument as DyNet's Cython module takes one: any object, by its truth value (1, numpy.bool_, ...),
+// where nanobind's bool accepts True and False only.
+struct truthy {
+  bool value = false;
+  operator bool() const { return value; }
+};
+
 }  // namespace dynet::py
 
 namespace nanobind::detail {
+template <>
+struct type_caster<dynet::py::truthy> {
+  NB_TYPE_CASTER(dynet::py::truthy, const_name("bool"))
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    const int r = PyObject_IsTrue(src.ptr());
+    if (r < 0) {
+      PyErr_Clear();
+      return false;
+    }
+    value.value = r == 1;
+    return true;
+  }
+  static handle from_cpp(dynet::py::truthy v, rv_policy, cleanup_list*) noexcept { return PyBool_FromLong(v.value); }
+};
 // Expression <-> dynet._dynet.Expression (and Parameters objects as arguments).
 template <>
 struct type_caster<dynet::Expression> {

@@ -234,7 +234,7 @@ void init_module(nb::module_& m) {
     nb::setattr(E, name, fn);
   };
   // ---- Expression ----
-  method("value", [](const Expression& e, bool recalculate) -> nb::object {
+  method("value", [](const Expression& e, truthy recalculate) -> nb::object {
     // DyNet's value(): a float for a one-element vector, a list for a vector (all batch elements in a row),
     // else npvalue() (a 1x1 matrix too)
     const Tensor& t = value_of(e, recalculate);
@@ -242,25 +242,25 @@ void init_module(nb::module_& m) {
     if (t.d.nd == 1) return nb::cast(std::vector<float>(t.v, t.v + t.d.size()));
     return to_numpy(t);
   }, "recalculate"_a = false);
-  method("npvalue", [](const Expression& e, bool recalculate) { return to_numpy(value_of(e, recalculate)); },
+  method("npvalue", [](const Expression& e, truthy recalculate) { return to_numpy(value_of(e, recalculate)); },
          "recalculate"_a = false);
-  method("scalar_value", [](const Expression& e, bool recalculate) {
+  method("scalar_value", [](const Expression& e, truthy recalculate) {
     const Tensor& t = value_of(e, recalculate);
     if (t.d.size() != 1) throw std::invalid_argument("scalar_value: the expression has dim " + t.d.str() + ", not a scalar");
     return t.v[0];
   }, "recalculate"_a = false);
-  method("vec_value", [](const Expression& e, bool recalculate) {
+  method("vec_value", [](const Expression& e, truthy recalculate) {
     const Tensor& t = value_of(e, recalculate);
     return std::vector<float>(t.v, t.v + t.d.size());
   }, "recalculate"_a = false);
-  method("tensor_value", [](const Expression& e, bool recalculate) { return tensor_of(value_of(e, recalculate)); },
+  method("tensor_value", [](const Expression& e, truthy recalculate) { return tensor_of(value_of(e, recalculate)); },
          "recalculate"_a = false);
-  method("forward", [](const Expression& e, bool recalculate) { value_of(e, recalculate); }, "recalculate"_a = false);
+  method("forward", [](const Expression& e, truthy recalculate) { value_of(e, recalculate); }, "recalculate"_a = false);
   method("gradient", [](const Expression& e) {
     if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
     return to_numpy(e.gradient());
   });
-  method("backward", [](const Expression& e, bool full) {
+  method("backward", [](const Expression& e, truthy full) {
     if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
     e.pg->incremental_forward(e);
     e.pg->backward(e, full);
@@ -334,14 +334,14 @@ void init_module(nb::module_& m) {
       })
       .def("__enter__", [](PyGraph& self) { push_graph(self.g, self.in); return &self; }, nb::rv_policy::reference)
       .def("__exit__", [](PyGraph& self, nb::args) { pop_graph(self.g); })
-      .def("renew", [](PyGraph& self, bool immediate_compute, bool check_validity, nb::object autobatching) {
+      .def("renew", [](PyGraph& self, truthy immediate_compute, truthy check_validity, nb::object autobatching) {
         self.renew(immediate_compute, check_validity, autobatching);
       }, "immediate_compute"_a = false, "check_validity"_a = false, "autobatching"_a = nb::none())
       .def("version", [](PyGraph& self) { return self.g == &global_graph() ? global_graph_version() : self.g->get_id(); })
       .def("checkpoint", [](PyGraph& self) { self.g->checkpoint(); })
       .def("revert", [](PyGraph& self) { self.g->revert(); })
       .def("print_graphviz", [](PyGraph& self) { self.g->print_graphviz(); })
-      .def("dump", [](PyGraph& self, const std::string& f, bool v, bool gr, bool n) { self.g->dump(f, v, gr, n); },
+      .def("dump", [](PyGraph& self, const std::string& f, truthy v, truthy gr, truthy n) { self.g->dump(f, v, gr, n); },
            "filename"_a, "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false)
       .def("size", [](PyGraph& self) { return self.g->size(); })
       // DyNet's lower-level graph methods: `index` is an expression (or its node index in this graph).
@@ -355,7 +355,7 @@ void init_module(nb::module_& m) {
       .def("inc_forward_vec", [](PyGraph& self, nb::handle index) {
         return as_vector(self.g->incremental_forward(node_of(*self.g, index)));
       }, "index"_a)
-      .def("backward", [](PyGraph& self, nb::handle index, bool full) {
+      .def("backward", [](PyGraph& self, nb::handle index, truthy full) {
         const VariableIndex i = node_of(*self.g, index);
         self.g->incremental_forward(i);
         self.g->backward(i, full);
@@ -374,7 +374,7 @@ void init_module(nb::module_& m) {
   nb::inst_mark_ready(global_wrapper_obj);
   m.attr("_global_cg") = global_wrapper_obj;
   nb::handle global_wrapper = global_wrapper_obj;
-  m.def("renew_cg", [global_wrapper](bool immediate_compute, bool check_validity, nb::object autobatching) {
+  m.def("renew_cg", [global_wrapper](truthy immediate_compute, truthy check_validity, nb::object autobatching) {
     ComputationGraph& g = current_graph();
     g.renew(strategy_for(autobatching));
     current_inputs().clear();
@@ -388,9 +388,9 @@ void init_module(nb::module_& m) {
   m.def("cg_checkpoint", [] { current_graph().checkpoint(); });
   m.def("cg_revert", [] { current_graph().revert(); });
   m.def("print_text_graphviz", [] { current_graph().print_graphviz(); });
-  m.def("dump_cg", [](const std::string& f, bool v, bool g, bool n) { current_graph().dump(f, v, g, n); },
+  m.def("dump_cg", [](const std::string& f, truthy v, truthy g, truthy n) { current_graph().dump(f, v, g, n); },
         "filename"_a = "", "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false);
-  m.def("forward", [](nb::sequence exps, bool recalculate) {
+  m.def("forward", [](nb::sequence exps, truthy recalculate) {
     Expression last;
     for (nb::handle h : exps) {
       Expression e = expr_of(h);
@@ -407,7 +407,7 @@ void init_module(nb::module_& m) {
   m.def("_init_uniform", [](PyInit& self, float scale) { self.init = std::make_shared<ParameterInitUniform>(scale); });
   m.def("_init_const", [](PyInit& self, float c) { self.init = std::make_shared<ParameterInitConst>(c); });
   m.def("_init_identity", [](PyInit& self) { self.init = std::make_shared<ParameterInitIdentity>(); });
-  m.def("_init_glorot", [](PyInit& self, bool is_lookup, float gain) { self.init = std::make_shared<ParameterInitGlorot>(is_lookup, gain); });
+  m.def("_init_glorot", [](PyInit& self, truthy is_lookup, float gain) { self.init = std::make_shared<ParameterInitGlorot>(is_lookup, gain); });
   m.def("_init_saxe", [](PyInit& self, float scale) { self.init = std::make_shared<ParameterInitSaxe>(scale); });
   m.def("_init_fromfile", [](PyInit& self, std::string f) { self.init = std::make_shared<ParameterInitFromFile>(f); });
   m.def("_init_vector", [](PyInit& self, nb::handle arr) {
@@ -418,7 +418,7 @@ void init_module(nb::module_& m) {
   // ---- Parameters and LookupParameters: expressions of the current graph wherever one is expected
   // (DyNet 2.1's Parameters(Expression)), with the Expression's operators and value methods ----
   nb::class_<PyParameters> params(m, "Parameters", nb::type_slots(expression_number_slots()));
-  params.def("expr", [](PyParameters& p, bool update) { return p.expr(update); }, "update"_a = false)
+  params.def("expr", [](PyParameters& p, truthy update) { return p.expr(update); }, "update"_a = false)
       .def("shape", [](PyParameters& p) { Dim d = p.p.dim(); return nb::tuple(nb::cast(std::vector<unsigned>(d.d, d.d + d.nd))); })
       .def("as_array", [](PyParameters& p) { return to_numpy(*p.p.values()); })
       .def("grad_as_array", [](PyParameters& p) { return to_numpy(*p.p.gradients()); })
@@ -433,14 +433,14 @@ void init_module(nb::module_& m) {
       .def("scale", [](PyParameters& p, float s) { p.p.scale(s); }, "s"_a)
       .def("scale_gradient", [](PyParameters& p, float s) { p.p.scale_gradient(s); }, "s"_a)
       .def("is_updated", [](PyParameters& p) { return p.p.is_updated(); })
-      .def("set_updated", [](PyParameters& p, bool b) { p.p.set_updated(b); }, "b"_a)
+      .def("set_updated", [](PyParameters& p, truthy b) { p.p.set_updated(b); }, "b"_a)
       .def("name", [](PyParameters& p) { return p.p.get_fullname(); })
       .def("save", &save_param<PyParameters>, "fname"_a, "key"_a = "", "append"_a = false)
       .def("write_to_textfile", &save_param<PyParameters>, "fname"_a, "key"_a = "", "append"_a = false)
       .def("populate", &populate_param<PyParameters>, "fname"_a, "key"_a = "")
       .def("populate_from_textfile", &populate_param<PyParameters>, "fname"_a, "key"_a = "");
   nb::class_<PyLookupParameters> lookups(m, "LookupParameters", nb::type_slots(expression_number_slots()));
-  lookups.def("expr", [](PyLookupParameters& p, bool update) { return p.expr(update); }, "update"_a = true)
+  lookups.def("expr", [](PyLookupParameters& p, truthy update) { return p.expr(update); }, "update"_a = true)
       .def("shape", [](PyLookupParameters& p) {
         Dim d = p.p.dim();
         std::vector<unsigned> s{static_cast<unsigned>(p.p.get_storage().values.size())};
@@ -490,7 +490,7 @@ void init_module(nb::module_& m) {
       .def("scale", [](PyLookupParameters& p, float s) { p.p.scale(s); }, "s"_a)
       .def("scale_gradient", [](PyLookupParameters& p, float s) { p.p.scale_gradient(s); }, "s"_a)
       .def("is_updated", [](PyLookupParameters& p) { return p.p.is_updated(); })
-      .def("set_updated", [](PyLookupParameters& p, bool b) { p.p.set_updated(b); }, "b"_a)
+      .def("set_updated", [](PyLookupParameters& p, truthy b) { p.p.set_updated(b); }, "b"_a)
       .def("name", [](PyLookupParameters& p) { return p.p.get_fullname(); })
       .def("save", &save_param<PyLookupParameters>, "fname"_a, "key"_a = "", "append"_a = false)
       .def("write_to_textfile", &save_param<PyLookupParameters>, "fname"_a, "key"_a = "", "append"_a = false)
@@ -577,10 +577,10 @@ void init_module(nb::module_& m) {
         for (auto& s : pc.lookup_parameters_list()) out.push_back({LookupParameter(s), {}});
         return out;
       })
-      .def("save", [](ParameterCollection& pc, const std::string& f, const std::string& key, bool append) {
+      .def("save", [](ParameterCollection& pc, const std::string& f, const std::string& key, truthy append) {
         TextFileSaver(f, append).save(pc, key);
       }, "fname"_a, "name"_a = "", "append"_a = false)
-      .def("write_to_textfile", [](ParameterCollection& pc, const std::string& f, const std::string& key, bool append) {
+      .def("write_to_textfile", [](ParameterCollection& pc, const std::string& f, const std::string& key, truthy append) {
         TextFileSaver(f, append).save(pc, key);
       }, "fname"_a, "key"_a = "", "append"_a = false)
       .def("populate", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
@@ -632,7 +632,7 @@ void init_module(nb::module_& m) {
   auto custom = [&](const char* name, auto&& f, auto... args) {
     custom_ops()[name] = nb::cpp_function(std::forward<decltype(f)>(f), nb::name(name), args...);
   };
-  custom("inputTensor", [](nb::handle arr, bool batched, nb::object device, bool reusable_expr) {
+  custom("inputTensor", [](nb::handle arr, truthy batched, nb::object device, truthy reusable_expr) {
     // A list of numpy arrays is a batch, one element per array (DyNet stacks them on a last axis).
     nb::object stacked;
     if (PyList_Check(arr.ptr()) && PyList_GET_SIZE(arr.ptr()) > 0) {
@@ -642,7 +642,7 @@ void init_module(nb::module_& m) {
       if (all_arrays) {
         stacked = np.attr("stack")(arr, "axis"_a = -1);
         arr = stacked;
-        batched = true;
+        batched.value = true;
       }
     }
     auto [dims, v] = from_array(arr, "inputTensor");
@@ -674,7 +674,7 @@ void init_module(nb::module_& m) {
     return nb::steal(updatable_input(dim, std::move(v)));
   }, "v"_a, "d"_a);
   custom("sparse_inputTensor", [](std::vector<std::vector<unsigned>> idxs, std::vector<float> values,
-                                  std::vector<unsigned> shape, bool batched, float defval, nb::object device) {
+                                  std::vector<unsigned> shape, truthy batched, float defval, nb::object device) {
     if (idxs.size() != shape.size() || shape.empty())
       throw std::invalid_argument("sparse_inputTensor: idxs must give one index list per axis of shape (" +
                                   std::to_string(idxs.size()) + " lists for " + std::to_string(shape.size()) + " axes)");

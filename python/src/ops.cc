@@ -65,7 +65,16 @@ static_assert(sizeof(Dim) + 16 <= sizeof(Slot::buf));
 // "Mismatch": the argument does not fit this overload (try the next); other exceptions are errors.
 struct Mismatch {};
 
+// Set while a call is retried with DyNet's Cython conversions, after no overload took the arguments as they are:
+// a float for an int is truncated (pick(x, 2.0), a dim computed with /), any object is a bool by its truth.
+thread_local bool t_cython_conversions = false;
+
 long long to_int(PyObject* o) {
+  if (t_cython_conversions && PyFloat_Check(o)) {
+    const double d = PyFloat_AS_DOUBLE(o);
+    if (!(d > -9.2e18 && d < 9.2e18)) throw Mismatch{};  // NaN, infinities, out of range
+    return static_cast<long long>(d);
+  }
   if (PyBool_Check(o) || !PyIndex_Check(o)) throw Mismatch{};
   const long long v = PyLong_AsLongLong(o);
   if (v == -1 && PyErr_Occurred()) throw nb::python_error();
@@ -172,9 +181,13 @@ void* convert(Slot& slot, ApiType t, PyObject* o, const char* what, SettableArg&
     case ApiType::Real: return slot.make<float>(to_float(o));
     case ApiType::Unsigned: return slot.make<unsigned>(to_unsigned(o, what));
     case ApiType::Int: return slot.make<int>(static_cast<int>(to_int(o)));
-    case ApiType::Bool:
-      if (!PyBool_Check(o) && !PyLong_Check(o)) throw Mismatch{};
-      return slot.make<bool>(PyObject_IsTrue(o) == 1);
+    case ApiType::Bool: {
+      // Retried with any object by its truth value (numpy.bool_ too), as DyNet's Cython bint took it.
+      if (!PyBool_Check(o) && !PyLong_Check(o) && !t_cython_conversions) throw Mismatch{};
+      const int truth = PyObject_IsTrue(o);
+      if (truth < 0) throw nb::python_error();
+      return slot.make<bool>(truth == 1);
+    }
     case ApiType::Dim: return slot.make<Dim>(to_dim(o, what));
     case ApiType::RealVec: return slot.make<std::vector<float>>(to_vector<float>(o, to_float));
     case ApiType::UnsignedVec:
@@ -281,6 +294,16 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
   if (op->impl) return PyObject_Vectorcall(op->impl, args, nargsf, kwnames);
   const size_t nargs = PyVectorcall_NARGS(nargsf);
   try {
+    for (const Overload& ov : *op->overloads) {
+      try {
+        return call_overload(ov, args, nargs, kwnames);
+      } catch (const Mismatch&) {
+      }
+    }
+    struct CythonConversions {
+      CythonConversions() { t_cython_conversions = true; }
+      ~CythonConversions() { t_cython_conversions = false; }
+    } retry;
     for (const Overload& ov : *op->overloads) {
       try {
         return call_overload(ov, args, nargs, kwnames);

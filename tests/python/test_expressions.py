@@ -162,3 +162,36 @@ def test_what_the_original_python_module_accepts():
     one = dy.reshape(dy.sum_elems(x), (1, 1)).value()
     assert isinstance(one, np.ndarray) and one.shape == (1, 1) and one[0, 0] == 66
     assert isinstance(dy.sum_elems(x).value(), float)
+
+
+def test_arguments_converted_as_the_original_converts_them():
+    """DyNet's Cython module truncated floats given for ints and took any object as a bool by its truth value;
+    after no overload takes the arguments as they are, ours does the same."""
+    v = dy.inputVector([1.0, 2.0, 3.0, 4.0])
+    assert dy.pick(v, 2.0).scalar_value() == 3.0
+    assert dy.pick(v, 2.7).scalar_value() == 3.0
+    assert np.allclose(dy.pick_range(v, 4 / 4, 7 / 2).npvalue(), [2, 3])
+    assert np.allclose(dy.select_rows(dy.inputTensor(np.eye(3)), [2.0, 0.0]).npvalue(), [[0, 0, 1], [1, 0, 0]])
+    with pytest.raises(TypeError):
+        dy.pick(v, float("nan"))
+    with pytest.raises(TypeError):
+        dy.pick(v, "1")
+    m = dy.inputTensor(np.arange(6.0).reshape(3, 2), batched=True)
+    assert dy.sum_dim(m, [0], np.bool_(True)).dim() == ((1,), 1)
+    assert dy.inputTensor(np.ones((3, 2)), 1).dim() == ((3,), 2)
+    assert dy.inputTensor(np.ones((3, 2)), np.bool_(False)).dim() == ((3, 2), 1)
+    assert dy.tanh(v).npvalue(1).shape == (4,)
+
+
+def test_layer_norm_broadcasts_gain_and_bias():
+    x = np.arange(12.0).reshape(3, 4) / 7 - 0.5
+    g, b = np.array([0.5, 1.0, 2.0]), np.array([0.1, -0.2, 0.3])
+    y = dy.layer_norm(dy.inputTensor(x), dy.inputVector(list(g)), dy.inputVector(list(b)))
+    ref = g[:, None] * (x - x.mean()) / (x.std() + 1e-8) + b[:, None]
+    assert y.dim() == ((3, 4), 1) and np.allclose(y.npvalue(), ref, atol=1e-5)
+    with pytest.raises(ValueError, match="layer_norm"):
+        dy.layer_norm(dy.inputTensor(x), dy.inputVector([1.0, 2.0]), dy.inputVector(list(b)))
+
+
+def test_fold_rows_of_a_vector_is_a_column():
+    assert dy.fold_rows(dy.inputVector([1.0, 2.0, 3.0, 4.0]), 2).dim() == ((2, 1), 1)
