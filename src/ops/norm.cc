@@ -196,7 +196,7 @@ std::vector<OpSample> layer_norm_samples() {
           {"batched_gain", {Dim({4}), Dim({4}, 2), Dim({4})}, b},
           {"all_batched", {Dim({3}, 2), Dim({3}, 2), Dim({3}, 2)}, b},
           {"gain_shape", {Dim({4}), Dim({3}), Dim({4})}, b, -1, 1, true},
-          {"bias_shape", {Dim({4}), Dim({4}), Dim({4, 2})}, b, -1, 1, true},
+          {"bias_shape", {Dim({4}), Dim({4}), Dim({3})}, b, -1, 1, true},  // ({4, 2} broadcasts: see layer_norm)
           {"batch_mismatch", {Dim({4}, 2), Dim({4}, 3), Dim({4})}, b, -1, 1, true}};
 }
 const OpId k_layer_norm = register_op({.name = "layer_norm",
@@ -263,7 +263,16 @@ const OpId k_weight_norm = register_op({.name = "weight_norm",
 
 #ifndef DYNET_CUDA_PASS
 Expression layer_norm(const Expression& x, const Expression& g, const Expression& b) {
-  return make_node(k_layer_norm, {&x, &g, &b});
+  const Dim xd = x.dim().single_batch();
+  if (g.dim().single_batch() == xd && b.dim().single_batch() == xd) return make_node(k_layer_norm, {&x, &g, &b});
+  // A gain or bias of another shape broadcasts as in DyNet's composition (a vector gain over a matrix's
+  // columns, a scalar gain): built from that composition's ops.
+  try {
+    return cmult(g, cdiv(x - mean_elems(x), std_elems(x) + kLayerNormEps)) + b;
+  } catch (const std::invalid_argument& e) {
+    op_error("layer_norm", "gain " + g.dim().str() + " and bias " + b.dim().str() + " do not broadcast against x " +
+                               x.dim().str() + " (" + e.what() + ")");
+  }
 }
 DYNET_API(layer_norm, "layer_norm", "layer_norm(x, g, b)", "layer_norm(x, g, b)", Expression(const Expression&, const Expression&, const Expression&));
 Expression weight_norm(const Expression& w, const Expression& g) { return make_node(k_weight_norm, w, g); }

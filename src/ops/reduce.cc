@@ -1063,9 +1063,7 @@ Dim fold_rows_shape(const ArgDims& xs, AttrView a) {
   if (x.nd > 2) op_error("fold_rows", "expects a vector or matrix, got " + x.str());
   if (nrows == 0 || x.rows() % nrows != 0)
     op_error("fold_rows", "nrows = " + num(nrows) + " must divide the " + num(x.rows()) + " rows of input " + x.str());
-  Dim out = x;
-  out.d[0] = x.rows() / nrows;
-  return out;
+  return Dim({x.rows() / nrows, x.cols()}, x.bd);  // a matrix, a vector's too ({3} -> {3,1}), as in DyNet
 }
 void fold_rows_fwd(const ForwardArgs& a) {
   const unsigned nrows = a.attr.as<unsigned>();
