@@ -17,10 +17,16 @@
 // have arrived in the parameters by then, so every datum's gradient is applied exactly once. Lazy
 // weight decay is not supported with several workers (std::invalid_argument).
 //
-// LearnFromDatum runs on several threads at once. Each call must build its own ComputationGraph and
-// keep per-graph state out of shared members: an RNN builder holds the state of the graph it was
-// last given (new_graph), so use a copy of the builder inside the call (copies share the parameters),
-// or give each worker its own learner (the overloads taking one learner per worker).
+// One learner for all workers (DyNet's signatures: run_multi_process, run_mp_minibatch and
+// run_mp_minibatch_trainer taking num_children and one ILearner*): the workers' LearnFromDatum calls
+// take turns on that learner. DyNet forked its workers, so each had its own copy of the learner and of
+// everything it points to, and DyNet's programs keep per-graph state there (an RNN builder given the
+// graph by new_graph, Expressions a model keeps between new_graph and the loss); one object called from
+// several threads at once would mix their graphs. The other workers' updates go on meanwhile.
+// Concurrent LearnFromDatum calls: the overloads taking one learner per worker (a vector; the same
+// pointer repeated says the learner is safe to call from several threads at once: each call builds its
+// own ComputationGraph and keeps per-graph state out of shared members, e.g. a copy of an RNN builder
+// made inside the call, which shares the parameters).
 //
 // Reports go to std::cerr as in DyNet: "<fractional epoch>\tloss = <loss>" every report_frequency
 // training data and, with the time taken, after every dev_frequency training data, followed by
@@ -46,6 +52,13 @@
 
 #include "dynet/globals.h"
 #include "dynet/training.h"
+
+// DyNet's mp.h included Boost.Interprocess (its children shared memory through it), and DyNet's
+// programs name that namespace (`using namespace boost::interprocess;`) without including it.
+// Nothing here uses Boost: the namespace is only declared, so such using-directives compile.
+namespace boost {
+namespace interprocess {}
+}  // namespace boost
 
 namespace dynet {
 namespace mp {
@@ -93,6 +106,26 @@ class WorkerPool {
   struct State;
   unsigned workers_;
   std::unique_ptr<State> state_;
+};
+
+// The learner of DyNet's one-learner signatures, shared by every worker: calls into it take turns
+// (see the top of this file).
+template <class D, class S>
+class TurnTakingLearner : public ILearner<D, S> {
+ public:
+  explicit TurnTakingLearner(ILearner<D, S>* learner) : learner_(learner) {}
+  S LearnFromDatum(const D& datum, bool learn) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return learner_->LearnFromDatum(datum, learn);
+  }
+  void SaveModel() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    learner_->SaveModel();
+  }
+
+ private:
+  ILearner<D, S>* learner_;
+  std::mutex mutex_;
 };
 
 // Throws std::invalid_argument naming `where` when learner (or a needed trainer) is null or a count
@@ -173,7 +206,8 @@ void run_epochs(WorkerPool& pool, const std::vector<ILearner<D, S>*>& learners,
       const double fraction = iter + double(last) / double(order.size());
       std::cerr << fraction << "\tloss = " << loss << " (" << seconds_since(start) << "s)" << std::endl;
       if (stop_requested) break;
-      const S dev = evaluate(pool, learners, dev_data);
+      // Not const: DyNet's statistics types may declare operator< as a non-const member.
+      S dev = evaluate(pool, learners, dev_data);
       const bool best = first_dev || dev < best_dev;
       first_dev = false;
       std::cerr << fraction << "\tdev loss = " << dev << (best ? " (New best!)" : "") << std::endl;
@@ -190,14 +224,16 @@ void run_epochs(WorkerPool& pool, const std::vector<ILearner<D, S>*>& learners,
 
 // Trains for num_iterations epochs over train_data (shuffled each epoch with the calling thread's
 // random engine) on num_children worker threads; every dev_frequency training data the dev set is
-// evaluated (on the workers too) and the model saved when the dev loss improved.
+// evaluated (on the workers too) and the model saved when the dev loss improved. The workers' calls
+// into the one learner take turns (top of this file); their updates do not wait for them.
 template <class D, class S>
 void run_multi_process(unsigned num_children, ILearner<D, S>* learner, Trainer* trainer, const std::vector<D>& train_data,
                        const std::vector<D>& dev_data, unsigned num_iterations, unsigned dev_frequency,
                        unsigned report_frequency) {
   detail::check_run("run_multi_process", "num_children", num_children, learner, trainer, true, dev_frequency,
                     report_frequency);
-  run_multi_process(std::vector<ILearner<D, S>*>(num_children, learner), std::vector<Trainer*>{trainer}, train_data,
+  detail::TurnTakingLearner<D, S> shared(learner);
+  run_multi_process(std::vector<ILearner<D, S>*>(num_children, &shared), std::vector<Trainer*>{trainer}, train_data,
                     dev_data, num_iterations, dev_frequency, report_frequency);
 }
 
@@ -239,13 +275,15 @@ void run_single_process(ILearner<D, S>* learner, Trainer* trainer, const std::ve
 }
 
 // Computes the gradients of all data on num_children threads without updating (they accumulate into
-// the parameters; the caller updates). Returns the data's summed statistic (in data order).
+// the parameters; the caller updates). Returns the data's summed statistic (in data order). The calls
+// into the one learner take turns (top of this file), so this runs no faster than one thread.
 template <class D, class S>
 S run_mp_minibatch(unsigned num_children, ILearner<D, S>* learner, const std::vector<D>& data) {
   detail::check_run("run_mp_minibatch", "num_children", num_children, learner, nullptr, false, 1, 1);
   detail::WorkerPool pool(num_children);
+  detail::TurnTakingLearner<D, S> shared(learner);
   std::vector<S> each(data.size());
-  pool.run(data.size(), [&](unsigned, size_t i) { each[i] = learner->LearnFromDatum(data[i], true); });
+  pool.run(data.size(), [&](unsigned, size_t i) { each[i] = shared.LearnFromDatum(data[i], true); });
   S total = S();
   for (const S& s : each) total += s;
   return total;
@@ -264,12 +302,15 @@ S run_sp_minibatch_trainer(ILearner<D, S>* learner, Trainer* trainer, const std:
 }
 
 // num_children threads: each learns from its next datum and then updates (the trainer is shared:
-// updates take turns); without a trainer only evaluates. Returns the summed statistic.
+// updates take turns; so do the calls into the one learner); without a trainer only evaluates.
+// Returns the summed statistic.
 template <class D, class S>
 S run_mp_minibatch_trainer(unsigned num_children, ILearner<D, S>* learner, Trainer* trainer, const std::vector<D>& data) {
   detail::check_run("run_mp_minibatch_trainer", "num_children", num_children, learner, trainer, false, 1, 1);
-  if (!trainer) return run_mp_minibatch_trainer(std::vector<ILearner<D, S>*>(num_children, learner), {}, data);
-  return run_mp_minibatch_trainer(std::vector<ILearner<D, S>*>(num_children, learner), {trainer}, data);
+  detail::TurnTakingLearner<D, S> shared(learner);
+  const std::vector<ILearner<D, S>*> learners(num_children, &shared);
+  if (!trainer) return run_mp_minibatch_trainer(learners, {}, data);
+  return run_mp_minibatch_trainer(learners, {trainer}, data);
 }
 
 // The same with one learner per worker and one trainer per worker (concurrent updates), one for all
