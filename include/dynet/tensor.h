@@ -1,6 +1,7 @@
 // Tensor: a view of column-major float storage with a Dim (batch elements are contiguous blocks).
 #pragma once
 
+#include <cassert>  // DyNet's tensor.h brought in Eigen, and with it assert, which DyNet programs use
 #include <cstddef>
 #include <iosfwd>
 #include <utility>
