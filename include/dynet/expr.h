@@ -210,6 +210,8 @@ Expression to_device(const Expression& x, Device* device);  // y = x, on another
 
 // ---- src/ops/conv.cc ----
 Expression filter1d_narrow(const Expression& x, const Expression& f);  // y[i,j] = Σ_{r,c} x[r,j+c] · f[r,c,i]
+Expression conv1d_narrow(const Expression& x, const Expression& f);  // y[r,o] = Σ_{c<k} x[r,o+c] · f[r,c]
+Expression conv1d_wide(const Expression& x, const Expression& f);  // y[r,o] = Σ_{c<k, 0≤o-c<n} x[r,o-c] · f[r,c]
 Expression kmh_ngram(const Expression& x, unsigned n);  // y[:,j] = Σ_{k<n} x[:,j+k]
 Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride, bool is_valid = true);  // y[i,j,o] = b[o] + Σ_{p,q,c} x[i·sh+p-pad_h, j·sw+q-pad_w, c] · f[p,q,c,o]
 Expression conv2d(const Expression& x, const Expression& f, const Expression& b, const std::vector<unsigned>& stride, bool is_valid = true);  // y[i,j,o] = b[o] + Σ_{p,q,c} x[i·sh+p-pad_h, j·sw+q-pad_w, c] · f[p,q,c,o]

@@ -55,16 +55,18 @@ struct KMHNGram : detail::BuiltinNode {
 };
 
 struct Conv1DNarrow : detail::BuiltinNode {
-  template <class... S>
-  static VariableIndex add_to(ComputationGraph&, S&&...) {
-    throw std::runtime_error("Conv1DNarrow: DyNet's node type has no counterpart here (DyNet 2.x has no expression for it; use filter1d_narrow or conv2d)");
+  template <class A>
+  static VariableIndex add_to(ComputationGraph& g, const A& a) {
+    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "Conv1DNarrow");
+    return (::dynet::conv1d_narrow(x[0], x[1])).i;
   }
 };
 
 struct Conv1DWide : detail::BuiltinNode {
-  template <class... S>
-  static VariableIndex add_to(ComputationGraph&, S&&...) {
-    throw std::runtime_error("Conv1DWide: DyNet's node type has no counterpart here (DyNet 2.x has no expression for it; use conv2d)");
+  template <class A>
+  static VariableIndex add_to(ComputationGraph& g, const A& a) {
+    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "Conv1DWide");
+    return (::dynet::conv1d_wide(x[0], x[1])).i;
   }
 };
 

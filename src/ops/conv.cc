@@ -1,4 +1,5 @@
-// Convolution: filter1d_narrow, kmh_ngram, conv2d (with or without bias) and maxpooling2d.
+// Convolution: filter1d_narrow, conv1d_narrow, conv1d_wide, kmh_ngram, conv2d (with or without bias) and
+// maxpooling2d.
 //
 // Layout is DyNet's: an image is column-major H x W x C (H fastest), a filter KH x KW x C_in x C_out,
 // batch slowest. conv2d is a cross-correlation (the filter is not flipped), like DyNet's Eigen/cuDNN
@@ -141,6 +142,70 @@ void filter1d_dev_bwd(const BackwardArgs& a) {
   });
 }
 DYNET_DEVICE_KERNELS("filter1d_narrow", filter1d_dev_fwd, filter1d_dev_bwd);
+
+// conv1d_narrow / conv1d_wide: every output element and every input gradient element is one gather over the
+// k filter columns (or the output columns), so no two threads write one element.
+template <class P, bool Wide>
+void conv1d_dev_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const size_t d = x.d.rows(), n = x.d.cols(), k = f.d.cols(), ycols = a.fx.d.cols();
+  const size_t xstride = x.d.bd == 1 ? 0 : d * n, fstride = f.d.bd == 1 ? 0 : d * k;
+  const float *xv = x.v, *fv = f.v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t r = i % d, o = (i / d) % ycols, b = i / (d * ycols);
+    const float* xb = xv + b * xstride + r;
+    const float* fb = fv + b * fstride + r;
+    float s = 0.f;
+    for (size_t c = 0; c < k; ++c) {
+      const long j = Wide ? long(o) - long(c) : long(o + c);
+      if (j >= 0 && j < long(n)) s += xb[size_t(j) * d] * fb[c * d];
+    }
+    y[i] = s;
+  });
+}
+template <class P, bool Wide>
+void conv1d_dev_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const size_t d = x.d.rows(), n = x.d.cols(), k = f.d.cols(), ycols = a.fx.d.cols(), bd = a.fx.d.bd;
+  const size_t xstride = x.d.bd == 1 ? 0 : d * n, fstride = f.d.bd == 1 ? 0 : d * k;
+  const float *xv = x.v, *fv = f.v, *g = a.dEdf.v;
+  if (a.i == 0) {  // dx[r, j] += Σ_c f[r, c] · g[r, o(j, c)]
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd > 1, bd, d * n, [=] DYNET_LAMBDA(size_t b, size_t e) {
+      const size_t r = e % d, j = e / d;
+      const float* fb = fv + b * fstride + r;
+      const float* gb = g + b * d * ycols + r;
+      float s = 0.f;
+      for (size_t c = 0; c < k; ++c) {
+        const long o = Wide ? long(j + c) : long(j) - long(c);
+        if (o >= 0 && o < long(ycols)) s += fb[c * d] * gb[size_t(o) * d];
+      }
+      return s;
+    });
+  } else {  // df[r, c] += Σ_o g[r, o] · x[r, j(o, c)]
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd > 1, bd, d * k, [=] DYNET_LAMBDA(size_t b, size_t e) {
+      const size_t r = e % d, c = e / d;
+      const float* xb = xv + b * xstride + r;
+      const float* gb = g + b * d * ycols + r;
+      float s = 0.f;
+      for (size_t o = 0; o < ycols; ++o) {
+        const long j = Wide ? long(o) - long(c) : long(o + c);
+        if (j >= 0 && j < long(n)) s += gb[o * d] * xb[size_t(j) * d];
+      }
+      return s;
+    });
+  }
+}
+template <class P>
+void conv1d_narrow_dev_fwd(const ForwardArgs& a) { conv1d_dev_fwd<P, false>(a); }
+template <class P>
+void conv1d_narrow_dev_bwd(const BackwardArgs& a) { conv1d_dev_bwd<P, false>(a); }
+template <class P>
+void conv1d_wide_dev_fwd(const ForwardArgs& a) { conv1d_dev_fwd<P, true>(a); }
+template <class P>
+void conv1d_wide_dev_bwd(const BackwardArgs& a) { conv1d_dev_bwd<P, true>(a); }
+DYNET_DEVICE_KERNELS("conv1d_narrow", conv1d_narrow_dev_fwd, conv1d_narrow_dev_bwd);
+DYNET_DEVICE_KERNELS("conv1d_wide", conv1d_wide_dev_fwd, conv1d_wide_dev_bwd);
 
 // kmh_ngram: y[:, j] = Σ_{k<n} x[:, j+k]; x[:, c] receives the gradients of the columns j in [c-n+1, c].
 template <class P>
@@ -369,6 +434,98 @@ const OpId k_filter1d = register_op({.name = "filter1d_narrow",
                                      .backward = filter1d_bwd,
                                      .batch = {.batchable = true, .shared = 2},
                                      .samples = filter1d_samples});
+
+// ---------------------------------------------------------------------------------------------
+// conv1d_narrow(x, f) and conv1d_wide(x, f): DyNet 2.0's Conv1DNarrow and Conv1DWide (DyNet 2.1 dropped
+// the two expressions; DyNet's own train_textcat.cc uses conv1d_wide). Each row of x {d, n} is combined
+// with the same row of f {d, k}, as DyNet computed them:
+//   narrow: y {d, n-k+1}, y[r, o] = Σ_{c<k} x[r, o+c] · f[r, c]                (valid; f not flipped)
+//   wide:   y {d, n+k-1}, y[r, o] = Σ_{c<k, 0<=o-c<n} x[r, o-c] · f[r, c]      (full; a true convolution)
+// A vector is one column. Either argument may be batched (the other is then shared by every element).
+template <bool Wide>
+Dim conv1d_shape(const ArgDims& xs, AttrView) {
+  const char* op = Wide ? "conv1d_wide" : "conv1d_narrow";
+  const Dim &x = xs[0], &f = xs[1];
+  if (x.nd > 2 || f.nd > 2 || x.rows() != f.rows())
+    op_error(op, "needs x {d,n} and f {d,k} with the same d: x " + x.str() + ", f " + f.str());
+  if (!Wide && f.cols() > x.cols()) op_error(op, "filter " + f.str() + " is wider than x " + x.str());
+  return Dim({x.rows(), Wide ? x.cols() + f.cols() - 1 : x.cols() - f.cols() + 1}, common_bd(op, xs));
+}
+// The column of x that filter column c meets at output column o (out of range: none).
+template <bool Wide>
+inline long conv1d_source(size_t o, size_t c) {
+  return Wide ? long(o) - long(c) : long(o + c);
+}
+template <bool Wide>
+void conv1d_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const long n = long(x.d.cols());
+  const size_t k = f.d.cols();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
+    cpu::CMatMap X = cpu::cmat(x, b), F = cpu::cmat(f, b);
+    cpu::MatMap Y = cpu::mat(a.fx, b);
+    Y.setZero();
+    for (Eigen::Index o = 0; o < Y.cols(); ++o)
+      for (size_t c = 0; c < k; ++c) {
+        const long j = conv1d_source<Wide>(size_t(o), c);
+        if (j >= 0 && j < n) Y.col(o).array() += X.col(j).array() * F.col(Eigen::Index(c)).array();
+      }
+  }
+}
+template <bool Wide>
+void conv1d_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const long n = long(x.d.cols());
+  const size_t k = f.d.cols();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
+    cpu::CMatMap G = cpu::cmat(a.dEdf, b);
+    cpu::MatMap dA = cpu::mat(a.dEdxi, b);  // unbatched: every batch element adds into the one gradient
+    cpu::CMatMap X = cpu::cmat(x, b), F = cpu::cmat(f, b);
+    for (Eigen::Index o = 0; o < G.cols(); ++o)
+      for (size_t c = 0; c < k; ++c) {
+        const long j = conv1d_source<Wide>(size_t(o), c);
+        if (j < 0 || j >= n) continue;
+        if (a.i == 0)
+          dA.col(j).array() += G.col(o).array() * F.col(Eigen::Index(c)).array();
+        else
+          dA.col(Eigen::Index(c)).array() += G.col(o).array() * X.col(j).array();
+      }
+  }
+}
+template <bool Wide>
+std::vector<OpSample> conv1d_samples() {
+  auto b = [](ComputationGraph&, Xs x) { return Wide ? conv1d_wide(x[0], x[1]) : conv1d_narrow(x[0], x[1]); };
+  std::vector<OpSample> s = {{"matrix", {Dim({3, 6}), Dim({3, 2})}, b},
+                             {"full_width", {Dim({2, 3}), Dim({2, 3})}, b},
+                             {"one_column", {Dim({4, 1}), Dim({4, 1})}, b},
+                             {"vector_x", {Dim({3}), Dim({3, 1})}, b},
+                             {"batched_x", {Dim({2, 5}, 2), Dim({2, 3})}, b},
+                             {"batched_f", {Dim({2, 4}), Dim({2, 2}, 3)}, b},
+                             {"batched_both", {Dim({2, 4}, 2), Dim({2, 2}, 2)}, b},
+                             {"rows_differ", {Dim({3, 5}), Dim({2, 2})}, b, -1, 1, true},
+                             {"x_not_matrix", {Dim({2, 3, 2}), Dim({2, 2})}, b, -1, 1, true},
+                             {"f_not_matrix", {Dim({2, 3}), Dim({2, 2, 2})}, b, -1, 1, true},
+                             {"batch_mismatch", {Dim({2, 4}, 2), Dim({2, 2}, 3)}, b, -1, 1, true}};
+  if (Wide)
+    s.push_back({"filter_wider_than_x", {Dim({2, 2}), Dim({2, 4})}, b});
+  else
+    s.push_back({"too_wide", {Dim({2, 2}), Dim({2, 3})}, b, -1, 1, true});
+  return s;
+}
+const OpId k_conv1d_narrow = register_op({.name = "conv1d_narrow",
+                                          .doc = "y[r,o] = Σ_{c<k} x[r,o+c] · f[r,c]",
+                                          .shape = conv1d_shape<false>,
+                                          .forward = conv1d_fwd<false>,
+                                          .backward = conv1d_bwd<false>,
+                                          .batch = {.batchable = true, .shared = 2},
+                                          .samples = conv1d_samples<false>});
+const OpId k_conv1d_wide = register_op({.name = "conv1d_wide",
+                                        .doc = "y[r,o] = Σ_{c<k, 0≤o-c<n} x[r,o-c] · f[r,c]",
+                                        .shape = conv1d_shape<true>,
+                                        .forward = conv1d_fwd<true>,
+                                        .backward = conv1d_bwd<true>,
+                                        .batch = {.batchable = true, .shared = 2},
+                                        .samples = conv1d_samples<true>});
 
 // ---------------------------------------------------------------------------------------------
 // kmh_ngram(x, n): x {d, cols}; y {d, cols-n+1} with y[:, j] = Σ_{k<n} x[:, j+k].
@@ -889,6 +1046,10 @@ void check_pair(const char* op, const char* what, const std::vector<unsigned>& v
 #ifndef DYNET_CUDA_PASS
 Expression filter1d_narrow(const Expression& x, const Expression& f) { return make_node(k_filter1d, x, f); }
 DYNET_API(filter1d_narrow, "filter1d_narrow", "filter1d_narrow(x, f)", "filter1d_narrow(x, y)", Expression(const Expression&, const Expression&));
+Expression conv1d_narrow(const Expression& x, const Expression& f) { return make_node(k_conv1d_narrow, x, f); }
+DYNET_API(conv1d_narrow, "conv1d_narrow", "conv1d_narrow(x, f)", nullptr, Expression(const Expression&, const Expression&));
+Expression conv1d_wide(const Expression& x, const Expression& f) { return make_node(k_conv1d_wide, x, f); }
+DYNET_API(conv1d_wide, "conv1d_wide", "conv1d_wide(x, f)", nullptr, Expression(const Expression&, const Expression&));
 Expression kmh_ngram(const Expression& x, unsigned n) { return make_node(k_kmh, x, n); }
 DYNET_API(kmh_ngram, "kmh_ngram", "kmh_ngram(x, n)", "kmh_ngram(x, v)", Expression(const Expression&, unsigned));
 Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride, bool is_valid) {

@@ -238,11 +238,21 @@ TEST(BuiltinNodeNames, WrongArgumentsAndMissingCounterpartsThrow) {
   }
   EXPECT_THROW(cg.add_function<Tanh>({VariableIndex(7)}), std::invalid_argument);
   try {
-    cg.add_function<Conv1DNarrow>({x.i, x.i});
+    cg.add_function<MaxPooling1D>({x.i});
     FAIL() << "no throw";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("Conv1DNarrow"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("MaxPooling1D"), std::string::npos) << e.what();
   }
+}
+
+// DyNet 2.0's Conv1DNarrow and Conv1DWide build conv1d_narrow and conv1d_wide.
+TEST(BuiltinNodeNames, Conv1DNodesBuildTheConv1DOps) {
+  ComputationGraph cg;
+  Expression x = input(cg, Dim({1, 3}), {1.f, 2.f, 3.f});
+  Expression f = input(cg, Dim({1, 2}), {1.f, 10.f});
+  auto E = [&](VariableIndex i) { return Expression(&cg, i); };
+  expect_near(vals(E(cg.add_function<Conv1DNarrow>({x.i, f.i}))), {21.f, 32.f});
+  expect_near(vals(E(cg.add_function<Conv1DWide>({x.i, f.i}))), {1.f, 12.f, 23.f, 30.f});
 }
 
 }  // namespace
