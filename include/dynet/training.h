@@ -71,6 +71,10 @@ class Trainer {
   // Updates only the given parameters (indices into m.parameters_list() / m.lookup_parameters_list())
   // and clears only their gradients; the clipping norm still covers every gradient.
   void update(const std::vector<unsigned>& updated_params, const std::vector<unsigned>& updated_lookup_params);
+  // DyNet 2.0's update(scale) (2.0.1 removed it; deprecated here, a warning once): multiplies the
+  // gradients by `scale`, then update(). Clipping therefore sees the scaled gradients, as in DyNet 2.0.
+  // Newer code scales the loss instead: cg.backward(loss * scale); trainer.update().
+  void update(real scale);
   // Deprecated no-op (prints a warning once): change `learning_rate` directly instead.
   void update_epoch(real r = 1);
   // Forgets the shadow state (momenta); the learning rate, counters and moving averages are kept.
@@ -223,6 +227,7 @@ class Trainer {
   std::vector<ShadowState> state_;  // shadow_state(), fetched by the first update
   bool state_known_ = false;
   bool warned_update_epoch_ = false;
+  bool warned_update_scale_ = false;
   GradientReducer* reducer_ = nullptr;
 };
 

@@ -747,6 +747,23 @@ void Trainer::unswap_before_update() {
 
 // ---- misc ----
 
+void Trainer::update(real scale) {
+  if (!warned_update_scale_) {
+    warned_update_scale_ = true;
+    std::cerr << "[dynet] Trainer::update(scale) is deprecated (DyNet 2.0); "
+                 "scale the loss instead (cg.backward(loss * scale)) and call update().\n";
+  }
+  if (scale != 1.f) {
+    ExclusiveParameters lock(detail::parameter_lock());
+    const ParameterCollectionStorage& s = model->get_storage();
+    for (const auto& p : s.params)
+      if (p->nonzero_grad) p->scale_gradient(scale);
+    for (const auto& p : s.lookup_params)
+      if (p->nonzero_grad) p->scale_gradient(scale);  // the rows without gradients are zero and stay so
+  }
+  update();
+}
+
 void Trainer::update_epoch(real) {
   if (warned_update_epoch_) return;
   warned_update_epoch_ = true;

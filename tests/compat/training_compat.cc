@@ -248,4 +248,37 @@ TEST(ParameterCollectionApi, SaxeInitializerIsAScaledOrthogonalMatrix) {
   EXPECT_THROW(pc.add_parameters({3, 4}, ParameterInitSaxe()), std::invalid_argument);
 }
 
+// DyNet 2.0's Trainer::update(scale), which DyNet's own examples of the time call (train_xor-xent.cc:
+// sgd.update(1.0), train_xor-batch.cc: sgd.update(0.25)): the same step as scaling the loss, clipping
+// included, for dense and lookup parameters.
+TEST(TrainerApi, DyNet20UpdateWithScaleEqualsScalingTheLoss) {
+  auto run = [](bool use_scale, bool clip) {
+    ParameterCollection pc;
+    Parameter w = pc.add_parameters({2, 3}, ParameterInitConst(0.5f));
+    LookupParameter e = pc.add_lookup_parameters(4, {3}, ParameterInitConst(0.25f));
+    SimpleSGDTrainer sgd(pc, 0.1f);
+    sgd.clipping_enabled = clip;
+    sgd.clip_threshold = 0.05f;
+    for (int step = 0; step < 3; ++step) {
+      ComputationGraph cg;
+      Expression loss = squared_norm(parameter(cg, w) * lookup(cg, e, 1u) - input(cg, Dim({2}), {1.f, -2.f}));
+      if (use_scale) {
+        cg.backward(loss);
+        sgd.update(0.25);
+      } else {
+        cg.backward(loss * 0.25f);
+        sgd.update();
+      }
+    }
+    std::vector<float> out = as_vector(*w.values());
+    for (float v : as_vector(e.get_storage().values[1])) out.push_back(v);
+    return out;
+  };
+  for (bool clip : {false, true}) {
+    const std::vector<float> scaled = run(true, clip), reference = run(false, clip);
+    ASSERT_EQ(scaled.size(), reference.size());
+    for (size_t k = 0; k < scaled.size(); ++k) EXPECT_NEAR(scaled[k], reference[k], 1e-6f) << k << " clip " << clip;
+  }
+}
+
 }  // namespace
