@@ -1,6 +1,10 @@
 // ComputationGraph: a per-example graph of flat node records, evaluated lazily by an executor.
 #pragma once
 
+#if __cplusplus < 201703L
+#error "dynet needs C++17 or later: compile with -std=c++17 (DyNet 2.x programs compile unchanged as C++17)"
+#endif
+
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
