@@ -293,21 +293,19 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
   PyOp* op = reinterpret_cast<PyOp*>(self);
   if (op->impl) return PyObject_Vectorcall(op->impl, args, nargsf, kwnames);
   const size_t nargs = PyVectorcall_NARGS(nargsf);
+  struct CythonConversions {  // t_cython_conversions for one pass over the overloads
+    explicit CythonConversions(bool on) { t_cython_conversions = on; }
+    ~CythonConversions() { t_cython_conversions = false; }
+  };
   try {
-    for (const Overload& ov : *op->overloads) {
-      try {
-        return call_overload(ov, args, nargs, kwnames);
-      } catch (const Mismatch&) {
-      }
-    }
-    struct CythonConversions {
-      CythonConversions() { t_cython_conversions = true; }
-      ~CythonConversions() { t_cython_conversions = false; }
-    } retry;
-    for (const Overload& ov : *op->overloads) {
-      try {
-        return call_overload(ov, args, nargs, kwnames);
-      } catch (const Mismatch&) {
+    // The arguments as they are first, then (every overload refused them) with the Cython conversions.
+    for (const bool cython : {false, true}) {
+      const CythonConversions pass(cython);
+      for (const Overload& ov : *op->overloads) {
+        try {
+          return call_overload(ov, args, nargs, kwnames);
+        } catch (const Mismatch&) {
+        }
       }
     }
   } catch (...) {
