@@ -49,8 +49,12 @@ Expression expr_of(nb::handle h) {
   return e;
 }
 
-const Tensor& value_of(const Expression& e, bool recalculate) {
+void check_live(const Expression& e) {
   if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
+}
+
+const Tensor& value_of(const Expression& e, bool recalculate) {
+  check_live(e);
   if (recalculate) return e.pg->forward(e);
   return e.pg->incremental_forward(e);
 }
@@ -110,7 +114,7 @@ void set_expression(nb::handle self, nb::handle value) {
 VariableIndex node_of(ComputationGraph& g, nb::handle index) {
   Expression e;
   if (to_expr(index.ptr(), e)) {
-    if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
+    check_live(e);
     if (e.pg != &g) throw std::invalid_argument("the expression belongs to another ComputationGraph");
     return e.i;
   }
@@ -257,16 +261,16 @@ void init_module(nb::module_& m) {
          "recalculate"_a = false);
   method("forward", [](const Expression& e, truthy recalculate) { value_of(e, recalculate); }, "recalculate"_a = false);
   method("gradient", [](const Expression& e) {
-    if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
+    check_live(e);
     return to_numpy(e.gradient());
   });
   method("backward", [](const Expression& e, truthy full) {
-    if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
+    check_live(e);
     e.pg->incremental_forward(e);
     e.pg->backward(e, full);
   }, "full"_a = false);
   method("dim", [](const Expression& e) {
-    if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
+    check_live(e);
     const Dim& d = e.dim();
     std::vector<unsigned> dims(d.d, d.d + d.nd);
     return std::make_pair(nb::tuple(nb::cast(dims)), d.bd);
@@ -281,7 +285,7 @@ void init_module(nb::module_& m) {
   method("__dlpack__", [](const Expression& e, nb::kwargs) { return to_numpy_float32(value_of(e, false)).attr("__dlpack__")(); });
   method("__dlpack_device__", [](const Expression&) { return std::make_pair(1, 0); });  // kDLCPU, device 0
   method("__getitem__", [](const Expression& e, nb::handle key) -> Expression {
-    if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
+    check_live(e);
     if (PyLong_Check(key.ptr())) {
       long long i = nb::cast<long long>(key);
       const long long n = e.dim()[0];
