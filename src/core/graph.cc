@@ -179,10 +179,13 @@ VariableIndex ComputationGraph::cse_find_or_add(VariableIndex i) {
   if (cse_uses_.size() < nodes_.size()) cse_uses_.resize(std::max<size_t>(1024, 2 * nodes_.size()));
   cse_uses_[i] = 0;
   if (r.nargs > 0) {
-    // An equal node has the same last argument: the nodes of this pass using it last, newest first (a
-    // list through cse_uses_, recent records in cache where a table probe was a miss). Lists left from
-    // a reverted or earlier graph only lose merges: every candidate is compared whole, and few are read.
-    const VariableIndex x = args_[r.arg_begin + r.nargs - 1];
+    // An equal node has the same newest argument: the nodes of this pass keyed by it, newest first (a
+    // list through cse_uses_, recent records in cache where a table probe was a miss). The newest rather
+    // than, say, the last: an argument every step shares (the bias of W·h + b) would list every step's
+    // node, each compared in vain. Lists left from a reverted or earlier graph only lose merges: every
+    // candidate is compared whole, and few are read.
+    const VariableIndex* a = args_.data() + r.arg_begin;
+    const VariableIndex x = *std::max_element(a, a + r.nargs);
     uint32_t u = uint32_t(cse_uses_[x] >> 32);
     for (int walked = 0; u > cse_start_ && u <= i && walked < 16; u = uint32_t(cse_uses_[u - 1]), ++walked)
       if (cse_equal(u - 1, i)) return u - 1;
