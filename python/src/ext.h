@@ -114,11 +114,17 @@ void init_mpi(nb::module_& m);  // the dynet.mpi submodule (mpi.cc)
 // Raises the Python exception matching the current C++ exception (inside a catch block).
 void raise_from_cpp();
 
-// A bool argument as DyNet's Cython module takes one: any object, by its truth value (1, numpy.bool_, ...),
-// where nanobind's bool accepts True and False only.
+// A bool argument as DyNet's Cython module takes one: any object, by its truth value (1, numpy.bool_, None,
+// ...), where nanobind's bool accepts True and False only.
 struct truthy {
   bool value = false;
   operator bool() const { return value; }
+};
+
+// A table's row index as DyNet's Cython module takes one: an int, or a float truncated (`E[2.0]`).
+struct row_index {
+  unsigned value = 0;
+  operator unsigned() const { return value; }
 };
 
 }  // namespace dynet::py
@@ -137,6 +143,36 @@ struct type_caster<dynet::py::truthy> {
     return true;
   }
   static handle from_cpp(dynet::py::truthy v, rv_policy, cleanup_list*) noexcept { return PyBool_FromLong(v.value); }
+};
+// None too, as False (Cython's bint takes it): nanobind refuses None before any caster runs unless the
+// parameter accepts it, which this makes every truthy parameter do (their stubs read `bool | None`).
+template <>
+struct has_arg_defaults<dynet::py::truthy> : std::true_type {};
+template <>
+struct type_caster<dynet::py::row_index> {
+  NB_TYPE_CASTER(dynet::py::row_index, const_name("int"))
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    PyObject* o = src.ptr();
+    long long v;
+    if (PyFloat_Check(o)) {
+      const double d = PyFloat_AS_DOUBLE(o);
+      if (!(d > -1.0 && d < 4294967296.0)) return false;  // NaN, negative, out of range
+      v = static_cast<long long>(d);
+    } else {
+      if (!PyIndex_Check(o)) return false;
+      v = PyLong_AsLongLong(o);
+      if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return false;
+      }
+    }
+    if (v < 0 || v > 0xffffffffLL) return false;
+    value.value = static_cast<unsigned>(v);
+    return true;
+  }
+  static handle from_cpp(dynet::py::row_index v, rv_policy, cleanup_list*) noexcept {
+    return PyLong_FromUnsignedLong(v.value);
+  }
 };
 // Expression <-> dynet._dynet.Expression (and Parameters objects as arguments).
 template <>

@@ -452,8 +452,10 @@ void init_module(nb::module_& m) {
         return nb::tuple(nb::cast(s));
       })
       .def("__len__", [](PyLookupParameters& p) { return p.p.get_storage().values.size(); })
-      .def("__getitem__", [](PyLookupParameters& p, unsigned i) { return settable_lookup(p.p, i); }, "i"_a)
-      .def("batch", [](PyLookupParameters& p, std::vector<unsigned> ids) { return settable_lookup(p.p, std::move(ids)); }, "i"_a)
+      .def("__getitem__", [](PyLookupParameters& p, row_index i) { return settable_lookup(p.p, i); }, "i"_a)
+      .def("batch", [](PyLookupParameters& p, const std::vector<row_index>& rows) {
+        return settable_lookup(p.p, std::vector<unsigned>(rows.begin(), rows.end()));
+      }, "i"_a)
       .def("init_row", [](PyLookupParameters& p, unsigned i, nb::handle row) {
         p.p.initialize(i, from_array(row, "init_row").values);
       }, "i"_a, "row"_a)

@@ -234,6 +234,15 @@ bool equal(PyObject* a, PyObject* b) {
   return r == 1;
 }
 
+// A flag that picks the overload (lookup's `update`), given any object where the overload fixes a bool:
+// by its truth value, as Cython's bint took it (retried with the Cython conversions only).
+bool same_truth(PyObject* given, PyObject* fixed) {
+  if (!t_cython_conversions || !PyBool_Check(fixed)) return false;
+  const int truth = PyObject_IsTrue(given);
+  if (truth < 0) throw nb::python_error();
+  return (truth == 1) == (fixed == Py_True);
+}
+
 // ---- the callable type ----
 struct PyOp {
   PyObject_HEAD
@@ -271,7 +280,7 @@ PyObject* call_overload(const Overload& ov, PyObject* const* args, size_t nargs,
     if (p.cpp == -2) {
       batch_size = v;
     } else if (p.cpp == -1) {
-      if (!equal(v, p.def.ptr())) throw Mismatch{};
+      if (!equal(v, p.def.ptr()) && !same_truth(v, p.def.ptr())) throw Mismatch{};
     } else if (p.cpp == -3) {
       to_int(v);
     } else {

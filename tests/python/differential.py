@@ -469,6 +469,27 @@ def expression_methods(I):
     return out
 
 
+@case("cython/none_as_false")
+def none_as_false(I):
+    # Cython's bint took None as False: programs pass a variable that defaults to None.
+    e = dy.tanh(I.m34)
+    b = dy.VanillaLSTMBuilder(1, 3, 4, I.pc)
+    set_all(I.pc, 5)
+    out = {"value": arr(e.value(recalculate=None)), "npvalue": arr(e.npvalue(None)),
+           "scalar": dy.sum_elems(e).scalar_value(None), "forward": arr(e.forward(recalculate=None)),
+           "inputTensor": arr((dy.inputTensor(VALUES["m34"], None) + I.m34).npvalue()),
+           "state": arr(b.initial_state(update=None).add_input(I.v3).output().npvalue())}
+    # update=None: constant lookups, so the table gets no gradient from these.
+    loss = dy.sum_elems(dy.lookup(I.lp, 3, update=None)) + dy.sum_elems(dy.lookup_batch(I.lp, [1, 5], None))
+    loss = dy.sum_batches(loss + dy.sum_elems(e))
+    loss.forward()
+    loss.backward(full=None)
+    out["loss"] = loss.scalar_value()
+    out["gradient/param"] = arr(I.m34.gradient())
+    out["gradient/table"] = arr(I.lp.grad_as_array())
+    return out
+
+
 @case("graph_checkpoint")
 def graph_checkpoint(I):
     a = dy.tanh(I.v3)
@@ -1094,6 +1115,9 @@ for name, build in [
         ("cython/sum_dim_numpy_bool", lambda I: dy.sum_dim(I.bm, [0], np.bool_(True))),
         ("cython/inputTensor_int_batched", lambda I: dy.inputTensor(VALUES["m34"], 1) + I.v3),
         ("cython/inputTensor_numpy_bool", lambda I: dy.inputTensor(VALUES["m34"], np.bool_(True)) + I.v3),
+        ("cython/lookup_getitem_float", lambda I: I.lp[2.0]),
+        ("cython/lookup_getitem_numpy_float", lambda I: I.lp[np.float64(4.5)]),
+        ("cython/lookup_batch_method_floats", lambda I: I.lp.batch([1.0, 5.0])),
         ("cython/npvalue_int_recalculate", lambda I: dy.tanh(I.v3) * float(np.sum(dy.tanh(I.v3).npvalue(1)))),
         ("layer_norm/vector_gain_over_matrix", lambda I: dy.layer_norm(I.m34, I.g4[0:3], I.v3)),
         ("layer_norm/scalar_gain", lambda I: dy.layer_norm(I.v4, I.s, I.u4)),

@@ -183,6 +183,34 @@ def test_arguments_converted_as_the_original_converts_them():
     assert dy.tanh(v).npvalue(1).shape == (4,)
 
 
+def test_none_is_false_for_every_flag():
+    """Cython's bint took None as False: programs pass variables that default to None."""
+    dy.renew_cg(immediate_compute=None, check_validity=None)
+    pc = dy.ParameterCollection()
+    table = pc.add_lookup_parameters((5, 3))
+    builder = dy.VanillaLSTMBuilder(1, 3, 2, pc)
+    x = dy.inputTensor(np.ones((3, 2)), None)
+    assert x.dim() == ((3, 2), 1)
+    assert x.npvalue(None).shape == (3, 2) and x.value(recalculate=None).shape == (3, 2)
+    loss = dy.sum_elems(dy.lookup(table, 1, update=None)) + dy.sum_elems(dy.lookup_batch(table, [2, 3], None))
+    loss = dy.sum_batches(loss + dy.sum_elems(builder.initial_state(update=None).add_input(dy.inputVector([1.0, 2.0, 3.0])).output()))
+    assert np.isfinite(loss.scalar_value(None))
+    loss.backward(full=None)
+    assert not table.grad_as_array().any()  # update=None: constant lookups, as update=False
+
+
+def test_table_rows_by_float():
+    """Cython truncated a float given for a table's row index, numpy's too."""
+    pc = dy.ParameterCollection()
+    table = pc.add_lookup_parameters((5, 3))
+    rows = table.as_array()
+    assert np.allclose(table[2.0].npvalue(), rows[2]) and np.allclose(table[np.float64(3.9)].npvalue(), rows[3])
+    assert np.allclose(table.batch([1.0, 4.0]).npvalue(), rows[[1, 4]].T)
+    for bad in (-1, -1.5, float("nan"), "1"):
+        with pytest.raises(TypeError):
+            table[bad]
+
+
 def test_layer_norm_broadcasts_gain_and_bias():
     x = np.arange(12.0).reshape(3, 4) / 7 - 0.5
     g, b = np.array([0.5, 1.0, 2.0]), np.array([0.1, -0.2, 0.3])
