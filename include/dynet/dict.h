@@ -4,6 +4,9 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+#if __has_include(<unistd.h>)
+#include <unistd.h>  // DyNet's dict.h brought it in with Boost's headers: its train_textcat.cc calls getpid()
+#endif
 
 namespace dynet {
 
