@@ -5,6 +5,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <climits>
+
 #include "dynet/cfsm-builder.h"
 #include "dynet/fast-lstm.h"
 #include "dynet/gru.h"
@@ -33,7 +35,7 @@ Dict dict_of(nb::dict dic) {
   for (auto [k, v] : dic) {
     if (!nb::isinstance<nb::str>(k) || !nb::isinstance<nb::int_>(v))
       throw nb::type_error("ClassFactoredSoftmaxBuilder: dic must map words (str) to ids (int)");
-    const long long id = nb::cast<long long>(v);
+    const long long id = int_in_range(v, LLONG_MIN, LLONG_MAX, "ClassFactoredSoftmaxBuilder");
     if (id < 0 || id >= static_cast<long long>(words.size()) || seen[static_cast<size_t>(id)])
       throw std::invalid_argument("ClassFactoredSoftmaxBuilder: the ids of dic must be 0.." +
                                   std::to_string(words.size() - 1) + ", each once (got " + std::to_string(id) + ")");

@@ -135,6 +135,20 @@ bool to_expr(PyObject* o, Expression& out) {
   return param_to_expr(o, out);
 }
 
+long long int_in_range(nb::handle o, long long lo, long long hi, const char* what) {
+  if (!PyIndex_Check(o.ptr()))
+    throw nb::type_error((std::string(what) + ": expected an int, got " + Py_TYPE(o.ptr())->tp_name).c_str());
+  int overflow = 0;
+  const nb::object i = nb::steal(PyNumber_Index(o.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (overflow || v < lo || v > hi)
+    throw nb::value_error((std::string(what) + ": " + nb::repr(i).c_str() + " is out of range [" + std::to_string(lo) +
+                           ", " + std::to_string(hi) + "]").c_str());
+  return v;
+}
+
 namespace {
 // ---- number protocol: the hot path of graph construction ----
 bool as_float(PyObject* o, float& v) {

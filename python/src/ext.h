@@ -114,6 +114,10 @@ void init_mpi(nb::module_& m);  // the dynet.mpi submodule (mpi.cc)
 // Raises the Python exception matching the current C++ exception (inside a catch block).
 void raise_from_cpp();
 
+// An int argument (numpy's integers too) in [lo, hi]: a TypeError for anything else, a ValueError out of
+// range, each naming `what` (where nb::cast's failure would read "std::bad_cast").
+long long int_in_range(nb::handle o, long long lo, long long hi, const char* what);
+
 // A bool argument as DyNet's Cython module takes one: any object, by its truth value (1, numpy.bool_, None,
 // ...), where nanobind's bool accepts True and False only.
 struct truthy {

@@ -11,6 +11,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <unordered_map>
@@ -37,7 +39,9 @@ namespace {
 // flag says 2); False the simple one.
 int strategy_for(nb::handle autobatching) {
   if (autobatching.is_none()) return std::max(autobatch_flag, 0);
-  return nb::cast<bool>(autobatching) ? (autobatch_flag > 0 ? autobatch_flag : 1) : 0;
+  const int on = PyObject_IsTrue(autobatching.ptr());  // any object by its truth value, as a Cython bint
+  if (on < 0) throw nb::python_error();
+  return on ? (autobatch_flag > 0 ? autobatch_flag : 1) : 0;
 }
 
 Expression expr_of(nb::handle h) {
@@ -90,15 +94,16 @@ void set_expression(nb::handle self, nb::handle value) {
       break;
     }
     case Settable::Index: {
-      if (!PyIndex_Check(value.ptr()) || PyBool_Check(value.ptr())) throw nb::type_error("set: the index must be an int");
-      const long long i = nb::cast<long long>(value);
-      if (i < 0 || i > 0xffffffffLL) throw std::invalid_argument("set: " + std::to_string(i) + " is not a valid index");
-      *static_cast<unsigned*>(p->slot) = static_cast<unsigned>(i);
+      *static_cast<unsigned*>(p->slot) = static_cast<unsigned>(int_in_range(value, 0, 0xffffffffLL, "set"));
       break;
     }
     case Settable::Indices: {
       auto& v = *static_cast<std::vector<unsigned>*>(p->slot);
-      std::vector<unsigned> nv = nb::cast<std::vector<unsigned>>(value);
+      if (PyUnicode_Check(value.ptr()) || !PySequence_Check(value.ptr()))
+        throw nb::type_error("set: the indices must be a sequence of ints");
+      std::vector<unsigned> nv;
+      for (nb::handle x : nb::borrow<nb::sequence>(value))
+        nv.push_back(static_cast<unsigned>(int_in_range(x, 0, 0xffffffffLL, "set")));
       if (nv.size() != v.size())
         throw std::invalid_argument("set: expected " + std::to_string(v.size()) + " indices (one per batch element), got " +
                                     std::to_string(nv.size()));
@@ -119,7 +124,7 @@ VariableIndex node_of(ComputationGraph& g, nb::handle index) {
     return e.i;
   }
   if (PyErr_Occurred()) throw nb::python_error();
-  const long long i = nb::cast<long long>(index);
+  const long long i = int_in_range(index, LLONG_MIN, LLONG_MAX, "node index");
   if (i < 0 || i >= static_cast<long long>(g.size()))
     throw nb::index_error(("node index " + std::to_string(i) + " out of range for a graph of " + std::to_string(g.size()) +
                            " nodes").c_str());
@@ -179,9 +184,23 @@ std::shared_ptr<ParameterInit> initializer(const char* fn, nb::handle init, cons
                         "(dy.*Initializer)").c_str());
 }
 
-std::vector<unsigned> dims_of(nb::handle dim) {
-  if (PyLong_Check(dim.ptr())) return {nb::cast<unsigned>(dim)};
-  return nb::cast<std::vector<unsigned>>(dim);
+// A shape as DyNet's Cython module took one: an int or a sequence of them, floats truncated.
+std::vector<unsigned> dims_of(nb::handle dim, const char* fn) {
+  auto one = [fn](nb::handle o) -> unsigned {
+    if (!PyFloat_Check(o.ptr())) return static_cast<unsigned>(int_in_range(o, 0, 0xffffffffLL, fn));
+    const double v = std::trunc(PyFloat_AS_DOUBLE(o.ptr()));
+    if (!(v >= 0 && v <= 4294967295.0))  // NaN too
+      throw nb::value_error((std::string(fn) + ": " + nb::repr(o).c_str() + " is out of range [0, 4294967295]").c_str());
+    return static_cast<unsigned>(v);
+  };
+  PyObject* o = dim.ptr();
+  if ((PyIndex_Check(o) && !PySequence_Check(o)) || PyFloat_Check(o)) return {one(o)};  // not a numpy array
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || !PySequence_Check(o))
+    throw nb::type_error((std::string(fn) + ": dim must be an int or a sequence of ints, got " + Py_TYPE(o)->tp_name)
+                             .c_str());
+  std::vector<unsigned> dims;
+  for (nb::handle d : nb::borrow<nb::sequence>(dim)) dims.push_back(one(d));
+  return dims;
 }
 
 }  // namespace
@@ -287,7 +306,7 @@ void init_module(nb::module_& m) {
   method("__getitem__", [](const Expression& e, nb::handle key) -> Expression {
     check_live(e);
     if (PyLong_Check(key.ptr())) {
-      long long i = nb::cast<long long>(key);
+      long long i = int_in_range(key, LLONG_MIN, LLONG_MAX, "Expression index");
       const long long n = e.dim()[0];
       if (i < 0) i += n;
       if (i < 0 || i >= n) throw nb::index_error("index out of range");
@@ -539,7 +558,7 @@ void init_module(nb::module_& m) {
       .def("add_parameters", [=](ParameterCollection& pc, nb::handle dim, nb::handle init, const std::string& name,
                                  nb::handle device, float scale, float mean, float std) {
         if (is_array(init)) return from_numpy(pc, init, name, device);
-        const std::vector<unsigned> dims = dims_of(dim);
+        const std::vector<unsigned> dims = dims_of(dim, "add_parameters");
         const Dim d = make_dim(dims, 1, "add_parameters");
         auto in = initializer("add_parameters", init, dims, scale, mean, std);
         Device* on = device_from(device.ptr());
@@ -551,7 +570,7 @@ void init_module(nb::module_& m) {
         if (nb::isinstance<PyInit>(init) && nb::inst_ptr<PyInit>(init)->from_numpy)
           throw std::invalid_argument("Do not use NumpyInitializer with add_lookup_parameters, use "
                                       "lookup_parameters_from_numpy instead");
-        std::vector<unsigned> dims = dims_of(dim);
+        std::vector<unsigned> dims = dims_of(dim, "add_lookup_parameters");
         if (dims.size() < 2) throw std::invalid_argument("add_lookup_parameters: dim must be (n, d...)");
         const Dim d = make_dim(std::vector<unsigned>(dims.begin() + 1, dims.end()), 1, "add_lookup_parameters");
         auto in = initializer("add_lookup_parameters", init, dims, scale, mean, std);

@@ -46,6 +46,34 @@ def test_wrong_types_are_type_errors():
         dy.inputTensor(np.array(["a", "b"]))
 
 
+def test_bad_shapes_and_indices_name_the_call():
+    """Conversions nanobind would report as RuntimeError('std::bad_cast') say what was wrong, and where."""
+    pc = dy.ParameterCollection()
+    with pytest.raises(ValueError, match=r"add_parameters: -3 is out of range"):
+        pc.add_parameters((-3, 2))
+    with pytest.raises(ValueError, match=r"add_lookup_parameters: 4294967296 is out of range"):
+        pc.add_lookup_parameters((2**32, 10))
+    with pytest.raises(TypeError, match="add_parameters: dim must be an int or a sequence of ints, got str"):
+        pc.add_parameters("abc")
+    assert pc.add_parameters((3.0, np.int64(2))).shape() == (3, 2)  # floats truncated, as Cython did
+    assert pc.add_parameters(np.array([4, 1])).shape() == (4, 1)
+    table = pc.add_lookup_parameters((5, 2))
+    row, rows = dy.lookup(table, 1), dy.lookup_batch(table, [1, 2])
+    with pytest.raises(ValueError, match="set: -1 is out of range"):
+        row.set(-1)
+    with pytest.raises(ValueError, match="set: -2 is out of range"):
+        rows.set([1, -2])
+    with pytest.raises(TypeError, match="set: expected an int, got str"):
+        rows.set(["a", 0])
+    rows.set(np.array([0, 4]))
+    assert np.allclose(rows.npvalue(), table.as_array()[[0, 4]].T)
+    with pytest.raises(ValueError, match="Expression index"):
+        dy.inputVector([1.0, 2.0])[2**70]
+    dy.renew_cg(autobatching=[1])  # any object by its truth value
+    assert dy.inputVector([1.0, 2.0])[True].value() == 2.0
+    dy.renew_cg()
+
+
 def test_numpy_inputs_any_layout_and_dtype():
     m = np.arange(12, dtype=np.float64).reshape(3, 4)
     assert np.allclose(dy.inputTensor(m[:, ::2]).npvalue(), m[:, ::2])
