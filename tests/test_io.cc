@@ -22,6 +22,8 @@
 #include "dynet/io.h"
 #include "dynet/model.h"
 #include "dynet/param-init.h"
+#include "dynet/expr.h"
+#include "dynet/training.h"
 #include "io/atomic_file.h"
 #include "io/text_format.h"
 #include "temp_dir.h"
@@ -220,6 +222,56 @@ TEST_F(IoTest, GoldenFileLoadsTheRightValues) {
   EXPECT_EQ(E.values()->at(2).v[1], 6.f);  // row 2 = {5, 6}
   EXPECT_FALSE(E.get_storage().nonzero_grad);
   EXPECT_EQ(E.get_storage().all_grads.v[2], 0.f);
+}
+
+// DyNet programs make parameters with no elements for features they turn off (uuparser's POS and treebank
+// embeddings of size 0): they train (untouched), save and load like any other, in both formats, as DyNet
+// writes them. In a graph they are refused by name: no op takes a tensor with no elements.
+TEST_F(IoTest, EmptyParametersTrainSaveAndLoad) {
+  auto make = [](ParameterCollection& m) {
+    return std::make_tuple(m.add_parameters({0}), m.add_parameters({4, 0}), m.add_lookup_parameters(20, {0}),
+                           m.add_lookup_parameters(0, {5}), m.add_parameters({2, 3}));
+  };
+  ParameterCollection m;
+  auto [e0, e40, table, rowless, w] = make(m);
+  EXPECT_EQ(m.parameter_count(), 6u);
+  AdamTrainer adam(m);
+  SimpleSGDTrainer sgd(m);
+  for (int strategy : {0, 1, 2}) {
+    for (Trainer* t : {static_cast<Trainer*>(&adam), static_cast<Trainer*>(&sgd)}) {
+      ComputationGraph g(strategy);
+      EXPECT_THROW(parameter(g, e40), std::invalid_argument);
+      EXPECT_THROW(lookup(g, table, 3u), std::invalid_argument);
+      EXPECT_THROW(const_parameter(g, rowless), std::invalid_argument);
+      Expression loss = sum_elems(square(parameter(g, w)));
+      EXPECT_TRUE(std::isfinite(as_scalar(g.forward(loss))));
+      g.backward(loss);
+      t->update();
+    }
+  }
+  try {
+    ComputationGraph g;
+    lookup(g, table, 3u);
+    ADD_FAILURE() << "lookup of an empty table's row did not throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("lookup: " + table.get_storage().name + " is {0}"), std::string::npos)
+        << e.what();
+  }
+  TextFileSaver(path("m.txt")).save(m);
+  const std::string text = read_file(path("m.txt"));  // as DyNet writes them: no values, an empty line
+  EXPECT_NE(text.find(" {0} 1 ZERO_GRAD\n\n#"), std::string::npos) << text;
+  EXPECT_NE(text.find(" {0,20} 1 ZERO_GRAD\n\n"), std::string::npos) << text;
+  save_safetensors(path("m.safetensors"), m);
+  for (const std::string file : {"m.txt", "m.safetensors"}) {
+    ParameterCollection back;
+    auto [b0, b40, btable, browless, bw] = make(back);
+    if (file == "m.txt")
+      TextFileLoader(path(file)).populate(back);
+    else
+      load_safetensors(path(file), back);
+    EXPECT_EQ(as_vector(*bw.values()), as_vector(*w.values())) << file;
+    EXPECT_EQ(btable.get_storage().all_dim, Dim({0, 20})) << file;
+  }
 }
 
 TEST_F(IoTest, SaveLoadSaveIsByteIdentical) {

@@ -234,7 +234,18 @@ void param_fwd(const ForwardArgs& a) {
   alias_or_copy(a, *p, p->values.v);
 }
 void param_grad(AttrView a, const Tensor& g, const float*) { a.as<ParameterStorage*>()->accumulate_grad(g); }
-Dim param_shape(const ArgDims&, AttrView a) { return a.as<ParameterStorage*>()->dim; }
+// Parameters with no elements exist (DyNet programs make them for features they turn off) but do not enter
+// graphs: no op takes a tensor with no elements.
+template <class Storage>
+const Dim& nonempty(const Storage& p, const Dim& d, const char* op) {
+  if (d.size() == 0)
+    op_error(op, p.name + " is " + d.str() + ": a parameter with no elements cannot be used in a graph");
+  return d;
+}
+Dim param_shape(const ArgDims&, AttrView a) {
+  const ParameterStorage& p = *a.as<ParameterStorage*>();
+  return nonempty(p, p.dim, "parameter");
+}
 const OpId k_parameter = register_op({.name = "parameter",
                                       .doc = "y = p · s (s: the weight-decay scale, 1 without decay; dE/dy accumulates into p's gradient)",
                                       .shape = param_shape, .forward = param_fwd,
@@ -254,7 +265,10 @@ void lookup_table_fwd(const ForwardArgs& a) {
   LookupParameterStorage* p = a.attr.as<LookupParameterStorage*>();
   alias_or_copy(a, *p, p->all_values.v);
 }
-Dim lookup_table_shape(const ArgDims&, AttrView a) { return a.as<LookupParameterStorage*>()->all_dim; }
+Dim lookup_table_shape(const ArgDims&, AttrView a) {
+  const LookupParameterStorage& p = *a.as<LookupParameterStorage*>();
+  return nonempty(p, p.all_dim, "lookup_parameter");
+}
 void lookup_table_grad(AttrView a, const Tensor& g, const float*) { a.as<LookupParameterStorage*>()->accumulate_grad(g); }
 const OpId k_lookup_table = register_op({.name = "lookup_parameter",
                                          .doc = "y = E · s, the whole table as one {d..., n} tensor (s: the weight-decay scale)",
@@ -295,6 +309,7 @@ Dim lookup_shape(const ArgDims&, AttrView a) {
   const LookupAttr& l = a.as<LookupAttr>();
   Indices ix = lookup_indices(l, a);
   if (ix.n == 0) op_error(op, "empty list of indices");
+  nonempty(*l.p, l.p->dim, op);
   for (size_t k = 0; k < ix.n; ++k)
     if (ix.ids[k] >= l.p->values.size())
       op_error(op, "index " + std::to_string(ix.ids[k]) + " out of range for " + l.p->name + " with " +

@@ -394,8 +394,7 @@ Parameter ParameterCollection::add_parameters(const Dim& d, const ParameterInit&
                                               Device* device) {
   check_name(name, "add_parameters");
   if (d.bd != 1) throw std::invalid_argument("add_parameters: parameters cannot be batched, got " + d.str());
-  const size_t n = d.checked_size("add_parameters");
-  if (n == 0) throw std::invalid_argument("add_parameters: dim " + d.str() + " has no elements");
+  const size_t n = d.checked_size("add_parameters");  // 0 too: DyNet programs make {0} parameters they never use
   auto p = std::make_shared<ParameterStorage>();
   p->name = name;  // the unique name is taken once nothing can fail any more
   p->dim = d;
@@ -417,9 +416,8 @@ LookupParameter ParameterCollection::add_lookup_parameters(unsigned n, const Dim
                                                            const std::string& name, Device* device) {
   check_name(name, "add_lookup_parameters");
   if (d.bd != 1) throw std::invalid_argument("add_lookup_parameters: rows cannot be batched, got " + d.str());
-  if (n == 0 || d.size() == 0)
-    throw std::invalid_argument("add_lookup_parameters: " + std::to_string(n) + " rows of " + d.str() +
-                                " has no elements");
+  // Empty tables too: DyNet programs make them for features they turn off (uuparser's POS embeddings of
+  // size 0) and never look them up.
   Dim all_dim = d;
   all_dim.add_dim(n);
   const size_t total = all_dim.checked_size("add_lookup_parameters");

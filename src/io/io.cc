@@ -278,7 +278,7 @@ class RecordReader {
     while (true) {
       unsigned v = 0;
       const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-      if (r.ec != std::errc() || v == 0) fail("malformed dims '{" + std::string(t) + "}'");
+      if (r.ec != std::errc()) fail("malformed dims '{" + std::string(t) + "}'");  // 0 too: DyNet writes empty parameters
       if (__builtin_mul_overflow(total, uint64_t(v), &total) || total > Dim::kMaxElements)
         fail("dims '{" + std::string(t) + "}' are too large");
       ds.push_back(v);

@@ -112,6 +112,27 @@ def test_save_load_round_trip(tmp_path):
     assert np.allclose(birnn2.transduce(xs)[1].npvalue(), birnn.transduce(xs)[1].npvalue())
 
 
+def test_empty_parameters_as_uuparser_makes_them(tmp_path):
+    """uuparser makes lookup tables of width 0 for features it turns off, never looks them up, and saves them."""
+    pc = dy.ParameterCollection()
+    pos = pc.add_lookup_parameters((20, 0))
+    bias = pc.add_parameters((0,))
+    W = pc.add_parameters((2, 3))
+    assert pos.as_array().shape == (20, 0) and bias.as_array().shape == (0,)
+    trainer = dy.AdamTrainer(pc)
+    dy.renew_cg()
+    dy.sum_elems(W * dy.inputVector([1.0, 2.0, 3.0])).backward()
+    trainer.update()
+    with pytest.raises(ValueError, match="no elements cannot be used in a graph"):
+        pos[1]
+    with pytest.raises(ValueError, match="no elements cannot be used in a graph"):
+        dy.tanh(bias)
+    base = str(tmp_path / "m")
+    dy.save(base, [pos, bias, W])
+    pos2, bias2, W2 = dy.load(base, dy.ParameterCollection())
+    assert pos2.shape() == (20, 0) and bias2.shape() == (0,) and np.allclose(W2.as_array(), W.as_array())
+
+
 def test_builders_from_spec_check_the_spec():
     # dy.load rebuilds a saved builder from its spec (a tuple); anything else is a clear error, not a KeyError.
     pc = dy.ParameterCollection()
