@@ -19,6 +19,10 @@ __version__ = "2.1"
 # ---------------------------------------------------------------------------------------------
 # Initialization: dynet_config.set(...) before import, else --dynet-* flags in sys.argv (consumed).
 _initialized = None
+_explicitly_initialized = False
+# Whether the first explicit init() may still replace the settings of the import: true when the program
+# imported DyNet as `_dynet` (the original's compiled module, which initialized nothing until asked).
+_import_init_replaceable = False
 
 
 class DynetParams:
@@ -116,12 +120,19 @@ class DynetParams:
                 float(self.weight_decay), tuple(self._device_flags()))
 
     def init(self):
+        """Initializes DyNet with these settings; once initialized, later calls are ignored (with a warning
+        when their settings differ), as in the original."""
+        global _explicitly_initialized, _import_init_replaceable
+        replace = _import_init_replaceable
+        _explicitly_initialized, _import_init_replaceable = True, False
+        self._init(replace)
+
+    def _init(self, replace=False):
         global _initialized
         key = self._key()
-        if _initialized is not None:
+        if _initialized is not None and not (replace and _initialized != key):
             if _initialized != key:
-                raise RuntimeError("dynet is already initialized with other settings (%r); initialize once, "
-                                   "before building models" % (_initialized,))
+                _sys.stderr.write("[dynet] already initialized; these settings are ignored: %r\n" % (key,))
             return
         mem = str(self.mem)
         _dynet._initialize(list(key[-1]), int(self.random_seed), "" if mem == "512" else mem, float(self.weight_decay),
@@ -595,7 +606,7 @@ def _init_at_import():
         p.from_args()
     else:
         p.from_config(conf)
-    p.init()
+    p._init()
 
 
 _init_at_import()

@@ -102,13 +102,32 @@ def test_dynet_flags_in_argv_are_consumed():
 
 
 def test_config_before_import_and_init_twice():
+    """As in the original, a second initialization is ignored, with a warning when its settings differ."""
     r = run_python("import sys; sys.argv = sys.argv[:1]\nimport dynet_config\ndynet_config.set(random_seed=7)\n"
                    "import dynet as dy\ndy.DynetParams().init() if False else None\n"
-                   "p = dy.DynetParams(); p.set_random_seed(8)\n"
-                   "try:\n    p.init()\nexcept RuntimeError as e:\n    print('refused')\n")
+                   "p = dy.DynetParams(); p.set_random_seed(7); p.init()\n"
+                   "print(dy._initialized[1])\n")
     assert r.returncode == 0, r.stderr
-    assert "refused" in r.stdout
-    assert r.stderr == ""  # no banner unless asked
+    assert r.stdout.strip() == "7" and r.stderr == ""  # the same settings again: silent (no banner unless asked)
+    r = run_python("import sys; sys.argv = sys.argv[:1]\nimport dynet as dy\n"
+                   "p = dy.DynetParams(); p.set_random_seed(8); p.set_mem(2048); p.init()\nprint(dy._initialized[1])\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "0" and "already initialized; these settings are ignored" in r.stderr
+
+
+def test_the_original_module_name_sets_dynet_up_first():
+    """`import _dynet` (the original's compiled module): its first explicit init applies, as the original's did."""
+    setup = "p = dy.DynetParams(); p.set_random_seed(5); p.set_autobatch(1); p.init()\n"
+    show = "print(dy._initialized[1:3], dy.ParameterCollection().add_parameters((2,)).as_array().tolist())\n"
+    r = run_python("import sys; sys.argv = sys.argv[:1]\nimport _dynet as dy\n" + setup + show)
+    assert r.returncode == 0, r.stderr
+    r2 = run_python("import sys; sys.argv = sys.argv[:1]\nimport dynet_config\n"
+                    "dynet_config.set(random_seed=5, autobatch=1)\nimport dynet as dy\n" + show)
+    assert r.stdout.startswith("(5, 1)") and r.stdout == r2.stdout
+    r = run_python("import sys; sys.argv = sys.argv[:1]\nimport dynet\nimport _dynet as dy\n" + setup + show)
+    assert r.returncode == 0 and r.stdout.startswith("(0, 0)")  # `import dynet` initialized first: ignored
+    r = run_python("import dynet, _dynet\nprint(dynet is _dynet, _dynet.Expression is dynet.Expression)")
+    assert r.stdout.split() == ["True", "True"]
 
 
 def test_graphs_per_thread():
