@@ -1,4 +1,5 @@
 // The Expression type, the current graph, and the mapping of C++ exceptions to Python ones.
+#include <cmath>
 #include <new>
 #include <stdexcept>
 #include <vector>
@@ -147,6 +148,15 @@ long long int_in_range(nb::handle o, long long lo, long long hi, const char* wha
     throw nb::value_error((std::string(what) + ": " + nb::repr(i).c_str() + " is out of range [" + std::to_string(lo) +
                            ", " + std::to_string(hi) + "]").c_str());
   return v;
+}
+
+long long int_or_float_in_range(nb::handle o, long long lo, long long hi, const char* what) {
+  if (!PyFloat_Check(o.ptr())) return int_in_range(o, lo, hi, what);
+  const double v = std::trunc(PyFloat_AS_DOUBLE(o.ptr()));
+  if (!(v >= double(lo) && v <= double(hi)))  // NaN too
+    throw nb::value_error((std::string(what) + ": " + nb::repr(o).c_str() + " is out of range [" + std::to_string(lo) +
+                           ", " + std::to_string(hi) + "]").c_str());
+  return static_cast<long long>(v);
 }
 
 namespace {

@@ -117,6 +117,8 @@ void raise_from_cpp();
 // An int argument (numpy's integers too) in [lo, hi]: a TypeError for anything else, a ValueError out of
 // range, each naming `what` (where nb::cast's failure would read "std::bad_cast").
 long long int_in_range(nb::handle o, long long lo, long long hi, const char* what);
+// The same, where a float is also taken, truncated (as DyNet's Cython module took them for sizes and rows).
+long long int_or_float_in_range(nb::handle o, long long lo, long long hi, const char* what);
 
 // A bool argument as DyNet's Cython module takes one: any object, by its truth value (1, numpy.bool_, None,
 // ...), where nanobind's bool accepts True and False only.
@@ -156,23 +158,13 @@ template <>
 struct type_caster<dynet::py::row_index> {
   NB_TYPE_CASTER(dynet::py::row_index, const_name("int"))
   bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
-    PyObject* o = src.ptr();
-    long long v;
-    if (PyFloat_Check(o)) {
-      const double d = PyFloat_AS_DOUBLE(o);
-      if (!(d > -1.0 && d < 4294967296.0)) return false;  // NaN, negative, out of range
-      v = static_cast<long long>(d);
-    } else {
-      if (!PyIndex_Check(o)) return false;
-      v = PyLong_AsLongLong(o);
-      if (v == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return false;
-      }
+    try {  // anything else: not this overload (the caller's TypeError lists the signatures)
+      value.value = static_cast<unsigned>(dynet::py::int_or_float_in_range(src, 0, 0xffffffffLL, "row"));
+      return true;
+    } catch (...) {
+      PyErr_Clear();
+      return false;
     }
-    if (v < 0 || v > 0xffffffffLL) return false;
-    value.value = static_cast<unsigned>(v);
-    return true;
   }
   static handle from_cpp(dynet::py::row_index v, rv_policy, cleanup_list*) noexcept {
     return PyLong_FromUnsignedLong(v.value);

@@ -186,13 +186,7 @@ std::shared_ptr<ParameterInit> initializer(const char* fn, nb::handle init, cons
 
 // A shape as DyNet's Cython module took one: an int or a sequence of them, floats truncated.
 std::vector<unsigned> dims_of(nb::handle dim, const char* fn) {
-  auto one = [fn](nb::handle o) -> unsigned {
-    if (!PyFloat_Check(o.ptr())) return static_cast<unsigned>(int_in_range(o, 0, 0xffffffffLL, fn));
-    const double v = std::trunc(PyFloat_AS_DOUBLE(o.ptr()));
-    if (!(v >= 0 && v <= 4294967295.0))  // NaN too
-      throw nb::value_error((std::string(fn) + ": " + nb::repr(o).c_str() + " is out of range [0, 4294967295]").c_str());
-    return static_cast<unsigned>(v);
-  };
+  auto one = [fn](nb::handle o) { return static_cast<unsigned>(int_or_float_in_range(o, 0, 0xffffffffLL, fn)); };
   PyObject* o = dim.ptr();
   if ((PyIndex_Check(o) && !PySequence_Check(o)) || PyFloat_Check(o)) return {one(o)};  // not a numpy array
   if (PyUnicode_Check(o) || PyBytes_Check(o) || !PySequence_Check(o))
