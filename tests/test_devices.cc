@@ -91,11 +91,23 @@ TEST(Devices, AskingForAGpuThatIsNotThereThrowsTheReason) {
     EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
     if (n == 0) EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
   }
-  if (n == 0) {  // initialize() with a GPU request fails the same way and leaves the CPU the default
+  if (n == 0) {  // initialize() asking for that GPU by name fails the same way and leaves the CPU the default
     DynetParams p;
-    p.requested_gpus = 1;
     p.random_seed = 1;
+    p.device_list = {"GPU:0"};
+    p.gpu_mask = {1};
+    p.requested_gpus = 1;
     EXPECT_THROW(initialize(p), std::runtime_error);
+    EXPECT_EQ(default_device, cpu_device());
+    // A GPU count fails too where CUDA is built in; without it, the count is ignored as DyNet's CPU builds do.
+    DynetParams count;
+    count.random_seed = 1;
+    count.requested_gpus = 1;
+    if (gpu_runtime()) {
+      EXPECT_THROW(initialize(count), std::runtime_error);
+    } else {
+      EXPECT_NO_THROW(initialize(count));
+    }
     EXPECT_EQ(default_device, cpu_device());
   }
 }

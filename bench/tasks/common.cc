@@ -96,8 +96,10 @@ void initialize_library(const Options& options) {
   params.random_seed = options.seed;
   params.autobatch = options.autobatch;
   params.profiling = options.profiling;
-  if (options.device == "gpu") {
-    params.ngpus_requested = true;
+  if (options.device == "gpu") {  // by name, as --dynet-devices GPU:0: a count would fall back to the CPU
+    params.devices_requested = true;
+    params.device_list = {"GPU:0"};
+    params.gpu_mask = {1};
     params.requested_gpus = 1;
   }
   dynet::initialize(params);

@@ -108,11 +108,7 @@ class DynetParams:
         if int(self.requested_gpus) > 0:
             flags += ["--dynet-gpus", str(int(self.requested_gpus))]
         if self.gpu and not flags:
-            if _dynet._have_cuda():
-                return ["--dynet-gpus", "1"]
-            import warnings
-            warnings.warn("dynet: --dynet-gpu (or dynet_config.set_gpu()) asked for a GPU, but this build of dynet "
-                          "has no CUDA backend; running on the CPU", RuntimeWarning, stacklevel=3)
+            flags = ["--dynet-gpus", "1"]
         return flags
 
     def _key(self):

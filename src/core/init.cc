@@ -219,6 +219,11 @@ void setup_devices(const DynetParams& p) {
   } else if (!p.gpu_mask.empty()) {
     for (size_t i = 0; i < p.gpu_mask.size(); ++i)
       if (p.gpu_mask[i]) ids.push_back(static_cast<int>(i));
+  } else if (p.requested_gpus > 0 && !gpu_runtime()) {
+    // DyNet's CPU builds ignore a GPU count (programs pass --dynet-gpus 1 or requested_gpus = 1 whether
+    // or not a GPU is there); GPUs asked for by name still fail below, naming why.
+    std::cerr << "[dynet] " << p.requested_gpus << " GPU(s) asked for, but this build of dynet has no CUDA backend; "
+              << "running on the CPU\n";
   } else {
     for (int i = 0; i < p.requested_gpus; ++i) ids.push_back(i);
   }

@@ -16,7 +16,7 @@ def run_python(code, *args):
 
 
 def gpu_usable():
-    r = run_python("import dynet as dy; print(dy.available_devices())", "--dynet-gpus", "1")
+    r = run_python("import dynet as dy; print(dy.available_devices())", "--dynet-devices", "GPU:0")
     return r.returncode == 0
 
 
@@ -50,6 +50,9 @@ def test_a_gpu_request_runs_on_the_gpu_or_names_why_not():
         if gpu_usable():
             assert r.returncode == 0, r.stderr
             assert "'GPU:0'" in r.stdout and r.stdout.strip().endswith("3.0"), r.stdout
+        elif flags[0] == "--dynet-gpus" and not dy.HAVE_CUDA:  # the count is ignored; the name is not
+            assert r.returncode != 0
+            assert "ValueError" in r.stderr and "unknown device 'GPU:0'" in r.stderr, r.stderr
         else:
             assert r.returncode != 0
             assert "RuntimeError" in r.stderr and "GPU:0" in r.stderr, r.stderr
@@ -59,9 +62,26 @@ def test_a_gpu_request_runs_on_the_gpu_or_names_why_not():
 def test_config_gpu_requests_agree_with_the_flags():
     r = run_python("import dynet_config\ndynet_config.set(requested_gpus=1)\nimport dynet as dy\n"
                    "print(dy.available_devices())")
+    if not dy.HAVE_CUDA:  # DyNet's CPU builds ignore a GPU count; ours says so
+        assert r.returncode == 0 and r.stdout.strip() == "['CPU']", r.stderr
+        assert "no CUDA backend" in r.stderr and "running on the CPU" in r.stderr, r.stderr
+        return
     assert (r.returncode == 0) == gpu_usable(), r.stderr
     if r.returncode != 0:
         assert "GPU:0" in r.stderr
+
+
+def test_a_gpu_count_without_cuda_runs_on_the_cpu_as_in_dynet():
+    """mead-baseline calls DynetParams.set_requested_gpus(1) whatever the machine; DyNet's CPU builds run it."""
+    if dy.HAVE_CUDA:
+        pytest.skip("this build has CUDA: a GPU count asks for GPUs (covered by the request test)")
+    code = ("import _dynet\np = _dynet.DynetParams()\np.from_args()\np.set_requested_gpus(1)\np.init()\n"
+            "print(_dynet.available_devices(), _dynet.inputVector([1, 2]).npvalue().sum())")
+    for args in ([], ["--dynet-gpus", "2"]):
+        r = run_python(code, *args)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["['CPU']", "3.0"], r.stdout
+        assert "no CUDA backend" in r.stderr and "running on the CPU" in r.stderr, r.stderr
 
 
 def test_the_gpu_switch_without_cuda_warns_and_runs_on_the_cpu():
