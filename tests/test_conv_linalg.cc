@@ -127,7 +127,13 @@ TEST(Conv2dValues, BadArgumentsThrow) {
   Expression f_ok = input(g, Dim({5, 2, 2, 1}), std::vector<float>(20, 1.f));
   EXPECT_THROW(conv2d(x, f_ok, {1, 1}, true), std::invalid_argument);  // filter taller than the image
   EXPECT_NO_THROW(conv2d(x, f_ok, {1, 1}, false));                     // fine with padding
-  EXPECT_THROW(conv2d(x, f_ok, {1, 1, 1}, false), std::invalid_argument);
+  EXPECT_THROW(conv2d(x, f_ok, {1}, false), std::invalid_argument);
+  EXPECT_THROW(conv2d(x, f_ok, {}, false), std::invalid_argument);
+  EXPECT_THROW(conv2d(x, f_ok, {0, 1}, false), std::invalid_argument);
+  EXPECT_THROW(maxpooling2d(x, {2}, {1, 1}), std::invalid_argument);
+  // Entries after the first two are ignored, as in DyNet (TensorFlow-style strides {1, 1, 1, 1}).
+  expect_values(conv2d(x, f_ok, {2, 1, 1, 1}, false).value(), as_vector(conv2d(x, f_ok, {2, 1}, false).value()));
+  expect_values(maxpooling2d(x, {2, 2, 9}, {1, 2, 0}).value(), as_vector(maxpooling2d(x, {2, 2}, {1, 2}).value()));
 }
 
 // ---- maxpooling2d ----

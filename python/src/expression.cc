@@ -151,12 +151,21 @@ long long int_in_range(nb::handle o, long long lo, long long hi, const char* wha
 }
 
 long long int_or_float_in_range(nb::handle o, long long lo, long long hi, const char* what) {
-  if (!PyFloat_Check(o.ptr())) return int_in_range(o, lo, hi, what);
-  const double v = std::trunc(PyFloat_AS_DOUBLE(o.ptr()));
-  if (!(v >= double(lo) && v <= double(hi)))  // NaN too
-    throw nb::value_error((std::string(what) + ": " + nb::repr(o).c_str() + " is out of range [" + std::to_string(lo) +
-                           ", " + std::to_string(hi) + "]").c_str());
-  return static_cast<long long>(v);
+  PyObject* p = o.ptr();
+  if (PyFloat_Check(p)) {
+    const double v = std::trunc(PyFloat_AS_DOUBLE(p));
+    if (!(v >= double(lo) && v <= double(hi)))  // NaN too
+      throw nb::value_error((std::string(what) + ": " + nb::repr(o).c_str() + " is out of range [" +
+                             std::to_string(lo) + ", " + std::to_string(hi) + "]").c_str());
+    return static_cast<long long>(v);
+  }
+  // Cython took C integers through __int__: numpy's one-element arrays too (numpy < 2 allows it, with its
+  // DeprecationWarning), which have an __index__ that refuses them. Strings have no __int__.
+  const PyNumberMethods* number = Py_TYPE(p)->tp_as_number;
+  if (PyLong_Check(p) || !number || !number->nb_int) return int_in_range(o, lo, hi, what);
+  const nb::object i = nb::steal(number->nb_int(p));
+  if (!i.is_valid()) throw nb::python_error();
+  return int_in_range(i, lo, hi, what);
 }
 
 namespace {

@@ -117,7 +117,8 @@ void raise_from_cpp();
 // An int argument (numpy's integers too) in [lo, hi]: a TypeError for anything else, a ValueError out of
 // range, each naming `what` (where nb::cast's failure would read "std::bad_cast").
 long long int_in_range(nb::handle o, long long lo, long long hi, const char* what);
-// The same, where a float is also taken, truncated (as DyNet's Cython module took them for sizes and rows).
+// The same, for anything with __int__, as DyNet's Cython module took integers: a float truncated, a numpy
+// array of one element.
 long long int_or_float_in_range(nb::handle o, long long lo, long long hi, const char* what);
 
 // A bool argument as DyNet's Cython module takes one: any object, by its truth value (1, numpy.bool_, None,
@@ -127,7 +128,7 @@ struct truthy {
   operator bool() const { return value; }
 };
 
-// A table's row index as DyNet's Cython module takes one: an int, or a float truncated (`E[2.0]`).
+// A table's row index as DyNet's Cython module takes one: an int, or anything with __int__ (`E[2.0]`).
 struct row_index {
   unsigned value = 0;
   operator unsigned() const { return value; }

@@ -8,6 +8,7 @@
 #include <structmember.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -70,14 +71,22 @@ struct Mismatch {};
 thread_local bool t_cython_conversions = false;
 
 long long to_int(PyObject* o) {
-  if (t_cython_conversions && PyFloat_Check(o)) {
-    const double d = PyFloat_AS_DOUBLE(o);
-    if (!(d > -9.2e18 && d < 9.2e18)) throw Mismatch{};  // NaN, infinities, out of range
-    return static_cast<long long>(d);
+  if (t_cython_conversions) {
+    try {
+      return int_or_float_in_range(o, LLONG_MIN, LLONG_MAX, "int");
+    } catch (const nb::python_error&) {
+      throw Mismatch{};
+    } catch (const nb::builtin_exception&) {  // NaN, infinities, out of range
+      throw Mismatch{};
+    }
   }
   if (PyBool_Check(o) || !PyIndex_Check(o)) throw Mismatch{};
   const long long v = PyLong_AsLongLong(o);
-  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (v == -1 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+    PyErr_Clear();  // an __index__ that refuses (a numpy array of one element): the Cython pass may take it
+    throw Mismatch{};
+  }
   return v;
 }
 unsigned to_unsigned(PyObject* o, const char* what) {

@@ -1028,15 +1028,16 @@ const OpId k_maxpool = register_op({.name = "maxpooling2d",
                                     .batch = {.batchable = true},
                                     .samples = maxpool_samples});
 
-// Checks a {rows, cols} pair argument (strides, window sizes): two entries, none zero.
+// Checks a {rows, cols} pair argument (strides, window sizes): two positive entries first. Entries after them
+// are ignored, as DyNet ignored them: programs ported from TensorFlow pass strides {1, 1, 1, 1}.
 void check_pair(const char* op, const char* what, const std::vector<unsigned>& v) {
-  if (v.size() != 2 || v[0] == 0 || v[1] == 0) {
+  if (v.size() < 2 || v[0] == 0 || v[1] == 0) {
     std::string s = "{";
     for (size_t k = 0; k < v.size(); ++k) {
       if (k) s += ',';
       s += std::to_string(v[k]);
     }
-    op_error(op, std::string(what) + " must be two positive numbers {rows, cols}, got " + s + "}");
+    op_error(op, std::string(what) + " must start with two positive numbers {rows, cols}, got " + s + "}");
   }
 }
 

@@ -33,6 +33,16 @@ import numpy as np  # noqa: E402
 rng = np.random.RandomState(7)
 
 
+class IntOnly:
+    """An object with __int__ and no __index__, as numpy < 2's one-element arrays look to Cython."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __int__(self):
+        return self.v
+
+
 def uniform(lo, hi, *shape):
     return rng.uniform(lo, hi, size=shape)
 
@@ -209,6 +219,9 @@ simple("conv2d/same", lambda I: dy.conv2d(I.img, I.filt, [2, 1], is_valid=False)
 simple("conv2d_bias", lambda I: dy.conv2d_bias(I.img, I.filt, I.fb3, [1, 2]))
 simple("maxpooling2d/valid", lambda I: dy.maxpooling2d(I.img, [2, 2], [1, 1]))
 simple("maxpooling2d/same", lambda I: dy.maxpooling2d(I.img, [2, 3], [2, 2], is_valid=False))
+# TensorFlow-style 4-entry strides (mead-baseline passes [1, 1, 1, 1]): DyNet reads the first two.
+simple("conv2d_bias/four_strides", lambda I: dy.conv2d_bias(I.img, I.filt, I.fb3, [2, 1, 1, 1], is_valid=False))
+simple("maxpooling2d/three_entries", lambda I: dy.maxpooling2d(I.img, [2, 3, 5], [2, 2, 1], is_valid=False))
 simple("filter1d_narrow", lambda I: dy.filter1d_narrow(I.m34, I.m32))
 simple("kmh_ngram", lambda I: dy.kmh_ngram(I.m34, 2))
 simple("layer_norm", lambda I: dy.layer_norm(I.v4, I.g4, I.u4))
@@ -1118,6 +1131,9 @@ for name, build in [
         ("cython/lookup_getitem_float", lambda I: I.lp[2.0]),
         ("cython/lookup_getitem_numpy_float", lambda I: I.lp[np.float64(4.5)]),
         ("cython/lookup_batch_method_floats", lambda I: I.lp.batch([1.0, 5.0])),
+        # Cython took C integers through __int__ (numpy < 2's one-element arrays as indices: mead-baseline).
+        ("cython/lookup_int_object", lambda I: dy.lookup(I.lp, IntOnly(3)) + I.lp[IntOnly(1)]),
+        ("cython/pick_int_object", lambda I: dy.pick(I.m34, IntOnly(2), IntOnly(1))),
         ("cython/npvalue_int_recalculate", lambda I: dy.tanh(I.v3) * float(np.sum(dy.tanh(I.v3).npvalue(1)))),
         ("layer_norm/vector_gain_over_matrix", lambda I: dy.layer_norm(I.m34, I.g4[0:3], I.v3)),
         ("layer_norm/scalar_gain", lambda I: dy.layer_norm(I.v4, I.s, I.u4)),
