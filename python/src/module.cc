@@ -565,6 +565,7 @@ void init_module(nb::module_& m) {
           throw std::invalid_argument("Do not use NumpyInitializer with add_lookup_parameters, use "
                                       "lookup_parameters_from_numpy instead");
         std::vector<unsigned> dims = dims_of(dim, "add_lookup_parameters");
+        if (dims.size() == 1 && !PySequence_Check(dim.ptr())) dims.push_back(1);  // DyNet: n rows of {1}
         if (dims.size() < 2) throw std::invalid_argument("add_lookup_parameters: dim must be (n, d...)");
         const Dim d = make_dim(std::vector<unsigned>(dims.begin() + 1, dims.end()), 1, "add_lookup_parameters");
         auto in = initializer("add_lookup_parameters", init, dims, scale, mean, std);

@@ -133,6 +133,18 @@ def test_empty_parameters_as_uuparser_makes_them(tmp_path):
     assert pos2.shape() == (20, 0) and bias2.shape() == (0,) and np.allclose(W2.as_array(), W.as_array())
 
 
+def test_a_table_given_only_its_row_count_has_rows_of_one(tmp_path):
+    """DyNet's add_lookup_parameters(n) makes n rows of dim (1,), saved as {1,n}; a 1-tuple is still refused."""
+    pc = dy.ParameterCollection()
+    E = pc.add_lookup_parameters(5, init=2.0)
+    assert E.shape() == (5, 1) and E[3].dim() == ((1,), 1) and E[3].value() == 2.0
+    dy.save(str(tmp_path / "m"), [E])
+    with open(str(tmp_path / "m.data")) as f:
+        assert f.readline().split()[:3] == ["#LookupParameter#", "/_0", "{1,5}"]
+    with pytest.raises(ValueError, match="dim must be \\(n, d...\\)"):
+        pc.add_lookup_parameters((5,))
+
+
 def test_builders_from_spec_check_the_spec():
     # dy.load rebuilds a saved builder from its spec (a tuple); anything else is a clear error, not a KeyError.
     pc = dy.ParameterCollection()
