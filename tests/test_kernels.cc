@@ -47,7 +47,7 @@ std::vector<float> random_floats(size_t n, unsigned seed) {
 
 using test::ThreadCount;
 
-// Large enough (>= 8M multiply-adds) to be split over threads; padded leading dimensions catch
+// Large enough (16M multiply-adds and a side of 2048: gemm.cc's block_count) to be split into blocks; padded leading dimensions catch
 // sub-block offsets that ignore them.
 void check_large_gemm(int M, int N, int K, int threads) {
   ThreadCount tc(threads);
@@ -70,9 +70,9 @@ void check_large_gemm(int M, int N, int K, int threads) {
     }
 }
 
-TEST(Gemm, LargeProductsSplitByRowsMatchTheReference) { check_large_gemm(803, 50, 330, 2); }
-TEST(Gemm, LargeProductsSplitByColumnsMatchTheReference) { check_large_gemm(60, 1001, 200, 3); }
-TEST(Gemm, LargeProductsOnOneThreadMatchTheReference) { check_large_gemm(803, 50, 330, 1); }
+TEST(Gemm, LargeProductsSplitByRowsMatchTheReference) { check_large_gemm(2100, 50, 170, 2); }
+TEST(Gemm, LargeProductsSplitByColumnsMatchTheReference) { check_large_gemm(60, 2100, 140, 3); }
+TEST(Gemm, LargeProductsOnOneThreadMatchTheReference) { check_large_gemm(2100, 50, 170, 1); }
 
 TEST(Gemm, TransposedProductsOfAnUnchangedMatrixMatchTheReference) {
   // Wᵀ·g with the same W three times in one scope (the third and second use multiply its transposed

@@ -31,12 +31,17 @@ constexpr long kMaxOwnKernelElems = 256 * 256;
 // a·b <= limit, without overflowing for dims up to 2^32.
 bool product_at_most(long a, long b, long limit) { return a <= limit && b <= limit && a * b <= limit; }
 
-// Blocks for a product of `macs` multiply-adds whose split side has `extent` rows or columns: two per
-// thread, so a helper that wakes late still takes a share, but at least 16 wide and 2M multiply-adds
-// each (oneDNN's per-call cost and packing).
-long chunk_count(long extent, double macs, int threads) {
-  const double by_size = std::min(double(extent / 16), macs / double(1L << 21));
-  return static_cast<long>(std::max(1.0, std::min(2.0 * threads, by_size)));
+// The blocks a product of `macs` multiply-adds is split into along its longer side (`extent` rows or
+// columns), shared by the calling and helper threads. The plan depends on the shape alone, never on the
+// thread count: oneDNN's bits for an element depend on the shape of the call that computes it (on Zen 3's
+// AVX2 kernels, 600x700x40 in blocks of 176 columns differs from one call in 6,609 elements), so one
+// thread runs the same blocks one after another. Blocks are at least 1024 wide and 8M multiply-adds, at
+// most 16 of them: narrower ones cost one thread up to 5% (10000x64x256 in 512-row blocks; rnnlm at
+// minibatch 64 4% slower) and those of a matrix whose leading dimension is a multiple of 4 KB up to 2x
+// (1024x1280x256 in 320-column blocks: 21.6 against 9.5 ms). Medians of 30 calls, one thread, on Zen 3.
+long block_count(long extent, double macs) {
+  const double by_size = std::min(double(extent / 1024), macs / double(1L << 23));
+  return static_cast<long>(std::max(1.0, std::min(16.0, by_size)));
 }
 
 // Whether op(A)·B goes to the skinny kernels (gemm_skinny.h): A of 64k elements and more (below that,
@@ -123,8 +128,8 @@ void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const
   }
   // oneDNN's sgemm is row-major: compute Cᵀ = op(B)ᵀ · op(A)ᵀ, which in row-major memory is our C.
   // oneDNN always runs on the calling thread alone (never an OpenMP team: its workers spin for
-  // milliseconds after each product and steal the cores of a busy machine). Products of 8M
-  // multiply-adds and more are split into blocks of C shared with sleeping helper threads
+  // milliseconds after each product and steal the cores of a busy machine). Products of 16M
+  // multiply-adds and more with a side of 2048 are split into blocks of C (block_count) shared with sleeping helper threads
   // (parallel_chunks); below that the split costs more than it saves (64x64x1000, a weight gradient
   // over a 1000-step chain: 2 threads slower than 1).
   const int threads = omp_get_max_threads();
@@ -159,7 +164,7 @@ void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const
       sgemm_k(m, n, std::min(kBlock, K - k0), a + k0, b + k0, k0 == 0 ? beta : 1.f, c);
   };
   const double macs = double(M) * double(N) * double(K);
-  const long chunks = threads < 2 || macs < double(1L << 23) ? 1 : chunk_count(std::max(M, N), macs, threads);
+  const long chunks = block_count(std::max(M, N), macs);
   if (chunks == 1) {
     sgemm(M, N, A, B, C);
     return;
