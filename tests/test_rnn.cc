@@ -9,6 +9,7 @@
 
 #include "dynet/expr.h"
 #include "dynet/init.h"
+#include "dynet/gru.h"
 #include "dynet/lstm.h"
 #include "dynet/rnn.h"
 
@@ -518,7 +519,33 @@ TEST(VanillaLSTM, DropoutMasksAreTiedAcrossTimeSteps) {
   lstm.add_input(lookup(g, inputs, std::vector<unsigned>{0, 1, 2}));
   EXPECT_NE(lstm.masks[0][0].i, old_mask);
   EXPECT_EQ(lstm.masks[0][0].dim().bd, 3u);
-  EXPECT_THROW(lstm.set_dropout(1.f, 0.f), std::invalid_argument);
+  EXPECT_THROW(lstm.set_dropout(1.5f, 0.f), std::invalid_argument);
+  EXPECT_THROW(lstm.set_dropout(0.f, -0.1f), std::invalid_argument);
+}
+
+// A rate of 1 drops everything, as in DyNet (its masks are Bernoulli(0) draws: zeros, never 0 · ∞).
+TEST(RNNBuilder, DropoutRateOneDropsEveryUnit) {
+  ParameterCollection m;
+  VanillaLSTMBuilder lstm(1, 3, 4, m);
+  SimpleRNNBuilder srnn(1, 3, 4, m);
+  GRUBuilder gru(1, 3, 4, m);
+  lstm.set_dropout(1.f, 0.f);
+  srnn.set_dropout(1.f, 0.f);
+  gru.set_dropout(1.f);
+  ComputationGraph g;
+  Expression x = input(g, Dim({3}), std::vector<float>{1.f, -2.f, 3.f});
+  for (RNNBuilder* b : std::initializer_list<RNNBuilder*>{&lstm, &srnn, &gru}) {
+    b->new_graph(g);
+    b->start_new_sequence();
+    b->add_input(x);
+    // With the input dropped and no earlier state, h depends on the biases alone: the same for any x.
+    const std::vector<float> h = as_vector(b->back().value());
+    b->start_new_sequence();
+    b->add_input(x * 5.f);
+    for (float v : h) EXPECT_TRUE(std::isfinite(v));
+    EXPECT_EQ(as_vector(b->back().value()), h);
+  }
+  EXPECT_EQ(as_vector(lstm.masks[0][0].value()), std::vector<float>(3, 0.f));
 }
 
 TEST(VanillaLSTM, DisabledDropoutIsDeterministic) {

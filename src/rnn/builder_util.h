@@ -13,8 +13,8 @@
 namespace dynet::rnn_detail {
 
 inline void check_rate(const std::string& where, float d) {
-  if (!(d >= 0.f && d < 1.f))
-    throw std::invalid_argument(where + ": dropout rates must be in [0, 1), got " + std::to_string(d));
+  if (!(d >= 0.f && d <= 1.f))
+    throw std::invalid_argument(where + ": dropout rates must be in [0, 1], got " + std::to_string(d));
 }
 
 // Throws std::invalid_argument (naming `name`) unless the sizes are positive.

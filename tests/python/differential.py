@@ -552,6 +552,20 @@ def rnn_dropout(I):
             "again": arr(b.initial_state().add_input(x).output().npvalue())}
 
 
+@case("rnn_dropout_one")
+def rnn_dropout_one(I):
+    """A dropout rate of 1 drops every input unit (the masks are Bernoulli(0) draws): h depends on the
+    biases alone."""
+    out = {}
+    for name, make in (("lstm", dy.VanillaLSTMBuilder), ("simple", dy.SimpleRNNBuilder)):
+        b = make(1, 3, 4, I.pc)
+        set_all(I.pc, 25)
+        b.set_dropouts(1.0, 0.0)
+        out[name] = [arr(b.initial_state().add_input(dy.inputVector(list(VALUES["x3"] * k))).output().npvalue())
+                     for k in (1, 5)]
+    return out
+
+
 @case("birnn")
 def birnn(I):
     b = dy.BiRNNBuilder(2, 3, 6, I.pc, dy.VanillaLSTMBuilder)

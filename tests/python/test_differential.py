@@ -25,6 +25,8 @@ ORIGINAL_WRONG = {
                                "to the class's log-probability: ours are log p(class) + log p(word | class)"),
     "trainer/update_subset": ("after", "its update_subset changes nothing: no parameter, no gradient, no count"),
     "edge/dropout_one": ("value loss grads", "dropout with p = 1 is 0 / 0 = NaN there; zeros here"),
+    "rnn_dropout_one": ("lstm simple", "its builders with dropout 1 give NaN (0 · 1/0 in the masks); here the inputs "
+                        "are dropped and h depends on the biases alone"),
     "cdiv/broadcast_numerator": ("value loss grads", "its cdiv broadcasts only the divisor: x {3} / y {3,4} gives "
                                  "other values than numpy's x[:, None] / y; ours match numpy"),
     "edge/l2_norm_zero": ("grads", "NaN there; 0 here (a subgradient)"),
