@@ -3,6 +3,15 @@
 // without -ffast-math.
 #pragma once
 
+// With GCC's default trapping math the clamps and selects below stay branches that only AVX-512's masked
+// instructions if-convert: AVX2 and baseline loops over these functions ran scalar, 3-5x slower (the fused
+// elementwise regions of a Tree-LSTM step: a third of its time on Zen 3 until exec/fusion.cc got the
+// flag). A file that loops over them is compiled with -fno-trapping-math (CMakeLists.txt); one that only
+// calls them one value at a time (tests) says so with DYNET_EXP_SCALAR_CALLS.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__NO_TRAPPING_MATH__) && !defined(DYNET_EXP_SCALAR_CALLS)
+#error "kernels/cpu/exp.h: compile this file with -fno-trapping-math (see CMakeLists.txt)"
+#endif
+
 #include <bit>
 #include <cstdint>
 
