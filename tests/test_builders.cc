@@ -252,7 +252,7 @@ TEST(CoupledLSTM, DropoutMasks) {
   EXPECT_LT(dropped, hid);
   lstm.disable_dropout();
   EXPECT_EQ(lstm.dropout_rate_c, 0.f);
-  EXPECT_THROW(lstm.set_dropout(0.1f, 0.1f, 1.f), std::invalid_argument);
+  EXPECT_THROW(lstm.set_dropout(0.1f, 0.1f, 1.5f), std::invalid_argument);
 }
 
 // set_s with memory cells only keeps the outputs of the state it continues from.
