@@ -52,7 +52,7 @@ inline std::vector<std::vector<Expression>> param_exprs(ComputationGraph& cg,
   return vars;
 }
 
-// A {dim} mask (batch_size elements) of Bernoulli(1 - rate) draws scaled by 1/(1 - rate).
+// A {dim} mask (batch_size elements) of Bernoulli(1 - rate) draws scaled by 1/(1 - rate): zeros for rate 1.
 inline Expression dropout_mask(ComputationGraph& cg, unsigned dim, unsigned batch_size, float rate) {
   return random_bernoulli(cg, Dim({dim}, batch_size), 1.f - rate, 1.f / (1.f - rate));
 }

@@ -36,9 +36,10 @@ bool product_at_most(long a, long b, long limit) { return a <= limit && b <= lim
 // thread count: oneDNN's bits for an element depend on the shape of the call that computes it (on Zen 3's
 // AVX2 kernels, 600x700x40 in blocks of 176 columns differs from one call in 6,609 elements), so one
 // thread runs the same blocks one after another. Blocks are at least 1024 wide and 8M multiply-adds, at
-// most 16 of them: narrower ones cost one thread up to 5% (10000x64x256 in 512-row blocks; rnnlm at
-// minibatch 64 4% slower) and those of a matrix whose leading dimension is a multiple of 4 KB up to 2x
-// (1024x1280x256 in 320-column blocks: 21.6 against 9.5 ms). Medians of 30 calls, one thread, on Zen 3.
+// most 16 of them: from 1024 on one thread runs them within the noise of one call, narrower ones cost it
+// up to 5% (10000x64x256 in 512-row blocks; rnnlm at minibatch 64 4% slower) and, for a matrix whose
+// leading dimension is a multiple of 4 KB, up to 2x (1024x1280x256 in 320-column blocks: 21.6 against
+// 9.5 ms). Medians of 30 calls, one thread, on Zen 3.
 long block_count(long extent, double macs) {
   const double by_size = std::min(double(extent / 1024), macs / double(1L << 23));
   return static_cast<long>(std::max(1.0, std::min(16.0, by_size)));
@@ -129,9 +130,9 @@ void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const
   // oneDNN's sgemm is row-major: compute Cᵀ = op(B)ᵀ · op(A)ᵀ, which in row-major memory is our C.
   // oneDNN always runs on the calling thread alone (never an OpenMP team: its workers spin for
   // milliseconds after each product and steal the cores of a busy machine). Products of 16M
-  // multiply-adds and more with a side of 2048 are split into blocks of C (block_count) shared with sleeping helper threads
-  // (parallel_chunks); below that the split costs more than it saves (64x64x1000, a weight gradient
-  // over a 1000-step chain: 2 threads slower than 1).
+  // multiply-adds and more with a side of 2048 are split into blocks of C (block_count) shared with
+  // sleeping helper threads (parallel_chunks); smaller ones gain too little from a split (64x64x1000, a
+  // weight gradient over a 1000-step chain: 2 threads slower than 1).
   const int threads = omp_get_max_threads();
   if (threads > 1) omp_set_num_threads(1);
   struct RestoreThreads {
