@@ -48,8 +48,8 @@ std::vector<float> random_floats(size_t n, unsigned seed) {
 
 using test::ThreadCount;
 
-// Large enough (16M multiply-adds and a side of 2048: gemm.cc's block_count) to be split into blocks; padded leading dimensions catch
-// sub-block offsets that ignore them.
+// Large enough (16M multiply-adds and a side of 2048: gemm.cc's block_count) to be split into blocks;
+// padded leading dimensions catch sub-block offsets that ignore them.
 void check_large_gemm(int M, int N, int K, int threads) {
   ThreadCount tc(threads);
   for (int ta = 0; ta < 2; ++ta)

@@ -133,8 +133,7 @@ RNNPointer RNNBuilder::get_head(const RNNPointer& p) const {
 }
 
 void RNNBuilder::set_dropout(float d) {
-  if (!(d >= 0.f && d <= 1.f))
-    throw std::invalid_argument("RNNBuilder::set_dropout: the rate must be in [0, 1], got " + std::to_string(d));
+  check_rate("RNNBuilder::set_dropout", d);
   dropout_rate = d;
 }
 
