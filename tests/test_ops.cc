@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -39,7 +40,7 @@ Dim loss_shape(const ArgDims& xs, AttrView) {
 std::vector<OpSample> loss_samples();
 const OpId k_loss = register_op({.name = "harness_loss", .shape = loss_shape, .forward = loss_fwd,
                                  .backward = loss_bwd, .batch = {.why_not = "the harness's loss runs alone"},
-                                 .samples = loss_samples});
+                                 .samples = loss_samples, .takes_empty = true});
 Expression harness_loss(const std::vector<Expression>& xs) { return make_node_n(k_loss, xs); }
 std::vector<OpSample> loss_samples() {
   auto build = [](ComputationGraph&, const std::vector<Expression>& x) { return harness_loss(x); };
@@ -156,11 +157,15 @@ void check_gradients(const Case& c, ComputationGraph& g, unsigned instances) {
   for (VariableIndex i = 0; i < g.size(); ++i) uses |= g.node(i).op == c.op;
   ASSERT_TRUE(uses) << "the sample does not use the op";
 
-  // Shape rule vs computed value.
+  // Shape rule vs computed value. From arguments with elements, a value with elements: the graph relies on
+  // values without any coming from leaves (ComputationGraph::mark_empty).
+  bool inputs_have_elements = !s.inputs.empty();
+  for (const Dim& d : s.inputs) inputs_have_elements = inputs_have_elements && d.size() > 0;
   reset_rng(kSeed);
   for (const Expression& y : built.ys) {
     const Tensor& v = y.value();
     ASSERT_EQ(v.d, y.dim());
+    if (inputs_have_elements) EXPECT_GT(v.d.size(), 0u) << "a value without elements from inputs with elements";
     for (unsigned k = 0; k < v.d.size(); ++k) ASSERT_TRUE(std::isfinite(v.v[k])) << "value " << k << " = " << v.v[k];
   }
   const Expression loss = built.loss;
@@ -422,6 +427,102 @@ TEST_P(OpHarness, Signature) {
   const Case& c = GetParam();
   if (c.sample.bad) GTEST_SKIP() << "bad sample";
   check_signature(c);
+}
+
+// ---- Tensors without elements (DyNet programs meet them through parameters of width 0): each good
+// sample again with one dim of one input set to 0 is either refused with std::invalid_argument (by the op
+// or by the graph, which refuses arguments without elements where the value would have some unless the op
+// takes them, OpDef::takes_empty) or computes: the shape rule's dim, finite values, the other inputs'
+// gradients against finite differences, and the same values and gradients under autobatching.
+std::vector<OpSample> empty_variants(const OpSample& s) {
+  std::vector<OpSample> out;
+  for (size_t j = 0; j < s.inputs.size(); ++j)
+    for (unsigned p = 0; p < s.inputs[j].nd; ++p) {
+      OpSample v = s;
+      v.inputs[j].d[p] = 0;
+      v.name += " with input " + std::to_string(j) + " " + v.inputs[j].str();
+      out.push_back(std::move(v));
+    }
+  return out;
+}
+
+TEST_P(OpHarness, EmptyInputs) {
+  const Case& c = GetParam();
+  if (c.sample.bad) GTEST_SKIP() << "bad sample";
+  const OpDef& def = op_def(c.op);
+  for (const OpSample& v : empty_variants(c.sample)) {
+    SCOPED_TRACE(v.name);
+    const Case e{c.op, v};
+    try {
+      ComputationGraph g(false);
+      check_gradients(e, g, 1);
+    } catch (const std::invalid_argument&) {
+      continue;  // refused
+    }
+    if (!def.batch.batchable) continue;
+    const InstanceResults simple = run_instances(e, 0);
+    for (int strategy : {1, 2}) {
+      const InstanceResults batched = run_instances(e, strategy);
+      expect_same(batched.values, simple.values, "values, strategy " + std::to_string(strategy));
+      expect_same(batched.grads, simple.grads, "gradients, strategy " + std::to_string(strategy));
+    }
+  }
+}
+
+// The ops that compute values with elements from arguments without any (OpDef::takes_empty), against
+// what they are (a product over nothing is zeros, a sum 0), under every strategy, several instances of
+// each in one graph: values, and the gradients of the arguments with elements.
+TEST(EmptyTensors, OpsThatTakeThemComputeWhatTheyAre) {
+  for (int strategy : {0, 1, 2}) {
+    SCOPED_TRACE("strategy " + std::to_string(strategy));
+    StrategyGraph sg(strategy);
+    ComputationGraph& g = *sg.g;
+    std::vector<Expression> terms, biases;
+    for (int k = 0; k < 3; ++k) {
+      const Expression e = input(g, Dim({0}), std::vector<float>{}), E = input(g, Dim({3, 0}), std::vector<float>{});
+      const Expression b = input(g, Dim({3}), {1.f + k, -2.f, 0.5f}), M = input(g, Dim({3, 2}), {1, 2, 3, 4, 5, 6});
+      biases.push_back(b);
+      EXPECT_EQ(as_vector((E * e).value()), std::vector<float>(3, 0.f));
+      EXPECT_EQ(as_vector(affine_transform({b, E, e}).value()), as_vector(b.value()));
+      EXPECT_EQ(as_vector(affine_transform({b, E, e, M, input(g, Dim({2}), {1.f, -1.f})}).value()),
+                (std::vector<float>{-2.f + k, -5.f, -2.5f}));
+      EXPECT_EQ(as_vector(sum_dim(E, {1}).value()), std::vector<float>(3, 0.f));
+      EXPECT_EQ(as_vector(concatenate({e, b, e}).value()), as_vector(b.value()));
+      EXPECT_EQ(as_vector(concatenate_cols({E, M, E}).value()), as_vector(M.value()));
+      for (const Expression& zero : {dot_product(e, e), squared_norm(E), squared_distance(E, E), l1_distance(e, e),
+                                     huber_distance(E, E), binary_log_loss(e, e), trace_of_product(E, E),
+                                     sum_elems(E), l2_norm(e)})
+        EXPECT_EQ(as_scalar(zero.value()), 0.f);
+      EXPECT_EQ(tanh(E).dim(), Dim({3, 0}));
+      EXPECT_EQ(transpose(E).dim(), Dim({0, 3}));
+      terms.push_back(sum_elems(affine_transform({b, E, e})) + 2.f * sum_elems(concatenate({e, b})) + l2_norm(e));
+    }
+    const Expression loss = sum(terms);
+    EXPECT_FLOAT_EQ(as_scalar(g.forward(loss)), 3.f * (-0.5f * 3 + 3.f));  // Σ_k 3 Σ b_k
+    g.backward(loss, true);
+    for (const Expression& b : biases) EXPECT_EQ(as_vector(b.gradient()), std::vector<float>(3, 3.f));
+  }
+}
+
+// Where the value would have elements, other ops refuse arguments without any, by name, and the graph stays
+// usable; DyNet computes NaN, ±FLT_MAX or garbage there.
+TEST(EmptyTensors, OtherOpsRefuseThemByName) {
+  ComputationGraph g;
+  const Expression e = input(g, Dim({0}), std::vector<float>{}), x = input(g, Dim({2}), {1.f, 2.f});
+  for (auto [op, build] : std::vector<std::pair<std::string, std::function<Expression()>>>{
+           {"mean_elems", [&] { return mean_elems(e); }},
+           {"std_elems", [&] { return std_elems(e); }},
+           {"max_dim", [&] { return max_dim(e); }},
+           {"logsumexp_dim", [&] { return logsumexp_dim(e, 0); }},
+           {"pickneglogsoftmax", [&] { return pickneglogsoftmax(e, 0u); }}}) {
+    try {
+      build();
+      ADD_FAILURE() << op << " took an argument without elements";
+    } catch (const std::invalid_argument& ex) {
+      EXPECT_NE(std::string(ex.what()).find(op), std::string::npos) << ex.what();
+    }
+  }
+  EXPECT_EQ(as_vector((x + x).value()), (std::vector<float>{2.f, 4.f}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, OpHarness, ::testing::ValuesIn(all_cases()),

@@ -193,6 +193,7 @@ class ComputationGraph {
   uint64_t cse_hash(VariableIndex i) const;
   bool cse_equal(VariableIndex a, VariableIndex b) const;
   void cse_forget();
+  void mark_empty(NodeRec& r, const char* op, bool takes_empty);
 
   std::vector<NodeRec> nodes_;
   std::vector<VariableIndex> args_;
@@ -203,8 +204,9 @@ class ComputationGraph {
   int strategy_ = 0;  // the executor's: 0 simple, 1 agenda, 2 depth
   // What add_node does besides recording the node, in one byte so that the common case tests it once:
   // compute it at once (set_immediate_compute), and place it on a device and check its arguments' devices
-  // (set once the process has a device besides the CPU; until then every node is on the CPU).
-  enum : uint8_t { kImmediatePath = 1, kDevicePath = 2 };
+  // (set once the process has a device besides the CPU; until then every node is on the CPU), and check
+  // arguments without elements (set once the graph has a node without elements).
+  enum : uint8_t { kImmediatePath = 1, kDevicePath = 2, kEmptyPath = 4 };
   uint8_t slow_paths_ = 0;
   bool check_validity_ = false;
   uint32_t slot_;

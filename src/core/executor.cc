@@ -42,6 +42,11 @@ size_t max_spares() {
 }
 }  // namespace
 
+float* no_elements() {
+  alignas(64) static float none[16];
+  return none;
+}
+
 std::unique_ptr<Executor> acquire_executor(const ComputationGraph& cg, int strategy, GraphVectors* vectors) {
   SpareList& list = spare_list();
   {
@@ -133,6 +138,13 @@ void Executor::forward_node(VariableIndex i, float* out) {
   const AttrView attr{cg_->node_attr(i), n.attr_words};
   MemPool& fx_pool = this->fx_pool(n.device);
   MemPool& scratch = scratch_pool(n.device);
+  if (size == 0) [[unlikely]] {  // nothing to compute (kHasEmpty); kernels never see such a value
+    fx.v = no_elements();
+    aux_[i] = nullptr;
+    value_ptr_[i] = fx.v;
+    mark_computed(i);
+    return;
+  }
   // A node that fails leaves nothing behind: its value and aux memory go back to the pool, and it
   // stays uncomputed (a later forward tries it again).
   const MemPool::Mark fx_mark = fx_pool.mark();

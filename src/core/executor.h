@@ -16,6 +16,10 @@
 
 namespace dynet {
 
+// Where every value without elements points: no kernel reads or writes it, but a null pointer would make
+// even a copy of nothing undefined.
+float* no_elements();
+
 class Executor {
  public:
   explicit Executor(const ComputationGraph& cg);

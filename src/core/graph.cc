@@ -251,6 +251,9 @@ VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, uns
     // The shape rule writes its result straight into the record (guaranteed copy elision).
     new (&r.dim) Dim(def.shape(ArgDims{nodes_.data(), args_.data() + arg_begin, nargs},
                                AttrView{attrs_.data() + attr_begin, attr_words}));
+    // Values without elements come from leaves (shape rules refuse to make one from arguments with elements).
+    if ((nargs == 0 && r.dim.size() == 0) || (slow_paths_ & kEmptyPath)) [[unlikely]]
+      mark_empty(r, def.name, def.takes_empty);
   } catch (...) {
     nodes_.pop_back();
     args_.resize(arg_begin);
@@ -285,12 +288,32 @@ VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, uns
   return idx;
 }
 
+// Flags a node whose value or some argument's has no elements (kHasEmpty), and refuses an argument
+// without elements where the value has some, unless the op computes such values (OpDef::takes_empty).
+void ComputationGraph::mark_empty(NodeRec& r, const char* op, bool takes_empty) {
+  const VariableIndex* a = args_.data() + r.arg_begin;
+  const bool empty = r.dim.size() == 0;
+  bool any = empty;
+  for (unsigned k = 0; k < r.nargs; ++k) {
+    const NodeRec& x = nodes_[a[k]];
+    if (!(x.flags & kHasEmpty) || x.dim.size() != 0) continue;
+    if (!empty && !takes_empty)
+      op_error(op, "argument " + std::to_string(k + 1) + " of dim " + x.dim.str() +
+                       " has no elements, and this op does not compute a value of dim " + r.dim.str() + " from it");
+    any = true;
+  }
+  if (!any) return;
+  r.flags |= kHasEmpty;
+  slow_paths_ |= kEmptyPath;
+}
+
 const Dim& ComputationGraph::get_dimension(VariableIndex index) const {
   check_index(index, "get_dimension");
   return nodes_[index].dim;
 }
 
 void ComputationGraph::clear() {
+  slow_paths_ &= ~kEmptyPath;
   nodes_.clear();
   args_.clear();
   attrs_.clear();

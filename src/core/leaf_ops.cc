@@ -234,17 +234,8 @@ void param_fwd(const ForwardArgs& a) {
   alias_or_copy(a, *p, p->values.v);
 }
 void param_grad(AttrView a, const Tensor& g, const float*) { a.as<ParameterStorage*>()->accumulate_grad(g); }
-// Parameters with no elements exist (DyNet programs make them for features they turn off) but do not enter
-// graphs: no op takes a tensor with no elements.
-template <class Storage>
-const Dim& nonempty(const Storage& p, const Dim& d, const char* op) {
-  if (d.size() == 0)
-    op_error(op, p.name + " is " + d.str() + ": a parameter with no elements cannot be used in a graph");
-  return d;
-}
 Dim param_shape(const ArgDims&, AttrView a) {
-  const ParameterStorage& p = *a.as<ParameterStorage*>();
-  return nonempty(p, p.dim, "parameter");
+  return a.as<ParameterStorage*>()->dim;
 }
 const OpId k_parameter = register_op({.name = "parameter",
                                       .doc = "y = p · s (s: the weight-decay scale, 1 without decay; dE/dy accumulates into p's gradient)",
@@ -266,8 +257,7 @@ void lookup_table_fwd(const ForwardArgs& a) {
   alias_or_copy(a, *p, p->all_values.v);
 }
 Dim lookup_table_shape(const ArgDims&, AttrView a) {
-  const LookupParameterStorage& p = *a.as<LookupParameterStorage*>();
-  return nonempty(p, p.all_dim, "lookup_parameter");
+  return a.as<LookupParameterStorage*>()->all_dim;
 }
 void lookup_table_grad(AttrView a, const Tensor& g, const float*) { a.as<LookupParameterStorage*>()->accumulate_grad(g); }
 const OpId k_lookup_table = register_op({.name = "lookup_parameter",
@@ -309,7 +299,6 @@ Dim lookup_shape(const ArgDims&, AttrView a) {
   const LookupAttr& l = a.as<LookupAttr>();
   Indices ix = lookup_indices(l, a);
   if (ix.n == 0) op_error(op, "empty list of indices");
-  nonempty(*l.p, l.p->dim, op);
   for (size_t k = 0; k < ix.n; ++k)
     if (ix.ids[k] >= l.p->values.size())
       op_error(op, "index " + std::to_string(ix.ids[k]) + " out of range for " + l.p->name + " with " +
@@ -382,9 +371,7 @@ const OpId k_const_lookup = register_op({.name = "const_lookup",
                                          .shape = lookup_shape<true>, .forward = lookup_fwd,
                                          .batch = kLookupBatch, .samples = [] { return lookup_samples(true); }});
 
-void check_dim(const char* op, const Dim& d) {
-  if (d.checked_size(op) == 0) op_error(op, "dim " + d.str() + " has no elements");
-}
+void check_dim(const char* op, const Dim& d) { d.checked_size(op); }
 
 template <class A>
 VariableIndex add(ComputationGraph& g, OpId op, const A& attr, Device* device = nullptr) {

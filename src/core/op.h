@@ -164,6 +164,9 @@ enum OpFlags : uint16_t {
   kObjectAttr = 16,     // the attribute is an object the graph owns (a user Node): unique to its node
   kToDevice = 32,       // runs on the device add_node is given, not on its argument's (to_device)
   kOverwritesGradient = 64,  // the CPU backward honours BackwardArgs::overwrite (which executors may set)
+  // Set by the graph on a node, never in an OpDef: the node's value or an argument's has no elements
+  // (executors skip kernels for values without elements; see OpDef::takes_empty).
+  kHasEmpty = 128,
 };
 
 struct OpDef {
@@ -190,6 +193,11 @@ struct OpDef {
   struct PartialGradient {
     uint8_t arg = 0, quarters = 0;
   } partial_gradient = {};
+  // The op computes a value with elements from arguments without any (a product with an inner dimension
+  // of 0 is zeros, a sum over nothing 0; DyNet programs meet them through parameters of width 0). Other
+  // ops refuse such arguments where the value would have elements; a value without elements is never
+  // computed (no kernel runs for it), so any op may make one.
+  bool takes_empty = false;
 };
 
 // The quarters that OpDef::partial_gradient lets argument k's gradient call write alone, for an output of

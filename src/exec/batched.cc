@@ -617,9 +617,10 @@ VariableIndex BatchedExecutor::shared_gradient_node(const Batch& b, unsigned a) 
 // when something first reads or accumulates into any part of it, so nothing in it was written before.
 // Gradients elsewhere (other devices') were zeroed when allocated.
 void BatchedExecutor::zero_before_use(const float* p, size_t n) {
+  if (n == 0) return;  // (complete_partial would take it for every open write)
   if (!partial_.empty()) complete_partial(p, n);
   const uintptr_t at = reinterpret_cast<uintptr_t>(p), begin = reinterpret_cast<uintptr_t>(grad_block_);
-  if (n == 0 || at < begin || at >= begin + grad_floats_ * sizeof(float)) return;
+  if (at < begin || at >= begin + grad_floats_ * sizeof(float)) return;
   const size_t first = (at - begin) / sizeof(float);
   for (size_t c = first / kZeroChunk, last = (first + n - 1) / kZeroChunk; c <= last; ++c) {
     if (zeroed_chunks_[c]) continue;
@@ -632,9 +633,10 @@ void BatchedExecutor::zero_before_use(const float* p, size_t n) {
 // [p, p + n) is zeroed yet, so nothing was written there; those chunks then count as zeroed, and only
 // their parts outside the range are zeroed. False, changing nothing, otherwise (or outside the block).
 bool BatchedExecutor::claim_for_overwrite(const float* p, size_t n) {
+  if (n == 0) return false;
   if (!partial_.empty()) complete_partial(p, n);
   const uintptr_t at = reinterpret_cast<uintptr_t>(p), begin = reinterpret_cast<uintptr_t>(grad_block_);
-  if (n == 0 || at < begin || at >= begin + grad_floats_ * sizeof(float)) return false;
+  if (at < begin || at >= begin + grad_floats_ * sizeof(float)) return false;
   const size_t first = (at - begin) / sizeof(float), end = first + n;
   const size_t c0 = first / kZeroChunk, c1 = (end - 1) / kZeroChunk;
   for (size_t c = c0; c <= c1; ++c)

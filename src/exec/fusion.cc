@@ -31,7 +31,7 @@ struct PickRange {
 
 int kind_of(const ComputationGraph& cg, VariableIndex i) {
   const NodeRec& r = cg.node(i);
-  if (r.device || r.dim.bd != 1) return -1;
+  if (r.device || r.dim.bd != 1 || (r.flags & kHasEmpty)) return -1;
   const OpTable& t = op_table();
   const size_t n = r.dim.size();
   const VariableIndex* a = cg.node_args(i);

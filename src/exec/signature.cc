@@ -22,7 +22,8 @@ bool same_words(const uint64_t* a, const uint64_t* b, uint32_t n) {
   return true;
 }
 
-bool batchable(const NodeRec& r, const BatchRule& rule) { return rule.batchable && !(r.flags & kAliasOutput); }
+// Nodes without elements (kHasEmpty) run alone: nothing to batch, and batches divide by their members' sizes.
+bool batchable(const NodeRec& r, const BatchRule& rule) { return rule.batchable && !(r.flags & (kAliasOutput | kHasEmpty)); }
 }  // namespace
 
 bool signature_key(const ComputationGraph& cg, VariableIndex i, std::vector<uint64_t>& out) {

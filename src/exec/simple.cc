@@ -86,8 +86,10 @@ void SimpleExecutor::push_parameter_gradients() {
 }
 
 void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
-  if (low_rank_head_[i] >= 0) flush_low_rank(i);
   const NodeRec& r = cg_->node(i);
+  if ((r.flags & kHasEmpty) && r.dim.size() == 0) [[unlikely]]
+    return;  // no gradient to pass on (or to a parameter)
+  if (low_rank_head_[i] >= 0) flush_low_rank(i);
   const OpDef& def = op_def(r.op);
   const AttrView attr{cg_->node_attr(i), r.attr_words};
   if (r.flags & kParameterNode) {
@@ -101,9 +103,13 @@ void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
   MemPool& scratch = scratch_pool(r.device);
   bool repeat = false;
   uint64_t reached = 0;
-  for (size_t k = 0; k < r.nargs && k < 64; ++k) reached |= uint64_t(reached_[a[k]] != 0) << k;
+  // Arguments without elements get no call (their gradients have nothing to add to).
+  auto gets_call = [&](size_t k) {
+    return reached_[a[k]] && (!(r.flags & kHasEmpty) || cg_->node(a[k]).dim.size() != 0);
+  };
+  for (size_t k = 0; k < r.nargs && k < 64; ++k) reached |= uint64_t(gets_call(k)) << k;
   for (size_t k = 0; k < r.nargs; ++k) {
-    if (!reached_[a[k]]) continue;
+    if (!gets_call(k)) continue;
     const PoolScope scratch_scope(scratch);
     // Deferred weight-gradient products are host GEMMs: CPU nodes only.
     const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};

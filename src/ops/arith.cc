@@ -484,14 +484,16 @@ const OpId k_dot_product = register_op({.name = kDot,
                                         .forward = dot_product_fwd,
                                         .backward = dot_product_bwd,
                                         .batch = {.batchable = true},
-                                        .samples = [] { return pair_reduce_samples(dot_product); }});
+                                        .samples = [] { return pair_reduce_samples(dot_product); },
+                                        .takes_empty = true});
 const OpId k_squared_distance = register_op({.name = kSqDist,
                                              .doc = "y = Σ (x₁ - x₂)² (per batch element)",
                                              .shape = pair_reduce_shape<kSqDist>,
                                              .forward = squared_distance_fwd,
                                              .backward = squared_distance_bwd,
                                              .batch = {.batchable = true},
-                                             .samples = [] { return pair_reduce_samples(squared_distance); }});
+                                             .samples = [] { return pair_reduce_samples(squared_distance); },
+                                             .takes_empty = true});
 const OpId k_squared_norm = register_op({.name = "squared_norm",
                                          .doc = "y = Σ x² (per batch element)",
                                          .shape = squared_norm_shape,
@@ -502,7 +504,8 @@ const OpId k_squared_norm = register_op({.name = "squared_norm",
                                            auto b = [](ComputationGraph&, Xs x) { return squared_norm(x[0]); };
                                            return std::vector<OpSample>{{"vector", {Dim({5})}, b},
                                                                         {"batched", {Dim({2, 3}, 3)}, b}};
-                                         }});
+                                         },
+                                         .takes_empty = true});
 
 #endif  // DYNET_CUDA_PASS
 

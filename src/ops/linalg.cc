@@ -266,7 +266,8 @@ const OpId k_trace = register_op({.name = "trace_of_product",
                                   .forward = trace_fwd,
                                   .backward = trace_bwd,
                                   .batch = {.batchable = true},
-                                  .samples = trace_samples});
+                                  .samples = trace_samples,
+                                  .takes_empty = true});
 
 #endif  // DYNET_CUDA_PASS
 }  // namespace

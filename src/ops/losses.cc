@@ -572,7 +572,8 @@ const OpId k_l2_norm = register_op({.name = "l2_norm",
                                     .forward = l2_norm_fwd,
                                     .backward = l2_norm_bwd,
                                     .batch = {.batchable = true},
-                                    .samples = l2_norm_samples});
+                                    .samples = l2_norm_samples,
+                                    .takes_empty = true});
 
 // ---------------------------------------------------------------------------------------------
 // Binary losses over two same-shape arguments (an unbatched one broadcasts), reduced to one value
@@ -637,7 +638,8 @@ const OpId k_l1_distance = register_op(
      .samples = [] {
        return pair_loss_samples([](ComputationGraph&, Xs x) { return l1_distance(alternate_offsets(x[0]), x[1]); },
                                 -0.3f, 0.3f);
-     }});
+     },
+     .takes_empty = true});
 
 // huber_distance(x, y, c): Σ h(x - y) with the textbook Huber function h(a) = a²/2 for |a| < c,
 // c (|a| - c/2) beyond (what DyNet 2.x computes).
@@ -681,7 +683,8 @@ const OpId k_huber_distance = register_op(
      .forward = huber_distance_fwd,
      .backward = huber_distance_bwd,
      .batch = {.batchable = true},
-     .samples = huber_samples});
+     .samples = huber_samples,
+     .takes_empty = true});
 
 // binary_log_loss(x, y): -Σ [y ln x + (1 - y) ln(1 - x)]. As in DyNet, a probability of exactly 0
 // (or 1) where the target wants the other side costs -ln(FLT_MIN) ≈ 87.3 instead of infinity, and
@@ -719,7 +722,8 @@ const OpId k_binary_log_loss = register_op(
      .batch = {.batchable = true},
      .samples = [] {
        return pair_loss_samples([](ComputationGraph&, Xs x) { return binary_log_loss(x[0], x[1]); }, 0.05f, 0.95f);
-     }});
+     },
+     .takes_empty = true});
 
 // ---------------------------------------------------------------------------------------------
 // pairwise_rank_loss(x, y, m): max(0, m - x + y) elementwise (x should beat y by the margin m).

@@ -202,7 +202,8 @@ const OpId k_matmul = register_op({.name = "matmul",
                                    .backward = matmul_dev_bwd<HostPrims>,
                                    .batch = {.batchable = true, .shared = 1},
                                    .samples = matmul_samples,
-                                   .flags = kOverwritesGradient});
+                                   .flags = kOverwritesGradient,
+                                   .takes_empty = true});
 
 // ---------------------------------------------------------------------------------------------
 // affine_transform: xs = {b, W1, x1, W2, x2, ...}; f = b + Σ Wi·xi. The bias may be {m} against
@@ -301,7 +302,8 @@ const OpId k_affine = register_op({.name = "affine_transform",
                                    .backward = affine_bwd,
                                    .batch = {.batchable = true, .shared = kAffineShared},
                                    .samples = affine_samples,
-                                   .flags = kOverwritesGradient});
+                                   .flags = kOverwritesGradient,
+                                   .takes_empty = true});
 
 #endif  // DYNET_CUDA_PASS
 }  // namespace

@@ -408,7 +408,8 @@ const OpId k_sum_elems = register_op({.name = "sum_elems",
                                       .forward = sum_elems_fwd<false>,
                                       .backward = sum_elems_bwd<false>,
                                       .batch = {.batchable = true},
-                                      .samples = sum_elems_samples<false>});
+                                      .samples = sum_elems_samples<false>,
+                                      .takes_empty = true});
 const OpId k_mean_elems = register_op({.name = "mean_elems",
                                        .doc = "y_b = (1/N) Σ_i x_b[i], N = values per batch element",
                                        .shape = per_batch_scalar,
@@ -737,7 +738,8 @@ const OpId k_sum_dim = register_op({.name = kSumDim,
                                     .forward = sum_dim_fwd,
                                     .backward = sum_dim_bwd,
                                     .batch = kReduceDimBatch,
-                                    .samples = sum_dim_samples});
+                                    .samples = sum_dim_samples,
+                                    .takes_empty = true});
 const OpId k_moment_dim = register_op({.name = kMomentDim,
                                        .doc = "y = (1/n) Σ x^r over the given dims (and the batch when b); n = count unless given",
                                        .shape = reduce_shape<kMomentDim>,

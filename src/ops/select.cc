@@ -593,7 +593,8 @@ const OpId k_concatenate = register_op({.name = "concatenate",
                                         .forward = concatenate_fwd,
                                         .backward = concatenate_bwd,
                                         .batch = {.batchable = true, .by_pointer = true},
-                                        .samples = concatenate_samples});
+                                        .samples = concatenate_samples,
+                                        .takes_empty = true});
 
 // ---------------------------------------------------------------------------------------------
 // reshape(x, d): the same values under a new shape (no copy).

@@ -4,7 +4,10 @@ and under ours, and prints where they differ: calls the original takes and ours 
 dims or sums, other exception classes. A tool for finding incompatibilities, run by hand (the differences
 it found are cases of differential.py, or deliberate: see docs/design.md, Tests):
 
-    python tests/python/fuzz_differential.py [--original PYTHON] [--show N]
+    python tests/python/fuzz_differential.py [--original PYTHON] [--show N] [--empty]
+
+--empty: instead, calls of up to two arguments of which one has no elements (a {0} vector, {3,0} and {0,3}
+parameters, as DyNet programs make for features they turn off) from that pool with the others.
 
 PYTHON defaults to .venv-original's (scripts/setup). The original aborts on some calls; a run that dies
 resumes after the call that killed it.
@@ -20,6 +23,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POOL = ["v3", "m34", "b32", "s", "i1", "i0", "f", "l01", "lv", "t"]
+EMPTY = ["e0", "e30", "e03"]
+if "--empty" in sys.argv:
+    POOL = POOL[:8] + EMPTY
 SKIP = {"init", "init_from_params", "reset_random_seed", "print_text_graphviz", "print_graphviz", "dump_cg", "cg",
         "cg_checkpoint", "cg_revert", "cg_version", "renew_cg", "save", "load", "load_generator", "available_devices",
         "get_device_info", "to_device", "forward", "npvalues", "values", "random_normal", "random_bernoulli",
@@ -34,9 +40,11 @@ def calls():
     names = [k for k, v in api.items() if v.get("kind") == "function" and k not in SKIP]
     out = []
     for name in names:
-        for k in (1, 2, 3):
+        for k in (1, 2) if POOL[-1] in EMPTY else (1, 2, 3):
             for combo in itertools.product(range(len(POOL)), repeat=k):
                 if k == 3 and any(POOL[i] in ("t", "lv") for i in combo):
+                    continue
+                if POOL[-1] in EMPTY and not any(POOL[i] in EMPTY for i in combo):
                     continue
                 out.append((name, combo))
     return out
@@ -47,13 +55,17 @@ def worker(out_path, start):
     import dynet as dy
     import numpy as np
 
+    pc = dy.ParameterCollection()
+    empty = {"e30": pc.add_parameters((3, 0)), "e03": pc.add_parameters((0, 3))}
+
     def pool():
         dy.renew_cg()
         r = np.random.RandomState(0)
         v3 = dy.inputVector([0.3, -0.5, 0.8])
         return {"v3": v3, "m34": dy.inputTensor(r.uniform(-1, 1, (3, 4))),
                 "b32": dy.inputTensor(r.uniform(-1, 1, (3, 2)), batched=True), "s": dy.scalarInput(0.7), "i1": 1,
-                "i0": 0, "f": 0.5, "l01": [0, 1], "lv": [v3, v3], "t": dy.inputTensor(r.uniform(-1, 1, (2, 3, 4)))}
+                "i0": 0, "f": 0.5, "l01": [0, 1], "lv": [v3, v3], "t": dy.inputTensor(r.uniform(-1, 1, (2, 3, 4))),
+                "e0": dy.inputVector([]), "e30": empty["e30"].expr(), "e03": empty["e03"].expr()}
     todo = calls()
     with open(out_path, "a") as f:
         for i in range(start, len(todo)):
@@ -75,7 +87,8 @@ def run(python, env):
     out = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
     start = 0
     while True:
-        proc = subprocess.run([python, os.path.abspath(__file__), "--worker", out, str(start)], env=env,
+        flags = ["--empty"] if POOL[-1] in EMPTY else []
+        proc = subprocess.run([python, os.path.abspath(__file__), "--worker", out, str(start)] + flags, env=env,
                               capture_output=True)
         if proc.returncode == 0:
             break
@@ -94,6 +107,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--original", default=os.path.join(HERE, "..", "..", ".venv-original", "bin", "python"))
     parser.add_argument("--show", type=int, default=3, help="examples printed per op and kind of difference")
+    parser.add_argument("--empty", action="store_true", help="calls with an argument without elements")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -118,7 +132,7 @@ def main():
         examples[(kind, name)].append("%s(%s): %s | %s" % (name, ", ".join(POOL[j] for j in combo), a, b))
     print("calls: %d; %s" % (len(theirs), dict(kinds)))
     for (kind, name), lines in sorted(examples.items()):
-        if kind in ("works there, raises here", "both work, results differ"):
+        if kind in ("works there, raises here", "both work, results differ") or os.environ.get("FUZZ_ALL"):
             print("%s, %s (%d): %s" % (kind, name, len(lines), "; ".join(lines[:args.show])))
 
 

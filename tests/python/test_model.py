@@ -113,20 +113,33 @@ def test_save_load_round_trip(tmp_path):
 
 
 def test_empty_parameters_as_uuparser_makes_them(tmp_path):
-    """uuparser makes lookup tables of width 0 for features it turns off, never looks them up, and saves them."""
+    """uuparser makes lookup tables of width 0 for features it turns off, and saves them; in a graph they
+    compute as in the original (a product with them is zeros), where their values have no elements."""
     pc = dy.ParameterCollection()
     pos = pc.add_lookup_parameters((20, 0))
     bias = pc.add_parameters((0,))
     W = pc.add_parameters((2, 3))
+    W_pos = pc.add_parameters((2, 0))
     assert pos.as_array().shape == (20, 0) and bias.as_array().shape == (0,)
     trainer = dy.AdamTrainer(pc)
-    dy.renew_cg()
-    dy.sum_elems(W * dy.inputVector([1.0, 2.0, 3.0])).backward()
-    trainer.update()
-    with pytest.raises(ValueError, match="no elements cannot be used in a graph"):
-        pos[1]
-    with pytest.raises(ValueError, match="no elements cannot be used in a graph"):
-        dy.tanh(bias)
+    for autobatch in (0, 1):
+        dy.renew_cg(autobatching=autobatch)
+        x = dy.inputVector([1.0, 2.0, 3.0])
+        h = W * x + W_pos * pos[1]
+        assert np.array_equal(h.npvalue(), (W * x).npvalue())
+        assert pos[1].dim() == ((0,), 1) and pos[1].npvalue().shape == (0,)
+        assert dy.tanh(bias).npvalue().shape == (0,) and dy.softmax(bias).dim() == ((0,), 1)
+        assert W_pos.expr().npvalue().shape == (2, 0)
+        assert dy.sum_elems(bias).value() == 0.0 and dy.dot_product(bias, bias).value() == 0.0
+        assert dy.squared_norm(pos[2]).value() == 0.0 and dy.inputVector([]).dim() == ((0,), 1)
+        assert np.array_equal(dy.concatenate([x, pos[3]]).npvalue(), x.npvalue())
+        assert np.array_equal(dy.affine_transform([W * x, W_pos, pos[4]]).npvalue(), (W * x).npvalue())
+        with pytest.raises(ValueError, match=r"mean_elems: argument 1 of dim \{0\} has no elements"):
+            dy.mean_elems(bias)
+        loss = dy.sum_elems(h)
+        loss.backward()
+        assert np.array_equal(W.grad_as_array(), np.outer([1.0, 1.0], [1.0, 2.0, 3.0]))
+        trainer.update()
     base = str(tmp_path / "m")
     dy.save(base, [pos, bias, W])
     pos2, bias2, W2 = dy.load(base, dy.ParameterCollection())

@@ -84,6 +84,10 @@ void scale(float* C, long M, long N, long ldc, float beta) {
 void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const float* A, long lda, const float* B,
           long ldb, float beta, float* C, long ldc) {
   if (M == 0 || N == 0) return;
+  if (K == 0) {  // a product over nothing (operands without elements)
+    scale(C, M, N, ldc, beta);
+    return;
+  }
   // Matrix-vector products: C = op(A) · b (N == 1) or cᵀ = op(B)ᵀ · aᵀ (M == 1).
   if (N == 1 && product_at_most(M, K, kMaxOwnKernelElems)) {
     const long incb = trans_b ? ldb : 1;
@@ -105,10 +109,6 @@ void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const
   if (K == 1 && product_at_most(M, N, 4 * kMaxOwnKernelElems)) {
     scale(C, M, N, ldc, beta);
     ger(M, N, alpha, A, trans_a ? lda : 1, B, trans_b ? 1 : ldb, C, ldc);
-    return;
-  }
-  if (K == 0) {
-    scale(C, M, N, ldc, beta);
     return;
   }
   if (transposed_pays(trans_a, trans_b, M, N, K)) {
