@@ -159,7 +159,7 @@ void check_gradients(const Case& c, ComputationGraph& g, unsigned instances) {
 
   // Shape rule vs computed value. From arguments with elements, a value with elements: the graph relies on
   // values without any coming from leaves (ComputationGraph::mark_empty).
-  bool inputs_have_elements = !s.inputs.empty();
+  bool inputs_have_elements = !s.inputs.empty() && !def.makes_empty;
   for (const Dim& d : s.inputs) inputs_have_elements = inputs_have_elements && d.size() > 0;
   reset_rng(kSeed);
   for (const Expression& y : built.ys) {
@@ -489,6 +489,7 @@ TEST(EmptyTensors, OpsThatTakeThemComputeWhatTheyAre) {
       EXPECT_EQ(as_vector(sum_dim(E, {1}).value()), std::vector<float>(3, 0.f));
       EXPECT_EQ(as_vector(concatenate({e, b, e}).value()), as_vector(b.value()));
       EXPECT_EQ(as_vector(concatenate_cols({E, M, E}).value()), as_vector(M.value()));
+      EXPECT_EQ(as_vector(concatenate({select_rows(M, std::vector<unsigned>{}), M}).value()), as_vector(M.value()));  // {0,2} from M
       for (const Expression& zero : {dot_product(e, e), squared_norm(E), squared_distance(E, E), l1_distance(e, e),
                                      huber_distance(E, E), binary_log_loss(e, e), trace_of_product(E, E),
                                      sum_elems(E), l2_norm(e)})
@@ -512,6 +513,7 @@ TEST(EmptyTensors, OtherOpsRefuseThemByName) {
   for (auto [op, build] : std::vector<std::pair<std::string, std::function<Expression()>>>{
            {"mean_elems", [&] { return mean_elems(e); }},
            {"std_elems", [&] { return std_elems(e); }},
+           {"mean_elems", [&] { return mean_elems(select_rows(x, std::vector<unsigned>{})); }},  // made without elements by select_rows
            {"max_dim", [&] { return max_dim(e); }},
            {"logsumexp_dim", [&] { return logsumexp_dim(e, 0); }},
            {"pickneglogsoftmax", [&] { return pickneglogsoftmax(e, 0u); }}}) {

@@ -251,8 +251,7 @@ VariableIndex ComputationGraph::add_node(OpId op, const VariableIndex* args, uns
     // The shape rule writes its result straight into the record (guaranteed copy elision).
     new (&r.dim) Dim(def.shape(ArgDims{nodes_.data(), args_.data() + arg_begin, nargs},
                                AttrView{attrs_.data() + attr_begin, attr_words}));
-    // Values without elements come from leaves (shape rules refuse to make one from arguments with elements).
-    if ((nargs == 0 && r.dim.size() == 0) || (slow_paths_ & kEmptyPath)) [[unlikely]]
+    if (((nargs == 0 || def.makes_empty) && r.dim.size() == 0) || (slow_paths_ & kEmptyPath)) [[unlikely]]
       mark_empty(r, def.name, def.takes_empty);
   } catch (...) {
     nodes_.pop_back();

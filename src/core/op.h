@@ -198,6 +198,10 @@ struct OpDef {
   // ops refuse such arguments where the value would have elements; a value without elements is never
   // computed (no kernel runs for it), so any op may make one.
   bool takes_empty = false;
+  // The op's value may have no elements where its arguments have some (select_rows of no rows). Every other
+  // op's shape rule refuses to make one from arguments with elements (the harness checks its samples), so
+  // the graph looks for values without elements only at leaves and at these ops.
+  bool makes_empty = false;
 };
 
 // The quarters that OpDef::partial_gradient lets argument k's gradient call write alone, for an output of

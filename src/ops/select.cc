@@ -756,7 +756,6 @@ Dim select_shape(const ArgDims& xs, AttrView a) {
   const SelectAttr& s = a.as<SelectAttr>();
   const Dim& x = xs[0];
   const char* op = select_name<kAxis>();
-  if (s.n == 0) op_error(op, "empty index list for input " + x.str());
   if (!s.p) {
     const unsigned* ids = a.tail<unsigned, SelectAttr>();
     for (size_t k = 0; k < s.n; ++k)
@@ -816,7 +815,7 @@ std::vector<OpSample> select_rows_samples() {
           {"batched", {Dim({4, 2}, 2)}, sel({1})},
           {"pointer", {Dim({3, 2}, 2)}, sel_ptr(&rows)},
           {"out_of_range", {Dim({4, 3})}, sel({4}), -1, 1, true},
-          {"empty", {Dim({4, 3})}, sel({}), -1, 1, true},
+          {"no_rows", {Dim({4, 3})}, sel({})},
           {"pointer_out_of_range", {Dim({4, 3})}, sel_ptr(&bad_rows), -1, 1, true}};
 }
 std::vector<OpSample> select_cols_samples() {
@@ -831,7 +830,7 @@ std::vector<OpSample> select_cols_samples() {
           {"batched", {Dim({2, 3}, 2)}, sel({1, 2})},
           {"pointer", {Dim({3, 2})}, sel_ptr(&cols)},
           {"out_of_range", {Dim({3, 4})}, sel({4}), -1, 1, true},
-          {"empty", {Dim({3, 4})}, sel({}), -1, 1, true},
+          {"no_columns", {Dim({3, 4})}, sel({})},
           {"pointer_out_of_range", {Dim({3, 2})}, sel_ptr(&bad_cols), -1, 1, true}};
 }
 const OpId k_select_rows = register_op({.name = "select_rows",
@@ -841,7 +840,8 @@ const OpId k_select_rows = register_op({.name = "select_rows",
                                         .backward = select_bwd<0>,
                                         .aux_floats = select_aux,
                                         .batch = {.batchable = true},
-                                        .samples = select_rows_samples});
+                                        .samples = select_rows_samples,
+                                        .makes_empty = true});
 const OpId k_select_cols = register_op({.name = "select_cols",
                                         .doc = "y[:, k, ...] = x[:, cols[k], ...]",
                                         .shape = select_shape<1>,
@@ -849,7 +849,8 @@ const OpId k_select_cols = register_op({.name = "select_cols",
                                         .backward = select_bwd<1>,
                                         .aux_floats = select_aux,
                                         .batch = {.batchable = true},
-                                        .samples = select_cols_samples});
+                                        .samples = select_cols_samples,
+                                        .makes_empty = true});
 
 Expression select_node(OpId op, const Expression& x, const std::vector<unsigned>* p, const std::vector<unsigned>* ids) {
   SelectAttr s{p, static_cast<uint32_t>(p ? p->size() : ids->size()), 0};
