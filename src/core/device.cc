@@ -29,9 +29,16 @@ void* Device::allocate_parameters(size_t bytes) {
   return p;
 }
 void Device::deallocate_parameters(void* p) { deallocate(p); }
-void Device::copy_to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-void Device::copy_from_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-void Device::copy(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
+// (Nothing to copy: an empty std::vector's data() may be null, which memcpy must not get even then.)
+void Device::copy_to_host(void* dst, const void* src, size_t bytes) {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+void Device::copy_from_host(void* dst, const void* src, size_t bytes) {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+void Device::copy(void* dst, const void* src, size_t bytes) {
+  if (bytes) std::memmove(dst, src, bytes);
+}
 void Device::accumulate_from_host(float* y, const float* x, size_t n) { axpy(1.f, x, y, n); }
 void Device::fill(float* x, size_t n, float value) { std::fill(x, x + n, value); }
 void Device::axpy(float a, const float* x, float* y, size_t n) {
