@@ -157,8 +157,8 @@ void check_gradients(const Case& c, ComputationGraph& g, unsigned instances) {
   for (VariableIndex i = 0; i < g.size(); ++i) uses |= g.node(i).op == c.op;
   ASSERT_TRUE(uses) << "the sample does not use the op";
 
-  // Shape rule vs computed value. From arguments with elements, a value with elements: the graph relies on
-  // values without any coming from leaves (ComputationGraph::mark_empty).
+  // Shape rule vs computed value. From arguments with elements, a value with elements unless the op declares
+  // otherwise: the graph looks for values without elements only at leaves and such ops (OpDef::makes_empty).
   bool inputs_have_elements = !s.inputs.empty() && !def.makes_empty;
   for (const Dim& d : s.inputs) inputs_have_elements = inputs_have_elements && d.size() > 0;
   reset_rng(kSeed);
