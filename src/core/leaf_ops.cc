@@ -371,8 +371,6 @@ const OpId k_const_lookup = register_op({.name = "const_lookup",
                                          .shape = lookup_shape<true>, .forward = lookup_fwd,
                                          .batch = kLookupBatch, .samples = [] { return lookup_samples(true); }});
 
-void check_dim(const char* op, const Dim& d) { d.checked_size(op); }
-
 template <class A>
 VariableIndex add(ComputationGraph& g, OpId op, const A& attr, Device* device = nullptr) {
   A clean = attr;
@@ -425,14 +423,14 @@ VariableIndex ComputationGraph::add_input(const real* ps, Device* dev) {
   return add(*this, k_ptr_input, PtrInput{Dim({1}), 0, ps, nullptr}, dev);
 }
 VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>& data, Device* dev) {
-  check_dim("input", d);
+  d.checked_size("input");
   if (data.size() != d.size())
     op_error("input", "dim " + d.str() + " needs " + std::to_string(d.size()) + " values, got " +
                           std::to_string(data.size()));
   return add_blob(*this, k_input, attr_with_tail(d, data.data(), data.size()), dev);
 }
 VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>* pdata, Device* dev) {
-  check_dim("input", d);
+  d.checked_size("input");
   if (!pdata) throw std::invalid_argument("input_ptr: null data pointer");
   if (pdata->size() != d.size())
     op_error("input_ptr", "dim " + d.str() + " needs " + std::to_string(d.size()) + " values, got " +
@@ -441,7 +439,7 @@ VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>
 }
 VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<unsigned>& ids,
                                           const std::vector<float>& data, float defdata, Device* dev) {
-  check_dim("sparse_input", d);
+  d.checked_size("sparse_input");
   if (ids.size() != data.size())
     op_error("sparse_input", std::to_string(ids.size()) + " indices but " + std::to_string(data.size()) + " values");
   for (size_t i : ids)

@@ -148,8 +148,6 @@ const OpId k_random_gumbel = register_op({.name = "random_gumbel",
                                           .shape = attr_dim, .forward = random_gumbel_fwd, .batch = kRandomBatch,
                                           .samples = [] { return random_samples([](ComputationGraph& g, const Dim& d) { return random_gumbel(g, d); }, [](ComputationGraph& g) { return random_gumbel(g, Dim({2}), 0.f, 0.f); }); }, .flags = kRandom | kNoGradient});
 
-void check_dim(const char* op, const Dim& d) { d.checked_size(op); }
-
 template <class A>
 VariableIndex add(ComputationGraph& g, OpId op, const A& attr, Device* device) {
   A clean = attr;
@@ -246,7 +244,7 @@ Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vecto
 }
 DYNET_API(const_lookup, "const_lookup", "const_lookup(g, p, pindices: payload)", "lookup_batch(p, indices, update=False)", Expression(ComputationGraph&, LookupParameter, const std::vector<unsigned>*));
 Expression constant(ComputationGraph& g, const Dim& d, float val, Device* device) {
-  check_dim("constant", d);
+  d.checked_size("constant");
   return Expression(&g, add(g, k_constant, ConstAttr{d, val}, device));
 }
 DYNET_API(constant, "constant", "constant(g, d, val, device = nullptr)", "constant(dim, val, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, Device*));
@@ -266,26 +264,26 @@ DYNET_API(zeroes, "constant", "zeroes(g, d, device = nullptr)", "zeroes(dim, bat
 Expression ones(ComputationGraph& g, const Dim& d, Device* dev) { return constant(g, d, 1.f, dev); }
 DYNET_API(ones, "constant", "ones(g, d, device = nullptr)", "ones(dim, batch_size=1)", Expression(ComputationGraph&, const Dim&, Device*));
 Expression random_normal(ComputationGraph& g, const Dim& d, float mean, float stddev, Device* device) {
-  check_dim("random_normal", d);
+  d.checked_size("random_normal");
   if (!(stddev >= 0)) op_error("random_normal", "stddev must be >= 0, got " + std::to_string(stddev));
   return Expression(&g, add(g, k_random_normal, RandomAttr{d, mean, stddev}, device));
 }
 DYNET_API(random_normal, "random_normal", "random_normal(g, d, mean = 0.f, stddev = 1.f, device = nullptr)", "random_normal(dim, mean=0.0, stddev=1.0, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
 Expression random_bernoulli(ComputationGraph& g, const Dim& d, float p, float scale, Device* device) {
-  check_dim("random_bernoulli", d);
+  d.checked_size("random_bernoulli");
   if (!(p >= 0 && p <= 1)) op_error("random_bernoulli", "p must be in [0, 1], got " + std::to_string(p));
   return Expression(&g, add(g, k_random_bernoulli, RandomAttr{d, p, scale}, device));
 }
 DYNET_API(random_bernoulli, "random_bernoulli", "random_bernoulli(g, d, p, scale = 1.0f, device = nullptr)", "random_bernoulli(dim, p, scale=1.0, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
 Expression random_uniform(ComputationGraph& g, const Dim& d, float left, float right, Device* device) {
-  check_dim("random_uniform", d);
+  d.checked_size("random_uniform");
   if (!(left < right))
     op_error("random_uniform", "needs left < right, got [" + std::to_string(left) + ", " + std::to_string(right) + "]");
   return Expression(&g, add(g, k_random_uniform, RandomAttr{d, left, right}, device));
 }
 DYNET_API(random_uniform, "random_uniform", "random_uniform(g, d, left, right, device = nullptr)", "random_uniform(dim, left, right, batch_size=1)", Expression(ComputationGraph&, const Dim&, float, float, Device*));
 Expression random_gumbel(ComputationGraph& g, const Dim& d, float mu, float beta, Device* device) {
-  check_dim("random_gumbel", d);
+  d.checked_size("random_gumbel");
   if (!(beta > 0)) op_error("random_gumbel", "beta must be > 0, got " + std::to_string(beta));
   return Expression(&g, add(g, k_random_gumbel, RandomAttr{d, mu, beta}, device));
 }

@@ -24,7 +24,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 POOL = ["v3", "m34", "b32", "s", "i1", "i0", "f", "l01", "lv", "t"]
 EMPTY = ["e0", "e30", "e03"]
-if "--empty" in sys.argv:
+EMPTY_MODE = "--empty" in sys.argv
+if EMPTY_MODE:
     POOL = POOL[:8] + EMPTY
 SKIP = {"init", "init_from_params", "reset_random_seed", "print_text_graphviz", "print_graphviz", "dump_cg", "cg",
         "cg_checkpoint", "cg_revert", "cg_version", "renew_cg", "save", "load", "load_generator", "available_devices",
@@ -40,11 +41,11 @@ def calls():
     names = [k for k, v in api.items() if v.get("kind") == "function" and k not in SKIP]
     out = []
     for name in names:
-        for k in (1, 2) if POOL[-1] in EMPTY else (1, 2, 3):
+        for k in (1, 2) if EMPTY_MODE else (1, 2, 3):
             for combo in itertools.product(range(len(POOL)), repeat=k):
                 if k == 3 and any(POOL[i] in ("t", "lv") for i in combo):
                     continue
-                if POOL[-1] in EMPTY and not any(POOL[i] in EMPTY for i in combo):
+                if EMPTY_MODE and not any(POOL[i] in EMPTY for i in combo):
                     continue
                 out.append((name, combo))
     return out
@@ -87,7 +88,7 @@ def run(python, env):
     out = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
     start = 0
     while True:
-        flags = ["--empty"] if POOL[-1] in EMPTY else []
+        flags = ["--empty"] if EMPTY_MODE else []
         proc = subprocess.run([python, os.path.abspath(__file__), "--worker", out, str(start)] + flags, env=env,
                               capture_output=True)
         if proc.returncode == 0:
