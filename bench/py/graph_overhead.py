@@ -16,11 +16,10 @@ import time
 def torch_round(steps):
     import torch
     torch.manual_seed(1)
-    # DyNet's default (Glorot) ranges, as the DyNet modules below and the C++ program get: with +-0.1 the
-    # gradients of the early steps would be subnormal, which costs Intel cores a microcode assist each.
-    scale = (6 / (64 + 64)) ** 0.5  # = (3 / 64) ** 0.5, the bias's
-    w = ((torch.rand(64, 64) * 2 - 1) * scale).requires_grad_()
-    b = ((torch.rand(64) * 2 - 1) * scale).requires_grad_()
+    # W = I and b = 0, as in bench/graph_overhead.cc (see there): random weights let the gradients of the
+    # early steps go subnormal for many draws, which costs Intel cores a microcode assist each.
+    w = torch.eye(64).requires_grad_()
+    b = torch.zeros(64).requires_grad_()
     x0 = torch.full((64,), 0.1)
 
     def run():
@@ -43,8 +42,8 @@ def dynet_round(steps, module, build_only=False):
     import importlib
     dy = importlib.import_module(module)
     pc = dy.ParameterCollection()
-    pw = pc.add_parameters((64, 64))
-    pb = pc.add_parameters((64,))
+    pw = pc.add_parameters((64, 64), init=dy.IdentityInitializer())
+    pb = pc.add_parameters((64,), init=dy.ConstInitializer(0))
     x0 = [0.1] * 64
 
     def run():
