@@ -4,11 +4,17 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <string>
 #include <vector>
+
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "dynet/expr.h"
 #include "dynet/globals.h"
@@ -1125,6 +1131,96 @@ TEST(TrainerText, LaterParametersStartFreshAndOlderFilesLoad) {
   EXPECT_EQ(other.it, 2u);
   EXPECT_FLOAT_EQ(other.e_max, 0.1f);
   EXPECT_EQ(saved(other), full);
+}
+
+
+// The numbers of the trainer's state (its saved "#Parameter#" and "#LookupParameter#" lines) that are
+// subnormal: nonzero and below FLT_MIN.
+int subnormals_in_state(Trainer& t) {
+  std::istringstream in(saved(t));
+  std::string line;
+  int found = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("#Parameter#", 0) != 0 && line.rfind("#LookupParameter#", 0) != 0) continue;
+    std::istringstream fields(line);
+    std::string word;
+    fields >> word >> word;  // the tag and the count
+    while (fields >> word) {
+      const double x = std::strtod(word.c_str(), nullptr);
+      found += x != 0 && std::abs(x) < std::numeric_limits<float>::min();
+    }
+  }
+  return found;
+}
+
+// MXCSR's control bits (rounding, exception masks, flush-to-zero, denormals-are-zero), not its status
+// flags, which the update's arithmetic raises.
+unsigned mxcsr_controls() {
+#if defined(__SSE__)
+  return _mm_getcsr() & ~0x3Fu;
+#else
+  return 0;
+#endif
+}
+
+// Optimizer state decays into subnormal numbers (tiny gradients squared, moments decaying without
+// gradient), and each costs an x86 core a microcode assist. Rules whose update does not depend on
+// them read and write them as zero during the update: the state holds none, the values are those of
+// the update in double precision, and the caller's floating-point environment is as it was.
+TEST(Trainers, StateHoldsNoSubnormalNumbers) {
+  const std::vector<float> tiny = {1e-20f, -3e-21f, 2e-19f, 0.5f};
+  struct Rule {
+    const char* name;
+    std::function<std::unique_ptr<Trainer>(ParameterCollection&)> make;
+  };
+  const std::vector<Rule> rules = {
+      {"Adam", [](ParameterCollection& m) { return std::make_unique<AdamTrainer>(m); }},
+      {"Amsgrad", [](ParameterCollection& m) { return std::make_unique<AmsgradTrainer>(m); }},
+      {"MomentumSGD", [](ParameterCollection& m) { return std::make_unique<MomentumSGDTrainer>(m, 0.1f, 0.5f); }},
+      {"RMSProp", [](ParameterCollection& m) { return std::make_unique<RMSPropTrainer>(m); }},
+      {"Adagrad", [](ParameterCollection& m) { return std::make_unique<AdagradTrainer>(m); }},
+      {"Adadelta", [](ParameterCollection& m) { return std::make_unique<AdadeltaTrainer>(m); }},
+  };
+  for (const Rule& rule : rules) {
+    SCOPED_TRACE(rule.name);
+    ParameterCollection m;
+    Parameter p = m.add_parameters({4}, ParameterInitConst(1.f));
+    LookupParameter lp = m.add_lookup_parameters(3, {4}, ParameterInitConst(1.f));
+    std::unique_ptr<Trainer> t = rule.make(m);
+    t->sparse_updates_enabled = false;  // every row's state decays too
+    const unsigned environment = mxcsr_controls();
+    AdamRef ref;
+    ref.p.assign(4, 1);
+    ref.m.assign(4, 0);
+    ref.v.assign(4, 0);
+    for (int step = 1; step <= 120; ++step) {
+      if (step <= 3) {
+        give_grad(p, tiny);
+        give_row_grad(lp, 1, tiny);
+      }
+      t->update();
+      if (rule.name == std::string("Adam")) ref.step(step <= 3 ? std::vector<double>(tiny.begin(), tiny.end())
+                                                               : std::vector<double>(4, 0), step);
+    }
+    EXPECT_EQ(mxcsr_controls(), environment);
+    EXPECT_EQ(subnormals_in_state(*t), 0);
+    if (rule.name == std::string("Adam")) {
+      expect_near_all(values_of(p), ref.p, 1e-6);
+      expect_near_all(row_of(lp, 1), ref.p, 1e-6);
+    }
+  }
+}
+
+// With ε = 0 a subnormal state is the whole denominator (Adagrad: g / √G with G = g²), so such a rule
+// keeps the default environment and computes the same step as for any other g.
+TEST(Trainers, WithoutEpsilonSubnormalStateIsKept) {
+  ParameterCollection m;
+  Parameter p = m.add_parameters({2}, ParameterInitConst(1.f));
+  AdagradTrainer t(m, 0.1f, 0.f);
+  give_grad(p, {3e-20f, -4e-20f});  // G = 9e-40 and 1.6e-39: subnormal
+  t.update();
+  expect_near_all(values_of(p), {1 - 0.1, 1 + 0.1}, 1e-5);
+  EXPECT_EQ(subnormals_in_state(t), 2);
 }
 
 }  // namespace

@@ -196,6 +196,9 @@ class Trainer {
   // True when a zero gradient leaves the values and shadow state unchanged (parameters without a
   // gradient are then skipped).
   virtual bool zero_gradient_is_noop() const { return false; }
+  // True when the rule's update is the same with subnormal numbers read and written as zero (the host
+  // update then runs so: its state decays into them, and each costs an x86 core a microcode assist).
+  virtual bool flushes_subnormals() const { return false; }
   // Called once per update, before any rule runs (e.g. Adam's bias-corrected step size).
   virtual void begin_update() {}
   // Called once per update after the counters advanced (e.g. a learning-rate schedule).
@@ -239,6 +242,7 @@ class SimpleSGDTrainer : public Trainer {
  protected:
   bool zero_gradient_is_noop() const override { return true; }
   void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+  bool flushes_subnormals() const override { return true; }
 };
 
 // SGD with a cyclical (triangular) learning rate (Smith 2015). The first update uses
@@ -262,6 +266,7 @@ class CyclicalSGDTrainer : public Trainer {
   bool zero_gradient_is_noop() const override { return true; }
   void end_update() override;
   void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+  bool flushes_subnormals() const override { return true; }
 };
 
 // v = mom·v - lr·g;  p += v / wd
@@ -280,6 +285,7 @@ class MomentumSGDTrainer : public Trainer {
   std::function<void()> parse_settings(std::istream& is) override;
   std::vector<ShadowState> shadow_state() override { return {{&vp, &vlp}}; }
   void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+  bool flushes_subnormals() const override { return true; }
 };
 
 // G += g²;  p -= lr · g / √(G + eps) / wd
@@ -295,6 +301,7 @@ class AdagradTrainer : public Trainer {
   std::function<void()> parse_settings(std::istream& is) override;
   std::vector<ShadowState> shadow_state() override { return {{&vp, &vlp}}; }
   void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+  bool flushes_subnormals() const override;
 
   std::vector<ShadowParameters> vp;  // G
   std::vector<ShadowLookupParameters> vlp;
@@ -314,6 +321,7 @@ class AdadeltaTrainer : public Trainer {
   std::function<void()> parse_settings(std::istream& is) override;
   std::vector<ShadowState> shadow_state() override { return {{&hg, &hlg}, {&hd, &hld}}; }
   void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+  bool flushes_subnormals() const override;
 
   std::vector<ShadowParameters> hg;  // history of squared gradients
   std::vector<ShadowLookupParameters> hlg;
@@ -334,6 +342,7 @@ class RMSPropTrainer : public Trainer {
   std::function<void()> parse_settings(std::istream& is) override;
   std::vector<ShadowState> shadow_state() override { return {{&hmsg, &hlmsg}}; }
   void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+  bool flushes_subnormals() const override;
 
   std::vector<ShadowParameters> hmsg;  // mean squared gradient
   std::vector<ShadowLookupParameters> hlmsg;
@@ -356,6 +365,7 @@ class AdamTrainer : public Trainer {
   std::vector<ShadowState> shadow_state() override { return {{&m, &lm}, {&v, &lv}}; }
   void begin_update() override;
   void update_rule(real gscale, const std::vector<Tensor*>& values) override;
+  bool flushes_subnormals() const override;
 
   std::vector<ShadowParameters> m;  // first moments
   std::vector<ShadowLookupParameters> lm;
