@@ -79,11 +79,12 @@ DYNET_CLONES void adam_step(float* __restrict x, float* __restrict m, float* __r
   }
 }
 
-// The host update with subnormal numbers flushed: MXCSR's flush-to-zero (results) and
-// denormals-are-zero (operands) bits for the scope, the caller's MXCSR restored after. Optimizer state
-// decays geometrically (Adam's v by β2 each step, momentum by μ) and squares tiny gradients, so long
-// runs fill it with subnormals; an Intel core takes a microcode assist for each subnormal result
-// (scripts/demo on a Xeon: its Adam updates took twice as long, its tenth epoch a third longer).
+// The host update with subnormal numbers flushed: MXCSR's flush-to-zero (results) and denormals-are-zero
+// (operands) bits for the scope; after it the caller's control bits are back and the status flags the
+// update raised stay. Optimizer state decays geometrically (Adam's v by β2 each step, momentum by μ) and
+// squares tiny gradients, so long runs fill it with subnormals; an Intel core takes a microcode assist for
+// each subnormal result (scripts/demo on a Xeon: its Adam updates took twice as long, its tenth epoch a
+// third longer).
 class SubnormalsFlushed {
  public:
   explicit SubnormalsFlushed(bool on) {
@@ -98,7 +99,7 @@ class SubnormalsFlushed {
   }
   ~SubnormalsFlushed() {
 #if defined(__SSE__)
-    if (active_) _mm_setcsr(saved_ | (_mm_getcsr() & kStatusFlags));  // the flags the update raised stay
+    if (active_) _mm_setcsr(saved_ | (_mm_getcsr() & kStatusFlags));
 #endif
   }
   SubnormalsFlushed(const SubnormalsFlushed&) = delete;
