@@ -8,13 +8,41 @@ import pickle as _pickle
 import sys as _sys
 import warnings as _warnings
 
-import dynet_config as _dynet_config
 
-from . import _dynet
-from ._dynet import *  # noqa: F401,F403  (the op functions, Expression, trainers, builders, ...)
-from ._dynet import Expression, LookupParameters, ParameterCollection, Parameters, PyInitializer
+def _refuse_original_dynet_beside_us():
+    """Raises ImportError where the original DyNet (PyPI's dyNET or dyNET38) is installed where this package
+    is, or shadows it: both install `dynet_config.py`, and the original's compiled `_dynet` module takes
+    precedence over our `_dynet.py`, so a program would silently run parts of each."""
+    import importlib.machinery
+    import importlib.util
+    site = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    try:
+        names = _os.listdir(site)
+    except OSError:
+        names = []
+    clashes = [_os.path.join(site, n) for n in names
+               if n == "dynet.py" or (n.startswith("_dynet.") and n.endswith(suffixes))
+               or (n.lower().startswith(("dynet-", "dynet38-")) and n.endswith(".dist-info"))]
+    spec = importlib.util.find_spec("_dynet") if "_dynet" not in _sys.modules else None
+    if spec is not None and spec.origin and spec.origin.endswith(suffixes) and spec.origin not in clashes:
+        clashes.append(spec.origin)
+    if clashes:
+        raise ImportError(
+            "dynet-ng: the original DyNet is installed beside it (%s). Both provide `import dynet` and "
+            "`dynet_config`, and the original's compiled `_dynet` would be mixed with this package. Uninstall "
+            "one of them (`pip uninstall dyNET dyNET38`, then `pip install --force-reinstall dynet-ng` to restore "
+            "the shared files), or use separate virtual environments." % ", ".join(sorted(clashes)))
 
-__version__ = "2.1"
+
+_refuse_original_dynet_beside_us()
+
+import dynet_config as _dynet_config  # noqa: E402
+
+from . import _dynet  # noqa: E402
+from ._dynet import *  # noqa: F401,F403,E402  (the op functions, Expression, trainers, builders, ...)
+from ._dynet import Expression, LookupParameters, ParameterCollection, Parameters, PyInitializer  # noqa: E402
+from ._version import __version__  # noqa: E402,F401  (the project's version; DyNet's API is 2.1's)
 
 # ---------------------------------------------------------------------------------------------
 # Initialization: dynet_config.set(...) before import, else --dynet-* flags in sys.argv (consumed).
