@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -1218,6 +1219,53 @@ TEST(AutobatchProfiling, ChromeTrace) {
   EXPECT_NE(json.find("\"name\":\"forward pass\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"dim\":\"{2}\""), std::string::npos) << json;
   EXPECT_EQ(json.substr(json.size() - 4), "\n]}\n");
+}
+
+
+// A chart parser's reads: features h_i = tanh(W x_i + b) (fused regions under autobatching), then scores
+// dot(h_i, h_j) built before any read, then read one by one in no particular order. Each read computes
+// what its score needs and nothing else (features of other scores stay uncomputed), its features' nodes
+// batch with each other, and the values equal those of the simple executor.
+TEST(MidGraphReads, ScoresReadOneByOneComputeWhatTheyNeed) {
+  ParameterCollection pc;
+  Parameter W = pc.add_parameters({8, 4});
+  Parameter b = pc.add_parameters({8});
+  constexpr unsigned kFeatures = 40, kScores = 60;
+  std::mt19937 rng(3);
+  std::vector<std::pair<unsigned, unsigned>> pairs;
+  for (unsigned k = 0; k < kScores; ++k) pairs.emplace_back(rng() % kFeatures, rng() % kFeatures);
+  std::vector<unsigned> order(kScores);
+  for (unsigned k = 0; k < kScores; ++k) order[k] = k;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<float> reference;
+  for (int strategy : {0, 1, 2}) {
+    auto g = graph_with(strategy);
+    std::vector<Expression> h, s;
+    for (unsigned i = 0; i < kFeatures; ++i) {
+      std::vector<float> x(4);
+      for (unsigned q = 0; q < 4; ++q) x[q] = 0.02f * float(i) - 0.1f * float(q);  // distinct: equal nodes merge
+      h.push_back(tanh(parameter(*g, W) * input(*g, {4}, x) + parameter(*g, b)));
+    }
+    for (auto [i, j] : pairs) s.push_back(dot_product(h[i], h[j]));
+    std::vector<float> values(kScores);
+    for (unsigned n = 0; n < kScores; ++n) {
+      const unsigned k = order[n];
+      const size_t batched_before = batched_nodes(*g);
+      const bool fresh = !g->executor().computed(h[pairs[k].first].i) && !g->executor().computed(h[pairs[k].second].i) &&
+                         pairs[k].first != pairs[k].second;
+      values[k] = as_scalar(s[k].value());
+      if (n == 0) {  // nothing else was read yet: only this score's two features are computed
+        for (unsigned i = 0; i < kFeatures; ++i)
+          EXPECT_EQ(g->executor().computed(h[i].i), i == pairs[k].first || i == pairs[k].second) << i;
+        for (unsigned q = 0; q < kScores; ++q) EXPECT_EQ(g->executor().computed(s[q].i), q == k) << q;
+      }
+      if (strategy != 0 && fresh) EXPECT_GT(batched_nodes(*g), batched_before) << "score " << k;
+    }
+    if (strategy == 0)
+      reference = values;
+    else
+      for (unsigned k = 0; k < kScores; ++k) EXPECT_NEAR(values[k], reference[k], 1e-5f) << "strategy " << strategy;
+  }
 }
 
 }  // namespace

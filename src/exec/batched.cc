@@ -46,34 +46,35 @@ void BatchedExecutor::forward(VariableIndex last) {
   const uint64_t t0 = profile::active() ? profile::now_ns() : 0;
   run_ns_ = 0;
   const size_t first_batch = batches_.size(), first_position = order_.size();
-  const size_t base = prefix_;
-  mark_needed(last, base);
+  mark_needed(last);
+  if (local_.size() < computed_.size()) local_.resize(computed_.size());
+  for (uint32_t k = 0; k < needed_.size(); ++k) local_[needed_[k]] = k;
 
   // One pass in creation order: which nodes to compute (their position in info_), how many of their
   // arguments are still to compute, their depth (longest path from a computed node), successor
   // lists and signatures.
-  pos_.resize(last + 1 - base);
+  pos_.resize(needed_.size());
   info_.clear();
   edges_.clear();
   sigs_.reset();
   // Fused regions (exec/fusion.h) are one position each, at their first node; their signature is their
   // program's, numbered after the nodes' signatures below.
   if (fusion_)
-    plan_.build(*cg_, base, last, wanted_, computed_, programs_);
+    plan_.build(*cg_, needed_, local_, computed_, programs_);
   else
     plan_.clear();
   bool regions = false;
-  for (size_t i = base; i <= last; ++i) {
-    if (!wanted_[i - base] || computed_[i]) continue;
+  for (uint32_t l = 0; l < needed_.size(); ++l) {
+    const VariableIndex i = needed_[l];
     const uint32_t t = static_cast<uint32_t>(info_.size());
     NodeInfo info;
-    info.node = static_cast<VariableIndex>(i);
-    const int32_t region = plan_.region_of(i);
+    info.node = i;
+    const int32_t region = plan_.region_of(l);
     if (region >= 0 && plan_.region(region).position != kNone) {
-      pos_[i - base] = plan_.region(region).position;
+      pos_[l] = plan_.region(region).position;
       continue;
     }
-    pos_[i - base] = t;
+    pos_[l] = t;
     const NodeRec& r = cg_->node(info.node);
     info.args = r.arg_begin;
     const VariableIndex* a = cg_->node_args(info.node);
@@ -88,12 +89,12 @@ void BatchedExecutor::forward(VariableIndex last) {
     }
     for (unsigned k = 0; k < nargs; ++k) {
       const VariableIndex x = a[k];
-      if (x < base || computed_[x]) continue;
-      NodeInfo& arg = info_[pos_[x - base]];
+      if (computed_[x]) continue;  // else needed, so listed
+      NodeInfo& arg = info_[pos_[local_[x]]];
       info.depth = std::max(info.depth, arg.depth);
       ++info.pending;
       ++arg.succ;  // counted here, made offsets below
-      edges_.push_back({pos_[x - base], t});
+      edges_.push_back({pos_[local_[x]], t});
     }
     ++info.depth;
     if (region < 0) info.sig = sigs_.of(*cg_, info.node);

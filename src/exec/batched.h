@@ -155,7 +155,8 @@ class BatchedExecutor : public SimpleExecutor {
     bool eager = false;      // runs as soon as ready: waiting for more members did not pay (batched in runs)
     double priority = 0;     // lower runs first
   };
-  std::vector<uint32_t> pos_;  // node - base -> position
+  std::vector<uint32_t> pos_;    // by index in needed_: scheduling position
+  std::vector<uint32_t> local_;  // by node: its index in needed_ (valid for the nodes listed there)
   std::vector<NodeInfo> info_;
   std::vector<Edge> edges_;     // in creation order of `to`
   std::vector<uint32_t> succ_;  // each node's successors one after another (newest first)

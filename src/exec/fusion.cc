@@ -143,10 +143,9 @@ uint32_t Plan::find(uint32_t s) {
 // nodes would lie between the region's first node and the input), and edges between regions go from an
 // earlier first node to a later one: the regions schedule as units without cycles. A node's `ext` counts
 // inputs that a later merge may make internal: conservative, it can only refuse a merge.
-void Plan::build(const ComputationGraph& cg, size_t base, VariableIndex last, const std::vector<uint8_t>& wanted,
-                 const std::vector<uint8_t>& computed, Programs& programs) {
-  base_ = base;
-  const size_t span = last + 1 - base;
+void Plan::build(const ComputationGraph& cg, const std::vector<VariableIndex>& nodes,
+                 const std::vector<uint32_t>& local, const std::vector<uint8_t>& computed, Programs& programs) {
+  const size_t span = nodes.size();
   regions_.clear();
   inputs_.clear();
   outputs_.clear();
@@ -154,19 +153,19 @@ void Plan::build(const ComputationGraph& cg, size_t base, VariableIndex last, co
   region_of_.assign(span, -1);
   uses_.assign(span, 0);
   kind_.resize(span);
-  auto live = [&](VariableIndex x) { return x >= base && !computed[x]; };
+  // An uncomputed argument of a listed node is listed too (nodes holds all that the last one needs).
+  auto live = [&](VariableIndex x) { return !computed[x]; };
   // uses_: consumers among the nodes this pass computes; the requested node is used by its reader. A
   // consumer outside the pass (later, or not needed now) finds an intermediate uncomputed and computes
   // it then.
-  ++uses_[last - base];
-  for (size_t i = base; i <= last; ++i) {
-    if (!wanted[i - base] || computed[i]) continue;
-    const VariableIndex y = static_cast<VariableIndex>(i);
+  ++uses_[span - 1];
+  for (size_t i = 0; i < span; ++i) {
+    const VariableIndex y = nodes[i];
     const NodeRec& r = cg.node(y);
     const VariableIndex* a = cg.node_args(y);
     for (unsigned k = 0; k < r.nargs; ++k)
-      if (live(a[k])) ++uses_[a[k] - base];
-    const int kind = kind_[i - base] = static_cast<int8_t>(kind_of(cg, y));
+      if (live(a[k])) ++uses_[local[a[k]]];
+    const int kind = kind_[i] = static_cast<int8_t>(kind_of(cg, y));
     if (kind < 0) continue;
     const uint32_t n = static_cast<uint32_t>(r.dim.size());
     uint32_t cand[2];
@@ -174,8 +173,8 @@ void Plan::build(const ComputationGraph& cg, size_t base, VariableIndex last, co
     if (kind != kPick)
       for (unsigned k = 0; k < r.nargs; ++k) {
         const VariableIndex x = a[k];
-        if (!live(x) || region_of_[x - base] < 0) continue;
-        const uint32_t s = find(static_cast<uint32_t>(region_of_[x - base]));
+        if (!live(x) || region_of_[local[x]] < 0) continue;
+        const uint32_t s = find(static_cast<uint32_t>(region_of_[local[x]]));
         if (sets_[s].n == n && (nc == 0 || cand[0] != s)) cand[nc++] = s;
       }
     auto join = [&](const uint32_t* sets, unsigned ns) {
@@ -190,8 +189,8 @@ void Plan::build(const ComputationGraph& cg, size_t base, VariableIndex last, co
         const VariableIndex x = a[k];
         if (!live(x)) continue;
         bool inside = false;
-        if (kind != kPick && region_of_[x - base] >= 0) {
-          const uint32_t sx = find(static_cast<uint32_t>(region_of_[x - base]));
+        if (kind != kPick && region_of_[local[x]] >= 0) {
+          const uint32_t sx = find(static_cast<uint32_t>(region_of_[local[x]]));
           for (unsigned q = 0; q < ns; ++q) inside = inside || sx == sets[q];
         }
         if (!inside) ext = std::max(ext, uint32_t(x) + 1);
@@ -206,7 +205,7 @@ void Plan::build(const ComputationGraph& cg, size_t base, VariableIndex last, co
         for (unsigned q = 1; q < ns; ++q) sets_[sets[q]].parent = root;
         sets_[root] = Set{root, first, ext, count, n};
       }
-      region_of_[y - base] = static_cast<int32_t>(root);
+      region_of_[i] = static_cast<int32_t>(root);
       return true;
     };
     if (nc == 2 && join(cand, 2)) continue;
@@ -246,7 +245,7 @@ void Plan::build(const ComputationGraph& cg, size_t base, VariableIndex last, co
   std::vector<uint32_t>& fill = slot_;
   fill.assign(member_begin_.begin(), member_begin_.end() - 1);
   for (size_t i = 0; i < span; ++i)
-    if (region_of_[i] >= 0) members_[fill[region_of_[i]]++] = static_cast<uint32_t>(base + i);
+    if (region_of_[i] >= 0) members_[fill[region_of_[i]]++] = nodes[i];
   inside_.assign(span, 0);
   slot_.assign(span, 0);
   regions_.resize(nregions);
@@ -263,20 +262,20 @@ void Plan::build(const ComputationGraph& cg, size_t base, VariableIndex last, co
     p.code.resize(count);
     p.input_sizes.clear();
     p.outputs = 0;
-    for (uint32_t s = 0; s < count; ++s) slot_[m[s] - base] = s;
+    for (uint32_t s = 0; s < count; ++s) slot_[local[m[s]]] = s;
     for (uint32_t s = 0; s < count; ++s) {
       const VariableIndex y = m[s];
       const NodeRec& r = cg.node(y);
       const VariableIndex* a = cg.node_args(y);
       Instr& in = p.code[s];
       in = Instr{};
-      in.kind = static_cast<uint8_t>(kind_[y - base]);
+      in.kind = static_cast<uint8_t>(kind_[local[y]]);
       for (unsigned k = 0; k < r.nargs; ++k) {
         const VariableIndex x = a[k];
         uint16_t ref;
-        if (in.kind != kPick && live(x) && region_of_[x - base] == int32_t(rg)) {
-          ref = static_cast<uint16_t>(slot_[x - base]);
-          ++inside_[x - base];
+        if (in.kind != kPick && live(x) && region_of_[local[x]] == int32_t(rg)) {
+          ref = static_cast<uint16_t>(slot_[local[x]]);
+          ++inside_[local[x]];
         } else {
           uint32_t q = 0;
           while (R.inputs + q < inputs_.size() && inputs_[R.inputs + q] != x) ++q;
@@ -296,7 +295,7 @@ void Plan::build(const ComputationGraph& cg, size_t base, VariableIndex last, co
     }
     for (uint32_t s = 0; s < count; ++s) {
       const VariableIndex y = m[s];
-      if (uses_[y - base] > inside_[y - base]) {
+      if (uses_[local[y]] > inside_[local[y]]) {
         p.code[s].output = true;
         ++p.outputs;
         outputs_.push_back(y);

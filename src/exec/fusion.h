@@ -63,14 +63,15 @@ struct Region {
   uint32_t position = ~0u;   // the executor's scheduling position (set by the executor)
 };
 
-// The regions of one scheduling pass over the uncomputed nodes [base, last] that `last` needs.
+// The regions of one scheduling pass over `nodes`: the uncomputed nodes that the last of them needs, in
+// creation order (local[x]: node x's index there).
 class Plan {
  public:
-  void build(const ComputationGraph& cg, size_t base, VariableIndex last, const std::vector<uint8_t>& wanted,
+  void build(const ComputationGraph& cg, const std::vector<VariableIndex>& nodes, const std::vector<uint32_t>& local,
              const std::vector<uint8_t>& computed, Programs& programs);
   void clear() { regions_.clear(); region_of_.clear(); }
-  // The region of node i (base <= i <= last), or -1.
-  int32_t region_of(size_t i) const { return region_of_.empty() ? -1 : region_of_[i - base_]; }
+  // The region of nodes[l], or -1.
+  int32_t region_of(size_t l) const { return region_of_.empty() ? -1 : region_of_[l]; }
   Region& region(uint32_t r) { return regions_[r]; }
   const VariableIndex* inputs(const Region& r) const { return inputs_.data() + r.inputs; }
   const VariableIndex* outputs(const Region& r) const { return outputs_.data() + r.outputs; }
@@ -80,9 +81,8 @@ class Plan {
     uint32_t parent, first, ext, count, n;
   };
   uint32_t find(uint32_t s);
-  size_t base_ = 0;
-  std::vector<int32_t> region_of_;  // by node - base: set while growing, then region
-  std::vector<int8_t> kind_;        // by node - base: kind_of (set for the nodes of this pass)
+  std::vector<int32_t> region_of_;  // by index in nodes: set while growing, then region
+  std::vector<int8_t> kind_;        // by index in nodes: kind_of
   std::vector<uint32_t> uses_, inside_, slot_, members_, member_begin_;
   std::vector<Set> sets_;
   std::vector<Region> regions_;

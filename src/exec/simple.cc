@@ -1,6 +1,7 @@
 #include "exec/simple.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "core/device.h"
@@ -9,27 +10,48 @@
 
 namespace dynet {
 
-void SimpleExecutor::mark_needed(VariableIndex last, size_t base) {
-  wanted_.assign(last + 1 - base, 0);
-  wanted_[last - base] = 1;
-  for (size_t i = last + 1; i-- > base;) {
-    if (!wanted_[i - base] || computed_[i]) continue;
-    const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
-    const VariableIndex* a = cg_->node_args(static_cast<VariableIndex>(i));
-    for (size_t k = 0; k < r.nargs; ++k)
-      if (a[k] >= base) wanted_[a[k] - base] = 1;
+void SimpleExecutor::mark_needed(VariableIndex last) {
+  if (seen_.size() < computed_.size()) seen_.resize(computed_.size(), 0);
+  if (++pass_ == 0) {  // the marks wrapped around: clear the old ones
+    std::fill(seen_.begin(), seen_.end(), 0);
+    pass_ = 1;
+  }
+  needed_.clear();
+  needed_.push_back(last);
+  seen_[last] = pass_;
+  // needed_ is the depth-first search's stack too: the entries before `next` are expanded.
+  for (size_t next = 0; next < needed_.size(); ++next) {
+    const VariableIndex i = needed_[next];
+    const VariableIndex* a = cg_->node_args(i);
+    for (size_t k = 0, n = cg_->node(i).nargs; k < n; ++k) {
+      const VariableIndex x = a[k];
+      if (computed_[x] || seen_[x] == pass_) continue;
+      seen_[x] = pass_;
+      needed_.push_back(x);
+    }
+  }
+  // Into creation order: by a scan of the range they lie in where that is cheaper than sorting them
+  // (a whole graph's first forward), else by sorting (a read of a few nodes among many).
+  const size_t k = needed_.size();
+  VariableIndex first = last;
+  for (const VariableIndex i : needed_) first = std::min(first, i);
+  if ((last + 1 - first) <= k * (std::bit_width(k) + 1)) {
+    size_t at = 0;
+    for (VariableIndex i = first; i <= last; ++i)
+      if (seen_[i] == pass_) needed_[at++] = i;
+  } else {
+    std::sort(needed_.begin(), needed_.end());
   }
 }
 
 void SimpleExecutor::forward(VariableIndex last) {
   grow(cg_->size());
   if (computed_[last]) return;
-  const size_t base = prefix_;  // forward_node advances prefix_
-  mark_needed(last, base);
-  for (size_t i = base; i <= last; ++i) {
-    if (!wanted_[i - base] || computed_[i]) continue;
-    profile::Scope scope(profile::Phase::kForward, cg_->node(static_cast<VariableIndex>(i)).op);
-    forward_node(static_cast<VariableIndex>(i));
+  mark_needed(last);
+  for (const VariableIndex i : needed_) {
+    if (computed_[i]) continue;  // a fused node computed with its region
+    profile::Scope scope(profile::Phase::kForward, cg_->node(i).op);
+    forward_node(i);
   }
 }
 

@@ -16,8 +16,10 @@ class SimpleExecutor : public Executor {
   void backward(VariableIndex last, bool full) override;
 
  protected:
-  // Marks in wanted_ (offset by base) the uncomputed nodes in [base, last] that `last` needs.
-  void mark_needed(VariableIndex last, size_t base);
+  // Lists in needed_, in creation order, the uncomputed nodes that `last` needs (itself included). It
+  // visits only those nodes, so a read costs what it computes however many uncomputed nodes the graph
+  // holds elsewhere (a parser's unread scores).
+  void mark_needed(VariableIndex last);
   // Runs node i's backward into every reached argument (parameter nodes push their gradient).
   // lazy_zero: the arguments' gradients are zeroed where first used (grad_zeroed_), or written by
   // their first contribution (kOverwritesGradient ops).
@@ -30,7 +32,9 @@ class SimpleExecutor : public Executor {
   // Zeroes reached node i's CPU gradient unless that was done in this backward pass (grad_zeroed_).
   void zero_gradient_once(VariableIndex i);
 
-  std::vector<uint8_t> wanted_;
+  std::vector<VariableIndex> needed_;
+  std::vector<uint32_t> seen_;  // by node: the mark_needed pass that listed it
+  uint32_t pass_ = 0;
   std::vector<LowRankUpdate> low_rank_updates_;  // deferred weight-gradient updates (see op.h)
   std::vector<int> low_rank_head_;
   std::vector<VariableIndex> param_nodes_;  // parameter nodes reached by the running backward
