@@ -13,6 +13,7 @@ import dynet_config as _dynet_config
 from . import _dynet
 from ._dynet import *  # noqa: F401,F403  (the op functions, Expression, trainers, builders, ...)
 from ._dynet import Expression, LookupParameters, ParameterCollection, Parameters, PyInitializer
+from . import mpi  # (pure Python: it loads the MPI extension, and libmpi, on first use)
 
 __version__ = "2.1"
 
