@@ -3,6 +3,9 @@
 # A file may include headers of its own layer and of lower ranks only; siblings of one rank may not
 # include each other. Public headers (include/dynet) belong to the layer that implements them, listed
 # below; a new public header must be added to that list. Also keeps src/core under its line budget.
+# The dist layer is linked into its own library (libdynet_mpi, which needs libmpi) and not into libdynet:
+# so no file outside src/dist may include its headers but python/src/mpi.cc (the extension dynet._dynet_mpi)
+# and, in the tests, examples and benchmarks, programs that link dynet::mpi (not checked here).
 # Variables: SOURCE_DIR (the repository), STAMP (written on success), CORE_LINE_BUDGET.
 cmake_minimum_required(VERSION 3.24)
 
@@ -74,6 +77,8 @@ foreach(file ${files})
     endif()
     if(NOT target STREQUAL layer AND NOT rank_${target} LESS rank_${layer})
       list(APPEND errors "${file} (layer ${layer}) includes \"${inc}\" (layer ${target}): a lower layer may not include a higher or sibling one")
+    elseif(target STREQUAL "dist" AND layer STREQUAL "python" AND NOT file STREQUAL "python/src/mpi.cc")
+      list(APPEND errors "${file} includes \"${inc}\" (layer dist): dynet._dynet does not link libdynet_mpi (it must load without libmpi); MPI bindings go in python/src/mpi.cc (dynet._dynet_mpi)")
     endif()
   endforeach()
 endforeach()

@@ -43,6 +43,7 @@ from . import _dynet  # noqa: E402
 from ._dynet import *  # noqa: F401,F403,E402  (the op functions, Expression, trainers, builders, ...)
 from ._dynet import Expression, LookupParameters, ParameterCollection, Parameters, PyInitializer  # noqa: E402
 from ._version import __version__  # noqa: E402,F401  (the project's version; DyNet's API is 2.1's)
+from . import mpi  # noqa: E402  (pure Python: it loads the MPI extension, and libmpi, on first use)
 
 # ---------------------------------------------------------------------------------------------
 # Initialization: dynet_config.set(...) before import, else --dynet-* flags in sys.argv (consumed).

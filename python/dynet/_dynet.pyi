@@ -1,7 +1,5 @@
 from collections.abc import Sequence
 
-from dynet._dynet import mpi as mpi
-
 
 import collections.abc
 import typing

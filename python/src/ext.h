@@ -109,7 +109,6 @@ void init_expression(nb::module_& m);
 void init_ops(nb::module_& m);
 void init_builders(nb::module_& m);
 void init_module(nb::module_& m);
-void init_mpi(nb::module_& m);  // the dynet.mpi submodule (mpi.cc)
 
 // Raises the Python exception matching the current C++ exception (inside a catch block).
 void raise_from_cpp();

@@ -728,6 +728,5 @@ NB_MODULE(_dynet, m) {
   init_module(m);
   init_builders(m);
   init_ops(m);
-  init_mpi(m);
   custom_ops().clear();  // the op objects hold them now; no C++ static may outlive the interpreter
 }

@@ -1,6 +1,11 @@
-// dynet.mpi: synchronous data parallelism over MPI ranks (dynet/mpi.h) from Python.
+// dynet._dynet_mpi: synchronous data parallelism over MPI ranks (dynet/mpi.h) from Python, which
+// python/dynet/mpi.py (dy.mpi) loads on first use.
 //   dist = dy.mpi.DistributedTrainer(trainer)        # or comm=mpi4py.MPI.COMM_WORLD (any object with py2f())
 //   first, last = dist.shard(len(minibatch)); ...; dist.update(); total = dist.sum(loss)
+// An extension of its own, linked to libdynet_mpi (and so to libmpi), so that dynet._dynet loads where
+// OpenMPI is not installed. Trainer objects come from dynet._dynet: nanobind's type registry is shared by
+// the extensions of one build.
+#include <nanobind/nanobind.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -9,9 +14,9 @@
 
 #include "dynet/mpi.h"
 #include "dynet/training.h"
-#include "ext.h"
 
 namespace dynet::py {
+namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace {
@@ -46,8 +51,7 @@ void abort_on_uncaught_exceptions() {
 
 }  // namespace
 
-void init_mpi(nb::module_& parent) {
-  nb::module_ m = parent.def_submodule("mpi", "Synchronous data parallelism over MPI ranks (dynet/mpi.h).");
+void init_mpi(nb::module_& m) {
   m.def("available", &mpi::available, "True when dynet was built with MPI.");
   m.def("rank", [] { return mpi::rank(); }, "This process's rank in MPI_COMM_WORLD (initialises MPI when needed).");
   m.def("size", [] { return mpi::size(); }, "The number of ranks in MPI_COMM_WORLD.");
@@ -94,3 +98,10 @@ void init_mpi(nb::module_& parent) {
 }
 
 }  // namespace dynet::py
+
+NB_MODULE(_dynet_mpi, m) {
+  m.doc() = "Synchronous data parallelism over MPI ranks (dynet/mpi.h); use it as dynet.mpi.";
+  // The Trainer classes DistributedTrainer takes must be registered before its signature is built.
+  nanobind::module_::import_("dynet._dynet");
+  dynet::py::init_mpi(m);
+}

@@ -1,5 +1,7 @@
 """dynet.mpi: data-parallel training over MPI ranks from Python. The two-rank runs go through mpirun
-(tests/python/mpi_rank.py); they are skipped when dynet was built without MPI or mpirun is missing."""
+(tests/python/mpi_rank.py); they are skipped when dynet was built without MPI or mpirun is missing, and the
+one-rank test where OpenMPI's library is not installed (a wheel on a machine without it)."""
+import ctypes.util
 import importlib.util
 import os
 import shutil
@@ -25,6 +27,49 @@ needs_mpi = pytest.mark.skipif(not dy.mpi.available() or shutil.which("mpirun") 
                                reason="dynet built without MPI, or no mpirun")
 
 
+def mpi_library_missing():
+    dy.mpi.available()
+    return dy.mpi._load_error is not None and ctypes.util.find_library("mpi") is None
+
+
+def run_python(code):
+    return subprocess.run([sys.executable, "-c", "import sys; sys.argv = sys.argv[:1]\n" + code],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_import_dynet_loads_no_mpi():
+    """The MPI extension (and with it libmpi) is loaded on first use of dy.mpi, not by `import dynet`."""
+    r = run_python("import dynet as dy\n"
+                   "assert 'dynet._dynet_mpi' not in sys.modules\n"
+                   "maps = open('/proc/self/maps').read()\n"
+                   "assert 'libmpi' not in maps and 'libdynet_mpi' not in maps, maps\n"
+                   "dy.mpi.available()\n"
+                   "print('dynet._dynet_mpi' in sys.modules)\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(not mpi_library_missing())
+
+
+def test_missing_mpi_library_is_named():
+    """Where the extension cannot load (no libmpi), available() is False and every other name says what to
+    install; the rest of dynet works. The failed load is simulated by blocking the extension's import."""
+    r = run_python("sys.modules['dynet._dynet_mpi'] = None\n"
+                   "import dynet as dy\n"
+                   "assert dy.mpi.available() is False\n"
+                   "for use in (lambda: dy.mpi.rank(), lambda: dy.mpi.DistributedTrainer):\n"
+                   "    try:\n"
+                   "        use()\n"
+                   "        raise SystemExit('no error')\n"
+                   "    except ImportError as e:\n"
+                   "        print(e)\n"
+                   "print(dy.tanh(dy.scalarInput(0.5)).value())\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    errors = r.stdout.splitlines()[:2]
+    assert all("dynet.mpi needs OpenMPI's library libmpi.so.40" in e and "apt install libopenmpi3" in e
+               for e in errors), errors
+    assert abs(float(r.stdout.splitlines()[2]) - np.tanh(0.5)) < 1e-6
+
+
+@pytest.mark.skipif(mpi_library_missing(), reason="OpenMPI's library (libmpi.so.40) is not installed")
 def test_one_rank_is_the_plain_trainer():
     pc = dy.ParameterCollection()
     W = pc.add_parameters((2, 2), init=dy.ConstInitializer(0.5))
