@@ -35,10 +35,17 @@ suppress_warnings = ["myst.header", "myst.xref_missing"]
 # The module's docstrings are Google style (Args:/Returns:); a plain one-line docstring renders as it is.
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
-autodoc_default_options = {"members": True, "undoc-members": True, "member-order": "bysource"}
+# nanobind's classes show their generic __new__ otherwise.
+autodoc_default_options = {"members": True, "undoc-members": True, "member-order": "bysource",
+                           "exclude-members": "__new__"}
 autodoc_typehints = "signature"
-autodoc_class_signature = "separated"
 
 html_theme = "furo" if __import__("importlib.util").util.find_spec("furo") else "alabaster"
 html_title = "dynet"
 html_static_path = []
+
+# Headers that no C++ reference page shows (docs/_ext/dynet_docs.py fails the build on any other header
+# missing from the pages): DyNet's CUDA headers, which declare nothing in a build without CUDA, and headers
+# that DyNet kept for old programs and that declare nothing here.
+dynet_cpp_headers_not_shown = ["cuda.h", "cuda-matrix-multiply.h", "cudnn-ops.h", "virtual-cudnn.h",
+                               "gpu-kernels.h", "dynet-helper.h", "io-macros.h"]
