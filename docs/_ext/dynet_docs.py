@@ -9,10 +9,13 @@ page or be listed in conf.py's `dynet_cpp_headers_not_shown` (with the reason th
 fails the build (a warning, and scripts/docs builds with -W).
 """
 import importlib
+import io
 import os
+import re
 
 from docutils import nodes
 from docutils.statemachine import StringList
+import docutils.core
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
@@ -120,6 +123,35 @@ class PythonApi(SphinxDirective):
         return container.children
 
 
+# Docstrings are written for `help()` as much as for this site: plain text may hold characters that
+# reStructuredText reads as markup (`*` in y = x*w, |x|, a trailing _). Such a docstring would fail the -W
+# build though nothing is wrong with it, so one that does not parse cleanly on its own is shown with those
+# characters escaped (an info line names it); well-formed ones, Google style included, are left as they are.
+_SPHINX_ONLY = re.compile(r"Unknown interpreted text role|No role entry|Unknown directive type|"
+                          r"No directive entry|Trying .* as canonical")
+_MARKUP = re.compile(r"(?<!\\)([*`|]|(?<=\w)_(?=\W|$))")
+_ROLE = re.compile(r":[\w:.+-]+:`[^`]*`")
+
+
+def _markup_problems(text):
+    # Sphinx's roles (:class:`X`) need a Sphinx environment to parse; they are Sphinx's to check.
+    text = _ROLE.sub("role", text)
+    stream = io.StringIO()
+    docutils.core.publish_doctree(text, settings_overrides={
+        "report_level": 2, "halt_level": 5, "warning_stream": stream, "input_encoding": "unicode"})
+    return [line for line in stream.getvalue().splitlines()
+            if re.search(r"\((WARNING|ERROR|SEVERE)/", line) and not _SPHINX_ONLY.search(line)]
+
+
+def _escape_plain_docstring(app, what, name, obj, options, lines):
+    if not lines:
+        return
+    problems = _markup_problems("\n".join(lines))
+    if problems:
+        logger.info(f"docstring of {name}: shown with its markup characters escaped ({problems[0]})")
+        lines[:] = [_MARKUP.sub(lambda m: "\\" + m.group(0), line) for line in lines]
+
+
 def _purge(app, env, docname):
     getattr(env, "dynet_cpp_headers", {}).pop(docname, None)
     getattr(env, "dynet_python_groups", {}).pop(docname, None)
@@ -152,6 +184,8 @@ def _check_headers(app, env):
 def setup(app):
     app.add_directive("cpp-header", CppHeader)
     app.add_directive("dynet-python-api", PythonApi)
+    # After napoleon (priority 500), which turns Google-style sections into field lists (escaping *args).
+    app.connect("autodoc-process-docstring", _escape_plain_docstring, priority=600)
     app.add_config_value("dynet_cpp_headers_not_shown", [], "env")
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
