@@ -606,3 +606,88 @@ def _init_at_import():
 
 
 _init_at_import()
+
+
+# ---------------------------------------------------------------------------------------------
+# inspect.signature for the compiled functions (Jupyter's `?`, IDEs, Sphinx): nanobind's functions and the
+# op objects carry their signatures as text (__nb_signature__, which stubgen reads); this makes an
+# inspect.Signature of it. For a name with several overloads, the parameters are the union of theirs (in
+# order of first appearance), each annotated with the union of its types and given its first default.
+def _annotation(text, namespace):
+    try:
+        return eval(text, namespace)  # noqa: S307 (our own signature text: types and module names)
+    except Exception:
+        return text
+
+
+def _nb_signature(f):
+    import ast
+    import collections.abc
+    import typing
+    if not str(getattr(f, "__module__", "")).startswith("dynet"):
+        return None  # another nanobind module's function: leave inspect as it was
+    sigs = f.__nb_signature__
+    if isinstance(sigs, str):  # op objects: stub lines, one per overload
+        sigs = [(line, None, ()) for line in sigs.split("\n") if line.startswith("def ")]
+    namespace = dict(vars(_dynet), collections=collections, typing=typing, dynet=_sys.modules[__name__])
+    params, order, returns = {}, [], None
+    inspect = _inspect
+    inspect_empty = inspect.Parameter.empty
+    for text, _, defaults in sigs:
+        text = text.rstrip(". ").rstrip(":")
+        text = _re_default.sub(lambda m: "__default_%s__" % m.group(1), text)
+        tree = ast.parse(text + ": pass").body[0]
+        a = tree.args
+        positional = a.posonlyargs + a.args
+        first_default = len(positional) - len(a.defaults)
+        kinds = ([inspect.Parameter.POSITIONAL_ONLY] * len(a.posonlyargs) +
+                 [inspect.Parameter.POSITIONAL_OR_KEYWORD] * len(a.args))
+        entries = [(arg, kinds[k], a.defaults[k - first_default] if k >= first_default else None)
+                   for k, arg in enumerate(positional)]
+        if a.vararg:
+            entries.append((a.vararg, inspect.Parameter.VAR_POSITIONAL, None))
+        entries += [(arg, inspect.Parameter.KEYWORD_ONLY, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults)]
+        if a.kwarg:
+            entries.append((a.kwarg, inspect.Parameter.VAR_KEYWORD, None))
+        for arg, kind, default in entries:
+            if default is None:
+                value = inspect_empty
+            elif isinstance(default, ast.Name) and default.id.startswith("__default_"):
+                value = defaults[int(default.id[len("__default_"):-2])]
+            else:
+                value = ast.literal_eval(default)
+            ann = ast.unparse(arg.annotation) if arg.annotation is not None else None
+            if arg.arg not in params:
+                order.append(arg.arg)
+                params[arg.arg] = [kind, [], value]
+            entry = params[arg.arg]
+            if ann and ann not in entry[1]:
+                entry[1].append(ann)
+            if entry[2] is inspect_empty:
+                entry[2] = value
+        if returns is None and tree.returns is not None:
+            returns = ast.unparse(tree.returns)
+    out = []
+    for name in order:
+        kind, anns, default = params[name]
+        ann = _annotation(" | ".join(anns), namespace) if anns else inspect_empty
+        out.append(inspect.Parameter(name, kind, default=default, annotation=ann))
+    ret = _annotation(returns, namespace) if returns else inspect.Signature.empty
+    return inspect.Signature(out, return_annotation=ret)
+
+
+def _nb_bound_signature(m):
+    sig = _nb_signature(m.__func__)
+    if sig is None:
+        return None
+    return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
+import inspect as _inspect  # noqa: E402
+import re as _re  # noqa: E402
+
+_re_default = _re.compile(r"\\(\d+)")  # nanobind's placeholder \N for the N-th default value
+_dynet._install_signatures(property(_nb_signature), property(_nb_bound_signature))
+type(pick).__signature__ = property(_nb_signature)
+StaleExpressionError.__signature__ = _inspect.Signature(
+    [_inspect.Parameter("args", _inspect.Parameter.VAR_POSITIONAL)])
