@@ -283,7 +283,10 @@ PyType_Slot* expression_number_slots() {
 void init_expression(nb::module_& m) {
   static std::vector<PyType_Slot> slots = [] {
     std::vector<PyType_Slot> s{{Py_tp_dealloc, reinterpret_cast<void*>(expr_dealloc)},
-                               {Py_tp_doc, const_cast<char*>("A node of a computation graph (DyNet's Expression).")}};
+                               {Py_tp_doc, const_cast<char*>(
+                                   "A node of a computation graph (DyNet's Expression).\n\n"
+                                   "Made by the op functions (dy.tanh, dy.pick, ...), the operators + - * / ** and "
+                                   "indexing; its value is computed lazily by value(), npvalue() or forward().")}};
     for (PyType_Slot* n = expression_number_slots(); n->slot; ++n) s.push_back(*n);
     s.push_back({0, nullptr});
     return s;

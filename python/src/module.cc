@@ -251,13 +251,13 @@ void init_module(nb::module_& m) {
     nb::setattr(E, name, fn);
   };
   // ---- Expression ----
-  method("value", [](const Expression& e, truthy recalculate) -> nb::object {
+  method("value", [](const Expression& e, truthy recalculate) -> ValueResult {
     // DyNet's value(): a float for a one-element vector, a list for a vector (all batch elements in a row),
     // else npvalue() (a 1x1 matrix too)
     const Tensor& t = value_of(e, recalculate);
-    if (t.d.nd <= 1 && t.d.size() == 1) return nb::float_(t.v[0]);
-    if (t.d.nd == 1) return nb::cast(std::vector<float>(t.v, t.v + t.d.size()));
-    return to_numpy(t);
+    if (t.d.nd <= 1 && t.d.size() == 1) return {nb::float_(t.v[0])};
+    if (t.d.nd == 1) return {nb::cast(std::vector<float>(t.v, t.v + t.d.size()))};
+    return {to_numpy(t)};
   }, "recalculate"_a = false,
            "The value: a float for a scalar, a list for a vector, else a numpy array (DyNet's value()).\n"
            "\n"
@@ -268,7 +268,7 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    float | list[float] | numpy.ndarray: a copy of the value.");
-  method("npvalue", [](const Expression& e, truthy recalculate) { return to_numpy(value_of(e, recalculate)); },
+  method("npvalue", [](const Expression& e, truthy recalculate) { return NDArrayF64{to_numpy(value_of(e, recalculate))}; },
          "recalculate"_a = false,
            "The value as a float64 numpy array (the batch, when there is one, is the last axis).\n"
            "\n"
@@ -309,7 +309,7 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    list[float]: a copy of the values.");
-  method("tensor_value", [](const Expression& e, truthy recalculate) { return tensor_of(value_of(e, recalculate)); },
+  method("tensor_value", [](const Expression& e, truthy recalculate) { return TensorResult{tensor_of(value_of(e, recalculate))}; },
          "recalculate"_a = false,
            "The value as a dy.Tensor (which has argmax, topk and categorical_sample_log_prob).\n"
            "\n"
@@ -330,7 +330,7 @@ void init_module(nb::module_& m) {
            "    None");
   method("gradient", [](const Expression& e) {
     check_live(e);
-    return to_numpy(e.gradient());
+    return NDArrayF64{to_numpy(e.gradient())};
   },
            "The gradient of the last backward()'s loss with respect to this node.\n"
            "\n"
@@ -364,10 +364,19 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    tuple[tuple[int, ...], int]: (dims, batch size).");
+  // What the node is, without computing it: <Expression tanh {8} graph 3>.
   method("__repr__", [](const Expression& e) {
-    if (e.is_stale()) return std::string("expression (stale)");
-    return "expression " + std::to_string(e.i) + "/" + std::to_string(e.graph_id) + " " + e.dim().str();
+    if (e.is_stale()) return std::string("<Expression (stale)>");
+    const char* op = op_def(e.pg->node(e.i).op).name;
+    return std::string("<Expression ") + (op ? op : "?") + " " + e.dim().str() + " graph " + std::to_string(e.graph_id) + ">";
   });
+  // numpy's array protocol: np.asarray(e) is e.npvalue() (a float64 copy), in the dtype asked for.
+  method("__array__", [](const Expression& e, nb::handle dtype, nb::handle copy) {
+    if (!copy.is_none() && !PyObject_IsTrue(copy.ptr()))
+      throw nb::value_error("Expression.__array__: the value is always a copy (copy=False cannot be honoured)");
+    nb::object a = to_numpy(value_of(e, false));
+    return NDArrayF64{dtype.is_none() ? a : a.attr("astype")(dtype)};
+  }, "dtype"_a = nb::none(), "copy"_a = nb::none());
   method("set", set_expression, "x"_a,
            "Gives an input, lookup or pick new values or indices; the graph is recomputed on the next forward.\n"
            "\n"
@@ -434,8 +443,12 @@ void init_module(nb::module_& m) {
     }
   };
   nb::class_<PyGraph>(m, "ComputationGraph",
-                      "A computation graph. dy.cg() is the global one; `with dy.ComputationGraph():` builds "
-                      "into a new graph in this thread (one graph per thread for data parallelism).")
+                      "A computation graph.\n\n"
+                      "dy.cg() is the global one; `with dy.ComputationGraph():` builds into a new graph in this "
+                      "thread (one graph per thread for data parallelism).")
+      .def("__repr__", [](PyGraph& self) {
+        return "<ComputationGraph " + std::to_string(self.g->get_id()) + ": " + std::to_string(self.g->size()) + " nodes>";
+      })
       .def("__init__", [](PyGraph* self) {
         new (self) PyGraph{std::make_unique<ComputationGraph>(), std::make_unique<GraphInputs>(), nullptr, nullptr};
         self->g = self->owned_g.get();
@@ -601,7 +614,7 @@ void init_module(nb::module_& m) {
     g.set_immediate_compute(immediate_compute);
     g.set_check_validity(check_validity);
     if (&g == &global_graph()) ++global_graph_version();
-    return nb::borrow(global_wrapper);
+    return GraphResult{nb::borrow(global_wrapper)};
   }, "immediate_compute"_a = false, "check_validity"_a = false, "autobatching"_a = nb::none(),
            "Clears the current graph (DyNet's renew_cg): expressions made before become stale.\n"
            "\n"
@@ -612,7 +625,7 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    ComputationGraph: the global graph.");
-  m.def("cg", [global_wrapper] { return nb::borrow(global_wrapper); },
+  m.def("cg", [global_wrapper] { return GraphResult{nb::borrow(global_wrapper)}; },
            "The global computation graph.\n"
            "\n"
            "Returns:\n"
@@ -667,7 +680,10 @@ void init_module(nb::module_& m) {
            "    None");
 
   // ---- initializers ----
-  nb::class_<PyInit>(m, "PyInitializer", nb::dynamic_attr(), "The base of DyNet's parameter initializers.")
+  nb::class_<PyInit>(m, "PyInitializer", nb::dynamic_attr(),
+                     "The base of DyNet's parameter initializers.\n\n"
+                     "Pass an instance of a subclass (NormalInitializer, GlorotInitializer, ...) as `init` of "
+                     "ParameterCollection.add_parameters or add_lookup_parameters.")
       .def(nb::init<>());
   // The subclasses' __init__ (dynet/__init__.py) set the C++ initializer with these.
   m.def("_init_normal", [](PyInit& self, float mean, float var) { self.init = std::make_shared<ParameterInitNormal>(mean, var); });
@@ -684,7 +700,12 @@ void init_module(nb::module_& m) {
 
   // ---- Parameters and LookupParameters: expressions of the current graph wherever one is expected
   // (DyNet 2.1's Parameters(Expression)), with the Expression's operators and value methods ----
-  nb::class_<PyParameters> params(m, "Parameters", nb::type_slots(expression_number_slots()));
+  nb::class_<PyParameters> params(m, "Parameters", nb::type_slots(expression_number_slots()),
+                                  "A parameter (weights, a bias) of a ParameterCollection.\n\n"
+                                  "It is an expression of the current graph wherever one is expected (W * x), with "
+                                  "the Expression's operators and value methods. Made by "
+                                  "ParameterCollection.add_parameters.");
+  params.def("__repr__", [](PyParameters& p) { return "Parameter " + p.p.get_fullname() + " " + p.p.dim().str(); });
   params.def("expr", [](PyParameters& p, truthy update) { return p.expr(update); }, "update"_a = false,
            "The parameter as an expression of the current graph (cached per graph).\n"
            "\n"
@@ -698,12 +719,12 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    tuple[int, ...]: the dims.")
-      .def("as_array", [](PyParameters& p) { return to_numpy(*p.p.values()); },
+      .def("as_array", [](PyParameters& p) { return NDArrayF64{to_numpy(*p.p.values())}; },
            "The values.\n"
            "\n"
            "Returns:\n"
            "    numpy.ndarray: a float64 copy.")
-      .def("grad_as_array", [](PyParameters& p) { return to_numpy(*p.p.gradients()); },
+      .def("grad_as_array", [](PyParameters& p) { return NDArrayF64{to_numpy(*p.p.gradients())}; },
            "The accumulated gradient.\n"
            "\n"
            "Returns:\n"
@@ -807,7 +828,14 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    None");
-  nb::class_<PyLookupParameters> lookups(m, "LookupParameters", nb::type_slots(expression_number_slots()));
+  nb::class_<PyLookupParameters> lookups(m, "LookupParameters", nb::type_slots(expression_number_slots()),
+                                         "A lookup table (embeddings) of a ParameterCollection: rows of equal dims.\n\n"
+                                         "E[i] and dy.lookup(E, i) are row i as an expression of the current graph; "
+                                         "made by ParameterCollection.add_lookup_parameters.");
+  lookups.def("__repr__", [](PyLookupParameters& p) {
+    return "LookupParameter " + p.p.get_fullname() + " " + p.p.dim().str() + " x " +
+           std::to_string(p.p.get_storage().values.size()) + " rows";
+  });
   lookups.def("expr", [](PyLookupParameters& p, truthy update) { return p.expr(update); }, "update"_a = true,
            "The whole table as one expression of the current graph, {dims..., rows}.\n"
            "\n"
@@ -869,12 +897,12 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    None")
-      .def("as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return rows_to_numpy(st.dim, st.values, nullptr); },
+      .def("as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return NDArrayF64{rows_to_numpy(st.dim, st.values, nullptr)}; },
            "The whole table, shape (rows, dims...).\n"
            "\n"
            "Returns:\n"
            "    numpy.ndarray: a float64 copy.")
-      .def("grad_as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return rows_to_numpy(st.dim, st.grads, nullptr); },
+      .def("grad_as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return NDArrayF64{rows_to_numpy(st.dim, st.grads, nullptr)}; },
            "The accumulated gradient of the whole table, shape (rows, dims...).\n"
            "\n"
            "Returns:\n"
@@ -882,7 +910,7 @@ void init_module(nb::module_& m) {
       .def("row_as_array", [](PyLookupParameters& p, unsigned r) {
         auto& st = p.p.get_storage();
         if (r >= st.values.size()) throw nb::index_error(("row_as_array: row " + std::to_string(r) + " out of range").c_str());
-        return to_numpy(st.values[r]);
+        return NDArrayF64{to_numpy(st.values[r])};
       }, "row"_a,
            "The values of one row.\n"
            "\n"
@@ -894,7 +922,7 @@ void init_module(nb::module_& m) {
       .def("row_grad_as_array", [](PyLookupParameters& p, unsigned r) {
         auto& st = p.p.get_storage();
         if (r >= st.grads.size()) throw nb::index_error(("row_grad_as_array: row " + std::to_string(r) + " out of range").c_str());
-        return to_numpy(st.grads[r]);
+        return NDArrayF64{to_numpy(st.grads[r])};
       }, "row"_a,
            "The accumulated gradient of one row.\n"
            "\n"
@@ -905,7 +933,7 @@ void init_module(nb::module_& m) {
            "    numpy.ndarray: a float64 copy.")
       .def("rows_as_array", [](PyLookupParameters& p, std::vector<unsigned> rows) {
         auto& st = p.p.get_storage();
-        return rows_to_numpy(st.dim, st.values, &rows);
+        return NDArrayF64{rows_to_numpy(st.dim, st.values, &rows)};
       }, "rows"_a,
            "The values of several rows, shape (len(rows), dims...).\n"
            "\n"
@@ -916,7 +944,7 @@ void init_module(nb::module_& m) {
            "    numpy.ndarray: a float64 copy.")
       .def("rows_grad_as_array", [](PyLookupParameters& p, std::vector<unsigned> rows) {
         auto& st = p.p.get_storage();
-        return rows_to_numpy(st.dim, st.grads, &rows);
+        return NDArrayF64{rows_to_numpy(st.dim, st.grads, &rows)};
       }, "rows"_a,
            "The accumulated gradients of several rows, shape (len(rows), dims...).\n"
            "\n"
@@ -1033,9 +1061,16 @@ void init_module(nb::module_& m) {
     return PyLookupParameters{lp, {}};
   };
   nb::class_<ParameterCollection>(m, "ParameterCollection",
-                                  "Holds Parameters and LookupParameters (alias: Model); nested collections name their "
-                                  "parameters /outer/inner/name, as in DyNet's model files.")
+                                  "Holds Parameters and LookupParameters (alias: Model).\n\n"
+                                  "Nested collections (add_subcollection) name their parameters /outer/inner/name, as "
+                                  "in DyNet's model files; trainers update every parameter of the collection they "
+                                  "were given.")
       .def(nb::init<>())
+      .def("__repr__", [](ParameterCollection& pc) {
+        return "<ParameterCollection " + pc.get_fullname() + ": " +
+               std::to_string(pc.parameters_list().size() + pc.lookup_parameters_list().size()) + " parameters, " +
+               std::to_string(pc.parameter_count()) + " values>";
+      })
       .def("add_parameters", [=](ParameterCollection& pc, nb::handle dim, nb::handle init, const std::string& name,
                                  nb::handle device, float scale, float mean, float std) {
         if (is_array(init)) return from_numpy(pc, init, name, device);
@@ -1280,6 +1315,24 @@ void init_module(nb::module_& m) {
       PyType_Modified(types[k]);
     }
   }, "prop"_a, "bound_prop"_a);
+  m.def("save_safetensors", [](const std::string& path, const ParameterCollection& pc) { save_safetensors(path, pc); },
+        "path"_a, "pc"_a,
+        "Writes the values of every parameter of a collection to a safetensors file.\n\n"
+        "Keys are the parameters' full names; a parameter of dims {d0,d1} is an F32 tensor of shape [d0, d1] (row-major, "
+        "as numpy shows it), a lookup table of n rows is [n, dims...]. Gradients are not stored.\n\n"
+        "Args:\n"
+        "    path (str): The file to write.\n"
+        "    pc (ParameterCollection): The parameters to save.\n\n"
+        "Returns:\n    None");
+  m.def("load_safetensors", [](const std::string& path, ParameterCollection& pc) { load_safetensors(path, pc); },
+        "path"_a, "pc"_a,
+        "Reads the values of every parameter of a collection from a safetensors file (see save_safetensors).\n\n"
+        "Each parameter must be in the file under its full name, with its shape; tensors the collection lacks are "
+        "ignored. Gradients are cleared.\n\n"
+        "Args:\n"
+        "    path (str): The file to read.\n"
+        "    pc (ParameterCollection): The parameters to fill.\n\n"
+        "Returns:\n    None");
   m.def("reset_random_seed", [](unsigned seed) { reset_rng(seed); }, "seed"_a,
            "Reseeds the random number generator (dropout, noise, random_* ops, initializers).\n"
            "\n"
