@@ -1,4 +1,5 @@
 from collections.abc import Sequence
+import inspect
 
 import numpy
 import numpy.typing
@@ -195,9 +196,16 @@ class Expression:
 
     def __getitem__(self, arg: object, /) -> Expression: ...
 
+    __signature__: inspect.Signature = ...
+
 class StaleExpressionError(ValueError, RuntimeError):
     """
-    An Expression used after renew_cg() or after its graph was destroyed (a ValueError, as in the original DyNet, and a RuntimeError).
+    An Expression used after renew_cg() or after its graph was destroyed.
+
+    A ValueError, as in the original DyNet, and a RuntimeError.
+
+    Args:
+        args: The message, as for any exception.
     """
 
 class Tensor:
@@ -262,6 +270,8 @@ class Tensor:
     def __array__(self, *args, **kwargs) -> object: ...
 
     def __repr__(self) -> str: ...
+
+    __signature__: inspect.Signature = ...
 
 class ComputationGraph:
     """
@@ -453,6 +463,8 @@ class ComputationGraph:
             Expression: the input.
         """
 
+    __signature__: inspect.Signature = ...
+
 def renew_cg(immediate_compute: bool | None = False, check_validity: bool | None = False, autobatching: object | None = None) -> ComputationGraph:
     """
     Clears the current graph (DyNet's renew_cg): expressions made before become stale.
@@ -540,6 +552,8 @@ class PyInitializer:
     """
 
     def __init__(self) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class Parameters:
     """
@@ -861,6 +875,8 @@ class Parameters:
         """
 
     def __getitem__(self, arg: object, /) -> Expression: ...
+
+    __signature__: inspect.Signature = ...
 
 class LookupParameters:
     """
@@ -1240,6 +1256,8 @@ class LookupParameters:
             tuple[tuple[int, ...], int]: (dims, batch size).
         """
 
+    __signature__: inspect.Signature = ...
+
 class ParameterCollection:
     """
     Holds Parameters and LookupParameters (alias: Model).
@@ -1458,6 +1476,8 @@ class ParameterCollection:
             LookupParameters: the loaded table.
         """
 
+    __signature__: inspect.Signature = ...
+
 def save_safetensors(path: str, pc: ParameterCollection) -> None:
     """
     Writes the values of every parameter of a collection to a safetensors file.
@@ -1612,6 +1632,8 @@ class Trainer:
 
     def __repr__(self) -> str: ...
 
+    __signature__: inspect.Signature = ...
+
 class SimpleSGDTrainer(Trainer):
     """
     Stochastic gradient descent.
@@ -1624,6 +1646,8 @@ class SimpleSGDTrainer(Trainer):
     """
 
     def __init__(self, m: ParameterCollection, learning_rate: float = 0.1) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class CyclicalSGDTrainer(Trainer):
     """
@@ -1642,6 +1666,8 @@ class CyclicalSGDTrainer(Trainer):
 
     def __init__(self, m: ParameterCollection, learning_rate_min: float = 0.01, learning_rate_max: float = 0.1, step_size: float = 2000.0, gamma: float = 1.0, edecay: float = 0.0) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class MomentumSGDTrainer(Trainer):
     """
     SGD with momentum.
@@ -1655,6 +1681,8 @@ class MomentumSGDTrainer(Trainer):
     """
 
     def __init__(self, m: ParameterCollection, learning_rate: float = 0.01, mom: float = 0.9) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class AdagradTrainer(Trainer):
     """
@@ -1670,6 +1698,8 @@ class AdagradTrainer(Trainer):
 
     def __init__(self, m: ParameterCollection, learning_rate: float = 0.1, eps: float = 1e-20) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class AdadeltaTrainer(Trainer):
     """
     Adadelta: no learning rate, steps scaled by the running RMS of past steps.
@@ -1683,6 +1713,8 @@ class AdadeltaTrainer(Trainer):
     """
 
     def __init__(self, m: ParameterCollection, eps: float = 1e-06, rho: float = 0.95) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class RMSPropTrainer(Trainer):
     """
@@ -1698,6 +1730,8 @@ class RMSPropTrainer(Trainer):
     """
 
     def __init__(self, m: ParameterCollection, learning_rate: float = 0.001, eps: float = 1e-08, rho: float = 0.9) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class AdamTrainer(Trainer):
     """
@@ -1715,6 +1749,8 @@ class AdamTrainer(Trainer):
 
     def __init__(self, m: ParameterCollection, alpha: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999, eps: float = 1e-08) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class AmsgradTrainer(Trainer):
     """
     AMSGrad: Adam with the running maximum of the second moment.
@@ -1730,6 +1766,8 @@ class AmsgradTrainer(Trainer):
     """
 
     def __init__(self, m: ParameterCollection, alpha: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999, eps: float = 1e-08) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class SimpleRNNBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection, support_lags: bool | None = False) -> None: ...
@@ -1757,6 +1795,8 @@ class SimpleRNNBuilder(_RNNBuilder):
             None
         """
 
+    __signature__: inspect.Signature = ...
+
 class VanillaLSTMBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection, ln_lstm: bool | None = False, forget_bias: float = 1.0) -> None: ...
 
@@ -1783,8 +1823,12 @@ class VanillaLSTMBuilder(_RNNBuilder):
             None
         """
 
+    __signature__: inspect.Signature = ...
+
 class CoupledLSTMBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class CompactVanillaLSTMBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection) -> None: ...
@@ -1823,6 +1867,8 @@ class CompactVanillaLSTMBuilder(_RNNBuilder):
             None
         """
 
+    __signature__: inspect.Signature = ...
+
 class SparseLSTMBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection, ln_lstm: bool | None = False, forget_bias: float = 1.0) -> None: ...
 
@@ -1860,11 +1906,19 @@ class SparseLSTMBuilder(_RNNBuilder):
             None
         """
 
+    __signature__: inspect.Signature = ...
+
 class FastLSTMBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class SoftmaxBuilder:
-    """The base of the softmax output layers."""
+    """
+    The base of the softmax output layers.
+
+    Made through its subclasses (StandardSoftmaxBuilder, ClassFactoredSoftmaxBuilder).
+    """
 
     def neg_log_softmax(self, x: Expression, c: int, update: bool | None = True) -> Expression:
         """
@@ -1935,8 +1989,12 @@ class SoftmaxBuilder:
             ParameterCollection: the builder's subcollection.
         """
 
+    __signature__: inspect.Signature = ...
+
 class StandardSoftmaxBuilder(SoftmaxBuilder):
     def __init__(self, input_dim: int, num_classes: int, pc: ParameterCollection, bias: bool | None = True) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class ClassFactoredSoftmaxBuilder(SoftmaxBuilder):
     """
@@ -2002,8 +2060,12 @@ class ClassFactoredSoftmaxBuilder(SoftmaxBuilder):
             Expression: a vector with one score per word of the class.
         """
 
+    __signature__: inspect.Signature = ...
+
 class GRUBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 def cmult(x: Expression, y: Expression) -> Expression: ...
 

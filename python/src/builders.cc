@@ -306,7 +306,8 @@ void init_builders(nb::module_& m) {
                                                  "\nReturns:\n    " + returns));
     return keep.back()->c_str();
   };
-  nb::class_<SoftmaxBuilder>(m, "SoftmaxBuilder", "The base of the softmax output layers.")
+  nb::class_<SoftmaxBuilder>(m, "SoftmaxBuilder", "The base of the softmax output layers.\n\n"
+                                        "Made through its subclasses (StandardSoftmaxBuilder, ClassFactoredSoftmaxBuilder).")
       .def("neg_log_softmax", [](SoftmaxBuilder& b, const Expression& x, unsigned c, truthy update) {
         b.new_graph(current_graph(), update);
         return b.neg_log_softmax(x, c);

@@ -300,8 +300,9 @@ void init_expression(nb::module_& m) {
   nb::object bases = nb::make_tuple(nb::handle(PyExc_ValueError), nb::handle(PyExc_RuntimeError));
   StaleExpressionError = PyErr_NewExceptionWithDoc(
       "dynet._dynet.StaleExpressionError",
-      "An Expression used after renew_cg() or after its graph was destroyed (a ValueError, as in the original "
-      "DyNet, and a RuntimeError).",
+      "An Expression used after renew_cg() or after its graph was destroyed.\n\n"
+      "A ValueError, as in the original DyNet, and a RuntimeError.\n\n"
+      "Args:\n    args: The message, as for any exception.",
       bases.ptr(), nullptr);
   if (!StaleExpressionError) throw nb::python_error();
   m.attr("StaleExpressionError") = nb::handle(StaleExpressionError);
