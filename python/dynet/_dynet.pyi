@@ -164,6 +164,8 @@ class Expression:
 
     def __repr__(self) -> str: ...
 
+    __array_ufunc__: None = None
+
     def __array__(self, dtype: object | None = None, copy: object | None = None) -> numpy.typing.NDArray[numpy.float64]: ...
 
     def set(self, x: object) -> None:

@@ -184,6 +184,17 @@ bool as_float(PyObject* o, float& v) {
     v = static_cast<float>(d);
     return true;
   }
+  // A numpy scalar (np.float32(2.0)): it has a dtype and, unlike an array, is no sequence.
+  if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float && !PySequence_Check(o) &&
+      PyObject_HasAttrString(o, "dtype")) {
+    const double d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    v = static_cast<float>(d);
+    return true;
+  }
   return false;
 }
 

@@ -371,6 +371,8 @@ void init_module(nb::module_& m) {
     return std::string("<Expression ") + (op ? op : "?") + " " + e.dim().str() + " graph " + std::to_string(e.graph_id) + ">";
   });
   // numpy's array protocol: np.asarray(e) is e.npvalue() (a float64 copy), in the dtype asked for.
+  // numpy's operators defer to the Expression's (np.float32(2) * e is an Expression, not an array of e's value).
+  nb::setattr(E, "__array_ufunc__", nb::none());
   method("__array__", [](const Expression& e, nb::handle dtype, nb::handle copy) {
     if (!copy.is_none() && !PyObject_IsTrue(copy.ptr()))
       throw nb::value_error("Expression.__array__: the value is always a copy (copy=False cannot be honoured)");

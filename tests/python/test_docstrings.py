@@ -190,3 +190,5 @@ def test_expression_array_protocol():
     np.testing.assert_array_equal(a, x.npvalue())
     assert np.asarray(x, dtype=np.float32).dtype == np.float32
     assert np.array(x).shape == (2, 3)
+    # numpy's operators still build graph nodes rather than computing on the value.
+    assert isinstance(np.float32(2) * x, dy.Expression) and isinstance(x * np.float32(2), dy.Expression)
