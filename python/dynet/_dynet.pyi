@@ -1,11 +1,19 @@
 from collections.abc import Sequence
+import inspect
+
+import numpy
+import numpy.typing
 
 
 import collections.abc
 import typing
 
 class Expression:
-    """A node of a computation graph (DyNet's Expression)."""
+    """
+    A node of a computation graph (DyNet's Expression).
+
+    Made by the op functions (dy.tanh, dy.pick, ...), the operators + - * / ** and indexing; its value is computed lazily by value(), npvalue() or forward().
+    """
 
     def __add__(self, value, /):
         """Return self+value."""
@@ -40,29 +48,147 @@ class Expression:
     def __rtruediv__(self, value, /):
         """Return value/self."""
 
-    def value(self, recalculate: bool | None = False) -> object: ...
+    def value(self, recalculate: bool | None = False) -> float | list[float] | numpy.typing.NDArray[numpy.float64]:
+        """
+        The value: a float for a scalar, a list for a vector, else a numpy array (DyNet's value()).
 
-    def npvalue(self, recalculate: bool | None = False) -> object: ...
+        Computes the graph up to this node if needed.
 
-    def scalar_value(self, recalculate: bool | None = False) -> float: ...
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
 
-    def vec_value(self, recalculate: bool | None = False) -> list[float]: ...
+        Returns:
+            float | list[float] | numpy.ndarray: a copy of the value.
+        """
 
-    def tensor_value(self, recalculate: bool | None = False) -> object: ...
+    def npvalue(self, recalculate: bool | None = False) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The value as a float64 numpy array (the batch, when there is one, is the last axis).
 
-    def forward(self, recalculate: bool | None = False) -> None: ...
+        Computes the graph up to this node if needed.
 
-    def gradient(self) -> object: ...
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
 
-    def backward(self, full: bool | None = False) -> None: ...
+        Returns:
+            numpy.ndarray: a copy of the value.
+        """
 
-    def dim(self) -> tuple[tuple, int]: ...
+    def scalar_value(self, recalculate: bool | None = False) -> float:
+        """
+        The value of a one-element expression as a float.
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            float: the value.
+
+        Raises:
+            ValueError: when the expression has more than one element.
+        """
+
+    def vec_value(self, recalculate: bool | None = False) -> list[float]:
+        """
+        The values as a flat list (column-major, batch elements last).
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            list[float]: a copy of the values.
+        """
+
+    def tensor_value(self, recalculate: bool | None = False) -> Tensor:
+        """
+        The value as a dy.Tensor (which has argmax, topk and categorical_sample_log_prob).
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            Tensor: a copy of the value.
+        """
+
+    def forward(self, recalculate: bool | None = False) -> None:
+        """
+        Computes the graph up to this node (the value is then cached).
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def gradient(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The gradient of the last backward()'s loss with respect to this node.
+
+        Valid after backward() on an expression that depends on this one.
+
+        Returns:
+            numpy.ndarray: a float64 copy of the gradient.
+        """
+
+    def backward(self, full: bool | None = False) -> None:
+        """
+        Backpropagates from this (scalar) node: accumulates gradients into the parameters it depends on.
+
+        Computes the value first if needed; then call a trainer's update().
+
+        Args:
+            full (bool): Also compute the gradients of nodes that do not depend on parameters (for gradient()). Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def dim(self) -> tuple[tuple, int]:
+        """
+        The dims of the expression and its batch size.
+
+        Does not compute the value.
+
+        Returns:
+            tuple[tuple[int, ...], int]: (dims, batch size).
+        """
 
     def __repr__(self) -> str: ...
 
-    def set(self, x: object) -> None: ...
+    __array_ufunc__: None = None
 
-    def set_index(self, i: object) -> None: ...
+    def __array__(self, dtype: object | None = None, copy: object | None = None) -> numpy.typing.NDArray[numpy.float64]: ...
+
+    def set(self, x: object) -> None:
+        """
+        Gives an input, lookup or pick new values or indices; the graph is recomputed on the next forward.
+
+        The number of values (or indices) must stay the same.
+
+        Args:
+            x (float | list | numpy.ndarray): The new values (inputs) or indices (lookups, picks).
+
+        Returns:
+            None
+        """
+
+    def set_index(self, i: object) -> None:
+        """
+        Gives a lookup or pick a new index (or one per batch element); the graph is recomputed on the next forward.
+
+        Args:
+            i (int | list[int]): The new index, or indices.
+
+        Returns:
+            None
+        """
 
     def __dlpack__(self, **kwargs) -> object: ...
 
@@ -70,95 +196,372 @@ class Expression:
 
     def __getitem__(self, arg: object, /) -> Expression: ...
 
+    __signature__: inspect.Signature = ...
+
 class StaleExpressionError(ValueError, RuntimeError):
     """
-    An Expression used after renew_cg() or after its graph was destroyed (a ValueError, as in the original DyNet, and a RuntimeError).
+    An Expression used after renew_cg() or after its graph was destroyed.
+
+    A ValueError, as in the original DyNet, and a RuntimeError.
+
+    Args:
+        args: The message, as for any exception.
     """
 
 class Tensor:
     """
-    A copy of an expression's value (Expression.tensor_value()), or the indices computed from one. as_numpy() has DyNet's layout: the dims, then the batch as the last axis.
+    A copy of an expression's value (Expression.tensor_value()), or the indices computed from one.
+
+    as_numpy() has DyNet's layout: the dims, then the batch as the last axis.
     """
 
-    def as_numpy(self) -> object: ...
+    def as_numpy(self) -> numpy.typing.NDArray[numpy.float64] | numpy.typing.NDArray[numpy.int64]:
+        """
+        The tensor as a numpy array (the batch, when there is one, is the last axis).
 
-    def argmax(self, dim: int = 0, num: int = 1) -> Tensor: ...
+        Returns:
+            numpy.ndarray: float64 values (a copy), or int64 indices (a read-only view) for an index tensor.
+        """
 
-    def topk(self, dim: int = 0, num: int = 1) -> tuple[Tensor, Tensor]: ...
+    def argmax(self, dim: int = 0, num: int = 1) -> Tensor:
+        """
+        The indices of the largest values along a dim.
 
-    def categorical_sample_log_prob(self, dim: int = 0, num: int = 1) -> Tensor: ...
+        Args:
+            dim (int): The dim to search along. Defaults to 0.
+            num (int): How many indices per slice. Defaults to 1.
 
-    def dim(self) -> tuple[tuple, int]: ...
+        Returns:
+            Tensor: an index tensor.
+        """
+
+    def topk(self, dim: int = 0, num: int = 1) -> tuple[Tensor, Tensor]:
+        """
+        The num largest values along a dim, and their indices.
+
+        Args:
+            dim (int): The dim to search along. Defaults to 0.
+            num (int): How many values per slice. Defaults to 1.
+
+        Returns:
+            tuple[Tensor, Tensor]: (values, indices).
+        """
+
+    def categorical_sample_log_prob(self, dim: int = 0, num: int = 1) -> Tensor:
+        """
+        Draws indices from the categorical distributions whose log-probabilities the tensor holds.
+
+        Args:
+            dim (int): The dim along which each distribution lies. Defaults to 0.
+            num (int): How many samples per distribution. Defaults to 1.
+
+        Returns:
+            Tensor: an index tensor.
+        """
+
+    def dim(self) -> tuple[tuple, int]:
+        """
+        The dims of the tensor and its batch size.
+
+        Returns:
+            tuple[tuple[int, ...], int]: (dims, batch size).
+        """
 
     def __array__(self, *args, **kwargs) -> object: ...
 
     def __repr__(self) -> str: ...
 
+    __signature__: inspect.Signature = ...
+
 class ComputationGraph:
     """
-    A computation graph. dy.cg() is the global one; `with dy.ComputationGraph():` builds into a new graph in this thread (one graph per thread for data parallelism).
+    A computation graph.
+
+    dy.cg() is the global one; `with dy.ComputationGraph():` builds into a new graph in this thread (one graph per thread for data parallelism).
     """
 
     def __init__(self) -> None: ...
+
+    def __repr__(self) -> str: ...
 
     def __enter__(self) -> ComputationGraph: ...
 
     def __exit__(self, *args) -> None: ...
 
-    def renew(self, immediate_compute: bool | None = False, check_validity: bool | None = False, autobatching: object | None = None) -> None: ...
+    def renew(self, immediate_compute: bool | None = False, check_validity: bool | None = False, autobatching: object | None = None) -> None:
+        """
+        Clears the graph (its expressions become stale) and sets how it runs.
 
-    def version(self) -> int: ...
+        Args:
+            immediate_compute (bool): Compute each node as soon as it is added (for debugging). Defaults to False.
+            check_validity (bool): Check each value for NaN and infinity as it is computed. Defaults to False.
+            autobatching (bool | None): Batch independent operations automatically; None: the --dynet-autobatch setting. Defaults to None.
 
-    def checkpoint(self) -> None: ...
+        Returns:
+            None
+        """
 
-    def revert(self) -> None: ...
+    def version(self) -> int:
+        """
+        A number that changes whenever the graph is renewed.
 
-    def print_graphviz(self) -> None: ...
+        Returns:
+            int: the graph's version.
+        """
 
-    def dump(self, filename: str, show_values: bool | None = True, show_gradients: bool | None = True, nan_check_only: bool | None = False) -> None: ...
+    def checkpoint(self) -> None:
+        """
+        Remembers the graph's current size; revert() removes the nodes added after it.
 
-    def size(self) -> int: ...
+        Returns:
+            None
+        """
 
-    def forward(self, index: object) -> None: ...
+    def revert(self) -> None:
+        """
+        Removes the nodes added since the last checkpoint().
 
-    def inc_forward(self, index: object) -> None: ...
+        Returns:
+            None
+        """
 
-    def forward_scalar(self, index: object) -> float: ...
+    def print_graphviz(self) -> None:
+        """
+        Prints the graph in graphviz's dot format on stdout.
 
-    def inc_forward_scalar(self, index: object) -> float: ...
+        Returns:
+            None
+        """
 
-    def forward_vec(self, index: object) -> list[float]: ...
+    def dump(self, filename: str, show_values: bool | None = True, show_gradients: bool | None = True, nan_check_only: bool | None = False) -> None:
+        """
+        Writes the graph's nodes (ops, dims, and optionally values and gradients) to a text file.
 
-    def inc_forward_vec(self, index: object) -> list[float]: ...
+        Args:
+            filename (str): The file ('' : stderr).
+            show_values (bool): Include the values. Defaults to True.
+            show_gradients (bool): Include the gradients. Defaults to True.
+            nan_check_only (bool): Only say whether each value has a NaN. Defaults to False.
 
-    def backward(self, index: object, full: bool | None = False) -> None: ...
+        Returns:
+            None
+        """
 
-    def inputMatrixLiteral(self, v: Sequence[float], d: Sequence[int], batch_size: int = 1, device: object = '') -> Expression: ...
+    def size(self) -> int:
+        """
+        The number of nodes in the graph.
 
-    def inputSparseTensor(self, idxs: Sequence[int], v: Sequence[float], dim: Sequence[int], batch_size: int = 1, defval: float = 0.0, device: object = '') -> Expression: ...
+        Returns:
+            int: the node count.
+        """
 
-def renew_cg(immediate_compute: bool | None = False, check_validity: bool | None = False, autobatching: object | None = None) -> object: ...
+    def forward(self, index: object) -> None:
+        """
+        Computes the graph from scratch up to a node.
 
-def cg() -> object: ...
+        Args:
+            index (Expression | int): The node (an expression of this graph, or its index).
 
-def cg_version() -> int: ...
+        Returns:
+            None
+        """
 
-def cg_checkpoint() -> None: ...
+    def inc_forward(self, index: object) -> None:
+        """
+        Computes the nodes not yet computed, up to a node.
 
-def cg_revert() -> None: ...
+        Args:
+            index (Expression | int): The node (an expression of this graph, or its index).
 
-def print_text_graphviz() -> None: ...
+        Returns:
+            None
+        """
 
-def dump_cg(filename: str = '', show_values: bool | None = True, show_gradients: bool | None = True, nan_check_only: bool | None = False) -> None: ...
+    def forward_scalar(self, index: object) -> float:
+        """
+        Computes the graph from scratch up to a node and returns its value as a float.
 
-def forward(exps: Sequence, recalculate: bool | None = False) -> None: ...
+        Args:
+            index (Expression | int): The node (an expression of this graph, or its index).
+
+        Returns:
+            float: the value.
+        """
+
+    def inc_forward_scalar(self, index: object) -> float:
+        """
+        Computes the nodes not yet computed, up to a node, and returns its value as a float.
+
+        Args:
+            index (Expression | int): The node (an expression of this graph, or its index).
+
+        Returns:
+            float: the value.
+        """
+
+    def forward_vec(self, index: object) -> list[float]:
+        """
+        Computes the graph from scratch up to a node and returns its values as a list.
+
+        Args:
+            index (Expression | int): The node (an expression of this graph, or its index).
+
+        Returns:
+            list[float]: the values.
+        """
+
+    def inc_forward_vec(self, index: object) -> list[float]:
+        """
+        Computes the nodes not yet computed, up to a node, and returns its values as a list.
+
+        Args:
+            index (Expression | int): The node (an expression of this graph, or its index).
+
+        Returns:
+            list[float]: the values.
+        """
+
+    def backward(self, index: object, full: bool | None = False) -> None:
+        """
+        Backpropagates from a scalar node of this graph.
+
+        Args:
+            index (Expression | int): The node (an expression of this graph, or its index).
+            full (bool): Also compute the gradients of nodes that do not depend on parameters. Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def inputMatrixLiteral(self, v: Sequence[float], d: Sequence[int], batch_size: int = 1, device: object = '') -> Expression:
+        """
+        An input of this graph from column-major values.
+
+        Args:
+            v (list[float]): The values, column-major, batch elements last.
+            d (list[int]): The dims.
+            batch_size (int): The number of batch elements. Defaults to 1.
+            device (str): The device ('' : the default). Defaults to ''.
+
+        Returns:
+            Expression: the input.
+        """
+
+    def inputSparseTensor(self, idxs: Sequence[int], v: Sequence[float], dim: Sequence[int], batch_size: int = 1, defval: float = 0.0, device: object = '') -> Expression:
+        """
+        An input of this graph given by its nonzero values.
+
+        Args:
+            idxs (list[int]): The flat (column-major) indices of the values.
+            v (list[float]): The values.
+            dim (list[int]): The dims.
+            batch_size (int): The number of batch elements. Defaults to 1.
+            defval (float): The value everywhere else. Defaults to 0.0.
+            device (str): The device ('' : the default). Defaults to ''.
+
+        Returns:
+            Expression: the input.
+        """
+
+    __signature__: inspect.Signature = ...
+
+def renew_cg(immediate_compute: bool | None = False, check_validity: bool | None = False, autobatching: object | None = None) -> ComputationGraph:
+    """
+    Clears the current graph (DyNet's renew_cg): expressions made before become stale.
+
+    Args:
+        immediate_compute (bool): Compute each node as soon as it is added (for debugging). Defaults to False.
+        check_validity (bool): Check each value for NaN and infinity as it is computed. Defaults to False.
+        autobatching (bool | None): Batch independent operations automatically; None: the --dynet-autobatch setting. Defaults to None.
+
+    Returns:
+        ComputationGraph: the global graph.
+    """
+
+def cg() -> ComputationGraph:
+    """
+    The global computation graph.
+
+    Returns:
+        ComputationGraph: the graph that renew_cg() clears.
+    """
+
+def cg_version() -> int:
+    """
+    A number that changes whenever the global graph is renewed.
+
+    Returns:
+        int: the version.
+    """
+
+def cg_checkpoint() -> None:
+    """
+    Remembers the current graph's size; cg_revert() removes the nodes added after it.
+
+    Returns:
+        None
+    """
+
+def cg_revert() -> None:
+    """
+    Removes the nodes added to the current graph since the last cg_checkpoint().
+
+    Returns:
+        None
+    """
+
+def print_text_graphviz() -> None:
+    """
+    Prints the current graph in graphviz's dot format on stdout.
+
+    Returns:
+        None
+    """
+
+def dump_cg(filename: str = '', show_values: bool | None = True, show_gradients: bool | None = True, nan_check_only: bool | None = False) -> None:
+    """
+    Writes the current graph's nodes (ops, dims, and optionally values and gradients) to a text file.
+
+    Args:
+        filename (str): The file ('' : stderr). Defaults to ''.
+        show_values (bool): Include the values. Defaults to True.
+        show_gradients (bool): Include the gradients. Defaults to True.
+        nan_check_only (bool): Only say whether each value has a NaN. Defaults to False.
+
+    Returns:
+        None
+    """
+
+def forward(exps: Sequence, recalculate: bool | None = False) -> None:
+    """
+    Computes several expressions with one forward pass (up to the last of them).
+
+    Args:
+        exps (list[Expression]): The expressions.
+        recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+    Returns:
+        None
+    """
 
 class PyInitializer:
-    """The base of DyNet's parameter initializers."""
+    """
+    The base of DyNet's parameter initializers.
+
+    Pass an instance of a subclass (NormalInitializer, GlorotInitializer, ...) as `init` of ParameterCollection.add_parameters or add_lookup_parameters.
+    """
 
     def __init__(self) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class Parameters:
+    """
+    A parameter (weights, a bias) of a ParameterCollection.
+
+    It is an expression of the current graph wherever one is expected (W * x), with the Expression's operators and value methods. Made by ParameterCollection.add_parameters.
+    """
+
     def __add__(self, value, /):
         """Return self+value."""
 
@@ -192,59 +595,296 @@ class Parameters:
     def __rtruediv__(self, value, /):
         """Return value/self."""
 
-    def expr(self, update: bool | None = False) -> Expression: ...
+    def __repr__(self) -> str: ...
 
-    def shape(self) -> tuple: ...
+    def expr(self, update: bool | None = False) -> Expression:
+        """
+        The parameter as an expression of the current graph (cached per graph).
 
-    def as_array(self) -> object: ...
+        Args:
+            update (bool): Whether gradients flow into it (False: a constant). Defaults to False.
 
-    def grad_as_array(self) -> object: ...
+        Returns:
+            Expression: the parameter's node.
+        """
 
-    def set_value(self, arr: object) -> None: ...
+    def shape(self) -> tuple:
+        """
+        The parameter's dims.
 
-    def clip_inplace(self, left: float, right: float) -> None: ...
+        Returns:
+            tuple[int, ...]: the dims.
+        """
 
-    def zero(self) -> None: ...
+    def as_array(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The values.
 
-    def scale(self, s: float) -> None: ...
+        Returns:
+            numpy.ndarray: a float64 copy.
+        """
 
-    def scale_gradient(self, s: float) -> None: ...
+    def grad_as_array(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The accumulated gradient.
 
-    def is_updated(self) -> bool: ...
+        Returns:
+            numpy.ndarray: a float64 copy.
+        """
 
-    def set_updated(self, b: bool | None) -> None: ...
+    def set_value(self, arr: object) -> None:
+        """
+        Replaces the values.
 
-    def name(self) -> str: ...
+        Args:
+            arr (numpy.ndarray | list): The new values, with the parameter's dims.
 
-    def save(self, fname: str, key: str = '', append: bool = False) -> None: ...
+        Returns:
+            None
+        """
 
-    def write_to_textfile(self, fname: str, key: str = '', append: bool = False) -> None: ...
+    def clip_inplace(self, left: float, right: float) -> None:
+        """
+        Clips every value into [left, right].
 
-    def populate(self, fname: str, key: str = '') -> None: ...
+        Args:
+            left (float): The lower bound.
+            right (float): The upper bound.
 
-    def populate_from_textfile(self, fname: str, key: str = '') -> None: ...
+        Returns:
+            None
+        """
 
-    def value(self, recalculate: bool | None = False) -> object: ...
+    def zero(self) -> None:
+        """
+        Sets every value to 0.
 
-    def npvalue(self, recalculate: bool | None = False) -> object: ...
+        Returns:
+            None
+        """
 
-    def scalar_value(self, recalculate: bool | None = False) -> float: ...
+    def scale(self, s: float) -> None:
+        """
+        Multiplies the values by a factor.
 
-    def vec_value(self, recalculate: bool | None = False) -> list[float]: ...
+        Args:
+            s (float): The factor.
 
-    def tensor_value(self, recalculate: bool | None = False) -> object: ...
+        Returns:
+            None
+        """
 
-    def forward(self, recalculate: bool | None = False) -> None: ...
+    def scale_gradient(self, s: float) -> None:
+        """
+        Multiplies the accumulated gradient by a factor.
 
-    def gradient(self) -> object: ...
+        Args:
+            s (float): The factor.
 
-    def backward(self, full: bool | None = False) -> None: ...
+        Returns:
+            None
+        """
 
-    def dim(self) -> tuple[tuple, int]: ...
+    def is_updated(self) -> bool:
+        """
+        Whether trainers update this parameter.
+
+        Returns:
+            bool: True unless set_updated(False) was called.
+        """
+
+    def set_updated(self, b: bool | None) -> None:
+        """
+        Whether trainers update this parameter (False freezes it).
+
+        Args:
+            b (bool): True to train it, False to freeze it.
+
+        Returns:
+            None
+        """
+
+    def name(self) -> str:
+        """
+        The full name (e.g. '/W', or '/birnn/_0' in a subcollection).
+
+        Returns:
+            str: the name.
+        """
+
+    def save(self, fname: str, key: str = '', append: bool = False) -> None:
+        """
+        Appends (or writes) the values to a DyNet text model file.
+
+        Args:
+            fname (str): The file.
+            key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.
+            append (bool): Add to the file instead of replacing it. Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def write_to_textfile(self, fname: str, key: str = '', append: bool = False) -> None:
+        """
+        Appends (or writes) the values to a DyNet text model file (same as save).
+
+        Args:
+            fname (str): The file.
+            key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.
+            append (bool): Add to the file instead of replacing it. Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def populate(self, fname: str, key: str = '') -> None:
+        """
+        Reads the values from a DyNet text model file.
+
+        Args:
+            fname (str): The file.
+            key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.
+
+        Returns:
+            None
+        """
+
+    def populate_from_textfile(self, fname: str, key: str = '') -> None:
+        """
+        Reads the values from a DyNet text model file (same as populate).
+
+        Args:
+            fname (str): The file.
+            key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.
+
+        Returns:
+            None
+        """
+
+    def value(self, recalculate: bool | None = False) -> float | list[float] | numpy.typing.NDArray[numpy.float64]:
+        """
+        The value: a float for a scalar, a list for a vector, else a numpy array (DyNet's value()).
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            float | list[float] | numpy.ndarray: a copy of the value.
+        """
+
+    def npvalue(self, recalculate: bool | None = False) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The value as a float64 numpy array (the batch, when there is one, is the last axis).
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            numpy.ndarray: a copy of the value.
+        """
+
+    def scalar_value(self, recalculate: bool | None = False) -> float:
+        """
+        The value of a one-element expression as a float.
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            float: the value.
+
+        Raises:
+            ValueError: when the expression has more than one element.
+        """
+
+    def vec_value(self, recalculate: bool | None = False) -> list[float]:
+        """
+        The values as a flat list (column-major, batch elements last).
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            list[float]: a copy of the values.
+        """
+
+    def tensor_value(self, recalculate: bool | None = False) -> Tensor:
+        """
+        The value as a dy.Tensor (which has argmax, topk and categorical_sample_log_prob).
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            Tensor: a copy of the value.
+        """
+
+    def forward(self, recalculate: bool | None = False) -> None:
+        """
+        Computes the graph up to this node (the value is then cached).
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def gradient(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The gradient of the last backward()'s loss with respect to this node.
+
+        Valid after backward() on an expression that depends on this one.
+
+        Returns:
+            numpy.ndarray: a float64 copy of the gradient.
+        """
+
+    def backward(self, full: bool | None = False) -> None:
+        """
+        Backpropagates from this (scalar) node: accumulates gradients into the parameters it depends on.
+
+        Computes the value first if needed; then call a trainer's update().
+
+        Args:
+            full (bool): Also compute the gradients of nodes that do not depend on parameters (for gradient()). Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def dim(self) -> tuple[tuple, int]:
+        """
+        The dims of the expression and its batch size.
+
+        Does not compute the value.
+
+        Returns:
+            tuple[tuple[int, ...], int]: (dims, batch size).
+        """
 
     def __getitem__(self, arg: object, /) -> Expression: ...
 
+    __signature__: inspect.Signature = ...
+
 class LookupParameters:
+    """
+    A lookup table (embeddings) of a ParameterCollection: rows of equal dims.
+
+    E[i] and dy.lookup(E, i) are row i as an expression of the current graph; made by ParameterCollection.add_lookup_parameters.
+    """
+
     def __add__(self, value, /):
         """Return self+value."""
 
@@ -278,233 +918,1154 @@ class LookupParameters:
     def __rtruediv__(self, value, /):
         """Return value/self."""
 
-    def expr(self, update: bool | None = True) -> Expression: ...
+    def __repr__(self) -> str: ...
 
-    def shape(self) -> tuple: ...
+    def expr(self, update: bool | None = True) -> Expression:
+        """
+        The whole table as one expression of the current graph, {dims..., rows}.
+
+        Args:
+            update (bool): Whether gradients flow into it (False: a constant). Defaults to True.
+
+        Returns:
+            Expression: the table's node.
+        """
+
+    def shape(self) -> tuple:
+        """
+        The table's dims: (rows, dims of a row...).
+
+        Returns:
+            tuple[int, ...]: the dims.
+        """
 
     def __len__(self) -> int: ...
 
     def __getitem__(self, i: int) -> object: ...
 
-    def batch(self, i: Sequence[int]) -> object: ...
+    def batch(self, i: Sequence[int]) -> object:
+        """
+        A batched lookup of several rows (one per batch element; same as dy.lookup_batch).
 
-    def init_row(self, i: int, row: object) -> None: ...
+        Args:
+            i (list[int]): The rows.
 
-    def init_from_array(self, arr: object) -> None: ...
+        Returns:
+            Expression: the rows, as a batch.
+        """
 
-    def as_array(self) -> object: ...
+    def init_row(self, i: int, row: object) -> None:
+        """
+        Sets the values of one row.
 
-    def grad_as_array(self) -> object: ...
+        Args:
+            i (int): The row.
+            row (numpy.ndarray | list): Its values.
 
-    def row_as_array(self, row: int) -> object: ...
+        Returns:
+            None
+        """
 
-    def row_grad_as_array(self, row: int) -> object: ...
+    def init_from_array(self, arr: object) -> None:
+        """
+        Sets every row from an array of shape (rows, dims...).
 
-    def rows_as_array(self, rows: Sequence[int]) -> object: ...
+        Args:
+            arr (numpy.ndarray): One row per entry.
 
-    def rows_grad_as_array(self, rows: Sequence[int]) -> object: ...
+        Returns:
+            None
+        """
 
-    def zero(self) -> None: ...
+    def as_array(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The whole table, shape (rows, dims...).
 
-    def scale(self, s: float) -> None: ...
+        Returns:
+            numpy.ndarray: a float64 copy.
+        """
 
-    def scale_gradient(self, s: float) -> None: ...
+    def grad_as_array(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The accumulated gradient of the whole table, shape (rows, dims...).
 
-    def is_updated(self) -> bool: ...
+        Returns:
+            numpy.ndarray: a float64 copy.
+        """
 
-    def set_updated(self, b: bool | None) -> None: ...
+    def row_as_array(self, row: int) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The values of one row.
 
-    def name(self) -> str: ...
+        Args:
+            row (int): The row.
 
-    def save(self, fname: str, key: str = '', append: bool = False) -> None: ...
+        Returns:
+            numpy.ndarray: a float64 copy.
+        """
 
-    def write_to_textfile(self, fname: str, key: str = '', append: bool = False) -> None: ...
+    def row_grad_as_array(self, row: int) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The accumulated gradient of one row.
 
-    def populate(self, fname: str, key: str = '') -> None: ...
+        Args:
+            row (int): The row.
 
-    def populate_from_textfile(self, fname: str, key: str = '') -> None: ...
+        Returns:
+            numpy.ndarray: a float64 copy.
+        """
 
-    def value(self, recalculate: bool | None = False) -> object: ...
+    def rows_as_array(self, rows: Sequence[int]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The values of several rows, shape (len(rows), dims...).
 
-    def npvalue(self, recalculate: bool | None = False) -> object: ...
+        Args:
+            rows (list[int]): The rows.
 
-    def scalar_value(self, recalculate: bool | None = False) -> float: ...
+        Returns:
+            numpy.ndarray: a float64 copy.
+        """
 
-    def vec_value(self, recalculate: bool | None = False) -> list[float]: ...
+    def rows_grad_as_array(self, rows: Sequence[int]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The accumulated gradients of several rows, shape (len(rows), dims...).
 
-    def tensor_value(self, recalculate: bool | None = False) -> object: ...
+        Args:
+            rows (list[int]): The rows.
 
-    def forward(self, recalculate: bool | None = False) -> None: ...
+        Returns:
+            numpy.ndarray: a float64 copy.
+        """
 
-    def gradient(self) -> object: ...
+    def zero(self) -> None:
+        """
+        Sets every value to 0.
 
-    def backward(self, full: bool | None = False) -> None: ...
+        Returns:
+            None
+        """
 
-    def dim(self) -> tuple[tuple, int]: ...
+    def scale(self, s: float) -> None:
+        """
+        Multiplies the values by a factor.
+
+        Args:
+            s (float): The factor.
+
+        Returns:
+            None
+        """
+
+    def scale_gradient(self, s: float) -> None:
+        """
+        Multiplies the accumulated gradient by a factor.
+
+        Args:
+            s (float): The factor.
+
+        Returns:
+            None
+        """
+
+    def is_updated(self) -> bool:
+        """
+        Whether trainers update this parameter.
+
+        Returns:
+            bool: True unless set_updated(False) was called.
+        """
+
+    def set_updated(self, b: bool | None) -> None:
+        """
+        Whether trainers update this parameter (False freezes it).
+
+        Args:
+            b (bool): True to train it, False to freeze it.
+
+        Returns:
+            None
+        """
+
+    def name(self) -> str:
+        """
+        The full name (e.g. '/W', or '/birnn/_0' in a subcollection).
+
+        Returns:
+            str: the name.
+        """
+
+    def save(self, fname: str, key: str = '', append: bool = False) -> None:
+        """
+        Appends (or writes) the values to a DyNet text model file.
+
+        Args:
+            fname (str): The file.
+            key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.
+            append (bool): Add to the file instead of replacing it. Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def write_to_textfile(self, fname: str, key: str = '', append: bool = False) -> None:
+        """
+        Appends (or writes) the values to a DyNet text model file (same as save).
+
+        Args:
+            fname (str): The file.
+            key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.
+            append (bool): Add to the file instead of replacing it. Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def populate(self, fname: str, key: str = '') -> None:
+        """
+        Reads the values from a DyNet text model file.
+
+        Args:
+            fname (str): The file.
+            key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.
+
+        Returns:
+            None
+        """
+
+    def populate_from_textfile(self, fname: str, key: str = '') -> None:
+        """
+        Reads the values from a DyNet text model file (same as populate).
+
+        Args:
+            fname (str): The file.
+            key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.
+
+        Returns:
+            None
+        """
+
+    def value(self, recalculate: bool | None = False) -> float | list[float] | numpy.typing.NDArray[numpy.float64]:
+        """
+        The value: a float for a scalar, a list for a vector, else a numpy array (DyNet's value()).
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            float | list[float] | numpy.ndarray: a copy of the value.
+        """
+
+    def npvalue(self, recalculate: bool | None = False) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The value as a float64 numpy array (the batch, when there is one, is the last axis).
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            numpy.ndarray: a copy of the value.
+        """
+
+    def scalar_value(self, recalculate: bool | None = False) -> float:
+        """
+        The value of a one-element expression as a float.
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            float: the value.
+
+        Raises:
+            ValueError: when the expression has more than one element.
+        """
+
+    def vec_value(self, recalculate: bool | None = False) -> list[float]:
+        """
+        The values as a flat list (column-major, batch elements last).
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            list[float]: a copy of the values.
+        """
+
+    def tensor_value(self, recalculate: bool | None = False) -> Tensor:
+        """
+        The value as a dy.Tensor (which has argmax, topk and categorical_sample_log_prob).
+
+        Computes the graph up to this node if needed.
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            Tensor: a copy of the value.
+        """
+
+    def forward(self, recalculate: bool | None = False) -> None:
+        """
+        Computes the graph up to this node (the value is then cached).
+
+        Args:
+            recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def gradient(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The gradient of the last backward()'s loss with respect to this node.
+
+        Valid after backward() on an expression that depends on this one.
+
+        Returns:
+            numpy.ndarray: a float64 copy of the gradient.
+        """
+
+    def backward(self, full: bool | None = False) -> None:
+        """
+        Backpropagates from this (scalar) node: accumulates gradients into the parameters it depends on.
+
+        Computes the value first if needed; then call a trainer's update().
+
+        Args:
+            full (bool): Also compute the gradients of nodes that do not depend on parameters (for gradient()). Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def dim(self) -> tuple[tuple, int]:
+        """
+        The dims of the expression and its batch size.
+
+        Does not compute the value.
+
+        Returns:
+            tuple[tuple[int, ...], int]: (dims, batch size).
+        """
+
+    __signature__: inspect.Signature = ...
 
 class ParameterCollection:
     """
-    Holds Parameters and LookupParameters (alias: Model); nested collections name their parameters /outer/inner/name, as in DyNet's model files.
+    Holds Parameters and LookupParameters (alias: Model).
+
+    Nested collections (add_subcollection) name their parameters /outer/inner/name, as in DyNet's model files; trainers update every parameter of the collection they were given.
     """
 
     def __init__(self) -> None: ...
 
-    def add_parameters(self, dim: object, init: object | None = None, name: str = '', device: object = '', scale: float = 1.0, mean: float = 0.0, std: float = 1.0) -> Parameters: ...
+    def __repr__(self) -> str: ...
 
-    def add_lookup_parameters(self, dim: object, init: object | None = None, name: str = '', device: object = '', scale: float = 1.0, mean: float = 0.0, std: float = 1.0) -> LookupParameters: ...
+    def add_parameters(self, dim: object, init: object | None = None, name: str = '', device: object = '', scale: float = 1.0, mean: float = 0.0, std: float = 1.0) -> Parameters:
+        """
+        Adds a parameter (a weight matrix, a bias, ...).
 
-    def parameters_from_numpy(self, array: object, name: str = '', device: object = '') -> Parameters: ...
+        Args:
+            dim (int | tuple[int, ...]): The dims.
+            init (None | float | str | numpy.ndarray | PyInitializer): None: the default (Glorot); a number: that constant; 'uniform', 'normal', 'glorot', 'he', 'identity' or 'saxe'; an array: its values; or an initializer object. Defaults to None.
+            name (str): The name ('' : one is made up). Defaults to ''.
+            device (str): The device ('' : the default). Defaults to ''.
+            scale (float): The scale of init='uniform' (values in [-scale, scale]) or 'saxe'. Defaults to 1.0.
+            mean (float): The mean of init='normal'. Defaults to 0.0.
+            std (float): The standard deviation of init='normal'. Defaults to 1.0.
 
-    def lookup_parameters_from_numpy(self, array: object, name: str = '', device: object = '') -> LookupParameters: ...
+        Returns:
+            Parameters: the new parameter.
+        """
 
-    def add_subcollection(self, name: str | None = None) -> ParameterCollection: ...
+    def add_lookup_parameters(self, dim: object, init: object | None = None, name: str = '', device: object = '', scale: float = 1.0, mean: float = 0.0, std: float = 1.0) -> LookupParameters:
+        """
+        Adds a lookup table (word embeddings, ...).
 
-    def parameter_count(self) -> int: ...
+        Args:
+            dim (tuple[int, ...]): (rows, dims of a row...).
+            init (None | float | str | numpy.ndarray | PyInitializer): None: the default (Glorot); a number: that constant; 'uniform', 'normal', 'glorot', 'he', 'identity' or 'saxe'; an array: its values; or an initializer object. Defaults to None.
+            name (str): The name ('' : one is made up). Defaults to ''.
+            device (str): The device ('' : the default). Defaults to ''.
+            scale (float): The scale of init='uniform' or 'saxe'. Defaults to 1.0.
+            mean (float): The mean of init='normal'. Defaults to 0.0.
+            std (float): The standard deviation of init='normal'. Defaults to 1.0.
 
-    def name(self) -> str: ...
+        Returns:
+            LookupParameters: the new table.
+        """
 
-    def get_weight_decay(self) -> float: ...
+    def parameters_from_numpy(self, array: object, name: str = '', device: object = '') -> Parameters:
+        """
+        Adds a parameter with the values (and dims) of an array.
 
-    def set_weight_decay(self, lam: float) -> None: ...
+        Args:
+            array (numpy.ndarray): The values.
+            name (str): The name. Defaults to ''.
+            device (str): The device. Defaults to ''.
 
-    def set_weight_decay_lambda(self, lam: float) -> None: ...
+        Returns:
+            Parameters: the new parameter.
+        """
 
-    def parameters_list(self) -> list[Parameters]: ...
+    def lookup_parameters_from_numpy(self, array: object, name: str = '', device: object = '') -> LookupParameters:
+        """
+        Adds a lookup table with the rows of an array of shape (rows, dims...).
 
-    def lookup_parameters_list(self) -> list[LookupParameters]: ...
+        Args:
+            array (numpy.ndarray): The rows.
+            name (str): The name. Defaults to ''.
+            device (str): The device. Defaults to ''.
 
-    def save(self, fname: str, name: str = '', append: bool | None = False) -> None: ...
+        Returns:
+            LookupParameters: the new table.
+        """
 
-    def write_to_textfile(self, fname: str, key: str = '', append: bool | None = False) -> None: ...
+    def add_subcollection(self, name: str | None = None) -> ParameterCollection:
+        """
+        Adds a nested collection; its parameters are named /this/name/....
 
-    def populate(self, fname: str, key: str = '') -> None: ...
+        Args:
+            name (str | None): The subcollection's name (None: one is made up). Defaults to None.
 
-    def populate_from_textfile(self, fname: str, key: str = '') -> None: ...
+        Returns:
+            ParameterCollection: the subcollection.
+        """
 
-    def load_param(self, fname: str, key: str) -> Parameters: ...
+    def parameter_count(self) -> int:
+        """
+        The number of values in all parameters and lookup tables.
 
-    def load_lookup_param(self, fname: str, key: str) -> LookupParameters: ...
+        Returns:
+            int: the count.
+        """
 
-def reset_random_seed(seed: int) -> None: ...
+    def name(self) -> str:
+        """
+        The collection's full name ('/' for a top-level one).
+
+        Returns:
+            str: the name.
+        """
+
+    def get_weight_decay(self) -> float:
+        """
+        The L2 weight decay λ applied at each update.
+
+        Returns:
+            float: λ.
+        """
+
+    def set_weight_decay(self, lam: float) -> None:
+        """
+        Sets the L2 weight decay λ applied at each update.
+
+        Args:
+            lam (float): λ, in [0, 1).
+
+        Returns:
+            None
+        """
+
+    def set_weight_decay_lambda(self, lam: float) -> None:
+        """
+        Sets the L2 weight decay λ applied at each update (same as set_weight_decay).
+
+        Args:
+            lam (float): λ, in [0, 1).
+
+        Returns:
+            None
+        """
+
+    def parameters_list(self) -> list[Parameters]:
+        """
+        The collection's parameters (subcollections' included).
+
+        Returns:
+            list[Parameters]: them.
+        """
+
+    def lookup_parameters_list(self) -> list[LookupParameters]:
+        """
+        The collection's lookup tables (subcollections' included).
+
+        Returns:
+            list[LookupParameters]: them.
+        """
+
+    def save(self, fname: str, name: str = '', append: bool | None = False) -> None:
+        """
+        Writes the collection to a DyNet text model file.
+
+        Args:
+            fname (str): The file.
+            name (str): The prefix to store it under ('' : its own name). Defaults to ''.
+            append (bool): Add to the file instead of replacing it. Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def write_to_textfile(self, fname: str, key: str = '', append: bool | None = False) -> None:
+        """
+        Writes the collection to a DyNet text model file (same as save).
+
+        Args:
+            fname (str): The file.
+            key (str): The prefix to store it under. Defaults to ''.
+            append (bool): Add to the file instead of replacing it. Defaults to False.
+
+        Returns:
+            None
+        """
+
+    def populate(self, fname: str, key: str = '') -> None:
+        """
+        Reads the values of every parameter from a DyNet text model file.
+
+        Args:
+            fname (str): The file.
+            key (str): The prefix they were stored under. Defaults to ''.
+
+        Returns:
+            None
+        """
+
+    def populate_from_textfile(self, fname: str, key: str = '') -> None:
+        """
+        Reads the values of every parameter from a DyNet text model file (same as populate).
+
+        Args:
+            fname (str): The file.
+            key (str): The prefix they were stored under. Defaults to ''.
+
+        Returns:
+            None
+        """
+
+    def load_param(self, fname: str, key: str) -> Parameters:
+        """
+        Adds a parameter to this collection from a record of a DyNet text model file.
+
+        Args:
+            fname (str): The file.
+            key (str): The record's name.
+
+        Returns:
+            Parameters: the loaded parameter.
+        """
+
+    def load_lookup_param(self, fname: str, key: str) -> LookupParameters:
+        """
+        Adds a lookup table to this collection from a record of a DyNet text model file.
+
+        Args:
+            fname (str): The file.
+            key (str): The record's name.
+
+        Returns:
+            LookupParameters: the loaded table.
+        """
+
+    __signature__: inspect.Signature = ...
+
+def save_safetensors(path: str, pc: ParameterCollection) -> None:
+    """
+    Writes the values of every parameter of a collection to a safetensors file.
+
+    Keys are the parameters' full names; a parameter of dims {d0,d1} is an F32 tensor of shape [d0, d1] (row-major, as numpy shows it), a lookup table of n rows is [n, dims...]. Gradients are not stored.
+
+    Args:
+        path (str): The file to write.
+        pc (ParameterCollection): The parameters to save.
+
+    Returns:
+        None
+    """
+
+def load_safetensors(path: str, pc: ParameterCollection) -> None:
+    """
+    Reads the values of every parameter of a collection from a safetensors file (see save_safetensors).
+
+    Each parameter must be in the file under its full name, with its shape; tensors the collection lacks are ignored. Gradients are cleared.
+
+    Args:
+        path (str): The file to read.
+        pc (ParameterCollection): The parameters to fill.
+
+    Returns:
+        None
+    """
+
+def reset_random_seed(seed: int) -> None:
+    """
+    Reseeds the random number generator (dropout, noise, random_* ops, initializers).
+
+    Args:
+        seed (int): The new seed.
+
+    Returns:
+        None
+    """
 
 class Trainer:
-    def update(self) -> None: ...
+    """
+    The base of the trainers: update() changes the parameters of a ParameterCollection from their gradients.
 
-    def update_subset(self, updated_params: Sequence[int], updated_lookups: Sequence[int]) -> None: ...
+    Each subclass's docstring gives its update rule (θ: a parameter, g: its gradient after clipping, η: the learning rate).
+    """
 
-    def update_epoch(self, r: float = 1.0) -> None: ...
+    def update(self) -> None:
+        """
+        Updates every parameter of the collection from its gradient, then clears the gradients.
 
-    def restart(self, learning_rate: float | None = None) -> None: ...
+        Returns:
+            None
+        """
 
-    def status(self) -> None: ...
+    def update_subset(self, updated_params: Sequence[int], updated_lookups: Sequence[int]) -> None:
+        """
+        Updates only some parameters (by their index in the collection).
 
-    def set_sparse_updates(self, su: bool | None) -> None: ...
+        Args:
+            updated_params (list[int]): Indices of the Parameters to update.
+            updated_lookups (list[int]): Indices of the LookupParameters to update.
 
-    def set_clip_threshold(self, thr: float) -> None: ...
+        Returns:
+            None
+        """
 
-    def get_clip_threshold(self) -> float: ...
+    def update_epoch(self, r: float = 1.0) -> None:
+        """
+        Counts epochs (DyNet's learning-rate decay hook; the rate itself is set with learning_rate).
+
+        Args:
+            r (float): How many epochs passed. Defaults to 1.0.
+
+        Returns:
+            None
+        """
+
+    def restart(self, learning_rate: float | None = None) -> None:
+        """
+        Clears the trainer's state (moments, accumulated squares), as for a fresh start.
+
+        Args:
+            learning_rate (float | None): A new learning rate; None keeps the current one. Defaults to None.
+
+        Returns:
+            None
+        """
+
+    def status(self) -> None:
+        """
+        Prints the trainer's counters (updates, clips) on stdout.
+
+        Returns:
+            None
+        """
+
+    def set_sparse_updates(self, su: bool | None) -> None:
+        """
+        Whether lookup tables update only the rows used since the last update.
+
+        Args:
+            su (bool): True: sparse updates (the default); False: every row.
+
+        Returns:
+            None
+        """
+
+    def set_clip_threshold(self, thr: float) -> None:
+        """
+        Sets gradient clipping: gradients are scaled down when their global L2 norm exceeds thr.
+
+        Args:
+            thr (float): The threshold; 0 or less turns clipping off.
+
+        Returns:
+            None
+        """
+
+    def get_clip_threshold(self) -> float:
+        """
+        The gradient clipping threshold.
+
+        Returns:
+            float: the threshold (0 when clipping is off).
+        """
 
     @property
-    def learning_rate(self) -> float: ...
+    def learning_rate(self) -> float:
+        """The learning rate η (readable and writable)."""
 
     @learning_rate.setter
     def learning_rate(self, arg: float, /) -> None: ...
 
-    def set_learning_rate(self, value: float) -> None: ...
+    def set_learning_rate(self, value: float) -> None:
+        """
+        Sets the learning rate.
 
-    def whoami(self) -> str: ...
+        Args:
+            value (float): The new learning rate η.
+
+        Returns:
+            None
+        """
+
+    def whoami(self) -> str:
+        """
+        The trainer's class name.
+
+        Returns:
+            str: e.g. 'AdamTrainer'.
+        """
+
+    def __repr__(self) -> str: ...
+
+    __signature__: inspect.Signature = ...
 
 class SimpleSGDTrainer(Trainer):
-    def __init__(self, m: ParameterCollection, learning_rate: float = 0.10000000149011612) -> None: ...
+    """
+    Stochastic gradient descent.
+
+    Update rule: θ ← θ - η g
+
+    Args:
+        m (ParameterCollection): The parameters to train.
+        learning_rate (float): η. Defaults to 0.1.
+    """
+
+    def __init__(self, m: ParameterCollection, learning_rate: float = 0.1) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class CyclicalSGDTrainer(Trainer):
-    def __init__(self, m: ParameterCollection, learning_rate_min: float = 0.009999999776482582, learning_rate_max: float = 0.10000000149011612, step_size: float = 2000.0, gamma: float = 1.0, edecay: float = 0.0) -> None: ...
+    """
+    SGD with a cyclical (triangular) learning rate.
+
+    Update rule: θ ← θ - η_t g, η_t going from η_min to η_max and back every 2·step_size updates (its range × γ^t)
+
+    Args:
+        m (ParameterCollection): The parameters to train.
+        learning_rate_min (float): η_min. Defaults to 0.01.
+        learning_rate_max (float): η_max. Defaults to 0.1.
+        step_size (float): Updates per half cycle. Defaults to 2000.0.
+        gamma (float): γ, the decay of the cycle's range per update. Defaults to 1.0.
+        edecay (float): The learning-rate decay per epoch. Defaults to 0.0.
+    """
+
+    def __init__(self, m: ParameterCollection, learning_rate_min: float = 0.01, learning_rate_max: float = 0.1, step_size: float = 2000.0, gamma: float = 1.0, edecay: float = 0.0) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class MomentumSGDTrainer(Trainer):
-    def __init__(self, m: ParameterCollection, learning_rate: float = 0.009999999776482582, mom: float = 0.8999999761581421) -> None: ...
+    """
+    SGD with momentum.
+
+    Update rule: v ← μ v - η g; θ ← θ + v
+
+    Args:
+        m (ParameterCollection): The parameters to train.
+        learning_rate (float): η. Defaults to 0.01.
+        mom (float): The momentum μ. Defaults to 0.9.
+    """
+
+    def __init__(self, m: ParameterCollection, learning_rate: float = 0.01, mom: float = 0.9) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class AdagradTrainer(Trainer):
-    def __init__(self, m: ParameterCollection, learning_rate: float = 0.10000000149011612, eps: float = 9.999999682655225e-21) -> None: ...
+    """
+    Adagrad: per-value rates from the accumulated squared gradients.
+
+    Update rule: G ← G + g²; θ ← θ - η g / √(G + ε)
+
+    Args:
+        m (ParameterCollection): The parameters to train.
+        learning_rate (float): η. Defaults to 0.1.
+        eps (float): ε. Defaults to 1e-20.
+    """
+
+    def __init__(self, m: ParameterCollection, learning_rate: float = 0.1, eps: float = 1e-20) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class AdadeltaTrainer(Trainer):
-    def __init__(self, m: ParameterCollection, eps: float = 9.999999974752427e-07, rho: float = 0.949999988079071) -> None: ...
+    """
+    Adadelta: no learning rate, steps scaled by the running RMS of past steps.
+
+    Update rule: E[g²] ← ρ E[g²] + (1-ρ) g²; Δ ← -g √(E[Δ²] + ε) / √(E[g²] + ε); E[Δ²] ← ρ E[Δ²] + (1-ρ) Δ²; θ ← θ + Δ
+
+    Args:
+        m (ParameterCollection): The parameters to train.
+        eps (float): ε. Defaults to 1e-06.
+        rho (float): ρ, the decay of the running averages. Defaults to 0.95.
+    """
+
+    def __init__(self, m: ParameterCollection, eps: float = 1e-06, rho: float = 0.95) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class RMSPropTrainer(Trainer):
-    def __init__(self, m: ParameterCollection, learning_rate: float = 0.0010000000474974513, eps: float = 9.99999993922529e-09, rho: float = 0.8999999761581421) -> None: ...
+    """
+    RMSProp: steps divided by the running RMS of the gradient.
+
+    Update rule: r ← ρ r + (1-ρ) g²; θ ← θ - η g / √(r + ε)
+
+    Args:
+        m (ParameterCollection): The parameters to train.
+        learning_rate (float): η. Defaults to 0.001.
+        eps (float): ε. Defaults to 1e-08.
+        rho (float): ρ, the decay of the running average. Defaults to 0.9.
+    """
+
+    def __init__(self, m: ParameterCollection, learning_rate: float = 0.001, eps: float = 1e-08, rho: float = 0.9) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class AdamTrainer(Trainer):
-    def __init__(self, m: ParameterCollection, alpha: float = 0.0010000000474974513, beta_1: float = 0.8999999761581421, beta_2: float = 0.9990000128746033, eps: float = 9.99999993922529e-09) -> None: ...
+    """
+    Adam (Kingma and Ba, 2015).
+
+    Update rule: m ← β₁ m + (1-β₁) g; v ← β₂ v + (1-β₂) g²; θ ← θ - η m̂ / (√v̂ + ε) (m̂, v̂ bias-corrected)
+
+    Args:
+        m (ParameterCollection): The parameters to train.
+        alpha (float): The learning rate η. Defaults to 0.001.
+        beta_1 (float): β₁, the decay of the first moment. Defaults to 0.9.
+        beta_2 (float): β₂, the decay of the second moment. Defaults to 0.999.
+        eps (float): ε. Defaults to 1e-08.
+    """
+
+    def __init__(self, m: ParameterCollection, alpha: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999, eps: float = 1e-08) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class AmsgradTrainer(Trainer):
-    def __init__(self, m: ParameterCollection, alpha: float = 0.0010000000474974513, beta_1: float = 0.8999999761581421, beta_2: float = 0.9990000128746033, eps: float = 9.99999993922529e-09) -> None: ...
+    """
+    AMSGrad: Adam with the running maximum of the second moment.
+
+    Update rule: m ← β₁ m + (1-β₁) g; v ← β₂ v + (1-β₂) g²; v̂ ← max(v̂, v); θ ← θ - η m̂ / (√v̂ + ε)
+
+    Args:
+        m (ParameterCollection): The parameters to train.
+        alpha (float): The learning rate η. Defaults to 0.001.
+        beta_1 (float): β₁, the decay of the first moment. Defaults to 0.9.
+        beta_2 (float): β₂, the decay of the second moment. Defaults to 0.999.
+        eps (float): ε. Defaults to 1e-08.
+    """
+
+    def __init__(self, m: ParameterCollection, alpha: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999, eps: float = 1e-08) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class SimpleRNNBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection, support_lags: bool | None = False) -> None: ...
 
-    def set_dropouts(self, d: float, d_h: float) -> None: ...
+    def set_dropouts(self, d: float, d_h: float) -> None:
+        """
+        Sets dropout on the inputs and on the recurrent state (applied from the next initial_state).
 
-    def set_dropout_masks(self, batch_size: int = 1) -> None: ...
+        Args:
+            d (float): The dropout rate of the inputs.
+            d_h (float): The dropout rate of the recurrent state.
+
+        Returns:
+            None
+        """
+
+    def set_dropout_masks(self, batch_size: int = 1) -> None:
+        """
+        Draws new dropout masks (one per batch element); call after initial_state when the batch size changes.
+
+        Args:
+            batch_size (int): The number of batch elements. Defaults to 1.
+
+        Returns:
+            None
+        """
+
+    __signature__: inspect.Signature = ...
 
 class VanillaLSTMBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection, ln_lstm: bool | None = False, forget_bias: float = 1.0) -> None: ...
 
-    def set_dropouts(self, d: float, d_r: float) -> None: ...
+    def set_dropouts(self, d: float, d_r: float) -> None:
+        """
+        Sets dropout on the inputs and on the recurrent state (applied from the next initial_state).
 
-    def set_dropout_masks(self, batch_size: int = 1) -> None: ...
+        Args:
+            d (float): The dropout rate of the inputs.
+            d_r (float): The dropout rate of the recurrent state.
+
+        Returns:
+            None
+        """
+
+    def set_dropout_masks(self, batch_size: int = 1) -> None:
+        """
+        Draws new dropout masks (one per batch element); call after initial_state when the batch size changes.
+
+        Args:
+            batch_size (int): The number of batch elements. Defaults to 1.
+
+        Returns:
+            None
+        """
+
+    __signature__: inspect.Signature = ...
 
 class CoupledLSTMBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class CompactVanillaLSTMBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection) -> None: ...
 
-    def set_dropouts(self, d: float, d_r: float) -> None: ...
+    def set_dropouts(self, d: float, d_r: float) -> None:
+        """
+        Sets dropout on the inputs and on the recurrent state (applied from the next initial_state).
 
-    def set_dropout_masks(self, batch_size: int = 1) -> None: ...
+        Args:
+            d (float): The dropout rate of the inputs.
+            d_r (float): The dropout rate of the recurrent state.
 
-    def set_weightnoise(self, std: float) -> None: ...
+        Returns:
+            None
+        """
+
+    def set_dropout_masks(self, batch_size: int = 1) -> None:
+        """
+        Draws new dropout masks (one per batch element); call after initial_state when the batch size changes.
+
+        Args:
+            batch_size (int): The number of batch elements. Defaults to 1.
+
+        Returns:
+            None
+        """
+
+    def set_weightnoise(self, std: float) -> None:
+        """
+        Adds Gaussian noise to the weights in each new graph (training only).
+
+        Args:
+            std (float): The standard deviation of the noise (0: none).
+
+        Returns:
+            None
+        """
+
+    __signature__: inspect.Signature = ...
 
 class SparseLSTMBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection, ln_lstm: bool | None = False, forget_bias: float = 1.0) -> None: ...
 
-    def set_sparsity(self, sparsity: float) -> None: ...
+    def set_sparsity(self, sparsity: float) -> None:
+        """
+        Sets the fraction of weights masked to zero.
 
-    def set_dropouts(self, d: float, d_r: float) -> None: ...
+        Args:
+            sparsity (float): The fraction of zero weights, in [0, 1).
 
-    def set_dropout_masks(self, batch_size: int = 1) -> None: ...
+        Returns:
+            None
+        """
+
+    def set_dropouts(self, d: float, d_r: float) -> None:
+        """
+        Sets dropout on the inputs and on the recurrent state (applied from the next initial_state).
+
+        Args:
+            d (float): The dropout rate of the inputs.
+            d_r (float): The dropout rate of the recurrent state.
+
+        Returns:
+            None
+        """
+
+    def set_dropout_masks(self, batch_size: int = 1) -> None:
+        """
+        Draws new dropout masks (one per batch element); call after initial_state when the batch size changes.
+
+        Args:
+            batch_size (int): The number of batch elements. Defaults to 1.
+
+        Returns:
+            None
+        """
+
+    __signature__: inspect.Signature = ...
 
 class FastLSTMBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class SoftmaxBuilder:
-    def neg_log_softmax(self, x: Expression, c: int, update: bool | None = True) -> Expression: ...
+    """
+    The base of the softmax output layers.
 
-    def neg_log_softmax_batch(self, x: Expression, c: Sequence[int], update: bool | None = True) -> Expression: ...
+    Made through its subclasses (StandardSoftmaxBuilder, ClassFactoredSoftmaxBuilder).
+    """
 
-    def sample(self, x: Expression) -> int: ...
+    def neg_log_softmax(self, x: Expression, c: int, update: bool | None = True) -> Expression:
+        """
+        The negative log-probability of class c given the hidden state x.
 
-    def full_log_distribution(self, x: Expression, update: bool | None = True) -> Expression: ...
+        Args:
+            x (Expression): The hidden state.
+            c (int): The class.
+            update (bool): Whether the trainer updates the builder's parameters from this use. Defaults to True.
 
-    def full_logits(self, x: Expression, update: bool | None = True) -> Expression: ...
+        Returns:
+            Expression: the loss, a scalar.
+        """
 
-    def param_collection(self) -> ParameterCollection: ...
+    def neg_log_softmax_batch(self, x: Expression, c: Sequence[int], update: bool | None = True) -> Expression:
+        """
+        The negative log-probabilities of one class per batch element.
+
+        Args:
+            x (Expression): The hidden states (batched).
+            c (list[int]): One class per batch element.
+            update (bool): Whether the trainer updates the builder's parameters from this use. Defaults to True.
+
+        Returns:
+            Expression: the losses, a batched scalar.
+        """
+
+    def sample(self, x: Expression) -> int:
+        """
+        Draws a class from the distribution given the hidden state x.
+
+        Args:
+            x (Expression): The hidden state.
+
+        Returns:
+            int: the class drawn.
+        """
+
+    def full_log_distribution(self, x: Expression, update: bool | None = True) -> Expression:
+        """
+        The log-probabilities of every class.
+
+        Args:
+            x (Expression): The hidden state.
+            update (bool): Whether the trainer updates the builder's parameters from this use. Defaults to True.
+
+        Returns:
+            Expression: a vector with one log-probability per class.
+        """
+
+    def full_logits(self, x: Expression, update: bool | None = True) -> Expression:
+        """
+        The unnormalized scores of every class.
+
+        Args:
+            x (Expression): The hidden state.
+            update (bool): Whether the trainer updates the builder's parameters from this use. Defaults to True.
+
+        Returns:
+            Expression: a vector with one score per class.
+        """
+
+    def param_collection(self) -> ParameterCollection:
+        """
+        The collection holding the builder's parameters.
+
+        Returns:
+            ParameterCollection: the builder's subcollection.
+        """
+
+    __signature__: inspect.Signature = ...
 
 class StandardSoftmaxBuilder(SoftmaxBuilder):
     def __init__(self, input_dim: int, num_classes: int, pc: ParameterCollection, bias: bool | None = True) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class ClassFactoredSoftmaxBuilder(SoftmaxBuilder):
+    """
+    A class-factored softmax: p(w | x) = p(class(w) | x) · p(w | class(w), x), with the word classes read from a cluster file.
+
+    Args:
+        input_dim (int): The size of the hidden state.
+        cluster_file (str): Lines of 'class<TAB>word'.
+        dic (dict[str, int]): The word ids (0..n-1), as the program's vocabulary assigns them.
+        pc (ParameterCollection): Where the builder's parameters go.
+        bias (bool): Whether the layers have biases. Defaults to True.
+    """
+
     def __init__(self, input_dim: int, cluster_file: str, dic: dict, pc: ParameterCollection, bias: bool | None = True) -> None: ...
 
-    def class_log_distribution(self, x: Expression, update: bool | None = True) -> Expression: ...
+    def class_log_distribution(self, x: Expression, update: bool | None = True) -> Expression:
+        """
+        The log-probabilities of the word classes.
 
-    def class_logits(self, x: Expression, update: bool | None = True) -> Expression: ...
+        Args:
+            x (Expression): The hidden state.
+            update (bool): Whether the trainer updates the builder's parameters from this use. Defaults to True.
 
-    def subclass_log_distribution(self, x: Expression, classid: int, update: bool | None = True) -> Expression: ...
+        Returns:
+            Expression: a vector with one log-probability per class.
+        """
 
-    def subclass_logits(self, x: Expression, classid: int, update: bool | None = True) -> Expression: ...
+    def class_logits(self, x: Expression, update: bool | None = True) -> Expression:
+        """
+        The unnormalized scores of the word classes.
+
+        Args:
+            x (Expression): The hidden state.
+            update (bool): Whether the trainer updates the builder's parameters from this use. Defaults to True.
+
+        Returns:
+            Expression: a vector with one score per class.
+        """
+
+    def subclass_log_distribution(self, x: Expression, classid: int, update: bool | None = True) -> Expression:
+        """
+        The log-probabilities of the words of one class.
+
+        Args:
+            x (Expression): The hidden state.
+            classid (int): The class.
+            update (bool): Whether the trainer updates the builder's parameters from this use. Defaults to True.
+
+        Returns:
+            Expression: a vector with one log-probability per word of the class.
+        """
+
+    def subclass_logits(self, x: Expression, classid: int, update: bool | None = True) -> Expression:
+        """
+        The unnormalized scores of the words of one class.
+
+        Args:
+            x (Expression): The hidden state.
+            classid (int): The class.
+            update (bool): Whether the trainer updates the builder's parameters from this use. Defaults to True.
+
+        Returns:
+            Expression: a vector with one score per word of the class.
+        """
+
+    __signature__: inspect.Signature = ...
 
 class GRUBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 def cmult(x: Expression, y: Expression) -> Expression: ...
 

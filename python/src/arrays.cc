@@ -226,7 +226,8 @@ nb::object tensor_of(const Tensor& t) {
 void init_arrays(nb::module_& m) {
   nb::class_<PyTensor>(m, "Tensor",
                        "A copy of an expression's value (Expression.tensor_value()), or the indices computed "
-                       "from one. as_numpy() has DyNet's layout: the dims, then the batch as the last axis.")
+                       "from one.\n\n"
+                       "as_numpy() has DyNet's layout: the dims, then the batch as the last axis.")
       .def("as_numpy", [](nb::handle self) -> nb::object {
         PyTensor& t = *nb::inst_ptr<PyTensor>(self);
         const std::vector<size_t> shape = numpy_shape(t.d, false);
@@ -237,20 +238,39 @@ void init_arrays(nb::module_& m) {
           return nb::cast(nb::ndarray<nb::numpy, const int64_t>(reinterpret_cast<const int64_t*>(t.idx.data()),
                                                                 shape.size(), shape.data(), self, strides.data()));
         return new_array<double>({t.v.data()}, t.v.size(), shape, strides);
-      })
+      }, nb::sig("def as_numpy(self) -> numpy.typing.NDArray[numpy.float64] | numpy.typing.NDArray[numpy.int64]"),
+         "The tensor as a numpy array (the batch, when there is one, is the last axis).\n\n"
+         "Returns:\n"
+         "    numpy.ndarray: float64 values (a copy), or int64 indices (a read-only view) for an index tensor.")
       .def("argmax", [](PyTensor& t, unsigned dim, unsigned num) { return PyTensor::of(TensorTools::argmax(t.view(), dim, num)); },
-           "dim"_a = 0, "num"_a = 1)
+           "dim"_a = 0, "num"_a = 1,
+           "The indices of the largest values along a dim.\n\n"
+           "Args:\n"
+           "    dim (int): The dim to search along. Defaults to 0.\n"
+           "    num (int): How many indices per slice. Defaults to 1.\n\n"
+           "Returns:\n    Tensor: an index tensor.")
       .def("topk", [](PyTensor& t, unsigned dim, unsigned num) {
         const auto [values, indices] = TensorTools::topk(t.view(), dim, num);
         return std::make_pair(PyTensor::of(values.d, std::vector<float>(values.v, values.v + values.d.size())),
                               PyTensor::of(indices));
-      }, "dim"_a = 0, "num"_a = 1)
+      }, "dim"_a = 0, "num"_a = 1,
+           "The num largest values along a dim, and their indices.\n\n"
+           "Args:\n"
+           "    dim (int): The dim to search along. Defaults to 0.\n"
+           "    num (int): How many values per slice. Defaults to 1.\n\n"
+           "Returns:\n    tuple[Tensor, Tensor]: (values, indices).")
       .def("categorical_sample_log_prob", [](PyTensor& t, unsigned dim, unsigned num) {
         return PyTensor::of(TensorTools::categorical_sample_log_prob(t.view(), dim, num));
-      }, "dim"_a = 0, "num"_a = 1)
+      }, "dim"_a = 0, "num"_a = 1,
+           "Draws indices from the categorical distributions whose log-probabilities the tensor holds.\n\n"
+           "Args:\n"
+           "    dim (int): The dim along which each distribution lies. Defaults to 0.\n"
+           "    num (int): How many samples per distribution. Defaults to 1.\n\n"
+           "Returns:\n    Tensor: an index tensor.")
       .def("dim", [](PyTensor& t) {
         return std::make_pair(nb::tuple(nb::cast(std::vector<unsigned>(t.d.d, t.d.d + t.d.nd))), t.d.bd);
-      })
+      }, "The dims of the tensor and its batch size.\n\n"
+         "Returns:\n    tuple[tuple[int, ...], int]: (dims, batch size).")
       .def("__array__", [](nb::handle self, nb::args, nb::kwargs) { return self.attr("as_numpy")(); })
       .def("__repr__", [](PyTensor& t) {
         return std::string("<dynet Tensor ") + t.d.str() + (t.is_index ? " int>" : " float>");

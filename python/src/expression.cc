@@ -184,6 +184,17 @@ bool as_float(PyObject* o, float& v) {
     v = static_cast<float>(d);
     return true;
   }
+  // A numpy scalar (np.float32(2.0)): it has a dtype and, unlike an array, is no sequence.
+  if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float && !PySequence_Check(o) &&
+      PyObject_HasAttrString(o, "dtype")) {
+    const double d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    v = static_cast<float>(d);
+    return true;
+  }
   return false;
 }
 
@@ -283,7 +294,10 @@ PyType_Slot* expression_number_slots() {
 void init_expression(nb::module_& m) {
   static std::vector<PyType_Slot> slots = [] {
     std::vector<PyType_Slot> s{{Py_tp_dealloc, reinterpret_cast<void*>(expr_dealloc)},
-                               {Py_tp_doc, const_cast<char*>("A node of a computation graph (DyNet's Expression).")}};
+                               {Py_tp_doc, const_cast<char*>(
+                                   "A node of a computation graph (DyNet's Expression).\n\n"
+                                   "Made by the op functions (dy.tanh, dy.pick, ...), the operators + - * / ** and "
+                                   "indexing; its value is computed lazily by value(), npvalue() or forward().")}};
     for (PyType_Slot* n = expression_number_slots(); n->slot; ++n) s.push_back(*n);
     s.push_back({0, nullptr});
     return s;
@@ -297,8 +311,9 @@ void init_expression(nb::module_& m) {
   nb::object bases = nb::make_tuple(nb::handle(PyExc_ValueError), nb::handle(PyExc_RuntimeError));
   StaleExpressionError = PyErr_NewExceptionWithDoc(
       "dynet._dynet.StaleExpressionError",
-      "An Expression used after renew_cg() or after its graph was destroyed (a ValueError, as in the original "
-      "DyNet, and a RuntimeError).",
+      "An Expression used after renew_cg() or after its graph was destroyed.\n\n"
+      "A ValueError, as in the original DyNet, and a RuntimeError.\n\n"
+      "Args:\n    args: The message, as for any exception.",
       bases.ptr(), nullptr);
   if (!StaleExpressionError) throw nb::python_error();
   m.attr("StaleExpressionError") = nb::handle(StaleExpressionError);

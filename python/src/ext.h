@@ -97,6 +97,19 @@ FloatArray from_array(nb::handle obj, const char* what);
 Dim make_dim(const std::vector<unsigned>& dims, unsigned bd, const char* what);
 // A numpy float64 copy (DyNet's dtype): the dims, then the batch as a last axis when bd > 1 (or when
 // keep_batch_axis).
+// Results held as objects, named for the signatures and stubs (a plain nb::object would show as `object`).
+struct NDArrayF64 {  // a float64 numpy array
+  nb::object obj;
+};
+struct ValueResult {  // Expression.value()
+  nb::object obj;
+};
+struct TensorResult {
+  nb::object obj;
+};
+struct GraphResult {
+  nb::object obj;
+};
 nb::object to_numpy(const Tensor& t, bool keep_batch_axis = false);
 nb::object to_numpy_float32(const Tensor& t);
 // Rows of a lookup table (all, or those listed) as one float64 array of shape (rows, row dims...).
@@ -179,4 +192,19 @@ struct type_caster<dynet::Expression> {
     return dynet::py::wrap(e);
   }
 };
+}  // namespace nanobind::detail
+
+namespace nanobind::detail {
+#define DYNET_PY_NAMED_OBJECT(T, NAME)                                                                         \
+  template <>                                                                                                   \
+  struct type_caster<dynet::py::T> {                                                                            \
+    NB_TYPE_CASTER(dynet::py::T, const_name(NAME))                                                              \
+    bool from_python(handle, uint8_t, cleanup_list*) noexcept { return false; }                                 \
+    static handle from_cpp(const dynet::py::T& v, rv_policy, cleanup_list*) noexcept { return v.obj.inc_ref(); } \
+  };
+DYNET_PY_NAMED_OBJECT(NDArrayF64, "numpy.typing.NDArray[numpy.float64]")
+DYNET_PY_NAMED_OBJECT(ValueResult, "float | list[float] | numpy.typing.NDArray[numpy.float64]")
+DYNET_PY_NAMED_OBJECT(TensorResult, "dynet._dynet.Tensor")
+DYNET_PY_NAMED_OBJECT(GraphResult, "dynet._dynet.ComputationGraph")
+#undef DYNET_PY_NAMED_OBJECT
 }  // namespace nanobind::detail

@@ -251,49 +251,152 @@ void init_module(nb::module_& m) {
     nb::setattr(E, name, fn);
   };
   // ---- Expression ----
-  method("value", [](const Expression& e, truthy recalculate) -> nb::object {
+  method("value", [](const Expression& e, truthy recalculate) -> ValueResult {
     // DyNet's value(): a float for a one-element vector, a list for a vector (all batch elements in a row),
     // else npvalue() (a 1x1 matrix too)
     const Tensor& t = value_of(e, recalculate);
-    if (t.d.nd <= 1 && t.d.size() == 1) return nb::float_(t.v[0]);
-    if (t.d.nd == 1) return nb::cast(std::vector<float>(t.v, t.v + t.d.size()));
-    return to_numpy(t);
-  }, "recalculate"_a = false);
-  method("npvalue", [](const Expression& e, truthy recalculate) { return to_numpy(value_of(e, recalculate)); },
-         "recalculate"_a = false);
+    if (t.d.nd <= 1 && t.d.size() == 1) return {nb::float_(t.v[0])};
+    if (t.d.nd == 1) return {nb::cast(std::vector<float>(t.v, t.v + t.d.size()))};
+    return {to_numpy(t)};
+  }, "recalculate"_a = false,
+           "The value: a float for a scalar, a list for a vector, else a numpy array (DyNet's value()).\n"
+           "\n"
+           "Computes the graph up to this node if needed.\n"
+           "\n"
+           "Args:\n"
+           "    recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    float | list[float] | numpy.ndarray: a copy of the value.");
+  method("npvalue", [](const Expression& e, truthy recalculate) { return NDArrayF64{to_numpy(value_of(e, recalculate))}; },
+         "recalculate"_a = false,
+           "The value as a float64 numpy array (the batch, when there is one, is the last axis).\n"
+           "\n"
+           "Computes the graph up to this node if needed.\n"
+           "\n"
+           "Args:\n"
+           "    recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    numpy.ndarray: a copy of the value.");
   method("scalar_value", [](const Expression& e, truthy recalculate) {
     const Tensor& t = value_of(e, recalculate);
     if (t.d.size() != 1) throw std::invalid_argument("scalar_value: the expression has dim " + t.d.str() + ", not a scalar");
     return t.v[0];
-  }, "recalculate"_a = false);
+  }, "recalculate"_a = false,
+           "The value of a one-element expression as a float.\n"
+           "\n"
+           "Computes the graph up to this node if needed.\n"
+           "\n"
+           "Args:\n"
+           "    recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    float: the value.\n"
+           "\n"
+           "Raises:\n"
+           "    ValueError: when the expression has more than one element.");
   method("vec_value", [](const Expression& e, truthy recalculate) {
     const Tensor& t = value_of(e, recalculate);
     return std::vector<float>(t.v, t.v + t.d.size());
-  }, "recalculate"_a = false);
-  method("tensor_value", [](const Expression& e, truthy recalculate) { return tensor_of(value_of(e, recalculate)); },
-         "recalculate"_a = false);
-  method("forward", [](const Expression& e, truthy recalculate) { value_of(e, recalculate); }, "recalculate"_a = false);
+  }, "recalculate"_a = false,
+           "The values as a flat list (column-major, batch elements last).\n"
+           "\n"
+           "Computes the graph up to this node if needed.\n"
+           "\n"
+           "Args:\n"
+           "    recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    list[float]: a copy of the values.");
+  method("tensor_value", [](const Expression& e, truthy recalculate) { return TensorResult{tensor_of(value_of(e, recalculate))}; },
+         "recalculate"_a = false,
+           "The value as a dy.Tensor (which has argmax, topk and categorical_sample_log_prob).\n"
+           "\n"
+           "Computes the graph up to this node if needed.\n"
+           "\n"
+           "Args:\n"
+           "    recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    Tensor: a copy of the value.");
+  method("forward", [](const Expression& e, truthy recalculate) { value_of(e, recalculate); }, "recalculate"_a = false,
+           "Computes the graph up to this node (the value is then cached).\n"
+           "\n"
+           "Args:\n"
+           "    recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
   method("gradient", [](const Expression& e) {
     check_live(e);
-    return to_numpy(e.gradient());
-  });
+    return NDArrayF64{to_numpy(e.gradient())};
+  },
+           "The gradient of the last backward()'s loss with respect to this node.\n"
+           "\n"
+           "Valid after backward() on an expression that depends on this one.\n"
+           "\n"
+           "Returns:\n"
+           "    numpy.ndarray: a float64 copy of the gradient.");
   method("backward", [](const Expression& e, truthy full) {
     check_live(e);
     e.pg->incremental_forward(e);
     e.pg->backward(e, full);
-  }, "full"_a = false);
+  }, "full"_a = false,
+           "Backpropagates from this (scalar) node: accumulates gradients into the parameters it depends on.\n"
+           "\n"
+           "Computes the value first if needed; then call a trainer's update().\n"
+           "\n"
+           "Args:\n"
+           "    full (bool): Also compute the gradients of nodes that do not depend on parameters (for gradient()). Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
   method("dim", [](const Expression& e) {
     check_live(e);
     const Dim& d = e.dim();
     std::vector<unsigned> dims(d.d, d.d + d.nd);
     return std::make_pair(nb::tuple(nb::cast(dims)), d.bd);
-  });
+  },
+           "The dims of the expression and its batch size.\n"
+           "\n"
+           "Does not compute the value.\n"
+           "\n"
+           "Returns:\n"
+           "    tuple[tuple[int, ...], int]: (dims, batch size).");
+  // What the node is, without computing it: <Expression tanh {8} graph 3>.
   method("__repr__", [](const Expression& e) {
-    if (e.is_stale()) return std::string("expression (stale)");
-    return "expression " + std::to_string(e.i) + "/" + std::to_string(e.graph_id) + " " + e.dim().str();
+    if (e.is_stale()) return std::string("<Expression (stale)>");
+    const char* op = op_def(e.pg->node(e.i).op).name;
+    return std::string("<Expression ") + (op ? op : "?") + " " + e.dim().str() + " graph " + std::to_string(e.graph_id) + ">";
   });
-  method("set", set_expression, "x"_a);
-  method("set_index", set_expression, "i"_a);
+  // numpy's array protocol: np.asarray(e) is e.npvalue() (a float64 copy), in the dtype asked for.
+  // numpy's operators defer to the Expression's (np.float32(2) * e is an Expression, not an array of e's value).
+  nb::setattr(E, "__array_ufunc__", nb::none());
+  method("__array__", [](const Expression& e, nb::handle dtype, nb::handle copy) {
+    if (!copy.is_none() && !PyObject_IsTrue(copy.ptr()))
+      throw nb::value_error("Expression.__array__: the value is always a copy (copy=False cannot be honoured)");
+    nb::object a = to_numpy(value_of(e, false));
+    return NDArrayF64{dtype.is_none() ? a : a.attr("astype")(dtype)};
+  }, "dtype"_a = nb::none(), "copy"_a = nb::none());
+  method("set", set_expression, "x"_a,
+           "Gives an input, lookup or pick new values or indices; the graph is recomputed on the next forward.\n"
+           "\n"
+           "The number of values (or indices) must stay the same.\n"
+           "\n"
+           "Args:\n"
+           "    x (float | list | numpy.ndarray): The new values (inputs) or indices (lookups, picks).\n"
+           "\n"
+           "Returns:\n"
+           "    None");
+  method("set_index", set_expression, "i"_a,
+           "Gives a lookup or pick a new index (or one per batch element); the graph is recomputed on the next forward.\n"
+           "\n"
+           "Args:\n"
+           "    i (int | list[int]): The new index, or indices.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
   // DLPack: the value as a CPU tensor (a copy, as npvalue()).
   method("__dlpack__", [](const Expression& e, nb::kwargs) { return to_numpy_float32(value_of(e, false)).attr("__dlpack__")(); });
   method("__dlpack_device__", [](const Expression&) { return std::make_pair(1, 0); });  // kDLCPU, device 0
@@ -342,8 +445,12 @@ void init_module(nb::module_& m) {
     }
   };
   nb::class_<PyGraph>(m, "ComputationGraph",
-                      "A computation graph. dy.cg() is the global one; `with dy.ComputationGraph():` builds "
-                      "into a new graph in this thread (one graph per thread for data parallelism).")
+                      "A computation graph.\n\n"
+                      "dy.cg() is the global one; `with dy.ComputationGraph():` builds into a new graph in this "
+                      "thread (one graph per thread for data parallelism).")
+      .def("__repr__", [](PyGraph& self) {
+        return "<ComputationGraph " + std::to_string(self.g->get_id()) + ": " + std::to_string(self.g->size()) + " nodes>";
+      })
       .def("__init__", [](PyGraph* self) {
         new (self) PyGraph{std::make_unique<ComputationGraph>(), std::make_unique<GraphInputs>(), nullptr, nullptr};
         self->g = self->owned_g.get();
@@ -353,37 +460,148 @@ void init_module(nb::module_& m) {
       .def("__exit__", [](PyGraph& self, nb::args) { pop_graph(self.g); })
       .def("renew", [](PyGraph& self, truthy immediate_compute, truthy check_validity, nb::object autobatching) {
         self.renew(immediate_compute, check_validity, autobatching);
-      }, "immediate_compute"_a = false, "check_validity"_a = false, "autobatching"_a = nb::none())
-      .def("version", [](PyGraph& self) { return self.g == &global_graph() ? global_graph_version() : self.g->get_id(); })
-      .def("checkpoint", [](PyGraph& self) { self.g->checkpoint(); })
-      .def("revert", [](PyGraph& self) { self.g->revert(); })
-      .def("print_graphviz", [](PyGraph& self) { self.g->print_graphviz(); })
+      }, "immediate_compute"_a = false, "check_validity"_a = false, "autobatching"_a = nb::none(),
+           "Clears the graph (its expressions become stale) and sets how it runs.\n"
+           "\n"
+           "Args:\n"
+           "    immediate_compute (bool): Compute each node as soon as it is added (for debugging). Defaults to False.\n"
+           "    check_validity (bool): Check each value for NaN and infinity as it is computed. Defaults to False.\n"
+           "    autobatching (bool | None): Batch independent operations automatically; None: the --dynet-autobatch setting. Defaults to None.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("version", [](PyGraph& self) { return self.g == &global_graph() ? global_graph_version() : self.g->get_id(); },
+           "A number that changes whenever the graph is renewed.\n"
+           "\n"
+           "Returns:\n"
+           "    int: the graph's version.")
+      .def("checkpoint", [](PyGraph& self) { self.g->checkpoint(); },
+           "Remembers the graph's current size; revert() removes the nodes added after it.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("revert", [](PyGraph& self) { self.g->revert(); },
+           "Removes the nodes added since the last checkpoint().\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("print_graphviz", [](PyGraph& self) { self.g->print_graphviz(); },
+           "Prints the graph in graphviz's dot format on stdout.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
       .def("dump", [](PyGraph& self, const std::string& f, truthy v, truthy gr, truthy n) { self.g->dump(f, v, gr, n); },
-           "filename"_a, "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false)
-      .def("size", [](PyGraph& self) { return self.g->size(); })
+           "filename"_a, "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false,
+           "Writes the graph's nodes (ops, dims, and optionally values and gradients) to a text file.\n"
+           "\n"
+           "Args:\n"
+           "    filename (str): The file ('' : stderr).\n"
+           "    show_values (bool): Include the values. Defaults to True.\n"
+           "    show_gradients (bool): Include the gradients. Defaults to True.\n"
+           "    nan_check_only (bool): Only say whether each value has a NaN. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("size", [](PyGraph& self) { return self.g->size(); },
+           "The number of nodes in the graph.\n"
+           "\n"
+           "Returns:\n"
+           "    int: the node count.")
       // DyNet's lower-level graph methods: `index` is an expression (or its node index in this graph).
-      .def("forward", [](PyGraph& self, nb::handle index) { self.g->forward(node_of(*self.g, index)); }, "index"_a)
-      .def("inc_forward", [](PyGraph& self, nb::handle index) { self.g->incremental_forward(node_of(*self.g, index)); }, "index"_a)
-      .def("forward_scalar", [](PyGraph& self, nb::handle index) { return as_scalar(self.g->forward(node_of(*self.g, index))); }, "index"_a)
+      .def("forward", [](PyGraph& self, nb::handle index) { self.g->forward(node_of(*self.g, index)); }, "index"_a,
+           "Computes the graph from scratch up to a node.\n"
+           "\n"
+           "Args:\n"
+           "    index (Expression | int): The node (an expression of this graph, or its index).\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("inc_forward", [](PyGraph& self, nb::handle index) { self.g->incremental_forward(node_of(*self.g, index)); }, "index"_a,
+           "Computes the nodes not yet computed, up to a node.\n"
+           "\n"
+           "Args:\n"
+           "    index (Expression | int): The node (an expression of this graph, or its index).\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("forward_scalar", [](PyGraph& self, nb::handle index) { return as_scalar(self.g->forward(node_of(*self.g, index))); }, "index"_a,
+           "Computes the graph from scratch up to a node and returns its value as a float.\n"
+           "\n"
+           "Args:\n"
+           "    index (Expression | int): The node (an expression of this graph, or its index).\n"
+           "\n"
+           "Returns:\n"
+           "    float: the value.")
       .def("inc_forward_scalar", [](PyGraph& self, nb::handle index) {
         return as_scalar(self.g->incremental_forward(node_of(*self.g, index)));
-      }, "index"_a)
-      .def("forward_vec", [](PyGraph& self, nb::handle index) { return as_vector(self.g->forward(node_of(*self.g, index))); }, "index"_a)
+      }, "index"_a,
+           "Computes the nodes not yet computed, up to a node, and returns its value as a float.\n"
+           "\n"
+           "Args:\n"
+           "    index (Expression | int): The node (an expression of this graph, or its index).\n"
+           "\n"
+           "Returns:\n"
+           "    float: the value.")
+      .def("forward_vec", [](PyGraph& self, nb::handle index) { return as_vector(self.g->forward(node_of(*self.g, index))); }, "index"_a,
+           "Computes the graph from scratch up to a node and returns its values as a list.\n"
+           "\n"
+           "Args:\n"
+           "    index (Expression | int): The node (an expression of this graph, or its index).\n"
+           "\n"
+           "Returns:\n"
+           "    list[float]: the values.")
       .def("inc_forward_vec", [](PyGraph& self, nb::handle index) {
         return as_vector(self.g->incremental_forward(node_of(*self.g, index)));
-      }, "index"_a)
+      }, "index"_a,
+           "Computes the nodes not yet computed, up to a node, and returns its values as a list.\n"
+           "\n"
+           "Args:\n"
+           "    index (Expression | int): The node (an expression of this graph, or its index).\n"
+           "\n"
+           "Returns:\n"
+           "    list[float]: the values.")
       .def("backward", [](PyGraph& self, nb::handle index, truthy full) {
         const VariableIndex i = node_of(*self.g, index);
         self.g->incremental_forward(i);
         self.g->backward(i, full);
-      }, "index"_a, "full"_a = false)
+      }, "index"_a, "full"_a = false,
+           "Backpropagates from a scalar node of this graph.\n"
+           "\n"
+           "Args:\n"
+           "    index (Expression | int): The node (an expression of this graph, or its index).\n"
+           "    full (bool): Also compute the gradients of nodes that do not depend on parameters. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
       .def("inputMatrixLiteral", [](PyGraph& self, std::vector<float> v, std::vector<unsigned> d, unsigned batch_size, nb::handle device) {
         return input(*self.g, make_dim(d, batch_size, "inputMatrixLiteral"), v, device_from(device.ptr()));
-      }, "v"_a, "d"_a, "batch_size"_a = 1, "device"_a = "")
+      }, "v"_a, "d"_a, "batch_size"_a = 1, "device"_a = "",
+           "An input of this graph from column-major values.\n"
+           "\n"
+           "Args:\n"
+           "    v (list[float]): The values, column-major, batch elements last.\n"
+           "    d (list[int]): The dims.\n"
+           "    batch_size (int): The number of batch elements. Defaults to 1.\n"
+           "    device (str): The device ('' : the default). Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    Expression: the input.")
       .def("inputSparseTensor", [](PyGraph& self, std::vector<unsigned> idxs, std::vector<float> v, std::vector<unsigned> dim,
                                    unsigned batch_size, float defval, nb::handle device) {
         return input(*self.g, make_dim(dim, batch_size, "inputSparseTensor"), idxs, v, defval, device_from(device.ptr()));
-      }, "idxs"_a, "v"_a, "dim"_a, "batch_size"_a = 1, "defval"_a = 0.f, "device"_a = "");
+      }, "idxs"_a, "v"_a, "dim"_a, "batch_size"_a = 1, "defval"_a = 0., "device"_a = "",
+           "An input of this graph given by its nonzero values.\n"
+           "\n"
+           "Args:\n"
+           "    idxs (list[int]): The flat (column-major) indices of the values.\n"
+           "    v (list[float]): The values.\n"
+           "    dim (list[int]): The dims.\n"
+           "    batch_size (int): The number of batch elements. Defaults to 1.\n"
+           "    defval (float): The value everywhere else. Defaults to 0.0.\n"
+           "    device (str): The device ('' : the default). Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    Expression: the input.");
   // The global graph's wrapper lives as long as the module (a module attribute; no C++ static owns it,
   // so nothing is released after the interpreter has gone).
   nb::object global_wrapper_obj = nb::inst_alloc(nb::type<PyGraph>());
@@ -398,15 +616,54 @@ void init_module(nb::module_& m) {
     g.set_immediate_compute(immediate_compute);
     g.set_check_validity(check_validity);
     if (&g == &global_graph()) ++global_graph_version();
-    return nb::borrow(global_wrapper);
-  }, "immediate_compute"_a = false, "check_validity"_a = false, "autobatching"_a = nb::none());
-  m.def("cg", [global_wrapper] { return nb::borrow(global_wrapper); });
-  m.def("cg_version", [] { return global_graph_version(); });
-  m.def("cg_checkpoint", [] { current_graph().checkpoint(); });
-  m.def("cg_revert", [] { current_graph().revert(); });
-  m.def("print_text_graphviz", [] { current_graph().print_graphviz(); });
+    return GraphResult{nb::borrow(global_wrapper)};
+  }, "immediate_compute"_a = false, "check_validity"_a = false, "autobatching"_a = nb::none(),
+           "Clears the current graph (DyNet's renew_cg): expressions made before become stale.\n"
+           "\n"
+           "Args:\n"
+           "    immediate_compute (bool): Compute each node as soon as it is added (for debugging). Defaults to False.\n"
+           "    check_validity (bool): Check each value for NaN and infinity as it is computed. Defaults to False.\n"
+           "    autobatching (bool | None): Batch independent operations automatically; None: the --dynet-autobatch setting. Defaults to None.\n"
+           "\n"
+           "Returns:\n"
+           "    ComputationGraph: the global graph.");
+  m.def("cg", [global_wrapper] { return GraphResult{nb::borrow(global_wrapper)}; },
+           "The global computation graph.\n"
+           "\n"
+           "Returns:\n"
+           "    ComputationGraph: the graph that renew_cg() clears.");
+  m.def("cg_version", [] { return global_graph_version(); },
+           "A number that changes whenever the global graph is renewed.\n"
+           "\n"
+           "Returns:\n"
+           "    int: the version.");
+  m.def("cg_checkpoint", [] { current_graph().checkpoint(); },
+           "Remembers the current graph's size; cg_revert() removes the nodes added after it.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
+  m.def("cg_revert", [] { current_graph().revert(); },
+           "Removes the nodes added to the current graph since the last cg_checkpoint().\n"
+           "\n"
+           "Returns:\n"
+           "    None");
+  m.def("print_text_graphviz", [] { current_graph().print_graphviz(); },
+           "Prints the current graph in graphviz's dot format on stdout.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
   m.def("dump_cg", [](const std::string& f, truthy v, truthy g, truthy n) { current_graph().dump(f, v, g, n); },
-        "filename"_a = "", "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false);
+        "filename"_a = "", "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false,
+           "Writes the current graph's nodes (ops, dims, and optionally values and gradients) to a text file.\n"
+           "\n"
+           "Args:\n"
+           "    filename (str): The file ('' : stderr). Defaults to ''.\n"
+           "    show_values (bool): Include the values. Defaults to True.\n"
+           "    show_gradients (bool): Include the gradients. Defaults to True.\n"
+           "    nan_check_only (bool): Only say whether each value has a NaN. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
   m.def("forward", [](nb::sequence exps, truthy recalculate) {
     Expression last;
     for (nb::handle h : exps) {
@@ -414,10 +671,21 @@ void init_module(nb::module_& m) {
       if (last.pg == nullptr || e.i > last.i) last = e;
     }
     if (last.pg) value_of(last, recalculate);
-  }, "exps"_a, "recalculate"_a = false);
+  }, "exps"_a, "recalculate"_a = false,
+           "Computes several expressions with one forward pass (up to the last of them).\n"
+           "\n"
+           "Args:\n"
+           "    exps (list[Expression]): The expressions.\n"
+           "    recalculate (bool): Run forward again from scratch instead of incrementally. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
 
   // ---- initializers ----
-  nb::class_<PyInit>(m, "PyInitializer", nb::dynamic_attr(), "The base of DyNet's parameter initializers.")
+  nb::class_<PyInit>(m, "PyInitializer", nb::dynamic_attr(),
+                     "The base of DyNet's parameter initializers.\n\n"
+                     "Pass an instance of a subclass (NormalInitializer, GlorotInitializer, ...) as `init` of "
+                     "ParameterCollection.add_parameters or add_lookup_parameters.")
       .def(nb::init<>());
   // The subclasses' __init__ (dynet/__init__.py) set the C++ initializer with these.
   m.def("_init_normal", [](PyInit& self, float mean, float var) { self.init = std::make_shared<ParameterInitNormal>(mean, var); });
@@ -434,44 +702,183 @@ void init_module(nb::module_& m) {
 
   // ---- Parameters and LookupParameters: expressions of the current graph wherever one is expected
   // (DyNet 2.1's Parameters(Expression)), with the Expression's operators and value methods ----
-  nb::class_<PyParameters> params(m, "Parameters", nb::type_slots(expression_number_slots()));
-  params.def("expr", [](PyParameters& p, truthy update) { return p.expr(update); }, "update"_a = false)
-      .def("shape", [](PyParameters& p) { Dim d = p.p.dim(); return nb::tuple(nb::cast(std::vector<unsigned>(d.d, d.d + d.nd))); })
-      .def("as_array", [](PyParameters& p) { return to_numpy(*p.p.values()); })
-      .def("grad_as_array", [](PyParameters& p) { return to_numpy(*p.p.gradients()); })
+  nb::class_<PyParameters> params(m, "Parameters", nb::type_slots(expression_number_slots()),
+                                  "A parameter (weights, a bias) of a ParameterCollection.\n\n"
+                                  "It is an expression of the current graph wherever one is expected (W * x), with "
+                                  "the Expression's operators and value methods. Made by "
+                                  "ParameterCollection.add_parameters.");
+  params.def("__repr__", [](PyParameters& p) { return "Parameter " + p.p.get_fullname() + " " + p.p.dim().str(); });
+  params.def("expr", [](PyParameters& p, truthy update) { return p.expr(update); }, "update"_a = false,
+           "The parameter as an expression of the current graph (cached per graph).\n"
+           "\n"
+           "Args:\n"
+           "    update (bool): Whether gradients flow into it (False: a constant). Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    Expression: the parameter's node.")
+      .def("shape", [](PyParameters& p) { Dim d = p.p.dim(); return nb::tuple(nb::cast(std::vector<unsigned>(d.d, d.d + d.nd))); },
+           "The parameter's dims.\n"
+           "\n"
+           "Returns:\n"
+           "    tuple[int, ...]: the dims.")
+      .def("as_array", [](PyParameters& p) { return NDArrayF64{to_numpy(*p.p.values())}; },
+           "The values.\n"
+           "\n"
+           "Returns:\n"
+           "    numpy.ndarray: a float64 copy.")
+      .def("grad_as_array", [](PyParameters& p) { return NDArrayF64{to_numpy(*p.p.gradients())}; },
+           "The accumulated gradient.\n"
+           "\n"
+           "Returns:\n"
+           "    numpy.ndarray: a float64 copy.")
       .def("set_value", [](PyParameters& p, nb::handle arr) {
         auto [dims, v] = from_array(arr, "set_value");
         if (v.size() != p.p.dim().size())
           throw std::invalid_argument("set_value: " + std::to_string(v.size()) + " values for a parameter of dim " + p.p.dim().str());
         p.p.set_value(v);
-      }, "arr"_a)
-      .def("clip_inplace", [](PyParameters& p, float l, float r) { p.p.clip_inplace(l, r); }, "left"_a, "right"_a)
-      .def("zero", [](PyParameters& p) { p.p.zero(); })
-      .def("scale", [](PyParameters& p, float s) { p.p.scale(s); }, "s"_a)
-      .def("scale_gradient", [](PyParameters& p, float s) { p.p.scale_gradient(s); }, "s"_a)
-      .def("is_updated", [](PyParameters& p) { return p.p.is_updated(); })
-      .def("set_updated", [](PyParameters& p, truthy b) { p.p.set_updated(b); }, "b"_a)
-      .def("name", [](PyParameters& p) { return p.p.get_fullname(); })
-      .def("save", &save_param<PyParameters>, "fname"_a, "key"_a = "", "append"_a = false)
-      .def("write_to_textfile", &save_param<PyParameters>, "fname"_a, "key"_a = "", "append"_a = false)
-      .def("populate", &populate_param<PyParameters>, "fname"_a, "key"_a = "")
-      .def("populate_from_textfile", &populate_param<PyParameters>, "fname"_a, "key"_a = "");
-  nb::class_<PyLookupParameters> lookups(m, "LookupParameters", nb::type_slots(expression_number_slots()));
-  lookups.def("expr", [](PyLookupParameters& p, truthy update) { return p.expr(update); }, "update"_a = true)
+      }, "arr"_a,
+           "Replaces the values.\n"
+           "\n"
+           "Args:\n"
+           "    arr (numpy.ndarray | list): The new values, with the parameter's dims.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("clip_inplace", [](PyParameters& p, float l, float r) { p.p.clip_inplace(l, r); }, "left"_a, "right"_a,
+           "Clips every value into [left, right].\n"
+           "\n"
+           "Args:\n"
+           "    left (float): The lower bound.\n"
+           "    right (float): The upper bound.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("zero", [](PyParameters& p) { p.p.zero(); },
+           "Sets every value to 0.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("scale", [](PyParameters& p, float s) { p.p.scale(s); }, "s"_a,
+           "Multiplies the values by a factor.\n"
+           "\n"
+           "Args:\n"
+           "    s (float): The factor.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("scale_gradient", [](PyParameters& p, float s) { p.p.scale_gradient(s); }, "s"_a,
+           "Multiplies the accumulated gradient by a factor.\n"
+           "\n"
+           "Args:\n"
+           "    s (float): The factor.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("is_updated", [](PyParameters& p) { return p.p.is_updated(); },
+           "Whether trainers update this parameter.\n"
+           "\n"
+           "Returns:\n"
+           "    bool: True unless set_updated(False) was called.")
+      .def("set_updated", [](PyParameters& p, truthy b) { p.p.set_updated(b); }, "b"_a,
+           "Whether trainers update this parameter (False freezes it).\n"
+           "\n"
+           "Args:\n"
+           "    b (bool): True to train it, False to freeze it.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("name", [](PyParameters& p) { return p.p.get_fullname(); },
+           "The full name (e.g. '/W', or '/birnn/_0' in a subcollection).\n"
+           "\n"
+           "Returns:\n"
+           "    str: the name.")
+      .def("save", &save_param<PyParameters>, "fname"_a, "key"_a = "", "append"_a = false,
+           "Appends (or writes) the values to a DyNet text model file.\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("write_to_textfile", &save_param<PyParameters>, "fname"_a, "key"_a = "", "append"_a = false,
+           "Appends (or writes) the values to a DyNet text model file (same as save).\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("populate", &populate_param<PyParameters>, "fname"_a, "key"_a = "",
+           "Reads the values from a DyNet text model file.\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("populate_from_textfile", &populate_param<PyParameters>, "fname"_a, "key"_a = "",
+           "Reads the values from a DyNet text model file (same as populate).\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
+  nb::class_<PyLookupParameters> lookups(m, "LookupParameters", nb::type_slots(expression_number_slots()),
+                                         "A lookup table (embeddings) of a ParameterCollection: rows of equal dims.\n\n"
+                                         "E[i] and dy.lookup(E, i) are row i as an expression of the current graph; "
+                                         "made by ParameterCollection.add_lookup_parameters.");
+  lookups.def("__repr__", [](PyLookupParameters& p) {
+    return "LookupParameter " + p.p.get_fullname() + " " + p.p.dim().str() + " x " +
+           std::to_string(p.p.get_storage().values.size()) + " rows";
+  });
+  lookups.def("expr", [](PyLookupParameters& p, truthy update) { return p.expr(update); }, "update"_a = true,
+           "The whole table as one expression of the current graph, {dims..., rows}.\n"
+           "\n"
+           "Args:\n"
+           "    update (bool): Whether gradients flow into it (False: a constant). Defaults to True.\n"
+           "\n"
+           "Returns:\n"
+           "    Expression: the table's node.")
       .def("shape", [](PyLookupParameters& p) {
         Dim d = p.p.dim();
         std::vector<unsigned> s{static_cast<unsigned>(p.p.get_storage().values.size())};
         for (unsigned k = 0; k < d.nd; ++k) s.push_back(d[k]);
         return nb::tuple(nb::cast(s));
-      })
+      },
+           "The table's dims: (rows, dims of a row...).\n"
+           "\n"
+           "Returns:\n"
+           "    tuple[int, ...]: the dims.")
       .def("__len__", [](PyLookupParameters& p) { return p.p.get_storage().values.size(); })
       .def("__getitem__", [](PyLookupParameters& p, row_index i) { return settable_lookup(p.p, i); }, "i"_a)
       .def("batch", [](PyLookupParameters& p, const std::vector<row_index>& rows) {
         return settable_lookup(p.p, std::vector<unsigned>(rows.begin(), rows.end()));
-      }, "i"_a)
+      }, "i"_a,
+           "A batched lookup of several rows (one per batch element; same as dy.lookup_batch).\n"
+           "\n"
+           "Args:\n"
+           "    i (list[int]): The rows.\n"
+           "\n"
+           "Returns:\n"
+           "    Expression: the rows, as a batch.")
       .def("init_row", [](PyLookupParameters& p, unsigned i, nb::handle row) {
         p.p.initialize(i, from_array(row, "init_row").values);
-      }, "i"_a, "row"_a)
+      }, "i"_a, "row"_a,
+           "Sets the values of one row.\n"
+           "\n"
+           "Args:\n"
+           "    i (int): The row.\n"
+           "    row (numpy.ndarray | list): Its values.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
       .def("init_from_array", [](PyLookupParameters& p, nb::handle arr) {
         auto [dims, v] = from_array(arr, "init_from_array");
         auto& st = p.p.get_storage();
@@ -484,37 +891,147 @@ void init_module(nb::module_& m) {
           for (size_t k = 0; k < rs; ++k) row[k] = v[r + k * n];
           p.p.initialize(static_cast<unsigned>(r), row);
         }
-      }, "arr"_a)
-      .def("as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return rows_to_numpy(st.dim, st.values, nullptr); })
-      .def("grad_as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return rows_to_numpy(st.dim, st.grads, nullptr); })
+      }, "arr"_a,
+           "Sets every row from an array of shape (rows, dims...).\n"
+           "\n"
+           "Args:\n"
+           "    arr (numpy.ndarray): One row per entry.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return NDArrayF64{rows_to_numpy(st.dim, st.values, nullptr)}; },
+           "The whole table, shape (rows, dims...).\n"
+           "\n"
+           "Returns:\n"
+           "    numpy.ndarray: a float64 copy.")
+      .def("grad_as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return NDArrayF64{rows_to_numpy(st.dim, st.grads, nullptr)}; },
+           "The accumulated gradient of the whole table, shape (rows, dims...).\n"
+           "\n"
+           "Returns:\n"
+           "    numpy.ndarray: a float64 copy.")
       .def("row_as_array", [](PyLookupParameters& p, unsigned r) {
         auto& st = p.p.get_storage();
         if (r >= st.values.size()) throw nb::index_error(("row_as_array: row " + std::to_string(r) + " out of range").c_str());
-        return to_numpy(st.values[r]);
-      }, "row"_a)
+        return NDArrayF64{to_numpy(st.values[r])};
+      }, "row"_a,
+           "The values of one row.\n"
+           "\n"
+           "Args:\n"
+           "    row (int): The row.\n"
+           "\n"
+           "Returns:\n"
+           "    numpy.ndarray: a float64 copy.")
       .def("row_grad_as_array", [](PyLookupParameters& p, unsigned r) {
         auto& st = p.p.get_storage();
         if (r >= st.grads.size()) throw nb::index_error(("row_grad_as_array: row " + std::to_string(r) + " out of range").c_str());
-        return to_numpy(st.grads[r]);
-      }, "row"_a)
+        return NDArrayF64{to_numpy(st.grads[r])};
+      }, "row"_a,
+           "The accumulated gradient of one row.\n"
+           "\n"
+           "Args:\n"
+           "    row (int): The row.\n"
+           "\n"
+           "Returns:\n"
+           "    numpy.ndarray: a float64 copy.")
       .def("rows_as_array", [](PyLookupParameters& p, std::vector<unsigned> rows) {
         auto& st = p.p.get_storage();
-        return rows_to_numpy(st.dim, st.values, &rows);
-      }, "rows"_a)
+        return NDArrayF64{rows_to_numpy(st.dim, st.values, &rows)};
+      }, "rows"_a,
+           "The values of several rows, shape (len(rows), dims...).\n"
+           "\n"
+           "Args:\n"
+           "    rows (list[int]): The rows.\n"
+           "\n"
+           "Returns:\n"
+           "    numpy.ndarray: a float64 copy.")
       .def("rows_grad_as_array", [](PyLookupParameters& p, std::vector<unsigned> rows) {
         auto& st = p.p.get_storage();
-        return rows_to_numpy(st.dim, st.grads, &rows);
-      }, "rows"_a)
-      .def("zero", [](PyLookupParameters& p) { p.p.zero(); })
-      .def("scale", [](PyLookupParameters& p, float s) { p.p.scale(s); }, "s"_a)
-      .def("scale_gradient", [](PyLookupParameters& p, float s) { p.p.scale_gradient(s); }, "s"_a)
-      .def("is_updated", [](PyLookupParameters& p) { return p.p.is_updated(); })
-      .def("set_updated", [](PyLookupParameters& p, truthy b) { p.p.set_updated(b); }, "b"_a)
-      .def("name", [](PyLookupParameters& p) { return p.p.get_fullname(); })
-      .def("save", &save_param<PyLookupParameters>, "fname"_a, "key"_a = "", "append"_a = false)
-      .def("write_to_textfile", &save_param<PyLookupParameters>, "fname"_a, "key"_a = "", "append"_a = false)
-      .def("populate", &populate_param<PyLookupParameters>, "fname"_a, "key"_a = "")
-      .def("populate_from_textfile", &populate_param<PyLookupParameters>, "fname"_a, "key"_a = "");
+        return NDArrayF64{rows_to_numpy(st.dim, st.grads, &rows)};
+      }, "rows"_a,
+           "The accumulated gradients of several rows, shape (len(rows), dims...).\n"
+           "\n"
+           "Args:\n"
+           "    rows (list[int]): The rows.\n"
+           "\n"
+           "Returns:\n"
+           "    numpy.ndarray: a float64 copy.")
+      .def("zero", [](PyLookupParameters& p) { p.p.zero(); },
+           "Sets every value to 0.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("scale", [](PyLookupParameters& p, float s) { p.p.scale(s); }, "s"_a,
+           "Multiplies the values by a factor.\n"
+           "\n"
+           "Args:\n"
+           "    s (float): The factor.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("scale_gradient", [](PyLookupParameters& p, float s) { p.p.scale_gradient(s); }, "s"_a,
+           "Multiplies the accumulated gradient by a factor.\n"
+           "\n"
+           "Args:\n"
+           "    s (float): The factor.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("is_updated", [](PyLookupParameters& p) { return p.p.is_updated(); },
+           "Whether trainers update this parameter.\n"
+           "\n"
+           "Returns:\n"
+           "    bool: True unless set_updated(False) was called.")
+      .def("set_updated", [](PyLookupParameters& p, truthy b) { p.p.set_updated(b); }, "b"_a,
+           "Whether trainers update this parameter (False freezes it).\n"
+           "\n"
+           "Args:\n"
+           "    b (bool): True to train it, False to freeze it.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("name", [](PyLookupParameters& p) { return p.p.get_fullname(); },
+           "The full name (e.g. '/W', or '/birnn/_0' in a subcollection).\n"
+           "\n"
+           "Returns:\n"
+           "    str: the name.")
+      .def("save", &save_param<PyLookupParameters>, "fname"_a, "key"_a = "", "append"_a = false,
+           "Appends (or writes) the values to a DyNet text model file.\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("write_to_textfile", &save_param<PyLookupParameters>, "fname"_a, "key"_a = "", "append"_a = false,
+           "Appends (or writes) the values to a DyNet text model file (same as save).\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("populate", &populate_param<PyLookupParameters>, "fname"_a, "key"_a = "",
+           "Reads the values from a DyNet text model file.\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("populate_from_textfile", &populate_param<PyLookupParameters>, "fname"_a, "key"_a = "",
+           "Reads the values from a DyNet text model file (same as populate).\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
   for (const char* name : {"value", "npvalue", "scalar_value", "vec_value", "tensor_value", "forward", "gradient",
                            "backward", "dim"}) {
     nb::setattr(params, name, nb::getattr(E, name));
@@ -546,9 +1063,16 @@ void init_module(nb::module_& m) {
     return PyLookupParameters{lp, {}};
   };
   nb::class_<ParameterCollection>(m, "ParameterCollection",
-                                  "Holds Parameters and LookupParameters (alias: Model); nested collections name their "
-                                  "parameters /outer/inner/name, as in DyNet's model files.")
+                                  "Holds Parameters and LookupParameters (alias: Model).\n\n"
+                                  "Nested collections (add_subcollection) name their parameters /outer/inner/name, as "
+                                  "in DyNet's model files; trainers update every parameter of the collection they "
+                                  "were given.")
       .def(nb::init<>())
+      .def("__repr__", [](ParameterCollection& pc) {
+        return "<ParameterCollection " + pc.get_fullname() + ": " +
+               std::to_string(pc.parameters_list().size() + pc.lookup_parameters_list().size()) + " parameters, " +
+               std::to_string(pc.parameter_count()) + " values>";
+      })
       .def("add_parameters", [=](ParameterCollection& pc, nb::handle dim, nb::handle init, const std::string& name,
                                  nb::handle device, float scale, float mean, float std) {
         if (is_array(init)) return from_numpy(pc, init, name, device);
@@ -557,7 +1081,20 @@ void init_module(nb::module_& m) {
         auto in = initializer("add_parameters", init, dims, scale, mean, std);
         Device* on = device_from(device.ptr());
         return PyParameters{in ? pc.add_parameters(d, *in, name, on) : pc.add_parameters(d, 0.f, name, on), {}};
-      }, "dim"_a, "init"_a = nb::none(), "name"_a = "", "device"_a = "", "scale"_a = 1.f, "mean"_a = 0.f, "std"_a = 1.f)
+      }, "dim"_a, "init"_a = nb::none(), "name"_a = "", "device"_a = "", "scale"_a = 1., "mean"_a = 0., "std"_a = 1.,
+           "Adds a parameter (a weight matrix, a bias, ...).\n"
+           "\n"
+           "Args:\n"
+           "    dim (int | tuple[int, ...]): The dims.\n"
+           "    init (None | float | str | numpy.ndarray | PyInitializer): None: the default (Glorot); a number: that constant; 'uniform', 'normal', 'glorot', 'he', 'identity' or 'saxe'; an array: its values; or an initializer object. Defaults to None.\n"
+           "    name (str): The name ('' : one is made up). Defaults to ''.\n"
+           "    device (str): The device ('' : the default). Defaults to ''.\n"
+           "    scale (float): The scale of init='uniform' (values in [-scale, scale]) or 'saxe'. Defaults to 1.0.\n"
+           "    mean (float): The mean of init='normal'. Defaults to 0.0.\n"
+           "    std (float): The standard deviation of init='normal'. Defaults to 1.0.\n"
+           "\n"
+           "Returns:\n"
+           "    Parameters: the new parameter.")
       .def("add_lookup_parameters", [=](ParameterCollection& pc, nb::handle dim, nb::handle init, const std::string& name,
                                         nb::handle device, float scale, float mean, float std) {
         if (is_array(init)) return lookup_from_numpy(pc, init, name, device);
@@ -572,49 +1109,171 @@ void init_module(nb::module_& m) {
         // DyNet's Python default for tables is Glorot over the whole table (C++'s default treats it per row).
         if (!in) in = std::make_shared<ParameterInitGlorot>(false);
         return PyLookupParameters{pc.add_lookup_parameters(dims[0], d, *in, name, device_from(device.ptr())), {}};
-      }, "dim"_a, "init"_a = nb::none(), "name"_a = "", "device"_a = "", "scale"_a = 1.f, "mean"_a = 0.f, "std"_a = 1.f)
+      }, "dim"_a, "init"_a = nb::none(), "name"_a = "", "device"_a = "", "scale"_a = 1., "mean"_a = 0., "std"_a = 1.,
+           "Adds a lookup table (word embeddings, ...).\n"
+           "\n"
+           "Args:\n"
+           "    dim (tuple[int, ...]): (rows, dims of a row...).\n"
+           "    init (None | float | str | numpy.ndarray | PyInitializer): None: the default (Glorot); a number: that constant; 'uniform', 'normal', 'glorot', 'he', 'identity' or 'saxe'; an array: its values; or an initializer object. Defaults to None.\n"
+           "    name (str): The name ('' : one is made up). Defaults to ''.\n"
+           "    device (str): The device ('' : the default). Defaults to ''.\n"
+           "    scale (float): The scale of init='uniform' or 'saxe'. Defaults to 1.0.\n"
+           "    mean (float): The mean of init='normal'. Defaults to 0.0.\n"
+           "    std (float): The standard deviation of init='normal'. Defaults to 1.0.\n"
+           "\n"
+           "Returns:\n"
+           "    LookupParameters: the new table.")
       .def("parameters_from_numpy", [=](ParameterCollection& pc, nb::handle a, const std::string& name, nb::handle device) {
         return from_numpy(pc, a, name, device);
-      }, "array"_a, "name"_a = "", "device"_a = "")
+      }, "array"_a, "name"_a = "", "device"_a = "",
+           "Adds a parameter with the values (and dims) of an array.\n"
+           "\n"
+           "Args:\n"
+           "    array (numpy.ndarray): The values.\n"
+           "    name (str): The name. Defaults to ''.\n"
+           "    device (str): The device. Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    Parameters: the new parameter.")
       .def("lookup_parameters_from_numpy", [=](ParameterCollection& pc, nb::handle a, const std::string& name, nb::handle device) {
         return lookup_from_numpy(pc, a, name, device);
-      }, "array"_a, "name"_a = "", "device"_a = "")
+      }, "array"_a, "name"_a = "", "device"_a = "",
+           "Adds a lookup table with the rows of an array of shape (rows, dims...).\n"
+           "\n"
+           "Args:\n"
+           "    array (numpy.ndarray): The rows.\n"
+           "    name (str): The name. Defaults to ''.\n"
+           "    device (str): The device. Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    LookupParameters: the new table.")
       .def("add_subcollection", [](ParameterCollection& pc, std::optional<std::string> name) {
         return pc.add_subcollection(name.value_or(""));
-      }, "name"_a = nb::none())
-      .def("parameter_count", &ParameterCollection::parameter_count)
-      .def("name", &ParameterCollection::get_fullname)
-      .def("get_weight_decay", &ParameterCollection::get_weight_decay_lambda)
-      .def("set_weight_decay", &ParameterCollection::set_weight_decay_lambda, "lam"_a)
-      .def("set_weight_decay_lambda", &ParameterCollection::set_weight_decay_lambda, "lam"_a)
+      }, "name"_a = nb::none(),
+           "Adds a nested collection; its parameters are named /this/name/....\n"
+           "\n"
+           "Args:\n"
+           "    name (str | None): The subcollection's name (None: one is made up). Defaults to None.\n"
+           "\n"
+           "Returns:\n"
+           "    ParameterCollection: the subcollection.")
+      .def("parameter_count", &ParameterCollection::parameter_count,
+           "The number of values in all parameters and lookup tables.\n"
+           "\n"
+           "Returns:\n"
+           "    int: the count.")
+      .def("name", &ParameterCollection::get_fullname,
+           "The collection's full name ('/' for a top-level one).\n"
+           "\n"
+           "Returns:\n"
+           "    str: the name.")
+      .def("get_weight_decay", &ParameterCollection::get_weight_decay_lambda,
+           "The L2 weight decay λ applied at each update.\n"
+           "\n"
+           "Returns:\n"
+           "    float: λ.")
+      .def("set_weight_decay", &ParameterCollection::set_weight_decay_lambda, "lam"_a,
+           "Sets the L2 weight decay λ applied at each update.\n"
+           "\n"
+           "Args:\n"
+           "    lam (float): λ, in [0, 1).\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("set_weight_decay_lambda", &ParameterCollection::set_weight_decay_lambda, "lam"_a,
+           "Sets the L2 weight decay λ applied at each update (same as set_weight_decay).\n"
+           "\n"
+           "Args:\n"
+           "    lam (float): λ, in [0, 1).\n"
+           "\n"
+           "Returns:\n"
+           "    None")
       .def("parameters_list", [](ParameterCollection& pc) {
         std::vector<PyParameters> out;
         for (auto& s : pc.parameters_list()) out.push_back({Parameter(s), {}});
         return out;
-      })
+      },
+           "The collection's parameters (subcollections' included).\n"
+           "\n"
+           "Returns:\n"
+           "    list[Parameters]: them.")
       .def("lookup_parameters_list", [](ParameterCollection& pc) {
         std::vector<PyLookupParameters> out;
         for (auto& s : pc.lookup_parameters_list()) out.push_back({LookupParameter(s), {}});
         return out;
-      })
+      },
+           "The collection's lookup tables (subcollections' included).\n"
+           "\n"
+           "Returns:\n"
+           "    list[LookupParameters]: them.")
       .def("save", [](ParameterCollection& pc, const std::string& f, const std::string& key, truthy append) {
         TextFileSaver(f, append).save(pc, key);
-      }, "fname"_a, "name"_a = "", "append"_a = false)
+      }, "fname"_a, "name"_a = "", "append"_a = false,
+           "Writes the collection to a DyNet text model file.\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    name (str): The prefix to store it under ('' : its own name). Defaults to ''.\n"
+           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
       .def("write_to_textfile", [](ParameterCollection& pc, const std::string& f, const std::string& key, truthy append) {
         TextFileSaver(f, append).save(pc, key);
-      }, "fname"_a, "key"_a = "", "append"_a = false)
+      }, "fname"_a, "key"_a = "", "append"_a = false,
+           "Writes the collection to a DyNet text model file (same as save).\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The prefix to store it under. Defaults to ''.\n"
+           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
       .def("populate", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         TextFileLoader(f).populate(pc, key);
-      }, "fname"_a, "key"_a = "")
+      }, "fname"_a, "key"_a = "",
+           "Reads the values of every parameter from a DyNet text model file.\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The prefix they were stored under. Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
       .def("populate_from_textfile", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         TextFileLoader(f).populate(pc, key);
-      }, "fname"_a, "key"_a = "")
+      }, "fname"_a, "key"_a = "",
+           "Reads the values of every parameter from a DyNet text model file (same as populate).\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The prefix they were stored under. Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
       .def("load_param", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         return PyParameters{TextFileLoader(f).load_param(pc, key), {}};
-      }, "fname"_a, "key"_a)
+      }, "fname"_a, "key"_a,
+           "Adds a parameter to this collection from a record of a DyNet text model file.\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The record's name.\n"
+           "\n"
+           "Returns:\n"
+           "    Parameters: the loaded parameter.")
       .def("load_lookup_param", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         return PyLookupParameters{TextFileLoader(f).load_lookup_param(pc, key), {}};
-      }, "fname"_a, "key"_a);
+      }, "fname"_a, "key"_a,
+           "Adds a lookup table to this collection from a record of a DyNet text model file.\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The record's name.\n"
+           "\n"
+           "Returns:\n"
+           "    LookupParameters: the loaded table.");
 
   // ---- configuration ----
   m.def("_initialize", [](std::vector<std::string> device_flags, unsigned seed, std::string mem, float wd, int autobatch,
@@ -646,7 +1305,44 @@ void init_module(nb::module_& m) {
       r.emplace_back(d->name, d->device_id, d->type == DeviceType::CPU ? "CPU" : "GPU");
     return r;
   });
-  m.def("reset_random_seed", [](unsigned seed) { reset_rng(seed); }, "seed"_a);
+  // inspect.signature for nanobind's functions (dynet/__init__.py builds the Signature from __nb_signature__):
+  // their types are immutable from Python, so the property goes into the type's dict here.
+  m.def("_install_signatures", [m](nb::handle prop, nb::handle bound_prop) {
+    nb::object pc = nb::module_::import_("dynet._dynet").attr("ParameterCollection")();
+    PyTypeObject* types[] = {Py_TYPE(m.attr("cg").ptr()), Py_TYPE(nb::getattr(pc.type(), "parameter_count").ptr()),
+                             Py_TYPE(pc.attr("parameter_count").ptr())};
+    for (int k = 0; k < 3; ++k) {
+      if (PyDict_SetItemString(types[k]->tp_dict, "__signature__", (k == 2 ? bound_prop : prop).ptr()) < 0)
+        throw nb::python_error();
+      PyType_Modified(types[k]);
+    }
+  }, "prop"_a, "bound_prop"_a);
+  m.def("save_safetensors", [](const std::string& path, const ParameterCollection& pc) { save_safetensors(path, pc); },
+        "path"_a, "pc"_a,
+        "Writes the values of every parameter of a collection to a safetensors file.\n\n"
+        "Keys are the parameters' full names; a parameter of dims {d0,d1} is an F32 tensor of shape [d0, d1] (row-major, "
+        "as numpy shows it), a lookup table of n rows is [n, dims...]. Gradients are not stored.\n\n"
+        "Args:\n"
+        "    path (str): The file to write.\n"
+        "    pc (ParameterCollection): The parameters to save.\n\n"
+        "Returns:\n    None");
+  m.def("load_safetensors", [](const std::string& path, ParameterCollection& pc) { load_safetensors(path, pc); },
+        "path"_a, "pc"_a,
+        "Reads the values of every parameter of a collection from a safetensors file (see save_safetensors).\n\n"
+        "Each parameter must be in the file under its full name, with its shape; tensors the collection lacks are "
+        "ignored. Gradients are cleared.\n\n"
+        "Args:\n"
+        "    path (str): The file to read.\n"
+        "    pc (ParameterCollection): The parameters to fill.\n\n"
+        "Returns:\n    None");
+  m.def("reset_random_seed", [](unsigned seed) { reset_rng(seed); }, "seed"_a,
+           "Reseeds the random number generator (dropout, noise, random_* ops, initializers).\n"
+           "\n"
+           "Args:\n"
+           "    seed (int): The new seed.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
 
   // ---- custom op bindings ("@name" entries): numpy arrays and updatable inputs ----
   auto custom = [&](const char* name, auto&& f, auto... args) {
@@ -716,7 +1412,7 @@ void init_module(nb::module_& m) {
       flat.push_back(static_cast<unsigned>(off));
     }
     return input(current_graph(), d, flat, values, defval, device_from(device.ptr()));
-  }, "idxs"_a, "values"_a, "shape"_a, "batched"_a = false, "defval"_a = 0.f, "device"_a = "");
+  }, "idxs"_a, "values"_a, "shape"_a, "batched"_a = false, "defval"_a = 0., "device"_a = "");
 }
 
 }  // namespace dynet::py

@@ -428,6 +428,243 @@ std::string stub_line(const std::string& name, const Overload& ov, const ApiSpec
   return s + ") -> Expression: ...";
 }
 
+// ---- docstrings and inspect signatures, generated from the entries ----
+
+// What an argument is, by "op.param" (where a name means different things in different ops) or by name.
+const char* param_description(const std::string& fn, const std::string& name) {
+  static const std::unordered_map<std::string, const char*> by_op = {
+      {"colwise_add.y", "The column vector b added to every column of x."},
+      {"constrained_softmax.y", "The upper bounds u, one per value of x."},
+      {"binary_log_loss.x", "The predicted probabilities, in (0, 1)."},
+      {"binary_log_loss.y", "The target probabilities (usually 0 or 1)."},
+      {"filter1d_narrow.y", "The filter f, {rows of x, width, number of filters}."},
+      {"contract3d_1d.y", "The vector contracted with the third dim of x."},
+      {"contract3d_1d_bias.y", "The vector contracted with the third dim of x."},
+      {"contract3d_1d_1d.y", "The vector contracted with the third dim of x."},
+      {"contract3d_1d_1d_bias.y", "The vector contracted with the third dim of x."},
+      {"contract3d_1d_1d.z", "The vector contracted with the second dim of x."},
+      {"contract3d_1d_1d_bias.z", "The vector contracted with the second dim of x."},
+      {"contract3d_1d_bias.b", "The bias added to the result."},
+      {"contract3d_1d_1d_bias.b", "The bias added to the result."},
+      {"conv2d_bias.b", "The bias, one value per output channel."},
+      {"layer_norm.g", "The gain, one value per element of x."},
+      {"layer_norm.b", "The bias, one value per element of x."},
+      {"weight_norm.g", "The scalar gain."},
+      {"mean_dim.b", "Whether to also reduce over the batch."},
+      {"moment_dim.b", "Whether to also reduce over the batch."},
+      {"std_dim.b", "Whether to also reduce over the batch."},
+      {"sum_dim.b", "Whether to also reduce over the batch."},
+      {"mean_dim.d", "The dims to reduce over."},
+      {"moment_dim.d", "The dims to reduce over."},
+      {"std_dim.d", "The dims to reduce over."},
+      {"sum_dim.d", "The dims to reduce over."},
+      {"mean_dim.n", "The count to divide by; 0: the number of values reduced."},
+      {"moment_dim.n", "The count to divide by; 0: the number of values reduced."},
+      {"std_dim.n", "The count to divide by; 0: the number of values reduced."},
+      {"sum_dim.n", "Accepted for compatibility with DyNet's Python module and ignored."},
+      {"hinge.v", "The index of the correct class."},
+      {"hinge_dim.v", "The correct index of each column (a list per batch element, or one list for all)."},
+      {"hinge.m", "The margin."},
+      {"hinge_batch.m", "The margin."},
+      {"hinge_dim.m", "The margin."},
+      {"pairwise_rank_loss.m", "The margin."},
+      {"pairwise_rank_loss.x", "The score that should be higher."},
+      {"pairwise_rank_loss.y", "The score that should be lower."},
+      {"pickneglogsoftmax.v", "The index of the correct class."},
+      {"pick_batch_elem.v", "The batch element to take."},
+      {"kmh_ngram.v", "The n-gram width n."},
+      {"circ_conv.v", "The second vector."},
+      {"circ_corr.v", "The second vector."},
+      {"inputVector.v", "The values (a list or 1-d numpy array)."},
+      {"inputMatrix.v", "The values, column-major."},
+      {"inputMatrix.d", "The (rows, cols) of the matrix."},
+      {"reshape.d", "The new dims (the same number of values per batch element)."},
+      {"one_hot.d", "The length of the vector."},
+      {"concatenate.d", "The dim to concatenate along."},
+      {"dropout_dim.d", "The dim along which one mask value is shared."},
+      {"kmax_pooling.d", "The dim to pool along."},
+      {"block_dropout.p", "The probability of dropping the whole tensor."},
+      {"dropout.p", "The probability of dropping each value."},
+      {"dropout_batch.p", "The probability of dropping each batch element."},
+      {"dropout_dim.p", "The probability of dropping each slice."},
+      {"random_bernoulli.p", "The probability of each value being `scale`."},
+      {"lookup.p", "The lookup table."},
+      {"lookup_batch.p", "The lookup table."},
+      {"poisson_loss.x", "The observed count t."},
+      {"pick_range.e", "The end (exclusive)."},
+      {"pickrange.e", "The end (exclusive)."},
+      {"pick_range.s", "The start (inclusive)."},
+      {"pickrange.s", "The start (inclusive)."},
+      {"scalarInput.s", "The value."},
+      {"random_gumbel.beta", "The scale β."},
+      {"silu.beta", "The slope β inside the sigmoid."},
+      {"noise.stddev", "The standard deviation of the noise."},
+      {"random_normal.stddev", "The standard deviation."},
+      {"vecInput.dim", "The length of the vector (its values start at 0; set them with .set())."},
+      {"pick.dim", "The dim to pick along (removed from the result)."},
+      {"pick_batch.dim", "The dim to pick along (removed from the result)."},
+      {"constant.val", "The value of every element."},
+      {"elu.alpha", "The α of the negative part."},
+      {"huber_distance.c", "The threshold between the quadratic and the linear part."},
+  };
+  static const std::unordered_map<std::string, const char*> by_name = {
+      {"x", "The argument."},
+      {"y", "The second argument."},
+      {"e", "The argument."},
+      {"u", "The first vector."},
+      {"z", "The third argument."},
+      {"b", "The bias."},
+      {"f", "The filters, {height, width, input channels, output channels}."},
+      {"w", "The weights to normalize."},
+      {"xs", "The arguments (a list of Expressions)."},
+      {"exprs", "[b, W1, x1, W2, x2, ...]: the bias, then pairs of matrix and vector."},
+      {"d", "The dim to work along."},
+      {"dim", "The dims of the result (an int for a vector, or a tuple)."},
+      {"dims", "The new order of the dims."},
+      {"batch_size", "The number of batch elements."},
+      {"device", "The device to put the node on ('' or None: the default device)."},
+      {"device_str", "The name of the device to copy to, e.g. 'CPU' or 'GPU:0'."},
+      {"gradient_mode", "'zero_gradient' or 'straight_through_gradient'."},
+      {"index", "The index to take (may be changed later with .set_index())."},
+      {"indices", "One index per batch element (may be changed later with .set_index())."},
+      {"update", "Whether the trainer updates the table from this lookup's gradient (False: a constant)."},
+      {"vs", "One index per batch element."},
+      {"m", "The margin."},
+      {"r", "The order of the moment."},
+      {"n", "The count to divide by; 0: the number of values reduced."},
+      {"k", "How many values to keep."},
+      {"x_t", "The input at time t."},
+      {"h_tm1", "The hidden state at time t-1."},
+      {"c_tm1", "The cell state at time t-1."},
+      {"c_t", "The cell state at time t."},
+      {"gates_t", "The gates from vanilla_lstm_gates."},
+      {"Wx", "The input weight matrix (4 gates stacked)."},
+      {"Wh", "The recurrent weight matrix (4 gates stacked)."},
+      {"weightnoise_std", "The standard deviation of Gaussian noise added to the weights (0: none)."},
+      {"dropout_mask_x", "The dropout mask of the input."},
+      {"dropout_mask_h", "The dropout mask of the hidden state."},
+      {"stride", "The (vertical, horizontal) stride."},
+      {"ksize", "The (height, width) of the pooling window."},
+      {"is_valid", "True: no padding ('VALID'); False: zero padding that keeps the size ('SAME')."},
+      {"nrows", "How many consecutive rows are summed into one."},
+      {"arr", "The values: a numpy array (any dtype and layout) or nested lists; a list of arrays is a batch."},
+      {"batched", "Whether the last axis is the batch."},
+      {"reusable_expr", "Accepted for compatibility with DyNet's Python module (every input here can be .set())."},
+      {"d1", "The number of rows."},
+      {"d2", "The number of columns."},
+      {"idx", "The index of the 1 (or one index per batch element)."},
+      {"idxs", "For each axis of `shape`, the indices of the given values along it."},
+      {"values", "The values at those indices."},
+      {"shape", "The dims of the tensor (the last one is the batch when batched)."},
+      {"defval", "The value everywhere else."},
+      {"restrict", "Only these indices take part (the others become -inf); None: all."},
+      {"log_lambda", "The log of the Poisson rate λ."},
+      {"scale", "The value of the ones."},
+      {"mu", "The location μ."},
+      {"mean", "The mean."},
+      {"left", "The lower bound."},
+      {"right", "The upper bound."},
+      {"lambd", "The factor λ applied to the gradient."},
+      {"cs", "The columns to take."},
+      {"rs", "The rows to take."},
+      {"strides", "The stride on each dim."},
+      {"range_from", "The first index on each dim."},
+      {"range_to", "The end (exclusive) on each dim."},
+      {"alpha", "The α of the negative part."},
+      {"beta", "The β."},
+      {"stddev", "The standard deviation."},
+      {"val", "The value of every element."},
+      {"c", "The constant."},
+      {"s", "The start."},
+      {"v", "The index, or the second argument."},
+      {"p", "The probability."},
+      {"g", "The gain."},
+  };
+  auto it = by_op.find(fn + "." + name);
+  if (it != by_op.end()) return it->second;
+  it = by_name.find(name);
+  return it == by_name.end() ? "" : it->second;
+}
+
+// Types of the custom entries' arguments (the module converts them itself), for the docstrings.
+const char* custom_type(const std::string& name) {
+  static const std::unordered_map<std::string, const char*> t = {
+      {"arr", "numpy.ndarray | list"}, {"v", "collections.abc.Sequence[float]"}, {"d", "collections.abc.Sequence[int]"},
+      {"idxs", "collections.abc.Sequence[collections.abc.Sequence[int]]"}, {"values", "collections.abc.Sequence[float]"},
+      {"shape", "collections.abc.Sequence[int]"}, {"batched", "bool"}, {"reusable_expr", "bool"}, {"device", "str"},
+      {"defval", "float"}, {"s", "float"}, {"dim", "int"}, {"d1", "int"}, {"d2", "int"}};
+  auto it = t.find(name);
+  return it == t.end() ? "object" : it->second;
+}
+
+// Summaries of the entries the module converts itself (their op, input_ptr, says only where values come from).
+const char* custom_summary(const std::string& name) {
+  static const std::unordered_map<std::string, const char*> t = {
+      {"inputTensor", "An input of any dims from a numpy array (or nested lists); its values can be changed with .set()."},
+      {"inputVector", "An input vector from a list or array of numbers; its values can be changed with .set()."},
+      {"vecInput", "An input vector of zeros of the given length, to be filled with .set()."},
+      {"scalarInput", "An input scalar (dims {1}); its value can be changed with .set()."},
+      {"inputMatrix", "An input matrix from column-major values; they can be changed with .set()."},
+      {"matInput", "An input matrix of zeros, to be filled with .set()."},
+      {"sparse_inputTensor", "An input tensor given by its nonzero values (the others are defval)."}};
+  auto it = t.find(name);
+  return it == t.end() ? nullptr : it->second;
+}
+
+// One Python parameter as documented: its name, the union of its types over the overloads, and its
+// first default (as written in the entry).
+struct DocParam {
+  std::string name;
+  std::vector<std::string> types;
+  std::string def;
+};
+
+// The Google-style docstring of a Python op name (Args / Returns, read by Sphinx's napoleon and IDEs).
+std::string op_docstring(const std::string& name, const std::vector<std::pair<const ApiFn*, ApiSpec>>& entries) {
+  std::vector<DocParam> params;
+  std::vector<std::string> maths;
+  for (const auto& [f, spec] : entries) {
+    const char* math = f->op ? op_def(op_id(f->op)).doc : nullptr;
+    if (math && *math && std::find(maths.begin(), maths.end(), math) == maths.end()) maths.push_back(math);
+    std::vector<int> explicit_params;
+    for (unsigned k = 0; k < f->ntypes; ++k)
+      if (f->types[k] != ApiType::Graph) explicit_params.push_back(static_cast<int>(k));
+    size_t next = 0;
+    for (const ApiParamSpec& p : spec.params) {
+      std::string type;
+      if (spec.custom) type = custom_type(p.name);
+      else if (p.name == "batch_size" || p.role == "ignored") type = "int";
+      else if (next < explicit_params.size()) type = py_type(f->types[explicit_params[next++]]);
+      else type = p.def == "None" ? "None" : (p.def == "True" || p.def == "False") ? "bool" : "object";
+      auto it = std::find_if(params.begin(), params.end(), [&](const DocParam& d) { return d.name == p.name; });
+      if (it == params.end()) {
+        params.push_back({p.name, {}, p.def});
+        it = params.end() - 1;
+      }
+      if (std::find(it->types.begin(), it->types.end(), type) == it->types.end()) it->types.push_back(type);
+      if (it->def.empty()) it->def = p.def;
+    }
+  }
+  std::string doc;
+  if (const char* s = custom_summary(name)) doc = s;
+  else if (!maths.empty()) doc = "Computes " + maths[0] + ".";
+  else doc = name + ".";
+  if (maths.size() > 1) {
+    doc += "\n\nBy overload (the arguments pick one):\n";
+    for (const std::string& m : maths) doc += "\n- " + m;
+  }
+  doc += "\n\nArgs:";
+  for (const DocParam& p : params) {
+    std::string types;
+    for (const std::string& t : p.types) types += (types.empty() ? "" : " | ") + t;
+    doc += "\n    " + p.name + " (" + types + "): " + param_description(name, p.name);
+    if (!p.def.empty()) doc += std::string(doc.back() == ':' ? "" : " ") + "Defaults to " + p.def + ".";
+  }
+  doc += "\n\nReturns:\n    Expression: the result, a new node of the current graph (computed lazily, when a value "
+         "or a gradient is asked for).";
+  return doc;
+}
+
 }  // namespace
 
 // Registered by name in module.cc: Python functions whose arguments the module converts itself ("@name").
@@ -438,6 +675,7 @@ void init_ops(nb::module_& m) {
   std::vector<std::string> order;
   std::unordered_map<std::string, std::vector<Overload>> by_name;
   std::unordered_map<std::string, std::vector<std::string>> stubs;
+  std::unordered_map<std::string, std::vector<std::pair<const ApiFn*, ApiSpec>>> documented;
   for (const ApiFn& f : api_registry()) {
     if (!f.py) continue;
     const ApiSpec spec = parse_api_spec(f.py);
@@ -460,6 +698,7 @@ void init_ops(nb::module_& m) {
     }
     if (by_name.find(spec.name) == by_name.end()) order.push_back(spec.name);
     stubs[spec.name].push_back(stub_line(spec.name, ov, spec, nullptr));
+    documented[spec.name].emplace_back(&f, spec);
     if (!spec.custom) by_name[spec.name].push_back(std::move(ov));
     else by_name[spec.name];  // the module's own function; its signature still comes from here
   }
@@ -485,8 +724,7 @@ void init_ops(nb::module_& m) {
     op->overloads = new std::vector<Overload>(std::move(overloads));
     op->name = PyUnicode_FromString(name.c_str());
     op->signature = PyUnicode_FromString(sig.c_str());
-    const char* opname = op->overloads->empty() ? nullptr : op->overloads->front().fn->op;
-    const std::string doc = opname ? std::string(op_def(op_id(opname)).doc ? op_def(op_id(opname)).doc : "") : "";
+    const std::string doc = op_docstring(name, documented[name]);
     op->doc = PyUnicode_FromString(doc.c_str());
     op->impl = impl;
     m.attr(name.c_str()) = nb::steal(reinterpret_cast<PyObject*>(op));
