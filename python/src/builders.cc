@@ -58,7 +58,7 @@ void init_builders(nb::module_& m) {
       .def("update_epoch", [](Trainer& t, float r) { t.update_epoch(r); }, "r"_a = 1.f)
       .def("restart", [](Trainer& t, std::optional<float> lr) { if (lr) t.restart(*lr); else t.restart(); },
            "learning_rate"_a = nb::none())
-      .def("status", [](Trainer& t) { t.status(); })
+      .def("status", [](Trainer& t) { trainer_status(t); })
       .def("set_sparse_updates", [](Trainer& t, truthy b) { t.sparse_updates_enabled = b; }, "su"_a)
       .def("set_clip_threshold", [](Trainer& t, float thr) {
         if (thr <= 0) { t.clipping_enabled = false; t.clip_threshold = 0; }

@@ -357,8 +357,9 @@ void init_module(nb::module_& m) {
       .def("version", [](PyGraph& self) { return self.g == &global_graph() ? global_graph_version() : self.g->get_id(); })
       .def("checkpoint", [](PyGraph& self) { self.g->checkpoint(); })
       .def("revert", [](PyGraph& self) { self.g->revert(); })
-      .def("print_graphviz", [](PyGraph& self) { self.g->print_graphviz(); })
-      .def("dump", [](PyGraph& self, const std::string& f, truthy v, truthy gr, truthy n) { self.g->dump(f, v, gr, n); },
+      .def("print_graphviz", [](PyGraph& self) { write_stdout(graphviz_text(*self.g)); })
+      .def("graphviz", [](PyGraph& self) { return graphviz_text(*self.g); })
+      .def("dump", [](PyGraph& self, const std::string& f, truthy v, truthy gr, truthy n) { dump_graph(*self.g, f, v, gr, n); },
            "filename"_a, "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false)
       .def("size", [](PyGraph& self) { return self.g->size(); })
       // DyNet's lower-level graph methods: `index` is an expression (or its node index in this graph).
@@ -404,8 +405,8 @@ void init_module(nb::module_& m) {
   m.def("cg_version", [] { return global_graph_version(); });
   m.def("cg_checkpoint", [] { current_graph().checkpoint(); });
   m.def("cg_revert", [] { current_graph().revert(); });
-  m.def("print_text_graphviz", [] { current_graph().print_graphviz(); });
-  m.def("dump_cg", [](const std::string& f, truthy v, truthy g, truthy n) { current_graph().dump(f, v, g, n); },
+  m.def("print_text_graphviz", [] { write_stdout(graphviz_text(current_graph())); });
+  m.def("dump_cg", [](const std::string& f, truthy v, truthy g, truthy n) { dump_graph(current_graph(), f, v, g, n); },
         "filename"_a = "", "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false);
   m.def("forward", [](nb::sequence exps, truthy recalculate) {
     Expression last;
@@ -729,5 +730,6 @@ NB_MODULE(_dynet, m) {
   init_builders(m);
   init_ops(m);
   init_mpi(m);
+  init_profiler(m);
   custom_ops().clear();  // the op objects hold them now; no C++ static may outlive the interpreter
 }

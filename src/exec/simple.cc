@@ -28,7 +28,8 @@ void SimpleExecutor::forward(VariableIndex last) {
   mark_needed(last, base);
   for (size_t i = base; i <= last; ++i) {
     if (!wanted_[i - base] || computed_[i]) continue;
-    profile::Scope scope(profile::Phase::kForward, cg_->node(static_cast<VariableIndex>(i)).op);
+    const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
+    profile::Scope scope(profile::Phase::kForward, r.op, 1, nullptr, &r.dim);
     forward_node(static_cast<VariableIndex>(i));
   }
 }
@@ -47,7 +48,8 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
   try {
     for (size_t i = last + 1; i-- > 0;) {
       if (!reached_[i]) continue;
-      profile::Scope scope(profile::Phase::kBackward, cg_->node(static_cast<VariableIndex>(i)).op);
+      const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
+      profile::Scope scope(profile::Phase::kBackward, r.op, 1, nullptr, &r.dim);
       zero_gradient_once(static_cast<VariableIndex>(i));  // read by backward_node (its arguments': there)
       backward_node(static_cast<VariableIndex>(i), true);
     }
