@@ -179,7 +179,8 @@ def const_parameter(*args):
 
 
 def print_graphviz(**kwargs):
-    """The current graph in graphviz dot format, on stderr (DyNet's print_graphviz)."""
+    """The current graph in graphviz dot format, on sys.stdout (DyNet's print_graphviz; dy.cg().graphviz()
+    returns the text)."""
     print_text_graphviz()
 
 

@@ -358,7 +358,8 @@ void init_module(nb::module_& m) {
       .def("checkpoint", [](PyGraph& self) { self.g->checkpoint(); })
       .def("revert", [](PyGraph& self) { self.g->revert(); })
       .def("print_graphviz", [](PyGraph& self) { write_stdout(graphviz_text(*self.g)); })
-      .def("graphviz", [](PyGraph& self) { return graphviz_text(*self.g); })
+      .def("graphviz", [](PyGraph& self) { return graphviz_text(*self.g); },
+           "The graph in graphviz dot format (what print_graphviz() writes to sys.stdout).\n\nReturns:\n    str: one node per line, labelled like \"N1 = parameter(/W) {8,2}\", then the edges.")
       .def("dump", [](PyGraph& self, const std::string& f, truthy v, truthy gr, truthy n) { dump_graph(*self.g, f, v, gr, n); },
            "filename"_a, "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false)
       .def("size", [](PyGraph& self) { return self.g->size(); })
