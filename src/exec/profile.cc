@@ -1,6 +1,7 @@
 #include "exec/profile.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
