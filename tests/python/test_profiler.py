@@ -2,6 +2,7 @@
 module's other text output through sys.stdout / sys.stderr (what a notebook shows)."""
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -169,7 +170,7 @@ def test_dump_and_trainer_status_go_through_sys_stderr(model, capsys):
     trainer.status()
     err = capsys.readouterr().err
     assert "N1 = parameter(/W) {8,2} value=" in err
-    assert err.endswith("[lr=0.1 clips=0 updates=1] ")
+    assert re.search(r"\[lr=0\.1 clips=[01] updates=1\] $", err), err
 
 
 SCRIPT = """
