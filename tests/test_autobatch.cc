@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device_test_util.h"
@@ -1266,6 +1267,137 @@ TEST(MidGraphReads, ScoresReadOneByOneComputeWhatTheyNeed) {
     else
       for (unsigned k = 0; k < kScores; ++k) EXPECT_NEAR(values[k], reference[k], 1e-5f) << "strategy " << strategy;
   }
+
+// tanh(x_k) for k < n, summed; forward and backward.
+void run_tanh_sum(ComputationGraph& g, unsigned n, float scale = 0.1f) {
+  std::vector<Expression> ys;
+  for (unsigned k = 0; k < n; ++k) ys.push_back(tanh(input(g, Dim({4}), std::vector<float>(4, scale * k))));
+  Expression loss = sum_elems(sum(ys));
+  loss.value();
+  g.backward(loss, true);
+}
+
+uint64_t forward_nodes(const profile::Collector& c, const std::string& op) {
+  uint64_t n = 0;
+  for (const profile::OpStats& s : c.stats())
+    if (s.op == op) n += s.nodes;
+  return n;
+}
+
+TEST(Profiling, CollectorSeesOnlyWhatRunsWhileStarted) {
+  profile::Collector c;
+  {
+    auto g = graph_with(0);
+    run_tanh_sum(*g, 2);  // before start: not collected
+  }
+  EXPECT_FALSE(c.running());
+  c.start();
+  EXPECT_TRUE(profile::active());
+  {
+    auto g = graph_with(0);
+    g->backward(logistic(sum_elems(input(*g, Dim({3}), std::vector<float>{1, 2, 3}))), true);
+  }
+  c.stop();
+  {
+    auto g = graph_with(0);
+    run_tanh_sum(*g, 2);  // after stop: not collected
+  }
+  EXPECT_EQ(forward_nodes(c, "tanh"), 0u);
+  EXPECT_EQ(forward_nodes(c, "logistic"), 1u);
+  EXPECT_NE(c.table().find("logistic"), std::string::npos) << c.table();
+  EXPECT_EQ(c.table().find("tanh"), std::string::npos) << c.table();
+  // The simple executor's events carry each node's dim, forward and backward.
+  std::ostringstream trace;
+  c.write_chrome_trace(trace);
+  EXPECT_NE(trace.str().find("\"cat\":\"forward\",\"ph\":\"X\""), std::string::npos);
+  EXPECT_NE(trace.str().find("\"args\":{\"op\":\"sum_elems\",\"members\":1,\"dim\":\"{1}\""), std::string::npos)
+      << trace.str();
+  EXPECT_NE(trace.str().find("\"name\":\"input\",\"cat\":\"backward\""), std::string::npos) << trace.str();
+  // Started again, it adds to what it has; reset() forgets.
+  c.start();
+  {
+    auto g = graph_with(1);
+    run_tanh_sum(*g, 3);
+  }
+  c.stop();
+  EXPECT_EQ(forward_nodes(c, "tanh"), 3u);
+  EXPECT_EQ(forward_nodes(c, "logistic"), 1u);
+  const std::vector<profile::OpStats> stats = c.stats();
+  EXPECT_EQ(stats.back().op, "(scheduling)");
+  c.reset();
+  EXPECT_TRUE(c.stats().empty());
+  EXPECT_EQ(c.table().find("tanh"), std::string::npos);
+}
+
+TEST(Profiling, CollectorLeavesTheFlagsReportAlone) {
+  const int saved = profiling_flag;
+  profile::reset();
+  {
+    profile::Collector c;
+    c.start();
+    auto g = graph_with(0);
+    run_tanh_sum(*g, 2);
+  }  // destroyed while running: stops
+  EXPECT_EQ(profile::timing_table().find("tanh"), std::string::npos);  // flag off: nothing for the exit report
+  profiling_flag = 1;
+  {
+    profile::Collector c;
+    c.start();
+    auto g = graph_with(0);
+    run_tanh_sum(*g, 2);
+    c.stop();
+    run_tanh_sum(*g, 2);
+    EXPECT_EQ(forward_nodes(c, "tanh"), 2u);
+  }
+  const std::string table = profile::timing_table();
+  profiling_flag = saved;
+  profile::reset();
+  EXPECT_NE(table.find("tanh"), std::string::npos) << table;  // the flag's report saw both
+}
+
+TEST(Profiling, CollectorKeepsAtMostItsTraceEvents) {
+  profile::Collector c(true, 2);
+  c.start();
+  {
+    auto g = graph_with(0);
+    run_tanh_sum(*g, 4);
+  }
+  c.stop();
+  std::ostringstream trace;
+  c.write_chrome_trace(trace);
+  EXPECT_NE(trace.str().find("trace truncated at 2 events"), std::string::npos) << trace.str();
+  EXPECT_EQ(forward_nodes(c, "tanh"), 4u);  // the table counts on
+}
+
+// Collectors of every thread and of one thread, while graphs run in several threads.
+TEST(ProfilingThreads, CollectorsWhileGraphsRunInThreads) {
+  constexpr unsigned kThreads = 4, kRounds = 20;
+  profile::Collector all;
+  all.start();
+  std::vector<uint64_t> own(kThreads);
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < kThreads; ++t)
+    threads.emplace_back([t, &own] {
+      profile::Collector mine(false);
+      mine.start();
+      for (unsigned r = 0; r < kRounds; ++r) {
+        ComputationGraph g;  // not graph_with: that sets the process-wide flag
+        if (t % 2) g.set_execution_strategy(1);
+        run_tanh_sum(g, t + 1);
+      }
+      mine.stop();
+      own[t] = forward_nodes(mine, "tanh");
+    });
+  // Read while the threads run.
+  for (int k = 0; k < 20; ++k) (void)all.table();
+  for (std::thread& th : threads) th.join();
+  all.stop();
+  uint64_t expected = 0;
+  for (unsigned t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(own[t], uint64_t(kRounds) * (t + 1)) << "thread " << t;
+    expected += uint64_t(kRounds) * (t + 1);
+  }
+  EXPECT_EQ(forward_nodes(all, "tanh"), expected);
 }
 
 }  // namespace

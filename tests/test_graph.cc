@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #ifdef __linux__
@@ -197,6 +198,21 @@ TEST(Graph, GraphvizAndDumpDescribeNodes) {
   std::string out = testing::internal::GetCapturedStderr();
   EXPECT_NE(out.find("digraph"), std::string::npos);
   EXPECT_NE(out.find("tanh"), std::string::npos);
+}
+
+TEST(Graph, GraphvizNamesParameters) {
+  ParameterCollection pc;
+  Parameter W = pc.add_parameters({3, 2}, "W");
+  LookupParameter E = pc.add_lookup_parameters(5, {2}, "E");
+  ComputationGraph g;
+  Expression y = tanh(parameter(g, W) * lookup(g, E, 1u));
+  (void)y;
+  std::ostringstream os;
+  g.print_graphviz(os);
+  const std::string dot = os.str();
+  EXPECT_NE(dot.find("= parameter(/W) {3,2}"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("= lookup(/E) {2}"), std::string::npos) << dot;
+  EXPECT_EQ(dot.rfind("digraph G {", 0), 0u) << dot;
 }
 
 TEST(MemPool, GrowsPastItsInitialSizeWithoutMovingAllocations) {

@@ -155,6 +155,7 @@ class ComputationGraph {
   bool immediate_compute() const { return slow_paths_ & kImmediatePath; }
   bool check_validity() const { return check_validity_; }
   void print_graphviz() const;
+  void print_graphviz(std::ostream& os) const;  // the same dot text (the one above writes to std::cerr)
   void dump(const std::string& filename, bool show_values = true, bool show_gradients = true,
             bool nan_check_only = false);
 

@@ -342,7 +342,8 @@ def const_parameter(*args):
 
 
 def print_graphviz(**kwargs):
-    """Prints the current graph in graphviz dot format (DyNet's print_graphviz).
+    """Prints the current graph in graphviz dot format on sys.stdout (DyNet's print_graphviz;
+    dy.cg().graphviz() returns the text).
 
     Args:
         kwargs: Accepted for compatibility and ignored.

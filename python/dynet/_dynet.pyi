@@ -2363,3 +2363,93 @@ def selu(x: Expression) -> Expression: ...
 def elu(x: Expression, alpha: float = 1.0) -> Expression: ...
 
 def silu(x: Expression, beta: float = 1.0) -> Expression: ...
+
+class Profiler:
+    """
+    Op timings and a Chrome trace of what runs between start() and stop(), or inside `with`.
+
+    Made by dy.profiler(). It collects whatever --dynet-profiling and DYNET_TRACE say, and
+    leaves what they print at exit as it was. Collection is process-wide: with
+    all_threads=True it sees the graphs of every thread (the trace's "tid" tells them
+    apart), otherwise only the thread that started it. Several profilers may run at once.
+    """
+
+    def __init__(self, all_threads: bool = True, max_trace_events: int = 1048576) -> None:
+        """
+        Args:
+            all_threads: collect what every thread runs (else only the thread that calls start()).
+            max_trace_events: trace events kept (about 80 bytes each); the table counts past it.
+        """
+
+    def __enter__(self) -> Profiler: ...
+
+    def __exit__(self, *args) -> None: ...
+
+    def start(self) -> None:
+        """
+        Starts collecting (adds to what was collected before; a no-op when running).
+        """
+
+    def stop(self) -> None:
+        """Stops collecting; what was collected stays until reset()."""
+
+    @property
+    def running(self) -> bool:
+        """Whether it is collecting now."""
+
+    def reset(self) -> None:
+        """Forgets what was collected."""
+
+    def table(self) -> str:
+        """
+        The timing table of what ran while collecting, as --dynet-profiling 1 prints it at exit.
+
+        Returns:
+            str: one line per op (forward and backward ms, % of the total, nodes, groups, batched
+            nodes, KB gathered by autobatching), then the autobatching scheduling time and the total.
+        """
+
+    def __str__(self) -> str: ...
+
+    def stats(self) -> list:
+        """
+        The table's figures per op and output dim, for programs.
+
+        Returns:
+            list[dict]: by total time, most first; keys: op (its name), dim (one member's output dim
+            as in the trace, e.g. "{8,2}"), shape (its dims, a tuple), batch (its batch size), nodes
+            (run forward), groups (forward kernel runs: an autobatched group counts once),
+            batched_nodes, forward_ms, backward_ms, total_ms, gathered_bytes. Autobatching's own time
+            comes last, as op "(scheduling)" with dim "".
+        """
+
+    def chrome_trace(self) -> str:
+        """
+        The Chrome trace JSON of what ran while collecting.
+
+        Returns:
+            str: {"traceEvents": [...]}: one complete event per node group run forward or backward
+            (name: the op, " xN" when N nodes ran batched; args: op, dim of one member, members) and,
+            with autobatching, one per forward pass (args: nodes, scheduling_us).
+        """
+
+    def export_chrome_trace(self, path: object) -> None:
+        """
+        Writes chrome_trace() to a file, for chrome://tracing or https://ui.perfetto.dev.
+
+        Args:
+            path: the file to write (str or os.PathLike); an existing file is replaced.
+        """
+
+def profiler(all_threads: bool | None = True, max_trace_events: int = 1048576) -> Profiler:
+    """
+    A Profiler, not yet collecting: `with dy.profiler() as p:` collects what runs in the block.
+
+    Args:
+        all_threads: collect what every thread runs (else only the thread that enters the block).
+        max_trace_events: trace events kept (about 80 bytes each); the table counts past it.
+
+    Returns:
+        Profiler: p.table() (the --dynet-profiling table), p.stats() (the same per op and dim, as
+        dicts), p.export_chrome_trace(path) (a Chrome trace JSON).
+    """

@@ -101,8 +101,8 @@ void init_builders(nb::module_& m) {
            "Clears the trainer's state (moments, accumulated squares), as for a fresh start.\n\n"
            "Args:\n    learning_rate (float | None): A new learning rate; None keeps the current one. Defaults to None.\n\n"
            "Returns:\n    None")
-      .def("status", [](Trainer& t) { t.status(); },
-           "Prints the trainer's counters (updates, clips) on stdout.\n\n"
+      .def("status", [](Trainer& t) { trainer_status(t); },
+           "Prints the trainer's counters (updates, clips) on sys.stderr.\n\n"
            "Returns:\n    None")
       .def("set_sparse_updates", [](Trainer& t, truthy b) { t.sparse_updates_enabled = b; }, "su"_a,
            "Whether lookup tables update only the rows used since the last update.\n\n"

@@ -11,6 +11,10 @@
 #include "dynet/dynet.h"
 #include "dynet/expr.h"
 
+namespace dynet {
+class Trainer;
+}
+
 namespace dynet::py {
 namespace nb = nanobind;
 
@@ -122,6 +126,17 @@ void init_expression(nb::module_& m);
 void init_ops(nb::module_& m);
 void init_builders(nb::module_& m);
 void init_module(nb::module_& m);
+void init_profiler(nb::module_& m);  // dy.profiler() (profiler.cc)
+
+// ---- text through sys.stdout / sys.stderr, which notebooks show (C++ streams bypass them; profiler.cc) ----
+void write_stdout(const std::string& text);
+void write_stderr(const std::string& text);
+std::string graphviz_text(const ComputationGraph& g);
+// ComputationGraph::dump, whose text goes to sys.stderr when there is no file name.
+void dump_graph(ComputationGraph& g, const std::string& filename, bool show_values, bool show_gradients,
+                bool nan_check_only);
+// Trainer::status() on sys.stderr.
+void trainer_status(Trainer& t);
 
 // Raises the Python exception matching the current C++ exception (inside a catch block).
 void raise_from_cpp();

@@ -485,23 +485,25 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    None")
-      .def("print_graphviz", [](PyGraph& self) { self.g->print_graphviz(); },
-           "Prints the graph in graphviz's dot format on stdout.\n"
+      .def("print_graphviz", [](PyGraph& self) { write_stdout(graphviz_text(*self.g)); },
+           "Prints the graph in graphviz's dot format on sys.stdout (graphviz() returns the text).\n"
            "\n"
            "Returns:\n"
            "    None")
-      .def("dump", [](PyGraph& self, const std::string& f, truthy v, truthy gr, truthy n) { self.g->dump(f, v, gr, n); },
+      .def("dump", [](PyGraph& self, const std::string& f, truthy v, truthy gr, truthy n) { dump_graph(*self.g, f, v, gr, n); },
            "filename"_a, "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false,
            "Writes the graph's nodes (ops, dims, and optionally values and gradients) to a text file.\n"
            "\n"
            "Args:\n"
-           "    filename (str): The file ('' : stderr).\n"
+           "    filename (str): The file ('' : sys.stderr).\n"
            "    show_values (bool): Include the values. Defaults to True.\n"
            "    show_gradients (bool): Include the gradients. Defaults to True.\n"
            "    nan_check_only (bool): Only say whether each value has a NaN. Defaults to False.\n"
            "\n"
            "Returns:\n"
            "    None")
+      .def("graphviz", [](PyGraph& self) { return graphviz_text(*self.g); },
+           "The graph in graphviz dot format (what print_graphviz() writes to sys.stdout).\n\nReturns:\n    str: one node per line, labelled like \"N1 = parameter(/W) {8,2}\", then the edges.")
       .def("size", [](PyGraph& self) { return self.g->size(); },
            "The number of nodes in the graph.\n"
            "\n"
@@ -647,17 +649,17 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    None");
-  m.def("print_text_graphviz", [] { current_graph().print_graphviz(); },
-           "Prints the current graph in graphviz's dot format on stdout.\n"
+  m.def("print_text_graphviz", [] { write_stdout(graphviz_text(current_graph())); },
+           "Prints the current graph in graphviz's dot format on sys.stdout.\n"
            "\n"
            "Returns:\n"
            "    None");
-  m.def("dump_cg", [](const std::string& f, truthy v, truthy g, truthy n) { current_graph().dump(f, v, g, n); },
+  m.def("dump_cg", [](const std::string& f, truthy v, truthy g, truthy n) { dump_graph(current_graph(), f, v, g, n); },
         "filename"_a = "", "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false,
            "Writes the current graph's nodes (ops, dims, and optionally values and gradients) to a text file.\n"
            "\n"
            "Args:\n"
-           "    filename (str): The file ('' : stderr). Defaults to ''.\n"
+           "    filename (str): The file ('' : sys.stderr). Defaults to ''.\n"
            "    show_values (bool): Include the values. Defaults to True.\n"
            "    show_gradients (bool): Include the gradients. Defaults to True.\n"
            "    nan_check_only (bool): Only say whether each value has a NaN. Defaults to False.\n"
@@ -1424,5 +1426,6 @@ NB_MODULE(_dynet, m) {
   init_module(m);
   init_builders(m);
   init_ops(m);
+  init_profiler(m);
   custom_ops().clear();  // the op objects hold them now; no C++ static may outlive the interpreter
 }

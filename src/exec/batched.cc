@@ -768,7 +768,7 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
         [this](VariableIndex i) {
           if (!reached_node(reached_, i)) return;
           const NodeRec& r = cg_->node(i);
-          profile::Scope scope(profile::Phase::kBackward, r.op);
+          profile::Scope scope(profile::Phase::kBackward, r.op, 1, nullptr, &r.dim);
           // What backward_node reads (the node's gradient) and accumulates into (its reached arguments').
           zero_before_use(grad_ptr_[i], r.dim.size());
           if (!(r.flags & kNoGradient)) {
@@ -856,7 +856,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   }
   const NodeRec& r0 = cg_->node(m[0]);
   const OpDef& def = op_def(r0.op);
-  profile::Scope scope(profile::Phase::kBackward, r0.op, k);
+  profile::Scope scope(profile::Phase::kBackward, r0.op, k, nullptr, &r0.dim);
   const AttrView attr = batch_attr(g);
   Dim bdim = r0.dim;
   bdim.bd *= k;

@@ -583,7 +583,7 @@ void BatchedExecutor::backward_fused(const Batch& g) {
   const unsigned nin = p.inputs(), nout = p.outputs, k = g.size / nout;
   const size_t n = p.n;
   const VariableIndex* m = members(g);
-  profile::Scope scope(profile::Phase::kBackward, cg_->node(m[0]).op, k);
+  profile::Scope scope(profile::Phase::kBackward, cg_->node(m[0]).op, k, nullptr, &cg_->node(m[0]).dim);
   zero_before_use(g.grad, size_t(g.size) * n);
   fused_live_.assign(k, 0);
   fused_out_grad_.resize(g.size);

@@ -50,7 +50,8 @@ void SimpleExecutor::forward(VariableIndex last) {
   mark_needed(last);
   for (const VariableIndex i : needed_) {
     if (computed_[i]) continue;  // a fused node computed with its region
-    profile::Scope scope(profile::Phase::kForward, cg_->node(i).op);
+    const NodeRec& r = cg_->node(i);
+    profile::Scope scope(profile::Phase::kForward, r.op, 1, nullptr, &r.dim);
     forward_node(i);
   }
 }
@@ -69,7 +70,8 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
   try {
     for (size_t i = last + 1; i-- > 0;) {
       if (!reached_[i]) continue;
-      profile::Scope scope(profile::Phase::kBackward, cg_->node(static_cast<VariableIndex>(i)).op);
+      const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
+      profile::Scope scope(profile::Phase::kBackward, r.op, 1, nullptr, &r.dim);
       zero_gradient_once(static_cast<VariableIndex>(i));  // read by backward_node (its arguments': there)
       backward_node(static_cast<VariableIndex>(i), true);
     }
