@@ -145,18 +145,18 @@ void usage(const Options& d) {
       "  --dev N         held-out trees, scored after every epoch [%u]\n"
       "  --hidden N      Tree-LSTM state size [%u]\n"
       "  --batch N       trees per graph (one update per graph) [%u]\n"
-      "  --autobatch N   1: autobatch (sets --dynet-autobatch 1), 0: run node by node, for comparison [%u]\n"
+      "  --autobatch N   1: autobatch (sets --dynet-autobatch 1; 2: by depth), 0: node by node, to compare [%u]\n"
       "  --dynet-seed N  random seed of the parameters (0: a fresh one) [0]\n"
       "  --help          this text\n",
       d.epochs, d.train, d.dev, d.hidden, d.batch, d.autobatch);
 }
 
-unsigned positive(const std::string& name, const char* text, bool zero_ok = false) {
+unsigned number(const std::string& name, const char* text, long lo = 1, long hi = 100000000) {
   char* end = nullptr;
   const long v = std::strtol(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || v < (zero_ok ? 0 : 1) || v > 100000000) {
-    std::fprintf(stderr, "demo: %s needs a %s integer, got '%s' (demo --help lists the options)\n", name.c_str(),
-                 zero_ok ? "non-negative" : "positive", text);
+  if (*text == '\0' || *end != '\0' || v < lo || v > hi) {
+    std::fprintf(stderr, "demo: %s needs an integer from %ld to %ld, got '%s' (demo --help lists the options)\n",
+                 name.c_str(), lo, hi, text);
     std::exit(2);
   }
   return static_cast<unsigned>(v);
@@ -176,8 +176,9 @@ Options parse(int argc, char** argv, bool& dynet_autobatch_given) {
       const std::string flag = k.substr(0, k.find('='));
       if (flag == "--dynet-autobatch" || flag == "--dynet_autobatch") {
         dynet_autobatch_given = true;
-        const char* v = k.find('=') != std::string::npos ? argv[i] + k.find('=') + 1 : (i + 1 < argc ? argv[i + 1] : "");
-        o.autobatch = positive(flag, v, true);
+        const size_t eq = k.find('=');
+        const char* v = eq != std::string::npos ? argv[i] + eq + 1 : (i + 1 < argc ? argv[i + 1] : "");
+        o.autobatch = number(flag, v, 0, 2);
       }
       if (k.find('=') == std::string::npos) ++i;  // its value
       continue;
@@ -187,12 +188,12 @@ Options parse(int argc, char** argv, bool& dynet_autobatch_given) {
       std::exit(2);
     }
     const char* v = argv[++i];
-    if (k == "--epochs") o.epochs = positive(k, v);
-    else if (k == "--train") o.train = positive(k, v);
-    else if (k == "--dev") o.dev = positive(k, v);
-    else if (k == "--hidden") o.hidden = positive(k, v);
-    else if (k == "--batch") o.batch = positive(k, v);
-    else if (k == "--autobatch") o.autobatch = positive(k, v, true);
+    if (k == "--epochs") o.epochs = number(k, v);
+    else if (k == "--train") o.train = number(k, v);
+    else if (k == "--dev") o.dev = number(k, v);
+    else if (k == "--hidden") o.hidden = number(k, v);
+    else if (k == "--batch") o.batch = number(k, v);
+    else if (k == "--autobatch") o.autobatch = number(k, v, 0, 2);
     else {
       std::fprintf(stderr, "demo: unknown option %s (demo --help lists the options)\n", k.c_str());
       std::exit(2);
