@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -103,6 +104,26 @@ struct Args {
   size_t max_train = size_t(-1), max_dev = size_t(-1);
 };
 
+void usage() {
+  const Args d;
+  std::printf(
+      "usage: [mpirun -np N] tagger_mpi --train FILE --dev FILE [options] [--dynet-* flags]\n"
+      "Trains a BiLSTM tagger data-parallel over the MPI ranks (one rank without mpirun). Files: one\n"
+      "sentence per line, word|TAG tokens.\n\n"
+      "options (default in brackets):\n"
+      "  --train FILE      training sentences (required)\n"
+      "  --dev FILE        held-out sentences, scored after every epoch (required)\n"
+      "  --minibatch N     sentences per update, shared out over the ranks [%u]\n"
+      "  --epochs N        passes over the training sentences [%u]\n"
+      "  --report N        print the training loss every N minibatches [%u]\n"
+      "  --max-train N     read at most N training sentences [all]\n"
+      "  --max-dev N       read at most N held-out sentences [all]\n"
+      "  --model FILE      where rank 0 saves the model [%s]\n"
+      "  --dynet-seed N    random seed (0: a fresh one) [0]\n"
+      "  --help            this text\n",
+      d.minibatch, d.epochs, d.report, d.model.c_str());
+}
+
 Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -130,6 +151,12 @@ Args parse(int argc, char** argv) {
 }
 
 int run(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      usage();
+      return 0;
+    }
+  }
   dynet::initialize(argc, argv);
   const Args args = parse(argc, argv);
   // Every rank reads the same files and builds the same vocabulary (words seen once are unknown).

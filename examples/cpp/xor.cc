@@ -2,6 +2,7 @@
 // between forward passes. Usage: xor [iterations] [--dynet-* flags]
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -13,12 +14,24 @@
 using namespace dynet;
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::printf(
+          "usage: xor [iterations] [--dynet-* flags]\n"
+          "Trains a 2-8-1 tanh network on XOR with plain SGD, one graph built once and its inputs updated in\n"
+          "place, printing the mean loss of every iteration and the predictions at the end.\n\n"
+          "  iterations      passes over the four examples [30]\n"
+          "  --dynet-seed N  random seed of the parameters (0: a fresh one) [0]\n"
+          "  --help          this text\n");
+      return 0;
+    }
+  }
   dynet::initialize(argc, argv);
   unsigned iterations = 30;
   if (argc > 1) {
     const int requested = std::atoi(argv[1]);
     if (requested <= 0) {
-      std::fprintf(stderr, "xor: iterations must be a positive integer, got '%s'\n", argv[1]);
+      std::fprintf(stderr, "xor: iterations must be a positive integer, got '%s' (xor --help)\n", argv[1]);
       return 1;
     }
     iterations = static_cast<unsigned>(requested);

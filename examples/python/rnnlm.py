@@ -5,9 +5,9 @@ import os
 import random
 import time
 
+from common import parser, plot, progress, shuffled  # before dynet: it passes --seed on as --dynet-seed
 import dynet as dy
 
-from common import parser, plot, progress, shuffled
 
 p = parser(__doc__)
 p.add_argument("--minibatch", type=int, default=16)
@@ -86,7 +86,8 @@ for epoch in range(args.epochs):
         loss.backward()
         trainer.update()
         if hasattr(bar, "set_postfix"):
-            bar.set_postfix(ppl="%.1f" % math.exp(total / words), wps="%.0f" % (words / (time.time() - start)))
+            bar.set_postfix(ppl="%.1f" % math.exp(total / words), wps="%.0f" % (words / (time.time() - start)),
+                            refresh=False)
     dev_total = sum(batch_loss(b).value() for b in dev_batches)
     dev_words = sum(len(s) + 1 for b in dev_batches for s in b)
     history["train ppl"].append(math.exp(total / words))

@@ -3,9 +3,9 @@ import os
 import random
 import time
 
+from common import parser, plot, progress, shuffled  # before dynet: it passes --seed on as --dynet-seed
 import dynet as dy
 
-from common import parser, plot, progress, shuffled
 
 p = parser(__doc__)
 p.add_argument("--train-file", default="tagging/wikiner.train.txt")
@@ -77,7 +77,8 @@ for epoch in range(args.epochs):
         loss.backward()
         trainer.update()
         if hasattr(bar, "set_postfix"):
-            bar.set_postfix(loss="%.3f" % (total / n), wps="%.0f" % (n / (time.time() - start)))
+            bar.set_postfix(loss="%.3f" % (total / n), wps="%.0f" % (n / (time.time() - start)),
+                            refresh=False)
     correct = count = 0
     for ws, ts in dev:
         for s, t in zip(scores(ws), ts):

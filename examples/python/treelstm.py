@@ -4,9 +4,9 @@ import os
 import random
 import time
 
+from common import parser, plot, progress, shuffled  # before dynet: it passes --seed on as --dynet-seed
 import dynet as dy
 
-from common import parser, plot, progress, shuffled
 
 p = parser(__doc__)
 p.add_argument("--hidden", type=int, default=64)
@@ -121,7 +121,8 @@ for epoch in range(args.epochs):
         loss.backward()
         trainer.update()
         if hasattr(bar, "set_postfix"):
-            bar.set_postfix(loss="%.3f" % (total / (k + 1)), sps="%.0f" % ((k + 1) / (time.time() - start)))
+            bar.set_postfix(loss="%.3f" % (total / (k + 1)), sps="%.0f" % ((k + 1) / (time.time() - start)),
+                            refresh=False)
     acc = sum(int(logits(t).npvalue().argmax()) == t.label for t in dev) / len(dev)
     history["train loss"].append(total / len(train))
     history["dev accuracy"].append(acc)

@@ -1,7 +1,7 @@
 """XOR with a two-layer perceptron, as in DyNet's Python tutorial."""
+from common import parser, plot, progress  # before dynet: it passes --seed on as --dynet-seed
 import dynet as dy
 
-from common import parser, plot, progress
 
 args = parser(__doc__).parse_args()
 pc = dy.ParameterCollection()
@@ -27,7 +27,7 @@ for epoch in range(max(args.epochs, 20)):
         loss.backward()
         trainer.update()
         if hasattr(bar, "set_postfix"):
-            bar.set_postfix(loss="%.4f" % (total / len(data)))
+            bar.set_postfix(loss="%.4f" % (total / len(data)), refresh=False)
     history.append(total / len(data))
     print("epoch %d: loss %.4f" % (epoch + 1, history[-1]))
 
