@@ -9,9 +9,11 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dynet/expr.h"
+#include "dynet/model.h"
 #include "dynet/globals.h"
 #include "dynet/init.h"
 #include "dynet/tensor.h"
@@ -185,6 +187,49 @@ TEST_F(Random, BatchedMembersKeepTheirNumbers) {
     const std::vector<float> simple = members_under(0, nodes[n]);
     for (int strategy : {1, 2}) EXPECT_EQ(members_under(strategy, nodes[n]), simple) << "node " << n << ", strategy " << strategy;
   }
+}
+
+
+// DyNet's C++ programs seed the engine themselves: `delete dynet::rndeng; dynet::rndeng = new
+// std::mt19937(seed);` after initialize. Every draw of the thread that initialized (initializers, dropout)
+// then comes from that engine; other threads keep their own streams.
+TEST_F(Random, AProgramMayReplaceRndeng) {
+  DynetParams params;
+  params.random_seed = 11;
+  initialize(params);  // this thread draws through rndeng
+  auto draws = [] {
+    ParameterCollection pc;
+    Parameter p = pc.add_parameters({4, 3});
+    ComputationGraph cg;
+    Expression d = dropout(input(cg, {16}, std::vector<float>(16, 1.f)), 0.5f);
+    std::vector<float> v = as_vector(p.get_storage().values);
+    for (float x : as_vector(d.value())) v.push_back(x);
+    return v;
+  };
+  auto on_another_thread = [&] {
+    std::vector<float> v;
+    std::thread([&] { v = draws(); }).join();
+    return v;
+  };
+  const std::vector<float> other = on_another_thread();
+  delete rndeng;
+  rndeng = new std::mt19937(7);
+  const std::vector<float> a = draws();
+  delete rndeng;
+  rndeng = new std::mt19937(7);
+  EXPECT_EQ(draws(), a);
+  delete rndeng;
+  rndeng = new std::mt19937(8);
+  EXPECT_NE(draws(), a);
+  EXPECT_EQ(on_another_thread(), other);  // its engine is its own, from the seed
+  reset_rng(7);  // as in DyNet, the seed goes to the engine rndeng points to
+  EXPECT_EQ(draws(), a);
+  std::mt19937* mine = new std::mt19937(7);
+  delete rndeng;
+  rndeng = mine;
+  EXPECT_EQ(draws(), a);
+  std::mt19937 fresh(7);
+  EXPECT_NE((*mine)(), fresh());  // the draws advanced the program's engine
 }
 
 }  // namespace

@@ -8,8 +8,12 @@ namespace dynet {
 struct Device;
 class NamedTimer;
 
-// The calling thread's random engine: its own, from the global seed and its stream (dynet/init.h).
-extern thread_local std::mt19937* rndeng;
+// The engine of DyNet's home thread (the one that called initialize): a heap object that a program may
+// replace (`delete dynet::rndeng; dynet::rndeng = new std::mt19937(seed);`), after which that thread's
+// draws (initializers, dropout, sampling) come from the program's engine. Other threads draw from their
+// own engines (dynet/init.h, set_random_stream).
+extern std::mt19937* rndeng;
+// The calling thread's random engine: *rndeng on the home thread's stream 0, else the thread's own.
 std::mt19937& random_engine();
 extern Device* default_device;
 extern int autobatch_flag;

@@ -33,7 +33,8 @@ void initialize(int& argc, char**& argv, bool shared_parameters = false);
 void cleanup();
 // Random numbers come from a per-thread engine (random_engine(), dynet/globals.h) that depends only on
 // the process's seed (--dynet-seed, or reset_rng) and the thread's stream number, so a thread draws the
-// same numbers whichever thread runs first and whatever the kernels' thread count.
+// same numbers whichever thread runs first and whatever the kernels' thread count. The thread that called
+// initialize draws through dynet::rndeng on stream 0, so a program may replace that engine as in DyNet.
 // Sets the seed and restarts every thread's engine (each at its next draw) from the start of its stream.
 void reset_rng(unsigned seed);
 // Restarts the calling thread's engine at the start of stream `stream`. Every thread is on stream 0

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <stdexcept>
 
 #include "core/device.h"
@@ -44,11 +45,14 @@ struct ThreadRng {
   std::mt19937 engine;
   unsigned stream = 0;
   unsigned generation = ~0u;
+  bool home = false;  // draws from *rndeng (the home thread on stream 0)
 };
 thread_local ThreadRng thread_rng;
+// The thread whose stream-0 draws go through rndeng: the one that initialized DyNet, else the first to draw.
+std::atomic<std::thread::id> home_thread{};
 }  // namespace
 
-thread_local std::mt19937* rndeng = nullptr;
+std::mt19937* rndeng = nullptr;
 
 std::mt19937& random_engine() {
   ThreadRng& t = thread_rng;
@@ -57,14 +61,28 @@ std::mt19937& random_engine() {
     // A thread's engine depends on the seed and on its stream number only, never on the order in which
     // threads first draw. Stream 0 is the engine seeded with the seed itself, as in a one-thread program.
     const unsigned seed = process_seed();
-    if (t.stream == 0) {
+    std::thread::id none{};
+    const std::thread::id self = std::this_thread::get_id();
+    home_thread.compare_exchange_strong(none, self);
+    t.home = t.stream == 0 && home_thread.load() == self;
+    if (t.home) {
+      // DyNet's programs replace the engine (`delete rndeng; rndeng = new std::mt19937(seed)`): so it is a
+      // heap object, and the home thread reads the pointer at every draw.
+      if (rndeng)
+        rndeng->seed(seed);
+      else
+        rndeng = new std::mt19937(seed);
+    } else if (t.stream == 0) {
       t.engine.seed(seed);
     } else {
       std::seed_seq seq{seed, t.stream};
       t.engine.seed(seq);
     }
     t.generation = gen;
-    rndeng = &t.engine;
+  }
+  if (t.home) {
+    if (!rndeng) rndeng = new std::mt19937(process_seed());  // set to null by the program
+    return *rndeng;
   }
   return t.engine;
 }
@@ -240,6 +258,7 @@ void initialize(DynetParams& params) {
   autobatch_flag = params.autobatch;
   profiling_flag = params.profiling;
   default_weight_decay_lambda = params.weight_decay;
+  home_thread = std::this_thread::get_id();  // its draws go through rndeng from now on
   reset_rng(params.random_seed);
   setup_devices(params);
   std::cerr << "[dynet] random seed: " << global_seed.load() << "\n";
