@@ -1267,6 +1267,7 @@ TEST(MidGraphReads, ScoresReadOneByOneComputeWhatTheyNeed) {
     else
       for (unsigned k = 0; k < kScores; ++k) EXPECT_NEAR(values[k], reference[k], 1e-5f) << "strategy " << strategy;
   }
+}
 
 // tanh(x_k) for k < n, summed; forward and backward.
 void run_tanh_sum(ComputationGraph& g, unsigned n, float scale = 0.1f) {

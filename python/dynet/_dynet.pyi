@@ -327,7 +327,7 @@ class ComputationGraph:
 
     def print_graphviz(self) -> None:
         """
-        Prints the graph in graphviz's dot format on stdout.
+        Prints the graph in graphviz's dot format on sys.stdout (graphviz() returns the text).
 
         Returns:
             None
@@ -338,13 +338,21 @@ class ComputationGraph:
         Writes the graph's nodes (ops, dims, and optionally values and gradients) to a text file.
 
         Args:
-            filename (str): The file ('' : stderr).
+            filename (str): The file ('' : sys.stderr).
             show_values (bool): Include the values. Defaults to True.
             show_gradients (bool): Include the gradients. Defaults to True.
             nan_check_only (bool): Only say whether each value has a NaN. Defaults to False.
 
         Returns:
             None
+        """
+
+    def graphviz(self) -> str:
+        """
+        The graph in graphviz dot format (what print_graphviz() writes to sys.stdout).
+
+        Returns:
+            str: one node per line, labelled like "N1 = parameter(/W) {8,2}", then the edges.
         """
 
     def size(self) -> int:
@@ -512,7 +520,7 @@ def cg_revert() -> None:
 
 def print_text_graphviz() -> None:
     """
-    Prints the current graph in graphviz's dot format on stdout.
+    Prints the current graph in graphviz's dot format on sys.stdout.
 
     Returns:
         None
@@ -523,7 +531,7 @@ def dump_cg(filename: str = '', show_values: bool | None = True, show_gradients:
     Writes the current graph's nodes (ops, dims, and optionally values and gradients) to a text file.
 
     Args:
-        filename (str): The file ('' : stderr). Defaults to ''.
+        filename (str): The file ('' : sys.stderr). Defaults to ''.
         show_values (bool): Include the values. Defaults to True.
         show_gradients (bool): Include the gradients. Defaults to True.
         nan_check_only (bool): Only say whether each value has a NaN. Defaults to False.
@@ -1568,7 +1576,7 @@ class Trainer:
 
     def status(self) -> None:
         """
-        Prints the trainer's counters (updates, clips) on stdout.
+        Prints the trainer's counters (updates, clips) on sys.stderr.
 
         Returns:
             None
@@ -2372,6 +2380,12 @@ class Profiler:
     leaves what they print at exit as it was. Collection is process-wide: with
     all_threads=True it sees the graphs of every thread (the trace's "tid" tells them
     apart), otherwise only the thread that started it. Several profilers may run at once.
+
+    Args:
+        all_threads (bool): Collect what every thread runs, else only the thread that calls start().
+            Defaults to True.
+        max_trace_events (int): Trace events kept (about 80 bytes each); the table counts past it.
+            Defaults to 1048576.
     """
 
     def __init__(self, all_threads: bool = True, max_trace_events: int = 1048576) -> None:
@@ -2388,17 +2402,30 @@ class Profiler:
     def start(self) -> None:
         """
         Starts collecting (adds to what was collected before; a no-op when running).
+
+        Returns:
+            None
         """
 
     def stop(self) -> None:
-        """Stops collecting; what was collected stays until reset()."""
+        """
+        Stops collecting; what was collected stays until reset().
+
+        Returns:
+            None
+        """
 
     @property
     def running(self) -> bool:
         """Whether it is collecting now."""
 
     def reset(self) -> None:
-        """Forgets what was collected."""
+        """
+        Forgets what was collected (the table, the statistics and the trace).
+
+        Returns:
+            None
+        """
 
     def table(self) -> str:
         """
@@ -2440,6 +2467,8 @@ class Profiler:
         Args:
             path: the file to write (str or os.PathLike); an existing file is replaced.
         """
+
+    __signature__: inspect.Signature = ...
 
 def profiler(all_threads: bool | None = True, max_trace_events: int = 1048576) -> Profiler:
     """

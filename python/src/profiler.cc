@@ -84,17 +84,22 @@ void init_profiler(nb::module_& m) {
                         "Made by dy.profiler(). It collects whatever --dynet-profiling and DYNET_TRACE say, and\n"
                         "leaves what they print at exit as it was. Collection is process-wide: with\n"
                         "all_threads=True it sees the graphs of every thread (the trace's \"tid\" tells them\n"
-                        "apart), otherwise only the thread that started it. Several profilers may run at once.")
+                        "apart), otherwise only the thread that started it. Several profilers may run at once.\n\n"
+                        "Args:\n"
+                        "    all_threads (bool): Collect what every thread runs, else only the thread that calls start().\n"
+                        "        Defaults to True.\n"
+                        "    max_trace_events (int): Trace events kept (about 80 bytes each); the table counts past it.\n"
+                        "        Defaults to 1048576.")
       .def(nb::init<bool, size_t>(), "all_threads"_a = true, "max_trace_events"_a = size_t(1) << 20,
            "Args:\n"
            "    all_threads: collect what every thread runs (else only the thread that calls start()).\n"
            "    max_trace_events: trace events kept (about 80 bytes each); the table counts past it.")
       .def("__enter__", [](Collector& c) { c.start(); return &c; }, nb::rv_policy::reference)
       .def("__exit__", [](Collector& c, nb::args) { c.stop(); })
-      .def("start", &Collector::start, "Starts collecting (adds to what was collected before; a no-op when running).")
-      .def("stop", &Collector::stop, "Stops collecting; what was collected stays until reset().")
+      .def("start", &Collector::start, "Starts collecting (adds to what was collected before; a no-op when running).\n\nReturns:\n    None")
+      .def("stop", &Collector::stop, "Stops collecting; what was collected stays until reset().\n\nReturns:\n    None")
       .def_prop_ro("running", &Collector::running, "Whether it is collecting now.")
-      .def("reset", &Collector::reset, "Forgets what was collected.")
+      .def("reset", &Collector::reset, "Forgets what was collected (the table, the statistics and the trace).\n\nReturns:\n    None")
       .def("table", &Collector::table,
            "The timing table of what ran while collecting, as --dynet-profiling 1 prints it at exit.\n\n"
            "Returns:\n"
