@@ -150,6 +150,89 @@ void populate_param(P& p, const std::string& fname, const std::string& key) {
   TextFileLoader(fname).populate(p.p, key);
 }
 
+// The methods Parameters and LookupParameters share, with the same behaviour and text.
+template <class P>
+void def_shared_parameter_methods(nb::class_<P>& c) {
+  c
+      .def("zero", [](P& p) { p.p.zero(); },
+           "Sets every value to 0.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("scale", [](P& p, float s) { p.p.scale(s); }, "s"_a,
+           "Multiplies the values by a factor.\n"
+           "\n"
+           "Args:\n"
+           "    s (float): The factor.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("scale_gradient", [](P& p, float s) { p.p.scale_gradient(s); }, "s"_a,
+           "Multiplies the accumulated gradient by a factor.\n"
+           "\n"
+           "Args:\n"
+           "    s (float): The factor.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("is_updated", [](P& p) { return p.p.is_updated(); },
+           "Whether trainers update this parameter.\n"
+           "\n"
+           "Returns:\n"
+           "    bool: True unless set_updated(False) was called.")
+      .def("set_updated", [](P& p, truthy b) { p.p.set_updated(b); }, "b"_a,
+           "Whether trainers update this parameter (False freezes it).\n"
+           "\n"
+           "Args:\n"
+           "    b (bool): True to train it, False to freeze it.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("name", [](P& p) { return p.p.get_fullname(); },
+           "The full name (e.g. '/W', or '/birnn/_0' in a subcollection).\n"
+           "\n"
+           "Returns:\n"
+           "    str: the name.")
+      .def("save", &save_param<P>, "fname"_a, "key"_a = "", "append"_a = false,
+           "Appends (or writes) the values to a DyNet text model file.\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("write_to_textfile", &save_param<P>, "fname"_a, "key"_a = "", "append"_a = false,
+           "Appends (or writes) the values to a DyNet text model file (same as save).\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("populate", &populate_param<P>, "fname"_a, "key"_a = "",
+           "Reads the values from a DyNet text model file.\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    None")
+      .def("populate_from_textfile", &populate_param<P>, "fname"_a, "key"_a = "",
+           "Reads the values from a DyNet text model file (same as populate).\n"
+           "\n"
+           "Args:\n"
+           "    fname (str): The file.\n"
+           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
+           "\n"
+           "Returns:\n"
+           "    None");
+}
+
 // dy.PyInitializer and its subclasses (NormalInitializer, ...; classes in dynet/__init__.py).
 struct PyInit {
   std::shared_ptr<ParameterInit> init;
@@ -754,84 +837,8 @@ void init_module(nb::module_& m) {
            "    right (float): The upper bound.\n"
            "\n"
            "Returns:\n"
-           "    None")
-      .def("zero", [](PyParameters& p) { p.p.zero(); },
-           "Sets every value to 0.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("scale", [](PyParameters& p, float s) { p.p.scale(s); }, "s"_a,
-           "Multiplies the values by a factor.\n"
-           "\n"
-           "Args:\n"
-           "    s (float): The factor.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("scale_gradient", [](PyParameters& p, float s) { p.p.scale_gradient(s); }, "s"_a,
-           "Multiplies the accumulated gradient by a factor.\n"
-           "\n"
-           "Args:\n"
-           "    s (float): The factor.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("is_updated", [](PyParameters& p) { return p.p.is_updated(); },
-           "Whether trainers update this parameter.\n"
-           "\n"
-           "Returns:\n"
-           "    bool: True unless set_updated(False) was called.")
-      .def("set_updated", [](PyParameters& p, truthy b) { p.p.set_updated(b); }, "b"_a,
-           "Whether trainers update this parameter (False freezes it).\n"
-           "\n"
-           "Args:\n"
-           "    b (bool): True to train it, False to freeze it.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("name", [](PyParameters& p) { return p.p.get_fullname(); },
-           "The full name (e.g. '/W', or '/birnn/_0' in a subcollection).\n"
-           "\n"
-           "Returns:\n"
-           "    str: the name.")
-      .def("save", &save_param<PyParameters>, "fname"_a, "key"_a = "", "append"_a = false,
-           "Appends (or writes) the values to a DyNet text model file.\n"
-           "\n"
-           "Args:\n"
-           "    fname (str): The file.\n"
-           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
-           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("write_to_textfile", &save_param<PyParameters>, "fname"_a, "key"_a = "", "append"_a = false,
-           "Appends (or writes) the values to a DyNet text model file (same as save).\n"
-           "\n"
-           "Args:\n"
-           "    fname (str): The file.\n"
-           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
-           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("populate", &populate_param<PyParameters>, "fname"_a, "key"_a = "",
-           "Reads the values from a DyNet text model file.\n"
-           "\n"
-           "Args:\n"
-           "    fname (str): The file.\n"
-           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("populate_from_textfile", &populate_param<PyParameters>, "fname"_a, "key"_a = "",
-           "Reads the values from a DyNet text model file (same as populate).\n"
-           "\n"
-           "Args:\n"
-           "    fname (str): The file.\n"
-           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
-           "\n"
-           "Returns:\n"
            "    None");
+  def_shared_parameter_methods(params);
   nb::class_<PyLookupParameters> lookups(m, "LookupParameters", nb::type_slots(expression_number_slots()),
                                          "A lookup table (embeddings) of a ParameterCollection: rows of equal dims.\n\n"
                                          "E[i] and dy.lookup(E, i) are row i as an expression of the current graph; "
@@ -956,84 +963,8 @@ void init_module(nb::module_& m) {
            "    rows (list[int]): The rows.\n"
            "\n"
            "Returns:\n"
-           "    numpy.ndarray: a float64 copy.")
-      .def("zero", [](PyLookupParameters& p) { p.p.zero(); },
-           "Sets every value to 0.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("scale", [](PyLookupParameters& p, float s) { p.p.scale(s); }, "s"_a,
-           "Multiplies the values by a factor.\n"
-           "\n"
-           "Args:\n"
-           "    s (float): The factor.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("scale_gradient", [](PyLookupParameters& p, float s) { p.p.scale_gradient(s); }, "s"_a,
-           "Multiplies the accumulated gradient by a factor.\n"
-           "\n"
-           "Args:\n"
-           "    s (float): The factor.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("is_updated", [](PyLookupParameters& p) { return p.p.is_updated(); },
-           "Whether trainers update this parameter.\n"
-           "\n"
-           "Returns:\n"
-           "    bool: True unless set_updated(False) was called.")
-      .def("set_updated", [](PyLookupParameters& p, truthy b) { p.p.set_updated(b); }, "b"_a,
-           "Whether trainers update this parameter (False freezes it).\n"
-           "\n"
-           "Args:\n"
-           "    b (bool): True to train it, False to freeze it.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("name", [](PyLookupParameters& p) { return p.p.get_fullname(); },
-           "The full name (e.g. '/W', or '/birnn/_0' in a subcollection).\n"
-           "\n"
-           "Returns:\n"
-           "    str: the name.")
-      .def("save", &save_param<PyLookupParameters>, "fname"_a, "key"_a = "", "append"_a = false,
-           "Appends (or writes) the values to a DyNet text model file.\n"
-           "\n"
-           "Args:\n"
-           "    fname (str): The file.\n"
-           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
-           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("write_to_textfile", &save_param<PyLookupParameters>, "fname"_a, "key"_a = "", "append"_a = false,
-           "Appends (or writes) the values to a DyNet text model file (same as save).\n"
-           "\n"
-           "Args:\n"
-           "    fname (str): The file.\n"
-           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
-           "    append (bool): Add to the file instead of replacing it. Defaults to False.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("populate", &populate_param<PyLookupParameters>, "fname"_a, "key"_a = "",
-           "Reads the values from a DyNet text model file.\n"
-           "\n"
-           "Args:\n"
-           "    fname (str): The file.\n"
-           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
-           "\n"
-           "Returns:\n"
-           "    None")
-      .def("populate_from_textfile", &populate_param<PyLookupParameters>, "fname"_a, "key"_a = "",
-           "Reads the values from a DyNet text model file (same as populate).\n"
-           "\n"
-           "Args:\n"
-           "    fname (str): The file.\n"
-           "    key (str): The name the values are stored under ('' : the parameter's own name). Defaults to ''.\n"
-           "\n"
-           "Returns:\n"
-           "    None");
+           "    numpy.ndarray: a float64 copy.");
+  def_shared_parameter_methods(lookups);
   for (const char* name : {"value", "npvalue", "scalar_value", "vec_value", "tensor_value", "forward", "gradient",
                            "backward", "dim"}) {
     nb::setattr(params, name, nb::getattr(E, name));
