@@ -160,7 +160,7 @@ TEST(Graph, CheckValidityNamesTheNode) {
 
 TEST(Graph, ShapeErrorsLeaveTheGraphUsable) {
   ComputationGraph g;
-  EXPECT_THROW(input(g, Dim({2}), std::vector<float>{1, 2, 3}), std::invalid_argument);
+  EXPECT_THROW(input(g, Dim({2}), std::vector<float>{1}), std::invalid_argument);
   EXPECT_EQ(g.size(), 0u);
   Expression x = input(g, 2.f);
   EXPECT_NEAR(as_scalar(square(x).value()), 4.f, 1e-6);
@@ -454,5 +454,24 @@ TEST(Graph, FailedNodeDoesNotBlockUnrelatedReads) {
   EXPECT_NEAR(as_scalar(ok.value()), std::tanh(0.5f), 1e-6);
   EXPECT_THROW(bad.value(), std::exception);  // still an error, not garbage
 }
+
+// DyNet's input() read the first dim.size() values of a longer vector (programs pass a reused buffer);
+// a shorter one is an error, at building (a copied vector) or at the forward that reads it (a pointer).
+TEST(Graph, InputTakesTheFirstValuesOfALongerVector) {
+  ComputationGraph g;
+  const std::vector<float> five{1, 2, 3, 4, 5};
+  EXPECT_EQ(as_vector(input(g, Dim({3}), five).value()), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(as_vector(input(g, Dim({2}, 2), five).value()), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_THROW(input(g, Dim({6}), five), std::invalid_argument);
+  std::vector<float> buffer{7, 8, 9, 10};
+  Expression x = input(g, Dim({3}), &buffer);
+  EXPECT_EQ(as_vector(x.value()), (std::vector<float>{7, 8, 9}));
+  Expression y = 2.f * input(g, Dim({3}), &buffer);
+  buffer.resize(2);
+  EXPECT_THROW(y.value(), std::invalid_argument);
+  buffer = {1, 1, 1, 1, 1};
+  EXPECT_EQ(as_vector(y.value()), (std::vector<float>{2, 2, 2}));  // the graph stays usable
+}
+
 }  // namespace
 }  // namespace dynet

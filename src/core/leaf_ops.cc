@@ -126,10 +126,10 @@ struct PtrInput {
   const float* p;
   const std::vector<float>* pv;
 };
-// The values of input_ptr node `a` (read now); throws if the vector changed size.
+// The values of input_ptr node `a` (read now); throws if the vector became shorter than the dim.
 const float* ptr_input_values(AttrView a, size_t n) {
   const PtrInput& in = a.as<PtrInput>();
-  if (in.pv && in.pv->size() != n)
+  if (in.pv && in.pv->size() < n)  // a longer one gives its first n values, as in DyNet
     throw std::invalid_argument("input: the vector behind the input pointer has " + std::to_string(in.pv->size()) +
                                 " values, but the input's dim " + in.d.str() + " needs " + std::to_string(n));
   return in.pv ? in.pv->data() : in.p ? in.p : a.tail<float, PtrInput>();
@@ -424,15 +424,16 @@ VariableIndex ComputationGraph::add_input(const real* ps, Device* dev) {
 }
 VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>& data, Device* dev) {
   d.checked_size("input");
-  if (data.size() != d.size())
+  // More values than the dim holds: the first d.size() ones, as DyNet read them (programs pass a buffer).
+  if (data.size() < d.size())
     op_error("input", "dim " + d.str() + " needs " + std::to_string(d.size()) + " values, got " +
                           std::to_string(data.size()));
-  return add_blob(*this, k_input, attr_with_tail(d, data.data(), data.size()), dev);
+  return add_blob(*this, k_input, attr_with_tail(d, data.data(), d.size()), dev);
 }
 VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<float>* pdata, Device* dev) {
   d.checked_size("input");
   if (!pdata) throw std::invalid_argument("input_ptr: null data pointer");
-  if (pdata->size() != d.size())
+  if (pdata->size() < d.size())
     op_error("input_ptr", "dim " + d.str() + " needs " + std::to_string(d.size()) + " values, got " +
                           std::to_string(pdata->size()));
   return add(*this, k_ptr_input, PtrInput{d, 0, nullptr, pdata}, dev);
