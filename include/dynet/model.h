@@ -1,6 +1,7 @@
 // Parameters, lookup parameters and the collections that own them.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -118,6 +119,7 @@ struct LookupParameterStorage : ParameterStorageBase {
 class Parameter {
  public:
   Parameter() = default;
+  Parameter(std::nullptr_t) {}  // DyNet 2.0's handles were pointers: `Parameter p = nullptr;` compiled there
   Parameter(std::shared_ptr<ParameterStorage> p) : p(std::move(p)) {}
   ParameterStorage& get_storage() const;
   std::string get_fullname() const;
@@ -140,6 +142,7 @@ class Parameter {
 class LookupParameter {
  public:
   LookupParameter() = default;
+  LookupParameter(std::nullptr_t) {}  // as Parameter's
   LookupParameter(std::shared_ptr<LookupParameterStorage> p) : p(std::move(p)) {}
   LookupParameterStorage& get_storage() const;
   void initialize(unsigned index, const std::vector<float>& val) const;

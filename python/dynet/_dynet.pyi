@@ -949,9 +949,9 @@ class LookupParameters:
 
     def __len__(self) -> int: ...
 
-    def __getitem__(self, i: int) -> object: ...
+    def __getitem__(self, i: int) -> Expression: ...
 
-    def batch(self, i: Sequence[int]) -> object:
+    def batch(self, i: Sequence[int]) -> Expression:
         """
         A batched lookup of several rows (one per batch element; same as dy.lookup_batch).
 

@@ -866,10 +866,11 @@ void init_module(nb::module_& m) {
            "Returns:\n"
            "    tuple[int, ...]: the dims.")
       .def("__len__", [](PyLookupParameters& p) { return p.p.get_storage().values.size(); })
-      .def("__getitem__", [](PyLookupParameters& p, row_index i) { return settable_lookup(p.p, i); }, "i"_a)
+      .def("__getitem__", [](PyLookupParameters& p, row_index i) { return settable_lookup(p.p, i); }, "i"_a,
+           nb::sig("def __getitem__(self, i: int) -> Expression"))
       .def("batch", [](PyLookupParameters& p, const std::vector<row_index>& rows) {
         return settable_lookup(p.p, std::vector<unsigned>(rows.begin(), rows.end()));
-      }, "i"_a,
+      }, "i"_a, nb::sig("def batch(self, i: collections.abc.Sequence[int]) -> Expression"),
            "A batched lookup of several rows (one per batch element; same as dy.lookup_batch).\n"
            "\n"
            "Args:\n"

@@ -37,7 +37,7 @@ std::vector<OpSample> input_samples() {
   return {per_instance("instances", [](ComputationGraph& g, Xs, unsigned k) { return E(g, g.add_input(Dim({2, 3}, 2), ramp(12, k))); }),
           {"batched", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({2, 3}, 2), std::vector<float>(12, 0.5f))); }},
           {"scalar", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(3.f)); }},
-          {"wrong_size", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({2, 3}), std::vector<float>(5))); },
+          {"too_few_values", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({2, 3}), std::vector<float>(5))); },
            -1, 1, true}};
 }
 std::vector<OpSample> input_ptr_samples() {
@@ -49,7 +49,7 @@ std::vector<OpSample> input_ptr_samples() {
           per_instance("scalar_instances", [](ComputationGraph& g, Xs, unsigned k) { return E(g, g.add_input(&scalars[k % 3])); }),
           {"vector", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({3}, 2), &data)); }},
           {"scalar", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(&scalar)); }},
-          {"wrong_size", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({4}), &data)); }, -1, 1, true}};
+          {"too_few_values", {}, [](ComputationGraph& g, Xs) { return E(g, g.add_input(Dim({8}), &data)); }, -1, 1, true}};
 }
 std::vector<OpSample> sparse_input_samples() {
   return {per_instance("instances", [](ComputationGraph& g, Xs, unsigned k) {

@@ -57,6 +57,24 @@ TEST(VisibleNames, RealDenseIndexAndScalarConstants) {
   timer.cumtimes.clear();  // nothing to print at exit
 }
 
+// DyNet 2.0's Parameter and LookupParameter were raw pointers, so programs wrote `Parameter p = nullptr;` for
+// "not made yet"; such a handle is empty until assigned.
+TEST(VisibleNames, ParameterHandlesStartAsNullptr) {
+  Parameter p = nullptr;
+  LookupParameter lp = nullptr;
+  EXPECT_EQ(p.p, nullptr);
+  EXPECT_EQ(lp.p, nullptr);
+  ParameterCollection pc;
+  p = pc.add_parameters({2});
+  lp = pc.add_lookup_parameters(3, {2});
+  EXPECT_EQ(p.dim(), Dim({2}));
+  EXPECT_EQ(lp.dim(), Dim({2}));
+  struct Members {  // the form DyNet 2.0 programs used in their model structs
+    Parameter W = nullptr;
+  } m;
+  EXPECT_EQ(m.W.p, nullptr);
+}
+
 TEST(ExecutionEngines, MapOntoTheGraphsExecutor) {
   ComputationGraph cg;
   Expression x = input(cg, Dim({2}), {1.f, -2.f});
