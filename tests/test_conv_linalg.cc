@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 #include "dynet/expr.h"
 #include "dynet/init.h"
 #include "dynet/lstm.h"
+#include "omp_threads.h"
 #include "op_test_util.h"
 
 namespace dynet {
@@ -117,6 +119,29 @@ TEST(Conv2dValues, HandComputedSums) {
   Expression f2 = input(g, Dim({2, 2, 1, 2}), {1, 1, 1, 1, 1, 0, 0, 0});
   Expression b = input(g, Dim({2}), {10, -1});
   expect_values(conv2d(x, f2, b, {1, 1}).value(), {22, 26, 34, 38, 0, 1, 3, 4});
+}
+
+// The threads of this process (Linux: one entry each in /proc/self/task).
+size_t live_threads() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& t : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+TEST(Conv2dValues, SmallConvolutionsStartNoThreadTeam) {
+  // A text CNN's convolution (26k multiply-adds, on the oneDNN path: 32 input channels) with OpenMP
+  // allowed 4 threads: forward and backward run on the calling thread alone. An OpenMP team's barrier
+  // waits a whole time slice for a worker that a busy neighbour process keeps off its core.
+  const test::ThreadCount four(4);
+  ParameterCollection pc;
+  ComputationGraph g;
+  Expression x = parameter(g, pc.add_parameters({1, 20, 32}));  // parameters: backward computes both gradients
+  Expression f = parameter(g, pc.add_parameters({1, 3, 32, 15}));
+  const size_t before = live_threads();
+  Expression loss = sum_elems(rectify(conv2d(x, f, {1, 1})));
+  loss.value();
+  g.backward(loss);
+  EXPECT_EQ(live_threads(), before);
 }
 
 TEST(Conv2dValues, BadArgumentsThrow) {

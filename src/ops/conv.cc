@@ -46,6 +46,7 @@
 
 #include "core/mem.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/parallel.h"
 #include "ops/api.h"
 #include "ops/common.h"
 #endif
@@ -685,6 +686,10 @@ dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::d
   return dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_engine(), from, dnnl_engine(), to, attr));
 }
 
+// Below ~8M multiply-adds a convolution runs on the calling thread alone (as in cpu::gemm: splitting small
+// problems over OpenMP threads costs more than it saves).
+int dnnl_threads(long macs) { return macs < (1L << 23) ? 1 : omp_get_max_threads(); }
+
 std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N) {
   using dnnl::memory;
   using md = memory::desc;
@@ -692,6 +697,11 @@ std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N) {
   const long H = g.h.in, W = g.w.in, C = g.c_in, KH = g.h.k, KW = g.w.k, CO = g.c_out, OH = g.h.out, OW = g.w.out;
   // Our layout as oneDNN's logical NCHW / OIHW dims with explicit strides (H is the fastest axis).
   auto p = std::make_unique<DnnlConv>();
+  p->macs = OH * OW * KH * KW * C * CO * N;
+  // Primitives and reorders run with the thread count they were made with: made for a small
+  // convolution with one thread, they never start an OpenMP team (whose barrier, on a machine whose
+  // other cores are busy, waits a scheduler time slice for a descheduled worker: ~60 ms for 0.1 ms of work).
+  const cpu::OmpThreads team(dnnl_threads(p->macs));
   p->src_user = md({N, C, H, W}, f32, memory::dims{H * W * C, H * W, 1, H});
   p->wei_user = md({CO, C, KH, KW}, f32, memory::dims{KH * KW * C, KH * KW, 1, KH});
   p->dst_user = md({N, CO, OH, OW}, f32, memory::dims{OH * OW * CO, OH * OW, 1, OH});
@@ -716,18 +726,11 @@ std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N) {
     // count it sees when the descriptor is made: its bits changed with OMP_NUM_THREADS (3-4 threads
     // against 1-2). Made with one thread, it always runs on one, so the bits depend on the geometry
     // alone. (Forward and backward data split only their outputs: their bits do not depend on it.)
-    const int threads = omp_get_max_threads();
-    omp_set_num_threads(1);
-    try {
-      p->bwd_weights_pd = dnnl::convolution_backward_weights::primitive_desc(
-          dnnl::convolution_backward_weights::desc(alg, src_any, wei_any, dst_any, strides, pad_l, pad_r), attr, eng,
-          p->fwd_pd);
-      p->bwd_weights = dnnl::convolution_backward_weights(p->bwd_weights_pd);
-    } catch (...) {
-      omp_set_num_threads(threads);
-      throw;
-    }
-    omp_set_num_threads(threads);
+    const cpu::OmpThreads one(1);
+    p->bwd_weights_pd = dnnl::convolution_backward_weights::primitive_desc(
+        dnnl::convolution_backward_weights::desc(alg, src_any, wei_any, dst_any, strides, pad_l, pad_r), attr, eng,
+        p->fwd_pd);
+    p->bwd_weights = dnnl::convolution_backward_weights(p->bwd_weights_pd);
   }
   p->fwd = dnnl::convolution_forward(p->fwd_pd);
   p->bwd_data = dnnl::convolution_backward_data(p->bwd_data_pd);
@@ -740,7 +743,6 @@ std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N) {
   p->ddst_in_weights = make_reorder(p->dst_user, p->bwd_weights_pd.diff_dst_desc(), false);
   p->src_in_weights = make_reorder(p->src_user, p->bwd_weights_pd.src_desc(), false);
   p->dwei_acc = make_reorder(p->bwd_weights_pd.diff_weights_desc(), p->wei_user, true);
-  p->macs = OH * OW * KH * KW * C * CO * N;
   return p;
 }
 
@@ -772,17 +774,10 @@ const DnnlConv* dnnl_conv(const ConvGeom& g, unsigned N) {
   return it->second.get();
 }
 
-// Runs primitives on this thread's stream; below ~8M multiply-adds on the calling thread alone (as in
-// cpu::gemm: splitting small problems over OpenMP threads costs more than it saves).
+// Runs primitives on this thread's stream, with the thread count they were made with.
 class DnnlRun {
  public:
-  DnnlRun(long macs, MemPool& scratch)
-      : scratch_(scratch), single_(macs < (1L << 23)), threads_(omp_get_max_threads()) {
-    if (single_ && threads_ > 1) omp_set_num_threads(1);
-  }
-  ~DnnlRun() {
-    if (single_ && threads_ > 1) omp_set_num_threads(threads_);
-  }
+  DnnlRun(long macs, MemPool& scratch) : scratch_(scratch), team_(dnnl_threads(macs)) {}
   dnnl::memory user(const dnnl::memory::desc& d, const float* data) {
     return dnnl::memory(d, dnnl_engine(), const_cast<float*>(data));
   }
@@ -811,8 +806,7 @@ class DnnlRun {
 
  private:
   MemPool& scratch_;
-  bool single_;
-  int threads_;
+  cpu::OmpThreads team_;
 };
 
 // oneDNN takes over from C_in = 4 with a shared (unbatched) filter and bias; below that its backward

@@ -134,13 +134,7 @@ void gemm(bool trans_a, bool trans_b, long M, long N, long K, float alpha, const
   // sleeping helper threads (parallel_chunks); smaller ones gain too little from a split (64x64x1000, a
   // weight gradient over a 1000-step chain: 2 threads slower than 1).
   const int threads = omp_get_max_threads();
-  if (threads > 1) omp_set_num_threads(1);
-  struct RestoreThreads {
-    int n;
-    ~RestoreThreads() {
-      if (n > 1) omp_set_num_threads(n);
-    }
-  } restore{threads};
+  const OmpThreads one(1);
   auto sgemm_k = [&](long m, long n, long k, const float* a, const float* b, float bt, float* c) {
     const dnnl_status_t st =
         dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', n, m, k, alpha, b, ldb, a, lda, bt, c, ldc);

@@ -104,6 +104,13 @@ class Pool {
 
 }  // namespace
 
+OmpThreads::OmpThreads(int n) : saved_(omp_get_max_threads()) {
+  if (n != saved_) omp_set_num_threads(n);
+}
+OmpThreads::~OmpThreads() {
+  if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
+}
+
 void parallel_chunks(int n, int threads, const std::function<void(int)>& chunk) {
   if (n <= 0) return;
   Pool::get().run(n, threads, chunk);

@@ -12,4 +12,17 @@ namespace dynet::cpu {
 // rethrown here after every started chunk has finished (the remaining chunks are skipped).
 void parallel_chunks(int n, int threads, const std::function<void(int)>& chunk);
 
+// OpenMP's thread count on this thread (the team oneDNN forms) set to n while it lives, then restored.
+// A oneDNN primitive keeps the count it was created with, so creation and execution both need it.
+class OmpThreads {
+ public:
+  explicit OmpThreads(int n);
+  ~OmpThreads();
+  OmpThreads(const OmpThreads&) = delete;
+  OmpThreads& operator=(const OmpThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
 }  // namespace dynet::cpu
