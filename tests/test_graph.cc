@@ -457,6 +457,33 @@ TEST(Graph, FailedNodeDoesNotBlockUnrelatedReads) {
 
 // DyNet's input() read the first dim.size() values of a longer vector (programs pass a reused buffer);
 // a shorter one is an error, at building (a copied vector) or at the forward that reads it (a pointer).
+TEST(Graph, ParametersOutliveTheirCollectionWhileAGraphReadsThem) {
+  // A builder made and dropped in a helper function takes its collection with it, while the graph built
+  // from its parameters is evaluated afterwards: the graph keeps what its nodes read.
+  ComputationGraph g;
+  Expression loss;
+  std::weak_ptr<ParameterStorage> w;
+  std::weak_ptr<LookupParameterStorage> t;
+  {
+    ParameterCollection pc;
+    Parameter p = pc.add_parameters({3}, ParameterInitConst(2.f));
+    LookupParameter lp = pc.add_lookup_parameters(4, {3}, ParameterInitConst(1.f));
+    w = p.p;
+    t = lp.p;
+    loss = sum_elems(parameter(g, p) + const_parameter(g, p) + lookup(g, lp, 2u) +
+                     sum_batches(lookup(g, lp, std::vector<unsigned>{1, 3}))) +
+           sum_elems(parameter(g, lp));
+  }
+  EXPECT_FALSE(w.expired());
+  EXPECT_FALSE(t.expired());
+  EXPECT_FLOAT_EQ(as_scalar(loss.value()), 3 * (2 + 2 + 1 + 2) + 12);
+  g.backward(loss);
+  EXPECT_FLOAT_EQ(as_vector(w.lock()->g)[0], 1.f);
+  g.clear();
+  EXPECT_TRUE(w.expired());
+  EXPECT_TRUE(t.expired());
+}
+
 TEST(Graph, InputTakesTheFirstValuesOfALongerVector) {
   ComputationGraph g;
   const std::vector<float> five{1, 2, 3, 4, 5};

@@ -183,6 +183,15 @@ class ComputationGraph {
   const VariableIndex* node_args(VariableIndex i) const { return args_.data() + nodes_[i].arg_begin; }
   const uint64_t* node_attr(VariableIndex i) const { return attrs_.data() + nodes_[i].attr_begin; }
   const Executor& executor() const { return *exec_; }
+  // Keeps what a node reads (a parameter's storage) alive until clear() or destruction: a graph may be
+  // evaluated after its collection and every handle of the parameter are gone.
+  template <class T>
+  void hold(const std::shared_ptr<T>& owner) {
+    const void* p = owner.get();
+    for (size_t k = held_.size(), end = k > 8 ? k - 8 : 0; k > end; --k)  // a table is looked up many times
+      if (held_[k - 1].get() == p) return;
+    held_.push_back(owner);
+  }
 
  private:
   void check_index(VariableIndex i, const char* where) const;
@@ -201,6 +210,7 @@ class ComputationGraph {
   std::vector<uint64_t> attrs_;
   std::vector<CGCheckpoint> checkpoints_;
   std::vector<std::unique_ptr<Node>> user_nodes_;  // the add_function nodes, in creation order
+  std::vector<std::shared_ptr<const void>> held_;
   std::unique_ptr<Executor> exec_;
   int strategy_ = 0;  // the executor's: 0 simple, 1 agenda, 2 depth
   // What add_node does besides recording the node, in one byte so that the common case tests it once:

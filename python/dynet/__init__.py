@@ -3,6 +3,7 @@
 The op functions (dy.tanh, dy.pickneglogsoftmax, ...) are generated at import from the API entries next
 to each op's C++ definition (src/ops/api.h); the rest of the module is here and in python/src.
 """
+import copyreg as _copyreg
 import os as _os
 import pickle as _pickle
 import sys as _sys
@@ -841,7 +842,7 @@ class _StateMethods:
     def __init__(self, layers, input_dim, hidden_dim, model, *args, **kwargs):
         super().__init__(layers, input_dim, hidden_dim, model, *args, **kwargs)
         extra = list(args) + [kwargs.get(name, default) for name, default in self._spec_params[len(args):]]
-        self.spec = (layers, input_dim, hidden_dim) + tuple(extra[:len(self._spec_params)])
+        self.spec = (int(layers), int(input_dim), int(hidden_dim)) + tuple(extra[:len(self._spec_params)])
 
     @classmethod
     def from_spec(cls, spec, model):
@@ -986,7 +987,7 @@ class StandardSoftmaxBuilder(_dynet.StandardSoftmaxBuilder):
     """
     def __init__(self, input_dim, num_classes, pc, bias=True):
         super().__init__(input_dim, num_classes, pc, bias)
-        self.spec = (input_dim, num_classes, bias)
+        self.spec = (int(input_dim), int(num_classes), bias)
 
     @classmethod
     def from_spec(cls, spec, model):
@@ -1025,6 +1026,8 @@ class BiRNNBuilder:
     """
 
     def __init__(self, num_layers, input_dim, hidden_dim, model, rnn_builder_factory, builder_layers=None):
+        # ints, as the original's typed arguments made them (a float truncated: hidden_dim=256/2)
+        num_layers, input_dim, hidden_dim = int(num_layers), int(input_dim), int(hidden_dim)
         if num_layers <= 0:
             raise ValueError("BiRNNBuilder: num_layers must be positive, got %r" % (num_layers,))
         if hidden_dim % 2:
@@ -1210,6 +1213,26 @@ def load(basename, params):
         list: the objects, in the order they were saved.
     """
     return list(load_generator(basename, params))
+
+
+# ---------------------------------------------------------------------------------------------
+# pickle and copy.deepcopy take the compiled functions and methods by qualified name, as the original's
+# (programs keep dy.tanh or dy.renew_cg in pickled options); the op objects do it themselves (__reduce__).
+# nanobind's function types are shared with other nanobind modules: theirs stay unpicklable, as before.
+def _reduce_by_name(f):
+    module, name = getattr(f, "__module__", None) or "", getattr(f, "__qualname__", "")
+    if module == "dynet" or module.startswith("dynet."):
+        target = _sys.modules.get(module)
+        for part in name.split("."):
+            target = getattr(target, part, None)
+        if target is f:
+            return name
+    raise TypeError("cannot pickle %s.%s objects" % (type(f).__module__, type(f).__name__))
+
+
+for _t in {type(_dynet.renew_cg), type(ParameterCollection.add_parameters)}:
+    _copyreg.pickle(_t, _reduce_by_name)
+del _t
 
 
 # ---------------------------------------------------------------------------------------------

@@ -242,14 +242,14 @@ void init_arrays(nb::module_& m) {
          "The tensor as a numpy array (the batch, when there is one, is the last axis).\n\n"
          "Returns:\n"
          "    numpy.ndarray: float64 values (a copy), or int64 indices (a read-only view) for an index tensor.")
-      .def("argmax", [](PyTensor& t, unsigned dim, unsigned num) { return PyTensor::of(TensorTools::argmax(t.view(), dim, num)); },
+      .def("argmax", [](PyTensor& t, int_arg<unsigned> dim, int_arg<unsigned> num) { return PyTensor::of(TensorTools::argmax(t.view(), dim, num)); },
            "dim"_a = 0, "num"_a = 1,
            "The indices of the largest values along a dim.\n\n"
            "Args:\n"
            "    dim (int): The dim to search along. Defaults to 0.\n"
            "    num (int): How many indices per slice. Defaults to 1.\n\n"
            "Returns:\n    Tensor: an index tensor.")
-      .def("topk", [](PyTensor& t, unsigned dim, unsigned num) {
+      .def("topk", [](PyTensor& t, int_arg<unsigned> dim, int_arg<unsigned> num) {
         const auto [values, indices] = TensorTools::topk(t.view(), dim, num);
         return std::make_pair(PyTensor::of(values.d, std::vector<float>(values.v, values.v + values.d.size())),
                               PyTensor::of(indices));
@@ -259,7 +259,7 @@ void init_arrays(nb::module_& m) {
            "    dim (int): The dim to search along. Defaults to 0.\n"
            "    num (int): How many values per slice. Defaults to 1.\n\n"
            "Returns:\n    tuple[Tensor, Tensor]: (values, indices).")
-      .def("categorical_sample_log_prob", [](PyTensor& t, unsigned dim, unsigned num) {
+      .def("categorical_sample_log_prob", [](PyTensor& t, int_arg<unsigned> dim, int_arg<unsigned> num) {
         return PyTensor::of(TensorTools::categorical_sample_log_prob(t.view(), dim, num));
       }, "dim"_a = 0, "num"_a = 1,
            "Draws indices from the categorical distributions whose log-probabilities the tensor holds.\n\n"

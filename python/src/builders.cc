@@ -85,7 +85,7 @@ void init_builders(nb::module_& m) {
       .def("update", [](Trainer& t) { t.update(); },
            "Updates every parameter of the collection from its gradient, then clears the gradients.\n\n"
            "Returns:\n    None")
-      .def("update_subset", [](Trainer& t, std::vector<unsigned> p, std::vector<unsigned> l) { t.update(p, l); },
+      .def("update_subset", [](Trainer& t, const int_list<unsigned>& p, const int_list<unsigned>& l) { t.update(p, l); },
            "updated_params"_a, "updated_lookups"_a,
            "Updates only some parameters (by their index in the collection).\n\n"
            "Args:\n"
@@ -256,35 +256,35 @@ void init_builders(nb::module_& m) {
          "Returns:\n    list[list[Expression]]: valid after initial_state() in the current graph.\n\n"
          "Raises:\n    ValueError: before initial_state() in the current graph.");
   nb::class_<SimpleRNNBuilder, RNNBuilder>(m, "SimpleRNNBuilder")
-      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, truthy>(), "layers"_a, "input_dim"_a,
+      .def(nb::init<int_arg<unsigned>, int_arg<unsigned>, int_arg<unsigned>, ParameterCollection&, truthy>(), "layers"_a, "input_dim"_a,
            "hidden_dim"_a, "model"_a, "support_lags"_a = false, nb::keep_alive<1, 5>())
       .def("set_dropouts", [](SimpleRNNBuilder& b, float d, float dh) { b.set_dropout(d, dh); }, "d"_a, "d_h"_a,
            dropouts_doc("d_h"))
-      .def("set_dropout_masks", [](SimpleRNNBuilder& b, unsigned bs) { b.set_dropout_masks(bs); }, "batch_size"_a = 1,
+      .def("set_dropout_masks", [](SimpleRNNBuilder& b, int_arg<unsigned> bs) { b.set_dropout_masks(bs); }, "batch_size"_a = 1,
            masks_doc);
   nb::class_<VanillaLSTMBuilder, RNNBuilder>(m, "VanillaLSTMBuilder")
-      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, truthy, float>(), "layers"_a, "input_dim"_a,
+      .def(nb::init<int_arg<unsigned>, int_arg<unsigned>, int_arg<unsigned>, ParameterCollection&, truthy, float>(), "layers"_a, "input_dim"_a,
            "hidden_dim"_a, "model"_a, "ln_lstm"_a = false, "forget_bias"_a = 1.0, nb::keep_alive<1, 5>())
       .def("set_dropouts", [](VanillaLSTMBuilder& b, float d, float dr) { b.set_dropout(d, dr); }, "d"_a, "d_r"_a,
            dropouts_doc("d_r"))
-      .def("set_dropout_masks", [](VanillaLSTMBuilder& b, unsigned bs) { b.set_dropout_masks(bs); }, "batch_size"_a = 1,
+      .def("set_dropout_masks", [](VanillaLSTMBuilder& b, int_arg<unsigned> bs) { b.set_dropout_masks(bs); }, "batch_size"_a = 1,
            masks_doc);
   nb::class_<CoupledLSTMBuilder, RNNBuilder>(m, "CoupledLSTMBuilder")
-      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
+      .def(nb::init<int_arg<unsigned>, int_arg<unsigned>, int_arg<unsigned>, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
            "model"_a, nb::keep_alive<1, 5>());
   nb::class_<CompactVanillaLSTMBuilder, RNNBuilder>(m, "CompactVanillaLSTMBuilder")
-      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
+      .def(nb::init<int_arg<unsigned>, int_arg<unsigned>, int_arg<unsigned>, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
            "model"_a, nb::keep_alive<1, 5>())
       .def("set_dropouts", [](CompactVanillaLSTMBuilder& b, float d, float dr) { b.set_dropout(d, dr); }, "d"_a, "d_r"_a,
            dropouts_doc("d_r"))
-      .def("set_dropout_masks", [](CompactVanillaLSTMBuilder& b, unsigned bs) { b.set_dropout_masks(bs); },
+      .def("set_dropout_masks", [](CompactVanillaLSTMBuilder& b, int_arg<unsigned> bs) { b.set_dropout_masks(bs); },
            "batch_size"_a = 1, masks_doc)
       .def("set_weightnoise", [](CompactVanillaLSTMBuilder& b, float std) { b.set_weightnoise(std); }, "std"_a,
            "Adds Gaussian noise to the weights in each new graph (training only).\n\n"
            "Args:\n    std (float): The standard deviation of the noise (0: none).\n\n"
            "Returns:\n    None");
   nb::class_<SparseLSTMBuilder, RNNBuilder>(m, "SparseLSTMBuilder")
-      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&, truthy, float>(), "layers"_a, "input_dim"_a,
+      .def(nb::init<int_arg<unsigned>, int_arg<unsigned>, int_arg<unsigned>, ParameterCollection&, truthy, float>(), "layers"_a, "input_dim"_a,
            "hidden_dim"_a, "model"_a, "ln_lstm"_a = false, "forget_bias"_a = 1.0, nb::keep_alive<1, 5>())
       .def("set_sparsity", [](SparseLSTMBuilder& b, float s) { b.set_sparsity(s); }, "sparsity"_a,
            "Sets the fraction of weights masked to zero.\n\n"
@@ -292,10 +292,10 @@ void init_builders(nb::module_& m) {
            "Returns:\n    None")
       .def("set_dropouts", [](SparseLSTMBuilder& b, float d, float dr) { b.set_dropout(d, dr); }, "d"_a, "d_r"_a,
            dropouts_doc("d_r"))
-      .def("set_dropout_masks", [](SparseLSTMBuilder& b, unsigned bs) { b.set_dropout_masks(bs); }, "batch_size"_a = 1,
+      .def("set_dropout_masks", [](SparseLSTMBuilder& b, int_arg<unsigned> bs) { b.set_dropout_masks(bs); }, "batch_size"_a = 1,
            masks_doc);
   nb::class_<FastLSTMBuilder, RNNBuilder>(m, "FastLSTMBuilder")
-      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
+      .def(nb::init<int_arg<unsigned>, int_arg<unsigned>, int_arg<unsigned>, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
            "model"_a, nb::keep_alive<1, 5>());
 
   // ---- softmax builders (the graph's parameters are added on each call, as DyNet's Python does) ----
@@ -308,14 +308,14 @@ void init_builders(nb::module_& m) {
   };
   nb::class_<SoftmaxBuilder>(m, "SoftmaxBuilder", "The base of the softmax output layers.\n\n"
                                         "Made through its subclasses (StandardSoftmaxBuilder, ClassFactoredSoftmaxBuilder).")
-      .def("neg_log_softmax", [](SoftmaxBuilder& b, const Expression& x, unsigned c, truthy update) {
+      .def("neg_log_softmax", [](SoftmaxBuilder& b, const Expression& x, int_arg<unsigned> c, truthy update) {
         b.new_graph(current_graph(), update);
         return b.neg_log_softmax(x, c);
       }, "x"_a, "c"_a, "update"_a = true,
            with_update("The negative log-probability of class c given the hidden state x.",
                        "    x (Expression): The hidden state.\n    c (int): The class.\n",
                        "Expression: the loss, a scalar."))
-      .def("neg_log_softmax_batch", [](SoftmaxBuilder& b, const Expression& x, std::vector<unsigned> c, truthy update) {
+      .def("neg_log_softmax_batch", [](SoftmaxBuilder& b, const Expression& x, const int_list<unsigned>& c, truthy update) {
         b.new_graph(current_graph(), update);
         return b.neg_log_softmax(x, c);
       }, "x"_a, "c"_a, "update"_a = true,
@@ -345,7 +345,7 @@ void init_builders(nb::module_& m) {
            "The collection holding the builder's parameters.\n\n"
            "Returns:\n    ParameterCollection: the builder's subcollection.");
   nb::class_<StandardSoftmaxBuilder, SoftmaxBuilder>(m, "StandardSoftmaxBuilder")
-      .def(nb::init<unsigned, unsigned, ParameterCollection&, truthy>(), "input_dim"_a, "num_classes"_a, "pc"_a,
+      .def(nb::init<int_arg<unsigned>, int_arg<unsigned>, ParameterCollection&, truthy>(), "input_dim"_a, "num_classes"_a, "pc"_a,
            "bias"_a = true, nb::keep_alive<1, 4>());
   nb::class_<ClassFactoredSoftmaxBuilder, SoftmaxBuilder>(m, "ClassFactoredSoftmaxBuilder",
       "A class-factored softmax: p(w | x) = p(class(w) | x) · p(w | class(w), x), with the word classes read from a "
@@ -356,7 +356,7 @@ void init_builders(nb::module_& m) {
       "    dic (dict[str, int]): The word ids (0..n-1), as the program's vocabulary assigns them.\n"
       "    pc (ParameterCollection): Where the builder's parameters go.\n"
       "    bias (bool): Whether the layers have biases. Defaults to True.")
-      .def("__init__", [](ClassFactoredSoftmaxBuilder* self, unsigned input_dim, const std::string& cluster_file,
+      .def("__init__", [](ClassFactoredSoftmaxBuilder* self, int_arg<unsigned> input_dim, const std::string& cluster_file,
                           nb::dict dic, ParameterCollection& pc, truthy bias) {
         Dict d = dict_of(dic);
         new (self) ClassFactoredSoftmaxBuilder(input_dim, cluster_file, d, pc, bias);
@@ -373,14 +373,14 @@ void init_builders(nb::module_& m) {
       }, "x"_a, "update"_a = true,
            with_update("The unnormalized scores of the word classes.", "    x (Expression): The hidden state.\n",
                        "Expression: a vector with one score per class."))
-      .def("subclass_log_distribution", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, unsigned classid, truthy update) {
+      .def("subclass_log_distribution", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, int_arg<unsigned> classid, truthy update) {
         b.new_graph(current_graph(), update);
         return b.subclass_log_distribution(x, classid);
       }, "x"_a, "classid"_a, "update"_a = true,
            with_update("The log-probabilities of the words of one class.",
                        "    x (Expression): The hidden state.\n    classid (int): The class.\n",
                        "Expression: a vector with one log-probability per word of the class."))
-      .def("subclass_logits", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, unsigned classid, truthy update) {
+      .def("subclass_logits", [](ClassFactoredSoftmaxBuilder& b, const Expression& x, int_arg<unsigned> classid, truthy update) {
         b.new_graph(current_graph(), update);
         return b.subclass_logits(x, classid);
       }, "x"_a, "classid"_a, "update"_a = true,
@@ -388,7 +388,7 @@ void init_builders(nb::module_& m) {
                        "    x (Expression): The hidden state.\n    classid (int): The class.\n",
                        "Expression: a vector with one score per word of the class."));
   nb::class_<GRUBuilder, RNNBuilder>(m, "GRUBuilder")
-      .def(nb::init<unsigned, unsigned, unsigned, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
+      .def(nb::init<int_arg<unsigned>, int_arg<unsigned>, int_arg<unsigned>, ParameterCollection&>(), "layers"_a, "input_dim"_a, "hidden_dim"_a,
            "model"_a, nb::keep_alive<1, 5>());
 }
 

@@ -5,7 +5,10 @@
 
 #include <nanobind/nanobind.h>
 
+#include <climits>
 #include <deque>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "dynet/dynet.h"
@@ -155,10 +158,19 @@ struct truthy {
   operator bool() const { return value; }
 };
 
-// A table's row index as DyNet's Cython module takes one: an int, or anything with __int__ (`E[2.0]`).
-struct row_index {
-  unsigned value = 0;
-  operator unsigned() const { return value; }
+// An integer argument as DyNet's Cython module took one: an int, a numpy integer, or anything with __int__
+// (a float truncated: `LSTMBuilder(1, 64, 128/2, pc)`, `E[2.0]`), in T's range. Bindings take these where
+// nanobind's own int caster would refuse a float.
+template <class T>
+struct int_arg {
+  T value{};
+  operator T() const { return value; }
+};
+// A sequence of them (list, tuple, numpy array, range) as a std::vector<T>.
+template <class T>
+struct int_list {
+  std::vector<T> value;
+  operator const std::vector<T>&() const { return value; }
 };
 
 }  // namespace dynet::py
@@ -182,20 +194,61 @@ struct type_caster<dynet::py::truthy> {
 // parameter accepts it, which this makes every truthy parameter do (their stubs read `bool | None`).
 template <>
 struct has_arg_defaults<dynet::py::truthy> : std::true_type {};
-template <>
-struct type_caster<dynet::py::row_index> {
-  NB_TYPE_CASTER(dynet::py::row_index, const_name("int"))
-  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+template <class T>
+struct type_caster<dynet::py::int_arg<T>> {
+  NB_TYPE_CASTER(dynet::py::int_arg<T>, const_name("int"))
+  bool from_python(handle src, uint8_t flags, cleanup_list*) noexcept {
+    // A float waits for the converting pass, so an overload taking a float gets it first.
+    if (!(flags & uint8_t(cast_flags::convert)) && !PyIndex_Check(src.ptr())) return false;
     try {  // anything else: not this overload (the caller's TypeError lists the signatures)
-      value.value = static_cast<unsigned>(dynet::py::int_or_float_in_range(src, 0, 0xffffffffLL, "row"));
+      constexpr long long lo = std::is_signed_v<T> ? (long long)std::numeric_limits<T>::min() : 0;
+      constexpr long long hi = (unsigned long long)std::numeric_limits<T>::max() > (unsigned long long)LLONG_MAX
+                                   ? LLONG_MAX : (long long)std::numeric_limits<T>::max();
+      value.value = static_cast<T>(dynet::py::int_or_float_in_range(src, lo, hi, "int"));
       return true;
     } catch (...) {
       PyErr_Clear();
       return false;
     }
   }
-  static handle from_cpp(dynet::py::row_index v, rv_policy, cleanup_list*) noexcept {
-    return PyLong_FromUnsignedLong(v.value);
+  static handle from_cpp(dynet::py::int_arg<T> v, rv_policy, cleanup_list*) noexcept {
+    return PyLong_FromLongLong((long long)v.value);
+  }
+};
+template <class T>
+struct type_caster<dynet::py::int_list<T>> {
+  NB_TYPE_CASTER(dynet::py::int_list<T>, const_name("collections.abc.Sequence[int]"))
+  bool from_python(handle src, uint8_t flags, cleanup_list* cleanup) noexcept {
+    PyObject* o = src.ptr();
+    if (PyUnicode_Check(o) || PyBytes_Check(o) || !PySequence_Check(o)) return false;
+    object seq = steal(PySequence_Fast(o, ""));
+    if (!seq.is_valid()) {
+      PyErr_Clear();
+      return false;
+    }
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+    PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+    value.value.clear();
+    value.value.reserve(size_t(n));
+    make_caster<dynet::py::int_arg<T>> item;
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      if (!item.from_python(items[k], flags, cleanup)) return false;
+      value.value.push_back(item.value);
+    }
+    return true;
+  }
+  static handle from_cpp(const dynet::py::int_list<T>& v, rv_policy, cleanup_list*) noexcept {
+    PyObject* list = PyList_New(Py_ssize_t(v.value.size()));
+    if (!list) return nullptr;
+    for (size_t k = 0; k < v.value.size(); ++k) {
+      PyObject* x = PyLong_FromLongLong((long long)v.value[k]);
+      if (!x) {
+        Py_DECREF(list);
+        return nullptr;
+      }
+      PyList_SET_ITEM(list, Py_ssize_t(k), x);
+    }
+    return list;
   }
 };
 // Expression <-> dynet._dynet.Expression (and Parameters objects as arguments).

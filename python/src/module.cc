@@ -94,7 +94,7 @@ void set_expression(nb::handle self, nb::handle value) {
       break;
     }
     case Settable::Index: {
-      *static_cast<unsigned*>(p->slot) = static_cast<unsigned>(int_in_range(value, 0, 0xffffffffLL, "set"));
+      *static_cast<unsigned*>(p->slot) = static_cast<unsigned>(int_or_float_in_range(value, 0, 0xffffffffLL, "set"));
       break;
     }
     case Settable::Indices: {
@@ -103,7 +103,7 @@ void set_expression(nb::handle self, nb::handle value) {
         throw nb::type_error("set: the indices must be a sequence of ints");
       std::vector<unsigned> nv;
       for (nb::handle x : nb::borrow<nb::sequence>(value))
-        nv.push_back(static_cast<unsigned>(int_in_range(x, 0, 0xffffffffLL, "set")));
+        nv.push_back(static_cast<unsigned>(int_or_float_in_range(x, 0, 0xffffffffLL, "set")));
       if (nv.size() != v.size())
         throw std::invalid_argument("set: expected " + std::to_string(v.size()) + " indices (one per batch element), got " +
                                     std::to_string(nv.size()));
@@ -124,7 +124,7 @@ VariableIndex node_of(ComputationGraph& g, nb::handle index) {
     return e.i;
   }
   if (PyErr_Occurred()) throw nb::python_error();
-  const long long i = int_in_range(index, LLONG_MIN, LLONG_MAX, "node index");
+  const long long i = int_or_float_in_range(index, LLONG_MIN, LLONG_MAX, "node index");
   if (i < 0 || i >= static_cast<long long>(g.size()))
     throw nb::index_error(("node index " + std::to_string(i) + " out of range for a graph of " + std::to_string(g.size()) +
                            " nodes").c_str());
@@ -658,7 +658,7 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    None")
-      .def("inputMatrixLiteral", [](PyGraph& self, std::vector<float> v, std::vector<unsigned> d, unsigned batch_size, nb::handle device) {
+      .def("inputMatrixLiteral", [](PyGraph& self, std::vector<float> v, const int_list<unsigned>& d, int_arg<unsigned> batch_size, nb::handle device) {
         return input(*self.g, make_dim(d, batch_size, "inputMatrixLiteral"), v, device_from(device.ptr()));
       }, "v"_a, "d"_a, "batch_size"_a = 1, "device"_a = "",
            "An input of this graph from column-major values.\n"
@@ -671,8 +671,8 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    Expression: the input.")
-      .def("inputSparseTensor", [](PyGraph& self, std::vector<unsigned> idxs, std::vector<float> v, std::vector<unsigned> dim,
-                                   unsigned batch_size, float defval, nb::handle device) {
+      .def("inputSparseTensor", [](PyGraph& self, const int_list<unsigned>& idxs, std::vector<float> v,
+                                   const int_list<unsigned>& dim, int_arg<unsigned> batch_size, float defval, nb::handle device) {
         return input(*self.g, make_dim(dim, batch_size, "inputSparseTensor"), idxs, v, defval, device_from(device.ptr()));
       }, "idxs"_a, "v"_a, "dim"_a, "batch_size"_a = 1, "defval"_a = 0., "device"_a = "",
            "An input of this graph given by its nonzero values.\n"
@@ -866,10 +866,10 @@ void init_module(nb::module_& m) {
            "Returns:\n"
            "    tuple[int, ...]: the dims.")
       .def("__len__", [](PyLookupParameters& p) { return p.p.get_storage().values.size(); })
-      .def("__getitem__", [](PyLookupParameters& p, row_index i) { return settable_lookup(p.p, i); }, "i"_a,
+      .def("__getitem__", [](PyLookupParameters& p, int_arg<unsigned> i) { return settable_lookup(p.p, i); }, "i"_a,
            nb::sig("def __getitem__(self, i: int) -> Expression"))
-      .def("batch", [](PyLookupParameters& p, const std::vector<row_index>& rows) {
-        return settable_lookup(p.p, std::vector<unsigned>(rows.begin(), rows.end()));
+      .def("batch", [](PyLookupParameters& p, const int_list<unsigned>& rows) {
+        return settable_lookup(p.p, rows.value);
       }, "i"_a, nb::sig("def batch(self, i: collections.abc.Sequence[int]) -> Expression"),
            "A batched lookup of several rows (one per batch element; same as dy.lookup_batch).\n"
            "\n"
@@ -878,7 +878,7 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    Expression: the rows, as a batch.")
-      .def("init_row", [](PyLookupParameters& p, unsigned i, nb::handle row) {
+      .def("init_row", [](PyLookupParameters& p, int_arg<unsigned> i, nb::handle row) {
         p.p.initialize(i, from_array(row, "init_row").values);
       }, "i"_a, "row"_a,
            "Sets the values of one row.\n"
@@ -919,7 +919,7 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    numpy.ndarray: a float64 copy.")
-      .def("row_as_array", [](PyLookupParameters& p, unsigned r) {
+      .def("row_as_array", [](PyLookupParameters& p, int_arg<unsigned> r) {
         auto& st = p.p.get_storage();
         if (r >= st.values.size()) throw nb::index_error(("row_as_array: row " + std::to_string(r) + " out of range").c_str());
         return NDArrayF64{to_numpy(st.values[r])};
@@ -931,7 +931,7 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    numpy.ndarray: a float64 copy.")
-      .def("row_grad_as_array", [](PyLookupParameters& p, unsigned r) {
+      .def("row_grad_as_array", [](PyLookupParameters& p, int_arg<unsigned> r) {
         auto& st = p.p.get_storage();
         if (r >= st.grads.size()) throw nb::index_error(("row_grad_as_array: row " + std::to_string(r) + " out of range").c_str());
         return NDArrayF64{to_numpy(st.grads[r])};
@@ -943,9 +943,9 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    numpy.ndarray: a float64 copy.")
-      .def("rows_as_array", [](PyLookupParameters& p, std::vector<unsigned> rows) {
+      .def("rows_as_array", [](PyLookupParameters& p, const int_list<unsigned>& rows) {
         auto& st = p.p.get_storage();
-        return NDArrayF64{rows_to_numpy(st.dim, st.values, &rows)};
+        return NDArrayF64{rows_to_numpy(st.dim, st.values, &rows.value)};
       }, "rows"_a,
            "The values of several rows, shape (len(rows), dims...).\n"
            "\n"
@@ -954,9 +954,9 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    numpy.ndarray: a float64 copy.")
-      .def("rows_grad_as_array", [](PyLookupParameters& p, std::vector<unsigned> rows) {
+      .def("rows_grad_as_array", [](PyLookupParameters& p, const int_list<unsigned>& rows) {
         auto& st = p.p.get_storage();
-        return NDArrayF64{rows_to_numpy(st.dim, st.grads, &rows)};
+        return NDArrayF64{rows_to_numpy(st.dim, st.grads, &rows.value)};
       }, "rows"_a,
            "The accumulated gradients of several rows, shape (len(rows), dims...).\n"
            "\n"
@@ -1269,7 +1269,7 @@ void init_module(nb::module_& m) {
         "    path (str): The file to read.\n"
         "    pc (ParameterCollection): The parameters to fill.\n\n"
         "Returns:\n    None");
-  m.def("reset_random_seed", [](unsigned seed) { reset_rng(seed); }, "seed"_a,
+  m.def("reset_random_seed", [](int_arg<unsigned> seed) { reset_rng(seed); }, "seed"_a,
            "Reseeds the random number generator (dropout, noise, random_* ops, initializers).\n"
            "\n"
            "Args:\n"
@@ -1310,21 +1310,24 @@ void init_module(nb::module_& m) {
     const Dim d({static_cast<unsigned>(vals.size())});  // before vals is moved from
     return nb::steal(updatable_input(d, std::move(vals), device));
   }, "v"_a, "device"_a = "");
-  custom("vecInput", [](unsigned dim, nb::object device) {
+  custom("vecInput", [](int_arg<unsigned> dim, nb::object device) {
     return nb::steal(updatable_input(Dim({dim}), std::vector<float>(dim, 0.f), device));
   }, "dim"_a, "device"_a = "");
   custom("scalarInput", [](float s, nb::object device) { return nb::steal(updatable_input(Dim({1}), {s}, device)); },
          "s"_a, "device"_a = "");
-  custom("matInput", [](unsigned d1, unsigned d2) {
+  custom("matInput", [](int_arg<unsigned> d1, int_arg<unsigned> d2) {
     return nb::steal(updatable_input(Dim({d1, d2}), std::vector<float>(size_t(d1) * d2, 0.f)));
   }, "d1"_a, "d2"_a);
-  custom("inputMatrix", [](std::vector<float> v, std::vector<unsigned> d) {
-    if (d.size() != 2) throw std::invalid_argument("inputMatrix: d must be (rows, cols)");
+  custom("inputMatrix", [](std::vector<float> v, const int_list<unsigned>& d) {
+    if (d.value.size() != 2) throw std::invalid_argument("inputMatrix: d must be (rows, cols)");
     const Dim dim = make_dim(d, 1, "inputMatrix");
     return nb::steal(updatable_input(dim, std::move(v)));
   }, "v"_a, "d"_a);
-  custom("sparse_inputTensor", [](std::vector<std::vector<unsigned>> idxs, std::vector<float> values,
-                                  std::vector<unsigned> shape, truthy batched, float defval, nb::object device) {
+  custom("sparse_inputTensor", [](const std::vector<int_list<unsigned>>& index_lists, std::vector<float> values,
+                                  int_list<unsigned> shape_arg, truthy batched, float defval, nb::object device) {
+    std::vector<unsigned> shape = std::move(shape_arg.value);
+    std::vector<std::vector<unsigned>> idxs;
+    for (const auto& l : index_lists) idxs.push_back(l.value);
     if (idxs.size() != shape.size() || shape.empty())
       throw std::invalid_argument("sparse_inputTensor: idxs must give one index list per axis of shape (" +
                                   std::to_string(idxs.size()) + " lists for " + std::to_string(shape.size()) + " axes)");

@@ -127,7 +127,9 @@ std::vector<T> to_vector(PyObject* o, F&& one) {
 }
 
 Dim to_dim(PyObject* o, const char* what) {
-  if (PyIndex_Check(o) && !PyBool_Check(o)) return Dim({to_unsigned(o, what)});
+  // One number is one dim (a float too, in the Cython pass: zeros(3.0)).
+  if ((PyIndex_Check(o) || (t_cython_conversions && PyFloat_Check(o))) && !PyBool_Check(o))
+    return Dim({to_unsigned(o, what)});
   std::vector<unsigned> d = to_vector<unsigned>(o, [&](PyObject* x) { return to_unsigned(x, what); });
   if (d.size() > DYNET_MAX_TENSOR_DIM)
     throw std::invalid_argument(std::string(what) + ": at most " + std::to_string(DYNET_MAX_TENSOR_DIM) + " dims");
@@ -359,6 +361,11 @@ PyObject* op_get_doc(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<
 PyObject* op_get_module(PyObject*, void*) { return PyUnicode_FromString("dynet"); }
 PyObject* op_repr(PyObject* self) { return PyUnicode_FromFormat("<dynet op %U>", reinterpret_cast<PyOp*>(self)->name); }
 
+// Pickled by name, as the original's functions were (a program's options may hold dy.tanh): the name
+// alone tells pickle and copy to store, and to return, the module attribute dynet.<name>.
+PyObject* op_reduce(PyObject* self, PyObject*) { return Py_NewRef(reinterpret_cast<PyOp*>(self)->name); }
+PyMethodDef g_op_methods[] = {{"__reduce__", op_reduce, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
+
 PyGetSetDef g_op_getset[] = {
     {"__nb_signature__", op_get_signature, nullptr, nullptr, nullptr},
     {"__name__", op_get_name, nullptr, nullptr, nullptr},
@@ -375,6 +382,7 @@ PyTypeObject* op_type() {
     static PyType_Slot slots[] = {{Py_tp_dealloc, reinterpret_cast<void*>(op_dealloc)},
                                   {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
                                   {Py_tp_getset, g_op_getset},
+                                  {Py_tp_methods, g_op_methods},
                                   {Py_tp_members, members},
                                   {Py_tp_repr, reinterpret_cast<void*>(op_repr)},
                                   {0, nullptr}};

@@ -158,7 +158,7 @@ void init_profiler(nb::module_& m) {
          "Writes chrome_trace() to a file, for chrome://tracing or https://ui.perfetto.dev.\n\n"
          "Args:\n"
          "    path: the file to write (str or os.PathLike); an existing file is replaced.");
-  m.def("profiler", [](truthy all_threads, size_t max_trace_events) {
+  m.def("profiler", [](truthy all_threads, int_arg<size_t> max_trace_events) {
     return new Collector(all_threads, max_trace_events);
   }, "all_threads"_a = true, "max_trace_events"_a = size_t(1) << 20, nb::rv_policy::take_ownership,
      "A Profiler, not yet collecting: `with dy.profiler() as p:` collects what runs in the block.\n\n"

@@ -318,6 +318,7 @@ void ComputationGraph::clear() {
   args_.clear();
   attrs_.clear();
   user_nodes_.clear();
+  held_.clear();
   checkpoints_.clear();
   merged_.clear();
   cse_forget();

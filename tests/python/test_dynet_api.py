@@ -294,3 +294,46 @@ def test_value_holders():
     assert dy.UnsignedValue(3).get() == 3
     with pytest.raises(ValueError):
         dy.UnsignedVectorValue([1, -2])
+
+
+# ---- pickling functions by name ----
+def _public_functions():
+    """Every function of the module, op object and method of its classes (the original pickled them all)."""
+    out = []
+    for name in dir(dy):
+        f = getattr(dy, name)
+        if isinstance(f, type) and f.__module__.startswith("dynet"):
+            out += [(name + "." + m, getattr(f, m)) for m in vars(f) if not m.startswith("__")
+                    and type(getattr(f, m)).__name__ in ("nb_func", "nb_method", "function")]
+        elif callable(f) and not isinstance(f, type) and not name.startswith("_"):
+            out.append((name, f))
+    return out
+
+
+def test_every_function_pickles_and_copies_by_name():
+    import copy
+    import pickle
+    functions = _public_functions()
+    kinds = {type(f).__name__ for _, f in functions}
+    assert {"op", "nb_func", "nb_method", "function"} <= kinds
+    for name, f in functions:
+        for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+            assert pickle.loads(pickle.dumps(f, protocol)) is f, name
+        assert copy.deepcopy(f) is f and copy.copy(f) is f, name
+    # as programs keep them: an options object holding the activation, saved with the model
+    options = {"activation": dy.tanh, "renew": dy.renew_cg, "rectify": dy.rectify, "dims": [3, 4]}
+    restored = pickle.loads(pickle.dumps(copy.deepcopy(options)))
+    assert restored["activation"] is dy.tanh and restored["renew"] is dy.renew_cg
+    assert np.allclose(restored["activation"](dy.inputVector([0.5])).npvalue(), np.tanh(0.5))
+    # what the original's pickles name: its compiled module `_dynet`
+    assert pickle.loads(b"c_dynet\ntanh\n.") is dy.tanh and pickle.loads(b"c_dynet\nrenew_cg\n.") is dy.renew_cg
+
+
+def test_other_nanobind_functions_stay_unpicklable():
+    """The reducer registered for nanobind's function types (shared with other nanobind modules) takes only
+    dynet's functions: another module's keep the TypeError they raised before."""
+    class Elsewhere:
+        __module__ = "elsewhere"
+        __qualname__ = "f"
+    with pytest.raises(TypeError, match="cannot pickle"):
+        dy._reduce_by_name(Elsewhere())

@@ -211,6 +211,112 @@ def test_table_rows_by_float():
             table[bad]
 
 
+# Every integer parameter outside the op functions, given a float as Python 2 code ported to Python 3 gives
+# one (128/2): each call with floats must do what it does with the truncated ints. (name, call(n), check)
+def _builder_dims(b):
+    return [[tuple(p.shape()) for p in layer] for layer in b.get_parameters()]
+
+
+def _float_cases():
+    pc = dy.ParameterCollection()
+    table = pc.add_lookup_parameters((6, 3))
+    t = dy.inputTensor(np.arange(6.0).reshape(3, 2)).tensor_value()
+    cases = [(name, lambda n, cls=cls: _builder_dims(cls(n(1), n(4), n(6), dy.ParameterCollection())))
+             for name, cls in [("SimpleRNNBuilder", dy.SimpleRNNBuilder), ("VanillaLSTMBuilder", dy.VanillaLSTMBuilder),
+                               ("LSTMBuilder", dy.LSTMBuilder), ("CoupledLSTMBuilder", dy.CoupledLSTMBuilder),
+                               ("CompactVanillaLSTMBuilder", dy.CompactVanillaLSTMBuilder), ("GRUBuilder", dy.GRUBuilder),
+                               ("SparseLSTMBuilder", dy.SparseLSTMBuilder), ("FastLSTMBuilder", dy.FastLSTMBuilder)]]
+    cases += [
+        ("BiRNNBuilder", lambda n: [[_builder_dims(f) for f in pair] for pair in dy.BiRNNBuilder(
+            n(1), n(4), n(6), dy.ParameterCollection(), dy.VanillaLSTMBuilder).builder_layers]),
+        ("BiRNNBuilder.spec", lambda n: dy.BiRNNBuilder(n(2), n(4), n(6), dy.ParameterCollection(), dy.LSTMBuilder).spec[:3]),
+        ("LSTMBuilder.spec", lambda n: dy.LSTMBuilder(n(1), n(4), n(6), dy.ParameterCollection()).spec),
+        ("set_dropout_masks", lambda n: _set_masks(n(2))),
+        ("StandardSoftmaxBuilder", lambda n: dy.StandardSoftmaxBuilder(n(4), n(7), dy.ParameterCollection()).spec),
+        ("neg_log_softmax", lambda n: _softmax().neg_log_softmax(dy.inputVector([1, 2, 3, 4]), n(5)).scalar_value()),
+        ("neg_log_softmax_batch", lambda n: _softmax().neg_log_softmax_batch(
+            dy.inputTensor(np.ones((4, 2)), True), [n(1), n(5)]).npvalue().tolist()),
+        ("zeros", lambda n: dy.zeros(n(3)).npvalue().tolist()),
+        ("ones", lambda n: dy.ones(n(3), batch_size=n(2)).dim()),
+        ("constant", lambda n: dy.constant(n(3), 1.5).npvalue().tolist()),
+        ("random_normal", lambda n: dy.random_normal(n(3)).dim()),
+        ("random_uniform", lambda n: dy.random_uniform(n(3), 0, 1).dim()),
+        ("random_bernoulli", lambda n: dy.random_bernoulli(n(3), 0.5).dim()),
+        ("random_gumbel", lambda n: dy.random_gumbel((n(3), n(2))).dim()),
+        ("vecInput", lambda n: dy.vecInput(n(3)).dim()),
+        ("matInput", lambda n: dy.matInput(n(2), n(3)).dim()),
+        ("inputMatrix", lambda n: dy.inputMatrix([1, 2, 3, 4, 5, 6], (n(2), n(3))).npvalue().tolist()),
+        ("sparse_inputTensor", lambda n: dy.sparse_inputTensor([[n(0), n(2)]], [5.0, 6.0], (n(4),)).npvalue().tolist()),
+        ("inputMatrixLiteral", lambda n: dy.cg().inputMatrixLiteral([1, 2, 3, 4], (n(2), n(2)), n(1)).npvalue().tolist()),
+        ("add_parameters", lambda n: pc.add_parameters((n(3), n(2))).shape()),
+        ("add_lookup_parameters", lambda n: pc.add_lookup_parameters((n(5), n(2))).shape()),
+        ("LookupParameters[]", lambda n: table[n(2)].npvalue().tolist()),
+        ("LookupParameters.batch", lambda n: table.batch([n(1), n(2)]).npvalue().tolist()),
+        ("init_row/row_as_array", lambda n: (table.init_row(n(4), [1, 2, 3]), table.row_as_array(n(4)).tolist())),
+        ("row_grad_as_array", lambda n: table.row_grad_as_array(n(3)).tolist()),
+        ("rows_as_array", lambda n: table.rows_as_array([n(1), n(3)]).tolist()),
+        ("rows_grad_as_array", lambda n: table.rows_grad_as_array([n(1), n(3)]).tolist()),
+        ("Expression.set (index)", lambda n: _set_index(table, n(5))),
+        ("Tensor.argmax", lambda n: t.argmax(n(0), n(1)).as_numpy().tolist()),
+        ("Tensor.topk", lambda n: t.topk(n(1), n(1))[1].as_numpy().tolist()),
+        ("update_subset", lambda n: _update_subset(n(0))),
+        ("reset_random_seed", lambda n: (dy.reset_random_seed(n(5)), dy.random_normal(3).npvalue().tolist())),
+        ("profiler", lambda n: type(dy.profiler(max_trace_events=n(100)))),
+    ]
+    return cases
+
+
+def _set_masks(batch):
+    b = dy.VanillaLSTMBuilder(1, 3, 2, dy.ParameterCollection())
+    b.set_dropouts(0.5, 0.5)
+    b.initial_state()
+    b.set_dropout_masks(batch)
+    return True
+
+
+def _softmax():
+    return dy.StandardSoftmaxBuilder(4, 6, dy.ParameterCollection(), True)
+
+
+def _set_index(table, i):
+    e = table[0]
+    e.set(i)
+    return e.npvalue().tolist()
+
+
+def _update_subset(i):
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters((2,), init=dy.ConstInitializer(1.0))
+    dy.sum_elems(dy.parameter(p)).backward()
+    dy.SimpleSGDTrainer(pc, 0.5).update_subset([i], [])
+    return p.as_array().tolist()
+
+
+@pytest.mark.parametrize("name,call", _float_cases(), ids=[c[0] for c in _float_cases()])
+def test_floats_are_truncated_wherever_an_int_is_taken(name, call):
+    """The original's typed Cython arguments truncated a float given for an int (classes and functions alike)."""
+    dy.renew_cg()
+    dy.reset_random_seed(1)
+    with_ints = call(int)
+    dy.renew_cg()
+    dy.reset_random_seed(1)
+    assert call(lambda v: float(v) + 0.5) == with_ints
+    dy.renew_cg()
+    dy.reset_random_seed(1)
+    assert call(np.float64) == with_ints
+
+
+def test_a_float_still_picks_a_float_overload_first():
+    """Truncation happens only when no overload takes the float as it is."""
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters((2,), init=dy.ConstInitializer(2.0))
+    p.scale(0.5)  # scale takes a float: not truncated to 0
+    assert p.as_array().tolist() == [1.0, 1.0]
+    for bad in (-1.0, float("nan"), float("inf"), "3"):
+        with pytest.raises((TypeError, ValueError)):
+            dy.VanillaLSTMBuilder(1, bad, 2, pc)
+
+
 def test_layer_norm_broadcasts_gain_and_bias():
     x = np.arange(12.0).reshape(3, 4) / 7 - 0.5
     g, b = np.array([0.5, 1.0, 2.0]), np.array([0.1, -0.2, 0.3])
