@@ -526,6 +526,31 @@ TEST(AsynchronousThreads, EachGradientIsAppliedExactlyOnce) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(E.get_storage().values[t].v[0], -float(kSteps));
 }
 
+// One trainer shared by every thread: its updates take turns (its per-update state is plain members),
+// while the graphs go on. The counter of updates and the parameters say each update ran whole, once.
+TEST(AsynchronousThreads, OneSharedTrainerUpdatesInTurns) {
+  constexpr int kThreads = 4, kSteps = 400;
+  ParameterCollection m;
+  Parameter W = m.add_parameters({8}, ParameterInitConst(0.5f));
+  LookupParameter E = m.add_lookup_parameters(kThreads, {3}, ParameterInitConst(0.f));
+  SimpleSGDTrainer trainer(m, 1.f);
+  trainer.clipping_enabled = false;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      AsynchronousTraining async;
+      for (int s = 0; s < kSteps; ++s) {
+        ComputationGraph g;
+        g.backward(counting_loss(g, W, E, unsigned(t)));
+        trainer.update();
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(trainer.updates, float(kThreads * kSteps));
+  for (size_t k = 0; k < W.dim().size(); ++k) EXPECT_EQ(W.values()->v[k], 0.5f - kThreads * kSteps);
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(E.get_storage().values[t].v[0], -float(kSteps));
+}
+
 // A gradient that turns NaN after the update measured the norm (here: injected by begin_update, which
 // runs in between; in training, a backward on another thread) never reaches the values.
 class PoisoningSGD : public SimpleSGDTrainer {

@@ -244,8 +244,8 @@ class ParameterCollection {
 //   every other thread's forward and backward, as updates elsewhere do) but only its shared side, and
 //   each parameter's own mutex while it reads that parameter's gradient and writes its values and the
 //   trainer's state for it. Updates of different parameters, by different trainers, and graphs on
-//   other threads run meanwhile. One trainer object must still not update from two threads at once
-//   (its per-update state is plain members): give each thread its own, or take turns.
+//   other threads run meanwhile. The updates of one trainer object take turns (its per-update state
+//   is plain members); give each thread its own trainer for updates that run at once.
 // - While any AsynchronousTraining object lives in the process, parameter and lookup nodes (of every
 //   thread's graphs) copy the values under each parameter's mutex instead of aliasing them, so a graph
 //   sees every parameter and lookup row whole, as it was before or after any one update, never

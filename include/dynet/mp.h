@@ -137,7 +137,8 @@ double seconds_since(std::chrono::steady_clock::time_point t);
 // Divides the gradients the trainer's collection holds by n (DyNet's update(1.0 / n) after n data).
 void average_gradients(Trainer& trainer, unsigned n);
 
-// Who updates after a worker's datum: its own trainer, or the one shared trainer, in turns. Checks
+// Who updates after a worker's datum: its own trainer, or the one shared trainer (whose updates take
+// turns). Checks
 // the trainers (none null, as many as the workers or one, no weight decay with several workers).
 class Updater {
  public:
@@ -147,7 +148,6 @@ class Updater {
  private:
   std::vector<Trainer*> trainers_;
   unsigned workers_;
-  std::mutex mutex_;
 };
 
 // Every datum's statistic with learn = false, summed in data order.

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -232,6 +233,7 @@ class Trainer {
   bool warned_update_epoch_ = false;
   bool warned_update_scale_ = false;
   GradientReducer* reducer_ = nullptr;
+  std::mutex update_turn_;  // updates of this trainer from several threads take turns (its state is plain members)
 };
 
 // p -= lr · g / wd

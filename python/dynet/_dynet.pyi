@@ -1777,6 +1777,23 @@ class AmsgradTrainer(Trainer):
 
     __signature__: inspect.Signature = ...
 
+class AsynchronousTraining:
+    """
+    Hogwild-style training for the thread inside the block: `with dy.AsynchronousTraining():` around a worker's loop.
+
+    Inside, update() does not stop the other threads' forward and backward passes (as it does otherwise, so that they never read a value it is writing): it locks one parameter at a time, and while any thread is inside such a block, graphs read copies of the parameters, each as it was before or after an update, never half-written. Every gradient is still applied exactly once. Threads that each update after their own examples then train at once instead of taking turns. The updates of one trainer take turns; give each thread its own trainer for updates that run at once too.
+
+    Enter and leave it on the same thread, not while that thread computes a graph. An update inside refuses lazy L2 weight decay (ParameterCollection.set_weight_decay_lambda), which needs the other threads stopped.
+    """
+
+    def __init__(self) -> None: ...
+
+    def __enter__(self) -> AsynchronousTraining: ...
+
+    def __exit__(self, *args) -> None: ...
+
+    __signature__: inspect.Signature = ...
+
 class SimpleRNNBuilder(_RNNBuilder):
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model: ParameterCollection, support_lags: bool | None = False) -> None: ...
 

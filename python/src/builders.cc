@@ -8,6 +8,7 @@
 #include <charconv>
 #include <climits>
 #include <memory>
+#include <thread>
 #include <unordered_map>
 
 #include "dynet/cfsm-builder.h"
@@ -82,17 +83,17 @@ void init_builders(nb::module_& m) {
                       "gradients.\n\n"
                       "Each subclass's docstring gives its update rule (θ: a parameter, g: its gradient after "
                       "clipping, η: the learning rate).")
-      .def("update", [](Trainer& t) { t.update(); },
+      .def("update", [](Trainer& t) { t.update(); }, nb::call_guard<nb::gil_scoped_release>(),
            "Updates every parameter of the collection from its gradient, then clears the gradients.\n\n"
            "Returns:\n    None")
       .def("update_subset", [](Trainer& t, const int_list<unsigned>& p, const int_list<unsigned>& l) { t.update(p, l); },
-           "updated_params"_a, "updated_lookups"_a,
+           "updated_params"_a, "updated_lookups"_a, nb::call_guard<nb::gil_scoped_release>(),
            "Updates only some parameters (by their index in the collection).\n\n"
            "Args:\n"
            "    updated_params (list[int]): Indices of the Parameters to update.\n"
            "    updated_lookups (list[int]): Indices of the LookupParameters to update.\n\n"
            "Returns:\n    None")
-      .def("update_epoch", [](Trainer& t, float r) { t.update_epoch(r); }, "r"_a = 1.0,
+      .def("update_epoch", [](Trainer& t, float r) { t.update_epoch(r); }, "r"_a = 1.0, nb::call_guard<nb::gil_scoped_release>(),
            "Counts epochs (DyNet's learning-rate decay hook; the rate itself is set with learning_rate).\n\n"
            "Args:\n    r (float): How many epochs passed. Defaults to 1.0.\n\n"
            "Returns:\n    None")
@@ -190,6 +191,46 @@ void init_builders(nb::module_& m) {
                   "    eps (float): ε. Defaults to 1e-08."))
       .def(nb::init<ParameterCollection&, float, float, float, float>(), "m"_a, "alpha"_a = 0.001, "beta_1"_a = 0.9,
            "beta_2"_a = 0.999, "eps"_a = 1e-8, nb::keep_alive<1, 2>());
+
+  // ---- asynchronous training (dynet::AsynchronousTraining, for Python threads) ----
+  struct PyAsynchronousTraining {
+    std::unique_ptr<AsynchronousTraining> session;
+    std::thread::id thread;
+    ~PyAsynchronousTraining() {
+      // Collected on another thread while entered: the session is that thread's (a thread-local count),
+      // so it is kept, and parameter nodes go on copying values (still correct, a little slower).
+      if (session && thread != std::this_thread::get_id()) (void)session.release();
+    }
+  };
+  nb::class_<PyAsynchronousTraining>(m, "AsynchronousTraining",
+      "Hogwild-style training for the thread inside the block: `with dy.AsynchronousTraining():` around a "
+      "worker's loop.\n\n"
+      "Inside, update() does not stop the other threads' forward and backward passes (as it does otherwise, "
+      "so that they never read a value it is writing): it locks one parameter at a time, and while any "
+      "thread is inside such a block, graphs read copies of the parameters, each as it was before or after "
+      "an update, never half-written. Every gradient is still applied exactly once. Threads that each "
+      "update after their own examples then train at once instead of taking turns. The updates of one "
+      "trainer take turns; give each thread its own trainer for updates that run at once too.\n\n"
+      "Enter and leave it on the same thread, not while that thread computes a graph. An update inside "
+      "refuses lazy L2 weight decay (ParameterCollection.set_weight_decay_lambda), which needs the other "
+      "threads stopped.")
+      .def(nb::init<>())
+      .def("__enter__", [](PyAsynchronousTraining& a) {
+        if (a.session) throw std::runtime_error("AsynchronousTraining: already entered");
+        {
+          nb::gil_scoped_release released;  // waits for the passes in progress on other threads
+          a.session = std::make_unique<AsynchronousTraining>();
+        }
+        a.thread = std::this_thread::get_id();
+        return &a;
+      }, nb::rv_policy::reference)
+      .def("__exit__", [](PyAsynchronousTraining& a, nb::args) {
+        if (!a.session) return;
+        if (a.thread != std::this_thread::get_id())
+          throw std::runtime_error("AsynchronousTraining: leave it on the thread that entered it");
+        nb::gil_scoped_release released;
+        a.session.reset();
+      });
 
   // ---- RNN builders (state objects are Python: dynet/__init__.py) ----
   const char* set_dropouts_doc =

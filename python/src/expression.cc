@@ -1,7 +1,12 @@
 // The Expression type, the current graph, and the mapping of C++ exceptions to Python ones.
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <stdexcept>
+#include <thread>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "dynet/except.h"
@@ -20,6 +25,72 @@ thread_local std::vector<Current> t_graph_stack;
 uint64_t g_version = 0;
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// Graphs computed with the GIL released (ext.h). The table and the counts are read and written under the
+// GIL only; the mutex is taken with the GIL released only, so no thread ever waits for it holding the GIL.
+struct GraphUse {
+  std::mutex computing;  // held by the thread computing the graph, until it has read the result
+  int computers = 0;     // threads holding or waiting for `computing` to compute
+  int waiters = 0;       // threads waiting for the computers to finish
+  // The computer reading its result under the GIL: Python code it runs meanwhile (a finalizer) may use
+  // the graph, which that thread holds already.
+  std::thread::id reading;
+};
+namespace {
+std::unordered_map<const ComputationGraph*, std::unique_ptr<GraphUse>>& uses() {
+  static auto* m = new std::unordered_map<const ComputationGraph*, std::unique_ptr<GraphUse>>();
+  return *m;
+}
+void forget_if_unused(const ComputationGraph* g, GraphUse* u) {
+  if (u->computers == 0 && u->waiters == 0) {
+    uses().erase(g);
+    graphs_in_use = uses().size();
+  }
+}
+}  // namespace
+size_t graphs_in_use = 0;
+
+ComputeScope::ComputeScope(const ComputationGraph* g) : g_(g), released_(nullptr) {
+  std::unique_ptr<GraphUse>& u = uses()[g];
+  if (!u) u = std::make_unique<GraphUse>();
+  graphs_in_use = uses().size();
+  use_ = u.get();
+  nested_ = use_->reading == std::this_thread::get_id();
+  if (nested_) return;  // this thread holds g already: compute with the GIL kept
+  ++use_->computers;
+  released_ = PyEval_SaveThread();
+  use_->computing.lock();
+}
+void ComputeScope::reacquire() {
+  if (!released_) return;
+  PyEval_RestoreThread(std::exchange(released_, nullptr));
+  use_->reading = std::this_thread::get_id();
+}
+ComputeScope::~ComputeScope() {
+  if (nested_) return;
+  reacquire();
+  use_->reading = {};
+  use_->computing.unlock();
+  --use_->computers;
+  forget_if_unused(g_, use_);
+}
+
+void wait_until_idle(const ComputationGraph* g) {
+  for (;;) {
+    auto it = uses().find(g);
+    if (it == uses().end()) return;
+    GraphUse* u = it->second.get();
+    if (u->computers == 0 || u->reading == std::this_thread::get_id()) return;
+    ++u->waiters;
+    PyThreadState* released = PyEval_SaveThread();
+    u->computing.lock();  // returns once the computer in front has read its result
+    u->computing.unlock();
+    PyEval_RestoreThread(released);
+    --u->waiters;
+    forget_if_unused(g, u);  // and loop: another thread may have started computing g meanwhile
+  }
+}
+
 // Never freed: expressions may outlive the module.
 ComputationGraph& global_graph() {
   static ComputationGraph* g = new ComputationGraph();
@@ -30,8 +101,19 @@ GraphInputs& global_inputs() {
   return *in;
 }
 uint64_t& global_graph_version() { return g_version; }
-ComputationGraph& current_graph() { return t_graph_stack.empty() ? global_graph() : *t_graph_stack.back().g; }
-GraphInputs& current_inputs() { return t_graph_stack.empty() ? global_inputs() : *t_graph_stack.back().in; }
+ComputationGraph& current_graph() {
+  ComputationGraph& g = t_graph_stack.empty() ? global_graph() : *t_graph_stack.back().g;
+  wait_until_idle_fast(&g);
+  return g;
+}
+GraphInputs& current_inputs() {
+  if (t_graph_stack.empty()) {
+    wait_until_idle_fast(&global_graph());
+    return global_inputs();
+  }
+  wait_until_idle_fast(t_graph_stack.back().g);
+  return *t_graph_stack.back().in;
+}
 void push_graph(ComputationGraph* g, GraphInputs* in) { t_graph_stack.push_back({g, in}); }
 void pop_graph(ComputationGraph* g) {
   for (size_t k = t_graph_stack.size(); k-- > 0;)
@@ -131,6 +213,7 @@ PyObject* wrap(const Expression& e, Settable kind, void* slot) {
 bool to_expr(PyObject* o, Expression& out) {
   if (Py_TYPE(o) == ExprType || PyObject_TypeCheck(o, ExprType)) {
     out = reinterpret_cast<PyExpr*>(o)->e;
+    wait_until_idle_fast(out.pg);
     return true;
   }
   return param_to_expr(o, out);

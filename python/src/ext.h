@@ -48,6 +48,34 @@ ComputationGraph& global_graph();
 GraphInputs& global_inputs();
 uint64_t& global_graph_version();
 
+// ---- computing with the GIL released ----
+// Forward, backward, updates, saving and loading run with the GIL released, so Python threads (each
+// with its graph: `with dy.ComputationGraph():`) compute in parallel. One graph is computed by one thread
+// at a time: a ComputeScope holds the graph from before the computation until the caller, GIL taken
+// back, has read the result; what changes or reads a graph under the GIL (adding a node, renew, .set(),
+// gradient(), destruction) first waits for it, GIL released (wait_until_idle). While no graph is being
+// computed, the wait is one comparison: the graph-construction hot path pays nothing else.
+class ComputeScope {
+ public:
+  explicit ComputeScope(const ComputationGraph* g);  // under the GIL: releases it, then takes g
+  ~ComputeScope();                                     // takes the GIL back (unless reacquire did), then frees g
+  void reacquire();  // takes the GIL back, g still held: the result may now become Python objects
+  ComputeScope(const ComputeScope&) = delete;
+  ComputeScope& operator=(const ComputeScope&) = delete;
+
+ private:
+  const ComputationGraph* g_;
+  struct GraphUse* use_;
+  PyThreadState* released_;
+  bool nested_;  // made while this thread reads a result of g (Python code run then)
+};
+// Under the GIL: returns once no thread computes g (at once when none computes any graph).
+void wait_until_idle(const ComputationGraph* g);
+extern size_t graphs_in_use;  // graphs with threads computing or waiting for them (read under the GIL)
+inline void wait_until_idle_fast(const ComputationGraph* g) {
+  if (graphs_in_use != 0) wait_until_idle(g);
+}
+
 // ---- Expression objects (a plain CPython type: the hot path avoids nanobind's per-instance map) ----
 // What `.set()` writes for an updatable expression: an element of its graph's GraphInputs.
 enum class Settable : int { None, Values, Index, Indices };

@@ -57,10 +57,19 @@ void check_live(const Expression& e) {
   if (e.is_stale()) throw stale_expression("Attempt to use a stale expression.");
 }
 
-const Tensor& value_of(const Expression& e, bool recalculate) {
+// Computes node i of g (from scratch, or only what is not computed yet) with the GIL released, then returns
+// read(value), called under the GIL with the graph still held (ComputeScope).
+template <class Read>
+auto read_node(ComputationGraph& g, VariableIndex i, bool from_scratch, Read&& read) {
+  ComputeScope scope(&g);
+  const Tensor& t = from_scratch ? g.forward(i) : g.incremental_forward(i);
+  scope.reacquire();
+  return read(t);
+}
+template <class Read>
+auto read_value(const Expression& e, bool recalculate, Read&& read) {
   check_live(e);
-  if (recalculate) return e.pg->forward(e);
-  return e.pg->incremental_forward(e);
+  return read_node(*e.pg, e.i, recalculate, std::forward<Read>(read));
 }
 
 // An updatable input (vecInput, inputVector, inputTensor, scalarInput, ...): values the graph reads at
@@ -82,6 +91,7 @@ void set_expression(nb::handle self, nb::handle value) {
     throw std::invalid_argument("set: this expression cannot be updated (only inputs made by vecInput, inputVector, "
                                 "inputTensor, scalarInput, matInput and inputMatrix, and lookups and picks can)");
   if (p->e.is_stale()) throw stale_expression("set: Attempt to use a stale expression.");
+  wait_until_idle_fast(p->e.pg);  // forward reads what .set() writes
   switch (p->kind) {
     case Settable::Values: {
       auto& v = *static_cast<std::vector<float>*>(p->slot);
@@ -193,7 +203,7 @@ void def_shared_parameter_methods(nb::class_<P>& c) {
            "\n"
            "Returns:\n"
            "    str: the name.")
-      .def("save", &save_param<P>, "fname"_a, "key"_a = "", "append"_a = false,
+      .def("save", &save_param<P>, "fname"_a, "key"_a = "", "append"_a = false, nb::call_guard<nb::gil_scoped_release>(),
            "Appends (or writes) the values to a DyNet text model file.\n"
            "\n"
            "Args:\n"
@@ -203,7 +213,7 @@ void def_shared_parameter_methods(nb::class_<P>& c) {
            "\n"
            "Returns:\n"
            "    None")
-      .def("write_to_textfile", &save_param<P>, "fname"_a, "key"_a = "", "append"_a = false,
+      .def("write_to_textfile", &save_param<P>, "fname"_a, "key"_a = "", "append"_a = false, nb::call_guard<nb::gil_scoped_release>(),
            "Appends (or writes) the values to a DyNet text model file (same as save).\n"
            "\n"
            "Args:\n"
@@ -213,7 +223,7 @@ void def_shared_parameter_methods(nb::class_<P>& c) {
            "\n"
            "Returns:\n"
            "    None")
-      .def("populate", &populate_param<P>, "fname"_a, "key"_a = "",
+      .def("populate", &populate_param<P>, "fname"_a, "key"_a = "", nb::call_guard<nb::gil_scoped_release>(),
            "Reads the values from a DyNet text model file.\n"
            "\n"
            "Args:\n"
@@ -222,7 +232,7 @@ void def_shared_parameter_methods(nb::class_<P>& c) {
            "\n"
            "Returns:\n"
            "    None")
-      .def("populate_from_textfile", &populate_param<P>, "fname"_a, "key"_a = "",
+      .def("populate_from_textfile", &populate_param<P>, "fname"_a, "key"_a = "", nb::call_guard<nb::gil_scoped_release>(),
            "Reads the values from a DyNet text model file (same as populate).\n"
            "\n"
            "Args:\n"
@@ -334,13 +344,14 @@ void init_module(nb::module_& m) {
     nb::setattr(E, name, fn);
   };
   // ---- Expression ----
-  method("value", [](const Expression& e, truthy recalculate) -> ValueResult {
+  method("value", [](const Expression& e, truthy recalculate) {
     // DyNet's value(): a float for a one-element vector, a list for a vector (all batch elements in a row),
     // else npvalue() (a 1x1 matrix too)
-    const Tensor& t = value_of(e, recalculate);
-    if (t.d.nd <= 1 && t.d.size() == 1) return {nb::float_(t.v[0])};
-    if (t.d.nd == 1) return {nb::cast(std::vector<float>(t.v, t.v + t.d.size()))};
-    return {to_numpy(t)};
+    return read_value(e, recalculate, [](const Tensor& t) -> ValueResult {
+      if (t.d.nd <= 1 && t.d.size() == 1) return {nb::float_(t.v[0])};
+      if (t.d.nd == 1) return {nb::cast(std::vector<float>(t.v, t.v + t.d.size()))};
+      return {to_numpy(t)};
+    });
   }, "recalculate"_a = false,
            "The value: a float for a scalar, a list for a vector, else a numpy array (DyNet's value()).\n"
            "\n"
@@ -351,7 +362,9 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    float | list[float] | numpy.ndarray: a copy of the value.");
-  method("npvalue", [](const Expression& e, truthy recalculate) { return NDArrayF64{to_numpy(value_of(e, recalculate))}; },
+  method("npvalue", [](const Expression& e, truthy recalculate) {
+    return read_value(e, recalculate, [](const Tensor& t) { return NDArrayF64{to_numpy(t)}; });
+  },
          "recalculate"_a = false,
            "The value as a float64 numpy array (the batch, when there is one, is the last axis).\n"
            "\n"
@@ -363,9 +376,10 @@ void init_module(nb::module_& m) {
            "Returns:\n"
            "    numpy.ndarray: a copy of the value.");
   method("scalar_value", [](const Expression& e, truthy recalculate) {
-    const Tensor& t = value_of(e, recalculate);
-    if (t.d.size() != 1) throw std::invalid_argument("scalar_value: the expression has dim " + t.d.str() + ", not a scalar");
-    return t.v[0];
+    return read_value(e, recalculate, [](const Tensor& t) {
+      if (t.d.size() != 1) throw std::invalid_argument("scalar_value: the expression has dim " + t.d.str() + ", not a scalar");
+      return t.v[0];
+    });
   }, "recalculate"_a = false,
            "The value of a one-element expression as a float.\n"
            "\n"
@@ -380,8 +394,7 @@ void init_module(nb::module_& m) {
            "Raises:\n"
            "    ValueError: when the expression has more than one element.");
   method("vec_value", [](const Expression& e, truthy recalculate) {
-    const Tensor& t = value_of(e, recalculate);
-    return std::vector<float>(t.v, t.v + t.d.size());
+    return read_value(e, recalculate, [](const Tensor& t) { return std::vector<float>(t.v, t.v + t.d.size()); });
   }, "recalculate"_a = false,
            "The values as a flat list (column-major, batch elements last).\n"
            "\n"
@@ -392,7 +405,9 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    list[float]: a copy of the values.");
-  method("tensor_value", [](const Expression& e, truthy recalculate) { return TensorResult{tensor_of(value_of(e, recalculate))}; },
+  method("tensor_value", [](const Expression& e, truthy recalculate) {
+    return read_value(e, recalculate, [](const Tensor& t) { return TensorResult{tensor_of(t)}; });
+  },
          "recalculate"_a = false,
            "The value as a dy.Tensor (which has argmax, topk and categorical_sample_log_prob).\n"
            "\n"
@@ -403,7 +418,7 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    Tensor: a copy of the value.");
-  method("forward", [](const Expression& e, truthy recalculate) { value_of(e, recalculate); }, "recalculate"_a = false,
+  method("forward", [](const Expression& e, truthy recalculate) { read_value(e, recalculate, [](const Tensor&) {}); }, "recalculate"_a = false,
            "Computes the graph up to this node (the value is then cached).\n"
            "\n"
            "Args:\n"
@@ -413,6 +428,7 @@ void init_module(nb::module_& m) {
            "    None");
   method("gradient", [](const Expression& e) {
     check_live(e);
+    wait_until_idle(e.pg);  // not while a backward on another thread writes it
     return NDArrayF64{to_numpy(e.gradient())};
   },
            "The gradient of the last backward()'s loss with respect to this node.\n"
@@ -423,6 +439,7 @@ void init_module(nb::module_& m) {
            "    numpy.ndarray: a float64 copy of the gradient.");
   method("backward", [](const Expression& e, truthy full) {
     check_live(e);
+    ComputeScope scope(e.pg);
     e.pg->incremental_forward(e);
     e.pg->backward(e, full);
   }, "full"_a = false,
@@ -459,7 +476,7 @@ void init_module(nb::module_& m) {
   method("__array__", [](const Expression& e, nb::handle dtype, nb::handle copy) {
     if (!copy.is_none() && !PyObject_IsTrue(copy.ptr()))
       throw nb::value_error("Expression.__array__: the value is always a copy (copy=False cannot be honoured)");
-    nb::object a = to_numpy(value_of(e, false));
+    nb::object a = read_value(e, false, [](const Tensor& t) { return to_numpy(t); });
     return NDArrayF64{dtype.is_none() ? a : a.attr("astype")(dtype)};
   }, "dtype"_a = nb::none(), "copy"_a = nb::none());
   method("set", set_expression, "x"_a,
@@ -481,7 +498,9 @@ void init_module(nb::module_& m) {
            "Returns:\n"
            "    None");
   // DLPack: the value as a CPU tensor (a copy, as npvalue()).
-  method("__dlpack__", [](const Expression& e, nb::kwargs) { return to_numpy_float32(value_of(e, false)).attr("__dlpack__")(); });
+  method("__dlpack__", [](const Expression& e, nb::kwargs) {
+    return read_value(e, false, [](const Tensor& t) { return to_numpy_float32(t); }).attr("__dlpack__")();
+  });
   method("__dlpack_device__", [](const Expression&) { return std::make_pair(1, 0); });  // kDLCPU, device 0
   method("__getitem__", [](const Expression& e, nb::handle key) -> Expression {
     check_live(e);
@@ -519,8 +538,18 @@ void init_module(nb::module_& m) {
     std::unique_ptr<GraphInputs> owned_in;
     ComputationGraph* g;
     GraphInputs* in;
+    PyGraph(std::unique_ptr<ComputationGraph> og, std::unique_ptr<GraphInputs> oi, ComputationGraph* g, GraphInputs* in)
+        : owned_g(std::move(og)), owned_in(std::move(oi)), g(g), in(in) {}
+    ~PyGraph() {
+      if (owned_g) wait_until_idle_fast(g);  // a thread may still compute it through an expression
+    }
+    // The graph, once no other thread computes it: for what reads or changes it under the GIL.
+    ComputationGraph& idle() const {
+      wait_until_idle_fast(g);
+      return *g;
+    }
     void renew(bool immediate_compute, bool check_validity, nb::handle autobatching) {
-      g->renew(strategy_for(autobatching));
+      idle().renew(strategy_for(autobatching));
       in->clear();
       g->set_immediate_compute(immediate_compute);
       g->set_check_validity(check_validity);
@@ -558,22 +587,22 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    int: the graph's version.")
-      .def("checkpoint", [](PyGraph& self) { self.g->checkpoint(); },
+      .def("checkpoint", [](PyGraph& self) { self.idle().checkpoint(); },
            "Remembers the graph's current size; revert() removes the nodes added after it.\n"
            "\n"
            "Returns:\n"
            "    None")
-      .def("revert", [](PyGraph& self) { self.g->revert(); },
+      .def("revert", [](PyGraph& self) { self.idle().revert(); },
            "Removes the nodes added since the last checkpoint().\n"
            "\n"
            "Returns:\n"
            "    None")
-      .def("print_graphviz", [](PyGraph& self) { write_stdout(graphviz_text(*self.g)); },
+      .def("print_graphviz", [](PyGraph& self) { write_stdout(graphviz_text(self.idle())); },
            "Prints the graph in graphviz's dot format on sys.stdout (graphviz() returns the text).\n"
            "\n"
            "Returns:\n"
            "    None")
-      .def("dump", [](PyGraph& self, const std::string& f, truthy v, truthy gr, truthy n) { dump_graph(*self.g, f, v, gr, n); },
+      .def("dump", [](PyGraph& self, const std::string& f, truthy v, truthy gr, truthy n) { dump_graph(self.idle(), f, v, gr, n); },
            "filename"_a, "show_values"_a = true, "show_gradients"_a = true, "nan_check_only"_a = false,
            "Writes the graph's nodes (ops, dims, and optionally values and gradients) to a text file.\n"
            "\n"
@@ -585,7 +614,7 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    None")
-      .def("graphviz", [](PyGraph& self) { return graphviz_text(*self.g); },
+      .def("graphviz", [](PyGraph& self) { return graphviz_text(self.idle()); },
            "The graph in graphviz dot format (what print_graphviz() writes to sys.stdout).\n\nReturns:\n    str: one node per line, labelled like \"N1 = parameter(/W) {8,2}\", then the edges.")
       .def("size", [](PyGraph& self) { return self.g->size(); },
            "The number of nodes in the graph.\n"
@@ -593,7 +622,7 @@ void init_module(nb::module_& m) {
            "Returns:\n"
            "    int: the node count.")
       // DyNet's lower-level graph methods: `index` is an expression (or its node index in this graph).
-      .def("forward", [](PyGraph& self, nb::handle index) { self.g->forward(node_of(*self.g, index)); }, "index"_a,
+      .def("forward", [](PyGraph& self, nb::handle index) { read_node(*self.g, node_of(*self.g, index), true, [](const Tensor&) {}); }, "index"_a,
            "Computes the graph from scratch up to a node.\n"
            "\n"
            "Args:\n"
@@ -601,7 +630,7 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    None")
-      .def("inc_forward", [](PyGraph& self, nb::handle index) { self.g->incremental_forward(node_of(*self.g, index)); }, "index"_a,
+      .def("inc_forward", [](PyGraph& self, nb::handle index) { read_node(*self.g, node_of(*self.g, index), false, [](const Tensor&) {}); }, "index"_a,
            "Computes the nodes not yet computed, up to a node.\n"
            "\n"
            "Args:\n"
@@ -609,7 +638,9 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    None")
-      .def("forward_scalar", [](PyGraph& self, nb::handle index) { return as_scalar(self.g->forward(node_of(*self.g, index))); }, "index"_a,
+      .def("forward_scalar", [](PyGraph& self, nb::handle index) {
+        return read_node(*self.g, node_of(*self.g, index), true, [](const Tensor& t) { return as_scalar(t); });
+      }, "index"_a,
            "Computes the graph from scratch up to a node and returns its value as a float.\n"
            "\n"
            "Args:\n"
@@ -618,7 +649,7 @@ void init_module(nb::module_& m) {
            "Returns:\n"
            "    float: the value.")
       .def("inc_forward_scalar", [](PyGraph& self, nb::handle index) {
-        return as_scalar(self.g->incremental_forward(node_of(*self.g, index)));
+        return read_node(*self.g, node_of(*self.g, index), false, [](const Tensor& t) { return as_scalar(t); });
       }, "index"_a,
            "Computes the nodes not yet computed, up to a node, and returns its value as a float.\n"
            "\n"
@@ -627,7 +658,9 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    float: the value.")
-      .def("forward_vec", [](PyGraph& self, nb::handle index) { return as_vector(self.g->forward(node_of(*self.g, index))); }, "index"_a,
+      .def("forward_vec", [](PyGraph& self, nb::handle index) {
+        return read_node(*self.g, node_of(*self.g, index), true, [](const Tensor& t) { return as_vector(t); });
+      }, "index"_a,
            "Computes the graph from scratch up to a node and returns its values as a list.\n"
            "\n"
            "Args:\n"
@@ -636,7 +669,7 @@ void init_module(nb::module_& m) {
            "Returns:\n"
            "    list[float]: the values.")
       .def("inc_forward_vec", [](PyGraph& self, nb::handle index) {
-        return as_vector(self.g->incremental_forward(node_of(*self.g, index)));
+        return read_node(*self.g, node_of(*self.g, index), false, [](const Tensor& t) { return as_vector(t); });
       }, "index"_a,
            "Computes the nodes not yet computed, up to a node, and returns its values as a list.\n"
            "\n"
@@ -647,6 +680,7 @@ void init_module(nb::module_& m) {
            "    list[float]: the values.")
       .def("backward", [](PyGraph& self, nb::handle index, truthy full) {
         const VariableIndex i = node_of(*self.g, index);
+        ComputeScope scope(self.g);
         self.g->incremental_forward(i);
         self.g->backward(i, full);
       }, "index"_a, "full"_a = false,
@@ -659,7 +693,7 @@ void init_module(nb::module_& m) {
            "Returns:\n"
            "    None")
       .def("inputMatrixLiteral", [](PyGraph& self, std::vector<float> v, const int_list<unsigned>& d, int_arg<unsigned> batch_size, nb::handle device) {
-        return input(*self.g, make_dim(d, batch_size, "inputMatrixLiteral"), v, device_from(device.ptr()));
+        return input(self.idle(), make_dim(d, batch_size, "inputMatrixLiteral"), v, device_from(device.ptr()));
       }, "v"_a, "d"_a, "batch_size"_a = 1, "device"_a = "",
            "An input of this graph from column-major values.\n"
            "\n"
@@ -673,7 +707,7 @@ void init_module(nb::module_& m) {
            "    Expression: the input.")
       .def("inputSparseTensor", [](PyGraph& self, const int_list<unsigned>& idxs, std::vector<float> v,
                                    const int_list<unsigned>& dim, int_arg<unsigned> batch_size, float defval, nb::handle device) {
-        return input(*self.g, make_dim(dim, batch_size, "inputSparseTensor"), idxs, v, defval, device_from(device.ptr()));
+        return input(self.idle(), make_dim(dim, batch_size, "inputSparseTensor"), idxs, v, defval, device_from(device.ptr()));
       }, "idxs"_a, "v"_a, "dim"_a, "batch_size"_a = 1, "defval"_a = 0., "device"_a = "",
            "An input of this graph given by its nonzero values.\n"
            "\n"
@@ -755,7 +789,7 @@ void init_module(nb::module_& m) {
       Expression e = expr_of(h);
       if (last.pg == nullptr || e.i > last.i) last = e;
     }
-    if (last.pg) value_of(last, recalculate);
+    if (last.pg) read_value(last, recalculate, [](const Tensor&) {});
   }, "exps"_a, "recalculate"_a = false,
            "Computes several expressions with one forward pass (up to the last of them).\n"
            "\n"
@@ -1142,7 +1176,7 @@ void init_module(nb::module_& m) {
            "    list[LookupParameters]: them.")
       .def("save", [](ParameterCollection& pc, const std::string& f, const std::string& key, truthy append) {
         TextFileSaver(f, append).save(pc, key);
-      }, "fname"_a, "name"_a = "", "append"_a = false,
+      }, "fname"_a, "name"_a = "", "append"_a = false, nb::call_guard<nb::gil_scoped_release>(),
            "Writes the collection to a DyNet text model file.\n"
            "\n"
            "Args:\n"
@@ -1154,7 +1188,7 @@ void init_module(nb::module_& m) {
            "    None")
       .def("write_to_textfile", [](ParameterCollection& pc, const std::string& f, const std::string& key, truthy append) {
         TextFileSaver(f, append).save(pc, key);
-      }, "fname"_a, "key"_a = "", "append"_a = false,
+      }, "fname"_a, "key"_a = "", "append"_a = false, nb::call_guard<nb::gil_scoped_release>(),
            "Writes the collection to a DyNet text model file (same as save).\n"
            "\n"
            "Args:\n"
@@ -1166,7 +1200,7 @@ void init_module(nb::module_& m) {
            "    None")
       .def("populate", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         TextFileLoader(f).populate(pc, key);
-      }, "fname"_a, "key"_a = "",
+      }, "fname"_a, "key"_a = "", nb::call_guard<nb::gil_scoped_release>(),
            "Reads the values of every parameter from a DyNet text model file.\n"
            "\n"
            "Args:\n"
@@ -1177,7 +1211,7 @@ void init_module(nb::module_& m) {
            "    None")
       .def("populate_from_textfile", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         TextFileLoader(f).populate(pc, key);
-      }, "fname"_a, "key"_a = "",
+      }, "fname"_a, "key"_a = "", nb::call_guard<nb::gil_scoped_release>(),
            "Reads the values of every parameter from a DyNet text model file (same as populate).\n"
            "\n"
            "Args:\n"
@@ -1188,7 +1222,7 @@ void init_module(nb::module_& m) {
            "    None")
       .def("load_param", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         return PyParameters{TextFileLoader(f).load_param(pc, key), {}};
-      }, "fname"_a, "key"_a,
+      }, "fname"_a, "key"_a, nb::call_guard<nb::gil_scoped_release>(),
            "Adds a parameter to this collection from a record of a DyNet text model file.\n"
            "\n"
            "Args:\n"
@@ -1199,7 +1233,7 @@ void init_module(nb::module_& m) {
            "    Parameters: the loaded parameter.")
       .def("load_lookup_param", [](ParameterCollection& pc, const std::string& f, const std::string& key) {
         return PyLookupParameters{TextFileLoader(f).load_lookup_param(pc, key), {}};
-      }, "fname"_a, "key"_a,
+      }, "fname"_a, "key"_a, nb::call_guard<nb::gil_scoped_release>(),
            "Adds a lookup table to this collection from a record of a DyNet text model file.\n"
            "\n"
            "Args:\n"

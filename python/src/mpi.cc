@@ -71,18 +71,20 @@ void init_mpi(nb::module_& m) {
              if (self->size() > 1) abort_on_uncaught_exceptions();
            },
            "trainer"_a, "reduction"_a = "sum", "comm"_a = nb::none(), nb::keep_alive<1, 2>())
-      .def("update", &mpi::DistributedTrainer::update, "All-reduces the gradients, then the trainer's update.")
+      .def("update", &mpi::DistributedTrainer::update, nb::call_guard<nb::gil_scoped_release>(), "All-reduces the gradients, then the trainer's update.")
       .def_prop_ro("rank", &mpi::DistributedTrainer::rank)
       .def_prop_ro("size", &mpi::DistributedTrainer::size)
       .def_prop_ro("is_root", &mpi::DistributedTrainer::is_root)
       .def("shard", &mpi::DistributedTrainer::shard, "n"_a,
            "(first, last): this rank's examples of a minibatch of n (contiguous, in rank order).")
       .def("sum", nb::overload_cast<double>(&mpi::DistributedTrainer::sum, nb::const_), "value"_a,
+           nb::call_guard<nb::gil_scoped_release>(),
            "The sum over the ranks (collective).")
       .def("sum", nb::overload_cast<const std::vector<double>&>(&mpi::DistributedTrainer::sum, nb::const_),
-           "values"_a)
-      .def("broadcast_parameters", &mpi::DistributedTrainer::broadcast_parameters)
-      .def("barrier", &mpi::DistributedTrainer::barrier)
+           "values"_a, nb::call_guard<nb::gil_scoped_release>())
+      .def("broadcast_parameters", &mpi::DistributedTrainer::broadcast_parameters,
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("barrier", &mpi::DistributedTrainer::barrier, nb::call_guard<nb::gil_scoped_release>())
       .def_prop_ro("stats", [](const mpi::DistributedTrainer& d) {
         const mpi::ReduceStats& s = d.stats();
         nb::dict out;

@@ -390,9 +390,8 @@ VariableIndex add_lookup_node(ComputationGraph& g, OpId op, const LookupParamete
 }
 
 VariableIndex add_lookup_table(ComputationGraph& g, LookupParameter lp, bool is_const) {
-  LookupParameterStorage& s = lp.get_storage();
   g.hold(lp.p);
-  return add(g, is_const ? k_const_lookup_table : k_lookup_table, &s, s.all_values.device);
+  return add(g, is_const ? k_const_lookup_table : k_lookup_table, &lp.get_storage(), lp.get_storage().all_values.device);
 }
 
 // Leaves run on every device with the same kernels: their data moves through the Device interface.
@@ -458,14 +457,12 @@ VariableIndex ComputationGraph::add_input(const Dim& d, const std::vector<unsign
   return add_blob(*this, k_sparse_input, attr_with_tail(s, blob.data(), blob.size()), dev);
 }
 VariableIndex ComputationGraph::add_parameters(Parameter p) {
-  ParameterStorage& s = p.get_storage();
   hold(p.p);
-  return add(*this, k_parameter, &s, s.values.device);
+  return add(*this, k_parameter, &p.get_storage(), p.get_storage().values.device);
 }
 VariableIndex ComputationGraph::add_const_parameters(Parameter p) {
-  ParameterStorage& s = p.get_storage();
   hold(p.p);
-  return add(*this, k_const_parameter, &s, s.values.device);
+  return add(*this, k_const_parameter, &p.get_storage(), p.get_storage().values.device);
 }
 VariableIndex ComputationGraph::add_parameters(LookupParameter p) { return add_lookup_table(*this, p, false); }
 VariableIndex ComputationGraph::add_const_parameters(LookupParameter p) { return add_lookup_table(*this, p, true); }

@@ -129,14 +129,7 @@ Updater::Updater(const char* where, const std::vector<Trainer*>& trainers, unsig
   }
 }
 
-void Updater::update(unsigned worker) {
-  if (trainers_.size() > 1) {
-    trainers_[worker]->update();
-    return;
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  trainers_[0]->update();
-}
+void Updater::update(unsigned worker) { trainers_[trainers_.size() > 1 ? worker : 0]->update(); }
 
 void average_gradients(Trainer& trainer, unsigned n) {
   if (n == 1) return;

@@ -551,6 +551,7 @@ void Trainer::update(const std::vector<unsigned>& updated_params, const std::vec
 }
 
 void Trainer::update_listed(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params) {
+  const std::lock_guard<std::mutex> turn(update_turn_);
   if (!AsynchronousTraining::on_this_thread()) {
     ExclusiveParameters lock(detail::parameter_lock());
     apply_update(params, lookup_params, nullptr);
