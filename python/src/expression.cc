@@ -1,11 +1,11 @@
 // The Expression type, the current graph, and the mapping of C++ exceptions to Python ones.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <stdexcept>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -26,9 +26,10 @@ uint64_t g_version = 0;
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Graphs computed with the GIL released (ext.h). The table and the counts are read and written under the
-// GIL only; the mutex is taken with the GIL released only, so no thread ever waits for it holding the GIL.
+// Graphs computed with the GIL released (ext.h). The list and the counts are read and written under the
+// GIL only; a graph's mutex is taken with the GIL released only, so no thread waits for it holding the GIL.
 struct GraphUse {
+  const ComputationGraph* graph = nullptr;
   std::mutex computing;  // held by the thread computing the graph, until it has read the result
   int computers = 0;     // threads holding or waiting for `computing` to compute
   int waiters = 0;       // threads waiting for the computers to finish
@@ -37,24 +38,32 @@ struct GraphUse {
   std::thread::id reading;
 };
 namespace {
-std::unordered_map<const ComputationGraph*, std::unique_ptr<GraphUse>>& uses() {
-  static auto* m = new std::unordered_map<const ComputationGraph*, std::unique_ptr<GraphUse>>();
-  return *m;
+// The graphs in use (as many as threads at most: a short list), and entries to reuse (never freed: a
+// mutex must outlive its last unlock).
+std::vector<GraphUse*> g_in_use, g_spare;
+GraphUse* find_use(const ComputationGraph* g) {
+  for (GraphUse* u : g_in_use)
+    if (u->graph == g) return u;
+  return nullptr;
 }
-void forget_if_unused(const ComputationGraph* g, GraphUse* u) {
-  if (u->computers == 0 && u->waiters == 0) {
-    uses().erase(g);
-    graphs_in_use = uses().size();
-  }
+void forget_if_unused(GraphUse* u) {
+  if (u->computers != 0 || u->waiters != 0) return;
+  g_in_use.erase(std::find(g_in_use.begin(), g_in_use.end(), u));
+  g_spare.push_back(u);
+  graphs_in_use = g_in_use.size();
 }
 }  // namespace
 size_t graphs_in_use = 0;
 
-ComputeScope::ComputeScope(const ComputationGraph* g) : g_(g), released_(nullptr) {
-  std::unique_ptr<GraphUse>& u = uses()[g];
-  if (!u) u = std::make_unique<GraphUse>();
-  graphs_in_use = uses().size();
-  use_ = u.get();
+ComputeScope::ComputeScope(const ComputationGraph* g) : released_(nullptr) {
+  use_ = find_use(g);
+  if (!use_) {
+    use_ = g_spare.empty() ? new GraphUse : g_spare.back();
+    if (!g_spare.empty()) g_spare.pop_back();
+    use_->graph = g;
+    g_in_use.push_back(use_);
+    graphs_in_use = g_in_use.size();
+  }
   nested_ = use_->reading == std::this_thread::get_id();
   if (nested_) return;  // this thread holds g already: compute with the GIL kept
   ++use_->computers;
@@ -72,22 +81,18 @@ ComputeScope::~ComputeScope() {
   use_->reading = {};
   use_->computing.unlock();
   --use_->computers;
-  forget_if_unused(g_, use_);
+  forget_if_unused(use_);
 }
 
 void wait_until_idle(const ComputationGraph* g) {
-  for (;;) {
-    auto it = uses().find(g);
-    if (it == uses().end()) return;
-    GraphUse* u = it->second.get();
-    if (u->computers == 0 || u->reading == std::this_thread::get_id()) return;
+  for (GraphUse* u; (u = find_use(g)) && u->computers != 0 && u->reading != std::this_thread::get_id();) {
     ++u->waiters;
     PyThreadState* released = PyEval_SaveThread();
     u->computing.lock();  // returns once the computer in front has read its result
     u->computing.unlock();
     PyEval_RestoreThread(released);
     --u->waiters;
-    forget_if_unused(g, u);  // and loop: another thread may have started computing g meanwhile
+    forget_if_unused(u);  // and look again: another thread may have started computing g meanwhile
   }
 }
 

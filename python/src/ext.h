@@ -64,7 +64,6 @@ class ComputeScope {
   ComputeScope& operator=(const ComputeScope&) = delete;
 
  private:
-  const ComputationGraph* g_;
   struct GraphUse* use_;
   PyThreadState* released_;
   bool nested_;  // made while this thread reads a result of g (Python code run then)

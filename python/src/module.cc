@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "core/device.h"
+#include "core/executor.h"
 #include "dynet/except.h"
 #include "dynet/globals.h"
 #include "dynet/init.h"
@@ -61,6 +62,8 @@ void check_live(const Expression& e) {
 // read(value), called under the GIL with the graph still held (ComputeScope).
 template <class Read>
 auto read_node(ComputationGraph& g, VariableIndex i, bool from_scratch, Read&& read) {
+  wait_until_idle_fast(&g);
+  if (!from_scratch && g.executor().computed(i)) return read(g.incremental_forward(i));  // nothing to compute
   ComputeScope scope(&g);
   const Tensor& t = from_scratch ? g.forward(i) : g.incremental_forward(i);
   scope.reacquire();
