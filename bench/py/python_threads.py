@@ -17,12 +17,13 @@ thread of the first row, for the ways updates meet the other threads' passes:
 
 Models (random data, fixed seeds):
   tagger  a BiLSTM tagger (DyNet's most common model): embeddings 64, LSTMs 128 each way, 20 tags,
-          sentences of 10-30 words, an SGD update per sentence
+          sentences of 10-30 words, an SGD update per --minibatch sentences (one graph, autobatched when
+          more than one)
   mlp     a minibatched MLP (784-256-256-10, minibatches of --batch, an SGD update per minibatch): the
           update of its 270k dense weights is a third of a step
 
     python python_threads.py [--model tagger|mlp] [--modes synchronous,asynchronous,asynchronous-own,own-models]
-                             [--threads 1,2] [--steps 150] [--reps 5] [--batch 32]
+                             [--threads 1,2] [--steps 150] [--reps 5] [--minibatch 1] [--batch 32]
 """
 
 import argparse
@@ -34,7 +35,7 @@ import threading
 import time
 
 
-def tagger(dy, np):
+def tagger(dy, np, minibatch):
     rng = np.random.RandomState(1)
     sentences = [(rng.randint(0, 5000, size=n), rng.randint(0, 20, size=n)) for n in rng.randint(10, 31, size=64)]
     pc = dy.ParameterCollection()
@@ -42,16 +43,18 @@ def tagger(dy, np):
     fwd, bwd = dy.VanillaLSTMBuilder(1, 64, 128, pc), dy.VanillaLSTMBuilder(1, 64, 128, pc)
     W, b = pc.add_parameters((20, 256)), pc.add_parameters((20,))
 
-    def step(k, trainer):
-        words, tags = sentences[k % len(sentences)]
+    def sentence_loss(words, tags):
         xs = [E[w] for w in words]
         fs = fwd.initial_state().transduce(xs)
         bs = bwd.initial_state().transduce(xs[::-1])[::-1]
-        loss = dy.esum([dy.pickneglogsoftmax(W * dy.concatenate([f, r]) + b, t) for f, r, t in zip(fs, bs, tags)])
+        return dy.esum([dy.pickneglogsoftmax(W * dy.concatenate([f, r]) + b, t) for f, r, t in zip(fs, bs, tags)])
+
+    def step(k, trainer):
+        loss = dy.esum([sentence_loss(*sentences[(k * minibatch + j) % len(sentences)]) for j in range(minibatch)])
         loss.value()
         loss.backward()
         trainer.update()
-        return 1
+        return minibatch
     return step, lambda: dy.SimpleSGDTrainer(pc, 0.1), "sentences"
 
 
@@ -82,14 +85,15 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--steps", type=int, default=150, help="sentences (minibatches) per thread")
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--minibatch", type=int, default=1, help="tagger: sentences per graph and update")
+    ap.add_argument("--batch", type=int, default=32, help="mlp: examples per minibatch")
     args = ap.parse_args()
-    sys.argv = sys.argv[:1] + ["--dynet-seed", "1"]
+    sys.argv = sys.argv[:1] + ["--dynet-seed", "1", "--dynet-autobatch", "1" if args.minibatch > 1 else "0"]
     import numpy as np
     import dynet as dy
 
     def make_model():
-        return tagger(dy, np) if args.model == "tagger" else mlp(dy, np, args.batch)
+        return tagger(dy, np, args.minibatch) if args.model == "tagger" else mlp(dy, np, args.batch)
 
     step, make_trainer, unit = make_model()
     shared_trainer = make_trainer()
@@ -123,7 +127,8 @@ def main():
                 rates.append(sum(done) / (time.perf_counter() - start))
             rate = statistics.median(rates)
             base = base or rate
-            print(json.dumps({"model": args.model, "updates": mode, "threads": n, unit + "_per_s": round(rate, 1),
+            print(json.dumps({"model": args.model, "minibatch": args.minibatch if args.model == "tagger" else args.batch,
+                              "updates": mode, "threads": n, unit + "_per_s": round(rate, 1),
                               "speedup": round(rate / base, 2)}), flush=True)
 
 
