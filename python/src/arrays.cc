@@ -118,7 +118,17 @@ FloatArray from_array(nb::handle obj, const char* what) {
         FloatArray r;
         r.dims.assign(buf.b.shape, buf.b.shape + buf.b.ndim);
         r.values.resize(static_cast<size_t>(buf.b.len / buf.b.itemsize));
-        if (convert_buffer(buf.b, r.values.data())) return r;
+        // A large array converts with the GIL released: the view keeps it alive and unresized (a thread
+        // writing into it meanwhile gets what it would get from numpy's own copies).
+        constexpr size_t kReleaseFrom = size_t(1) << 18;
+        bool converted;
+        if (r.values.size() >= kReleaseFrom) {
+          nb::gil_scoped_release released;
+          converted = convert_buffer(buf.b, r.values.data());
+        } else {
+          converted = convert_buffer(buf.b, r.values.data());
+        }
+        if (converted) return r;
       }
     }
     if (attempt == 1) break;

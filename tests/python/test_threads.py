@@ -47,7 +47,7 @@ def _python_progress_during(call):
     return during
 
 
-@pytest.mark.parametrize("what", ["value", "npvalue", "forward", "backward", "update", "save"])
+@pytest.mark.parametrize("what", ["value", "npvalue", "forward", "backward", "update", "save", "inputTensor"])
 def test_computing_calls_release_the_gil(what, tmp_path):
     with dy.ComputationGraph():
         pc, loss = _big_graph()
@@ -56,6 +56,7 @@ def test_computing_calls_release_the_gil(what, tmp_path):
             big = pc.add_parameters((2000, 2000))
             dy.sum_elems(big * dy.inputVector([1.0] * 2000)).backward()
         path = str(tmp_path / "model")
+        big = np.ones((4096, 8192)) if what == "inputTensor" else None
         calls = {
             "value": lambda: loss.value(),
             "npvalue": lambda: loss.npvalue(),
@@ -63,6 +64,8 @@ def test_computing_calls_release_the_gil(what, tmp_path):
             "backward": lambda: loss.backward(),
             "update": lambda: trainer.update(),
             "save": lambda: [pc.save(path) for _ in range(10)],
+            # a large array's conversion (strided float64 to float32, 16M values)
+            "inputTensor": lambda: dy.inputTensor(big[:, ::2]),
         }
         assert _python_progress_during(calls[what]) >= 3
 
