@@ -264,19 +264,6 @@ struct type_caster<dynet::py::int_list<T>> {
     }
     return true;
   }
-  static handle from_cpp(const dynet::py::int_list<T>& v, rv_policy, cleanup_list*) noexcept {
-    PyObject* list = PyList_New(Py_ssize_t(v.value.size()));
-    if (!list) return nullptr;
-    for (size_t k = 0; k < v.value.size(); ++k) {
-      PyObject* x = PyLong_FromLongLong((long long)v.value[k]);
-      if (!x) {
-        Py_DECREF(list);
-        return nullptr;
-      }
-      PyList_SET_ITEM(list, Py_ssize_t(k), x);
-    }
-    return list;
-  }
 };
 // Expression <-> dynet._dynet.Expression (and Parameters objects as arguments).
 template <>
