@@ -154,7 +154,7 @@ void Executor::forward_node(VariableIndex i, float* out) {
     if (def.aux_floats) aux = fx_pool.allocate_floats(def.aux_floats(n.dim, ArgDims{&cg_->node(0), a, n.nargs}, attr));
     aux_[i] = aux;
     const PoolScope scratch_scope(scratch);
-    forward_kernel(n, def)(ForwardArgs{xs, n.nargs, fx, attr, aux, scratch});
+    forward_kernel(n, def)(ForwardArgs{.xs = xs, .n = n.nargs, .fx = fx, .attr = attr, .aux = aux, .scratch = scratch});
     if (cg_->check_validity() && !fx.is_valid())
       throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(i) + " (" + def.name +
                                " " + n.dim.str() + ")");

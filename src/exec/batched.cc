@@ -497,7 +497,8 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
       MemPool& scratch_pool = this->scratch_pool(r0.device);
       const PoolScope scratch(scratch_pool);
       forward_kernel(r0, def)(
-          ForwardArgs{xs, nargs, fx, attr, g.aux, scratch_pool, k, g.by_pointer ? member_xs_.data() : nullptr});
+          ForwardArgs{.xs = xs, .n = nargs, .fx = fx, .attr = attr, .aux = g.aux, .scratch = scratch_pool, .members = k,
+                      .member_xs = g.by_pointer ? member_xs_.data() : nullptr});
     }
     if (cg_->check_validity() && !fx.is_valid()) throw std::runtime_error("NaN or Inf");  // the member names itself below
     // The members' values: only their pointers. Their records (fx_, 64 bytes each, far apart: members
@@ -904,8 +905,9 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     if (first < nargs) {
       const PoolScope scratch(scratch_pool);
       Tensor d(xs[first].d, nullptr, dev, DeviceMempool::DEDFS);
-      backward(BackwardArgs{xs, nargs, fx, dEdf, first, d, attr, g.aux, scratch_pool, nullptr, false, k, false,
-                            dsts_.data(), reached});
+      backward(BackwardArgs{.xs = xs, .n = nargs, .fx = fx, .dEdf = dEdf, .i = first, .dEdxi = d, .attr = attr,
+                            .aux = g.aux, .scratch = scratch_pool, .members = k, .member_dx = dsts_.data(),
+                            .reached = reached});
       repeat = true;
     }
   }
@@ -922,8 +924,10 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       // A deferred update keeps pointers to this batch's gradient (or what is computed from it), which
       // a recycled batch's memory does not outlive.
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
-      backward(BackwardArgs{xs, nargs, fx, dEdf, a, dx, attr, g.aux, scratch_pool, r0.device || g.recycled ? nullptr : &sink,
-                            repeat, k, overwrite, nullptr, reached});
+      backward(BackwardArgs{.xs = xs, .n = nargs, .fx = fx, .dEdf = dEdf, .i = a, .dEdxi = dx, .attr = attr,
+                            .aux = g.aux, .scratch = scratch_pool,
+                            .low_rank = r0.device || g.recycled ? nullptr : &sink, .repeat = repeat, .members = k,
+                            .overwrite = overwrite, .reached = reached});
       repeat = true;
       continue;
     }
@@ -955,8 +959,9 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       else if (!overwrite)
         std::memset(d.v, 0, xs[a].d.size() * sizeof(float));
     }
-    backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, g.aux, scratch_pool, nullptr, repeat, k, overwrite, nullptr,
-                          reached, own});
+    backward(BackwardArgs{.xs = xs, .n = nargs, .fx = fx, .dEdf = dEdf, .i = a, .dEdxi = d, .attr = attr, .aux = g.aux,
+                          .scratch = scratch_pool, .repeat = repeat, .members = k, .overwrite = overwrite,
+                          .reached = reached, .own_quarters = own});
     repeat = true;
     if (!view && r0.device) [[unlikely]] {
       scatter_on_device(dev, g, a, d.v, rep, n);

@@ -181,7 +181,8 @@ void BatchedExecutor::recompute_recycled() {
       const PoolScope scratch(scratch_pool_);
       Tensor d(xs[a].d, scratch_pool_.allocate_floats(xs[a].d.size()), cpu, DeviceMempool::DEDFS);
       std::memset(d.v, 0, xs[a].d.size() * sizeof(float));
-      backward(BackwardArgs{xs, nargs, fx, dEdf, a, d, attr, c.aux, scratch_pool_, nullptr, false, k, false, nullptr, 0});
+      backward(BackwardArgs{.xs = xs, .n = nargs, .fx = fx, .dEdf = dEdf, .i = a, .dEdxi = d, .attr = attr, .aux = c.aux,
+                            .scratch = scratch_pool_, .members = k});
       const size_t n = cg_->node(member_args(c, 0, nargs)[a]).dim.size(), rep = xs[a].d.size() / (size_t(k) * n);
       for (unsigned j = 0; j < k; ++j) {
         const VariableIndex x = member_args(c, j, nargs)[a];

@@ -137,9 +137,9 @@ void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
     const PoolScope scratch_scope(scratch);
     // Deferred weight-gradient products are host GEMMs: CPU nodes only.
     const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
-    BackwardArgs args{xs, r.nargs, fx_[i], grad_[i], static_cast<unsigned>(k), grad_[a[k]], attr, aux_[i], scratch,
-                      r.device ? nullptr : &sink, repeat};
-    args.reached = reached;
+    BackwardArgs args{.xs = xs, .n = r.nargs, .fx = fx_[i], .dEdf = grad_[i], .i = static_cast<unsigned>(k),
+                      .dEdxi = grad_[a[k]], .attr = attr, .aux = aux_[i], .scratch = scratch,
+                      .low_rank = r.device ? nullptr : &sink, .repeat = repeat, .reached = reached};
     if (lazy_zero && grad_zeroed_[a[k]] != 1) {
       // The argument's first contribution: written by ops that can, else zeroed here, in cache for it;
       // a partial writer's quarters are written alone while no one else wrote there.

@@ -164,7 +164,7 @@ template <void (*kCpu)(const ForwardArgs&)>
 void on_host(const ForwardArgs& a) {
   std::vector<float> host(a.fx.d.size());
   Tensor h(a.fx.d, host.data(), cpu_device());
-  kCpu(ForwardArgs{a.xs, a.n, h, a.attr, nullptr, a.scratch});
+  kCpu(ForwardArgs{.xs = a.xs, .n = a.n, .fx = h, .attr = a.attr, .aux = nullptr, .scratch = a.scratch});
   a.fx.device->copy_from_host(a.fx.v, host.data(), host.size() * sizeof(float));
 }
 const bool kLeafDeviceKernels = [] {
