@@ -12,8 +12,11 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 
+#include "core/param_lock.h"
 #include "dynet/tensor.h"
 #include "ext.h"
 
@@ -173,17 +176,29 @@ static std::vector<int64_t> fortran_strides(const std::vector<size_t>& shape) {
 // with these shape and strides (in elements).
 template <class T>
 static nb::object new_array(const std::vector<const float*>& blocks, size_t block, const std::vector<size_t>& shape,
-                            const std::vector<int64_t>& strides) {
+                            const std::vector<int64_t>& strides, std::mutex* parameter = nullptr) {
   const size_t n = blocks.size() * block;
   T* data = new T[n ? n : 1];
   nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
-  for (size_t b = 0; b < blocks.size(); ++b) std::copy(blocks[b], blocks[b] + block, data + b * block);
+  auto copy = [&] {
+    for (size_t b = 0; b < blocks.size(); ++b) std::copy(blocks[b], blocks[b] + block, data + b * block);
+  };
+  if (parameter) {
+    // A parameter's values or gradients as they are between other threads' updates and gradient pushes:
+    // under the shared side of the parameter lock (no ordinary update) and its mutex (no asynchronous one).
+    nb::gil_scoped_release released;
+    std::shared_lock<detail::ParameterLock> lock(detail::parameter_lock());
+    std::lock_guard<std::mutex> guard(*parameter);
+    copy();
+  } else {
+    copy();
+  }
   return nb::cast(nb::ndarray<nb::numpy, T>(data, shape.size(), shape.data(), owner, strides.data()));
 }
 
-nb::object to_numpy(const Tensor& t, bool keep_batch_axis) {
+nb::object to_numpy(const Tensor& t, bool keep_batch_axis, std::mutex* parameter) {
   const std::vector<size_t> shape = numpy_shape(t.d, keep_batch_axis);
-  return new_array<double>({t.v}, t.d.size(), shape, fortran_strides(shape));
+  return new_array<double>({t.v}, t.d.size(), shape, fortran_strides(shape), parameter);
 }
 
 nb::object to_numpy_float32(const Tensor& t) {
@@ -191,7 +206,8 @@ nb::object to_numpy_float32(const Tensor& t) {
   return new_array<float>({t.v}, t.d.size(), shape, fortran_strides(shape));
 }
 
-nb::object rows_to_numpy(const Dim& row, const std::vector<Tensor>& rows, const std::vector<unsigned>* which) {
+nb::object rows_to_numpy(const Dim& row, const std::vector<Tensor>& rows, const std::vector<unsigned>* which,
+                         std::mutex* parameter) {
   std::vector<const float*> blocks;
   for (size_t k = 0, n = which ? which->size() : rows.size(); k < n; ++k) {
     const unsigned r = which ? (*which)[k] : static_cast<unsigned>(k);
@@ -208,7 +224,7 @@ nb::object rows_to_numpy(const Dim& row, const std::vector<Tensor>& rows, const 
     strides.push_back(s);
     s *= row[k];
   }
-  return new_array<double>(blocks, row.size(), shape, strides);
+  return new_array<double>(blocks, row.size(), shape, strides, parameter);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <climits>
 #include <deque>
 #include <limits>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -144,10 +145,13 @@ struct TensorResult {
 struct GraphResult {
   nb::object obj;
 };
-nb::object to_numpy(const Tensor& t, bool keep_batch_axis = false);
+// `parameter`: t is a parameter's values or gradient, whose mutex this is: copied between other threads'
+// updates and gradient pushes (GIL released while it waits).
+nb::object to_numpy(const Tensor& t, bool keep_batch_axis = false, std::mutex* parameter = nullptr);
 nb::object to_numpy_float32(const Tensor& t);
 // Rows of a lookup table (all, or those listed) as one float64 array of shape (rows, row dims...).
-nb::object rows_to_numpy(const Dim& row, const std::vector<Tensor>& rows, const std::vector<unsigned>* which);
+nb::object rows_to_numpy(const Dim& row, const std::vector<Tensor>& rows, const std::vector<unsigned>* which,
+                         std::mutex* parameter = nullptr);
 // A dy.Tensor holding a copy of t.
 nb::object tensor_of(const Tensor& t);
 

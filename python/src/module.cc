@@ -843,12 +843,12 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    tuple[int, ...]: the dims.")
-      .def("as_array", [](PyParameters& p) { return NDArrayF64{to_numpy(*p.p.values())}; },
+      .def("as_array", [](PyParameters& p) { return NDArrayF64{to_numpy(*p.p.values(), false, &p.p.get_storage().grad_mutex)}; },
            "The values.\n"
            "\n"
            "Returns:\n"
            "    numpy.ndarray: a float64 copy.")
-      .def("grad_as_array", [](PyParameters& p) { return NDArrayF64{to_numpy(*p.p.gradients())}; },
+      .def("grad_as_array", [](PyParameters& p) { return NDArrayF64{to_numpy(*p.p.gradients(), false, &p.p.get_storage().grad_mutex)}; },
            "The accumulated gradient.\n"
            "\n"
            "Returns:\n"
@@ -946,12 +946,18 @@ void init_module(nb::module_& m) {
            "\n"
            "Returns:\n"
            "    None")
-      .def("as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return NDArrayF64{rows_to_numpy(st.dim, st.values, nullptr)}; },
+      .def("as_array", [](PyLookupParameters& p) {
+        auto& st = p.p.get_storage();
+        return NDArrayF64{rows_to_numpy(st.dim, st.values, nullptr, &st.grad_mutex)};
+      },
            "The whole table, shape (rows, dims...).\n"
            "\n"
            "Returns:\n"
            "    numpy.ndarray: a float64 copy.")
-      .def("grad_as_array", [](PyLookupParameters& p) { auto& st = p.p.get_storage(); return NDArrayF64{rows_to_numpy(st.dim, st.grads, nullptr)}; },
+      .def("grad_as_array", [](PyLookupParameters& p) {
+        auto& st = p.p.get_storage();
+        return NDArrayF64{rows_to_numpy(st.dim, st.grads, nullptr, &st.grad_mutex)};
+      },
            "The accumulated gradient of the whole table, shape (rows, dims...).\n"
            "\n"
            "Returns:\n"
@@ -959,7 +965,7 @@ void init_module(nb::module_& m) {
       .def("row_as_array", [](PyLookupParameters& p, int_arg<unsigned> r) {
         auto& st = p.p.get_storage();
         if (r >= st.values.size()) throw nb::index_error(("row_as_array: row " + std::to_string(r) + " out of range").c_str());
-        return NDArrayF64{to_numpy(st.values[r])};
+        return NDArrayF64{to_numpy(st.values[r], false, &st.grad_mutex)};
       }, "row"_a,
            "The values of one row.\n"
            "\n"
@@ -971,7 +977,7 @@ void init_module(nb::module_& m) {
       .def("row_grad_as_array", [](PyLookupParameters& p, int_arg<unsigned> r) {
         auto& st = p.p.get_storage();
         if (r >= st.grads.size()) throw nb::index_error(("row_grad_as_array: row " + std::to_string(r) + " out of range").c_str());
-        return NDArrayF64{to_numpy(st.grads[r])};
+        return NDArrayF64{to_numpy(st.grads[r], false, &st.grad_mutex)};
       }, "row"_a,
            "The accumulated gradient of one row.\n"
            "\n"
@@ -982,7 +988,7 @@ void init_module(nb::module_& m) {
            "    numpy.ndarray: a float64 copy.")
       .def("rows_as_array", [](PyLookupParameters& p, const int_list<unsigned>& rows) {
         auto& st = p.p.get_storage();
-        return NDArrayF64{rows_to_numpy(st.dim, st.values, &rows.value)};
+        return NDArrayF64{rows_to_numpy(st.dim, st.values, &rows.value, &st.grad_mutex)};
       }, "rows"_a,
            "The values of several rows, shape (len(rows), dims...).\n"
            "\n"
@@ -993,7 +999,7 @@ void init_module(nb::module_& m) {
            "    numpy.ndarray: a float64 copy.")
       .def("rows_grad_as_array", [](PyLookupParameters& p, const int_list<unsigned>& rows) {
         auto& st = p.p.get_storage();
-        return NDArrayF64{rows_to_numpy(st.dim, st.grads, &rows.value)};
+        return NDArrayF64{rows_to_numpy(st.dim, st.grads, &rows.value, &st.grad_mutex)};
       }, "rows"_a,
            "The accumulated gradients of several rows, shape (len(rows), dims...).\n"
            "\n"

@@ -228,3 +228,42 @@ def test_asynchronous_training_is_left_on_its_own_thread():
     p = pc.add_parameters((2,), init=dy.ConstInitializer(1.0))
     with dy.ComputationGraph():
         assert (p * 1.0).npvalue().tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("read", ["Parameters.as_array", "LookupParameters.as_array", "rows_as_array", "row_as_array"])
+def test_parameter_reads_are_never_torn_by_another_threads_updates(read):
+    """Every value of the parameters moves by the same step at each update (a uniform gradient): a copy
+    taken while another thread updates (GIL released) shows them all equal, as between two updates."""
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((1000, 1000), init=dy.ConstInitializer(0.0))
+    E = pc.add_lookup_parameters((500, 2000), init=dy.ConstInitializer(0.0))
+    trainer = dy.SimpleSGDTrainer(pc, 0.001)
+    trainer.set_clip_threshold(0)
+    stop, errors = threading.Event(), []
+
+    def train():
+        try:
+            while not stop.is_set():
+                with dy.ComputationGraph():
+                    loss = dy.sum_elems(W * dy.inputVector([1.0] * 1000)) + dy.sum_elems(E)  # E: the whole table
+                    loss.backward()
+                    trainer.update()
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    reads = {
+        "Parameters.as_array": lambda: W.as_array(),
+        "LookupParameters.as_array": lambda: E.as_array(),
+        "rows_as_array": lambda: E.rows_as_array(list(range(500))),
+        "row_as_array": lambda: E.row_as_array(7),
+    }
+    t = threading.Thread(target=train)
+    t.start()
+    try:
+        for _ in range(40):
+            a = reads[read]()
+            assert np.all(a == a.flat[0]), "a copy mixes values of two updates"
+    finally:
+        stop.set()
+        t.join()
+    assert not errors
