@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dynet/expr.h"
@@ -142,6 +143,47 @@ TEST(Conv2dValues, SmallConvolutionsStartNoThreadTeam) {
   loss.value();
   g.backward(loss);
   EXPECT_EQ(live_threads(), before);
+}
+
+TEST(Conv2dValues, LargeBatchesRunInImageChunksWithTheSameValues) {
+  // 10 images of 1.3M multiply-adds each: the batch (12.8M) runs in 8 chunks of 1-2 images on the helper
+  // threads, each image alone in one call. Values and gradients agree up to the order of float sums.
+  constexpr unsigned N = 10;
+  std::mt19937 rng(11);
+  const std::vector<float> image = random_vector(24 * 24 * 8 * N, rng);
+  ParameterCollection pc;
+  Parameter F = pc.add_parameters({5, 5, 8, 16}, ParameterInitUniform(-0.3f, 0.3f));
+  auto run = [&](bool batched) {
+    pc.reset_gradient();
+    ComputationGraph g;
+    std::vector<float> values, dx;
+    std::vector<Expression> xs, losses;
+    if (batched) {
+      xs.push_back(input(g, Dim({24, 24, 8}, N), image));
+    } else {
+      for (unsigned b = 0; b < N; ++b)
+        xs.push_back(input(g, Dim({24, 24, 8}), std::vector<float>(image.begin() + b * 4608, image.begin() + (b + 1) * 4608)));
+    }
+    for (Expression& x : xs) {
+      Expression y = conv2d(x, parameter(g, F), {1, 1}, true);
+      const std::vector<float> v = as_vector(y.value());
+      values.insert(values.end(), v.begin(), v.end());
+      losses.push_back(sum_batches(sum_elems(square(y))));
+    }
+    Expression loss = sum(losses);
+    g.backward(loss, true);
+    for (Expression& x : xs) {
+      const std::vector<float> d = as_vector(x.gradient());
+      dx.insert(dx.end(), d.begin(), d.end());
+    }
+    return std::make_tuple(values, dx, as_vector(*F.gradients()));
+  };
+  const auto [v1, dx1, df1] = run(true);
+  const auto [v2, dx2, df2] = run(false);
+  ASSERT_EQ(v1.size(), v2.size());
+  for (size_t k = 0; k < v1.size(); ++k) ASSERT_NEAR(v1[k], v2[k], 1e-4f * (1 + std::abs(v2[k]))) << "value " << k;
+  for (size_t k = 0; k < dx1.size(); ++k) ASSERT_NEAR(dx1[k], dx2[k], 1e-3f * (1 + std::abs(dx2[k]))) << "dx " << k;
+  for (size_t k = 0; k < df1.size(); ++k) ASSERT_NEAR(df1[k], df2[k], 1e-3f * (1 + std::abs(df2[k]))) << "dF " << k;
 }
 
 TEST(Conv2dValues, BadArgumentsThrow) {

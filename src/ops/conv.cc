@@ -668,7 +668,8 @@ struct DnnlConv {
   dnnl::convolution_backward_weights bwd_weights;
   // reorders into the primitives' layouts, and back (the backward ones accumulate: dst += src)
   dnnl::reorder src_in, wei_in, dst_out, ddst_in_data, wei_in_data, dsrc_acc, ddst_in_weights, src_in_weights, dwei_acc;
-  long macs;  // multiply-adds of one pass, to choose single- or multi-threaded execution
+  long macs;    // multiply-adds of one pass
+  int threads;  // the OpenMP team the primitives were made for (1: the calling thread alone)
 };
 
 dnnl::engine& dnnl_engine() {
@@ -686,11 +687,7 @@ dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::d
   return dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_engine(), from, dnnl_engine(), to, attr));
 }
 
-// Below ~8M multiply-adds a convolution runs on the calling thread alone (as in cpu::gemm: splitting small
-// problems over OpenMP threads costs more than it saves).
-int dnnl_threads(long macs) { return macs < (1L << 23) ? 1 : omp_get_max_threads(); }
-
-std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N) {
+std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N, int threads) {
   using dnnl::memory;
   using md = memory::desc;
   const auto f32 = memory::data_type::f32;
@@ -698,10 +695,9 @@ std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N) {
   // Our layout as oneDNN's logical NCHW / OIHW dims with explicit strides (H is the fastest axis).
   auto p = std::make_unique<DnnlConv>();
   p->macs = OH * OW * KH * KW * C * CO * N;
-  // Primitives and reorders run with the thread count they were made with: made for a small
-  // convolution with one thread, they never start an OpenMP team (whose barrier, on a machine whose
-  // other cores are busy, waits a scheduler time slice for a descheduled worker: ~60 ms for 0.1 ms of work).
-  const cpu::OmpThreads team(dnnl_threads(p->macs));
+  p->threads = threads;
+  // Primitives and reorders run with the thread count they were made with (see dnnl_conv).
+  const cpu::OmpThreads team(threads);
   p->src_user = md({N, C, H, W}, f32, memory::dims{H * W * C, H * W, 1, H});
   p->wei_user = md({CO, C, KH, KW}, f32, memory::dims{KH * KW * C, KH * KW, 1, KH});
   p->dst_user = md({N, CO, OH, OW}, f32, memory::dims{OH * OW * CO, OH * OW, 1, OH});
@@ -722,10 +718,9 @@ std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N) {
       dnnl::convolution_backward_data::desc(alg, src_any, wei_any, dst_any, strides, pad_l, pad_r), attr, eng,
       p->fwd_pd);
   {
-    // The weight gradient is a sum over the batch and the image, which oneDNN splits by the thread
-    // count it sees when the descriptor is made: its bits changed with OMP_NUM_THREADS (3-4 threads
-    // against 1-2). Made with one thread, it always runs on one, so the bits depend on the geometry
-    // alone. (Forward and backward data split only their outputs: their bits do not depend on it.)
+    // The weight gradient is a sum over the batch and the image, which oneDNN splits by the thread count
+    // its descriptor is made with: made with one thread, its bits depend on the geometry alone, not on
+    // OMP_NUM_THREADS. (Forward and backward data split only their outputs.)
     const cpu::OmpThreads one(1);
     p->bwd_weights_pd = dnnl::convolution_backward_weights::primitive_desc(
         dnnl::convolution_backward_weights::desc(alg, src_any, wei_any, dst_any, strides, pad_l, pad_r), attr, eng,
@@ -746,10 +741,13 @@ std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N) {
   return p;
 }
 
-// The cached primitives for a geometry and batch count; null when oneDNN cannot make them (the
-// im2col kernels then run instead).
-const DnnlConv* dnnl_conv(const ConvGeom& g, unsigned N) {
-  using Key = std::array<uint32_t, 11>;
+// The cached primitives for a geometry, batch count and thread count; null when oneDNN cannot make them
+// (the im2col kernels then run instead). One thread unless `team`: teams are for a single large image
+// only, which cannot be split into chunks of images (conv2d_fwd_dnnl); an OpenMP team's barrier waits
+// a scheduler time slice for a worker that a busy neighbour process keeps off its core (a text CNN's
+// 0.1 ms convolution took ~60 ms).
+const DnnlConv* dnnl_conv(const ConvGeom& g, unsigned N, bool team = false) {
+  using Key = std::array<uint32_t, 12>;
   struct KeyHash {
     size_t operator()(const Key& k) const {
       size_t h = 1469598103934665603ull;
@@ -760,13 +758,14 @@ const DnnlConv* dnnl_conv(const ConvGeom& g, unsigned N) {
   static std::mutex mutex;
   // Never destroyed: primitives must not be torn down during static destruction.
   static auto* cache = new std::unordered_map<Key, std::unique_ptr<DnnlConv>, KeyHash>();
-  const Key key = {g.h.in, g.w.in, g.c_in, g.h.k, g.w.k, g.c_out, N, g.h.s, g.w.s, g.h.pad, g.w.pad};
+  const int threads = team ? omp_get_max_threads() : 1;
+  const Key key = {g.h.in, g.w.in, g.c_in, g.h.k, g.w.k, g.c_out, N, g.h.s, g.w.s, g.h.pad, g.w.pad, uint32_t(threads)};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache->find(key);
   if (it == cache->end()) {
     std::unique_ptr<DnnlConv> p;
     try {
-      p = make_dnnl_conv(g, N);
+      p = make_dnnl_conv(g, N, threads);
     } catch (const dnnl::error&) {
     }
     it = cache->emplace(key, std::move(p)).first;
@@ -777,7 +776,7 @@ const DnnlConv* dnnl_conv(const ConvGeom& g, unsigned N) {
 // Runs primitives on this thread's stream, with the thread count they were made with.
 class DnnlRun {
  public:
-  DnnlRun(long macs, MemPool& scratch) : scratch_(scratch), team_(dnnl_threads(macs)) {}
+  DnnlRun(const DnnlConv& p, MemPool& scratch) : scratch_(scratch), team_(p.threads) {}
   dnnl::memory user(const dnnl::memory::desc& d, const float* data) {
     return dnnl::memory(d, dnnl_engine(), const_cast<float*>(data));
   }
@@ -809,46 +808,97 @@ class DnnlRun {
   cpu::OmpThreads team_;
 };
 
+// Large convolutions of several images run in chunks of images on the calling thread and the helpers that
+// large products share (cpu::parallel_chunks), each chunk whole on one thread: a helper that a busy
+// neighbour keeps off its core takes no chunk, where an OpenMP team's barrier would wait for it (4 images of
+// 64x64x32, 3x3x32->64, forward and backward, on 2 cores idle / beside a spinning process: a 2-thread team
+// 9.4 / 24 ms median, 76 ms at worst; chunks 8.1 / 11.9 ms, 40 at worst; one thread 11.6 / 11.5 ms). The
+// chunks follow the batch count alone, so the weight gradient, summed over them in order, has bits that do
+// not depend on the threads.
+// A single large image runs on an OpenMP team (dnnl_conv's `team`), as nothing splits it yet.
+constexpr long kChunkFromMacs = 1L << 23;
+constexpr unsigned kMaxChunks = 8;
+
 // oneDNN takes over from C_in = 4 with a shared (unbatched) filter and bias; below that its backward
 // kernels are slower than im2col (see the header comment).
 constexpr unsigned kDnnlMinChannels = 4;
 const DnnlConv* use_dnnl(const Tensor* xs, unsigned n, const Tensor& fx, const ConvGeom& g) {
   if (xs[0].d[2] < kDnnlMinChannels || xs[0].d.bd != fx.d.bd || xs[1].d.bd != 1 || (n == 3 && xs[2].d.bd != 1))
     return nullptr;
-  return dnnl_conv(g, fx.d.bd);
+  const unsigned N = fx.d.bd;
+  const long macs = long(g.out_pixels()) * long(g.patch()) * long(g.c_out) * N;
+  return dnnl_conv(g, N, N == 1 && macs >= kChunkFromMacs && omp_get_max_threads() > 1);
 }
 
-void conv2d_fwd_dnnl(const ForwardArgs& a, const DnnlConv& p) {
-  DnnlRun run(p.macs, a.scratch);
-  dnnl::memory x = run.in(p.src_in, p.src_user, p.fwd_pd.src_desc(), a.xs[0].v);
-  dnnl::memory f = run.in(p.wei_in, p.wei_user, p.fwd_pd.weights_desc(), a.xs[1].v);
-  dnnl::memory yu = run.user(p.dst_user, a.fx.v);
-  const bool direct = p.fwd_pd.dst_desc() == p.dst_user;
-  dnnl::memory y = direct ? yu : run.temp(p.fwd_pd.dst_desc());
-  run.exec(p.fwd, p.fwd_pd.scratchpad_desc(), {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, f}, {DNNL_ARG_DST, y}});
-  if (!direct) p.dst_out.execute(run.stream(), y, yu);
-  run.wait();
+// Runs chunk(c, first image, images, primitives, scratch) for each chunk, in parallel when there are several.
+template <class Chunk>
+void over_image_chunks(const ConvGeom& g, const DnnlConv& whole, unsigned N, MemPool& scratch, unsigned& chunks,
+                       Chunk&& chunk) {
+  chunks = whole.macs >= kChunkFromMacs && N >= 2 ? std::min(N, kMaxChunks) : 1;
+  std::array<const DnnlConv*, kMaxChunks> prims{};
+  for (unsigned c = 0; c < chunks && chunks > 1; ++c)
+    if (!(prims[c] = dnnl_conv(g, N * (c + 1) / chunks - N * c / chunks))) chunks = 1;
+  if (chunks == 1) return chunk(0u, 0u, N, whole, scratch);
+  cpu::parallel_chunks(int(chunks), omp_get_max_threads(), [&](int c) {
+    thread_local MemPool pool;
+    const PoolScope release(pool);
+    const unsigned first = N * unsigned(c) / chunks;
+    chunk(unsigned(c), first, N * unsigned(c + 1) / chunks - first, *prims[size_t(c)], pool);
+  });
 }
-void conv2d_bwd_dnnl(const BackwardArgs& a, const DnnlConv& p) {
-  DnnlRun run(p.macs, a.scratch);
-  if (a.i == 0) {  // dX += conv_backward_data(dY, F)
-    dnnl::memory dy = run.in(p.ddst_in_data, p.dst_user, p.bwd_data_pd.diff_dst_desc(), a.dEdf.v);
-    dnnl::memory f = run.in(p.wei_in_data, p.wei_user, p.bwd_data_pd.weights_desc(), a.xs[1].v);
-    dnnl::memory dx = run.temp(p.bwd_data_pd.diff_src_desc());
-    run.exec(p.bwd_data, p.bwd_data_pd.scratchpad_desc(),
-             {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, f}, {DNNL_ARG_DIFF_SRC, dx}});
-    dnnl::memory dx_user = run.user(p.src_user, a.dEdxi.v);
-    p.dsrc_acc.execute(run.stream(), dx, dx_user);
-  } else {  // dF += conv_backward_weights(dY, X)
-    dnnl::memory dy = run.in(p.ddst_in_weights, p.dst_user, p.bwd_weights_pd.diff_dst_desc(), a.dEdf.v);
-    dnnl::memory x = run.in(p.src_in_weights, p.src_user, p.bwd_weights_pd.src_desc(), a.xs[0].v);
-    dnnl::memory df = run.temp(p.bwd_weights_pd.diff_weights_desc());
-    run.exec(p.bwd_weights, p.bwd_weights_pd.scratchpad_desc(),
-             {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_WEIGHTS, df}});
-    dnnl::memory df_user = run.user(p.wei_user, a.dEdxi.v);
-    p.dwei_acc.execute(run.stream(), df, df_user);
+
+void conv2d_fwd_dnnl(const ForwardArgs& a, const ConvGeom& g, const DnnlConv& whole) {
+  const size_t in = size_t(g.h.in) * g.w.in * g.c_in, out = g.out_pixels() * g.c_out;
+  unsigned chunks;
+  over_image_chunks(g, whole, a.fx.d.bd, a.scratch, chunks,
+                    [&](unsigned, unsigned first, unsigned, const DnnlConv& p, MemPool& scratch) {
+    DnnlRun run(p, scratch);
+    dnnl::memory x = run.in(p.src_in, p.src_user, p.fwd_pd.src_desc(), a.xs[0].v + first * in);
+    dnnl::memory f = run.in(p.wei_in, p.wei_user, p.fwd_pd.weights_desc(), a.xs[1].v);
+    dnnl::memory yu = run.user(p.dst_user, a.fx.v + first * out);
+    const bool direct = p.fwd_pd.dst_desc() == p.dst_user;
+    dnnl::memory y = direct ? yu : run.temp(p.fwd_pd.dst_desc());
+    run.exec(p.fwd, p.fwd_pd.scratchpad_desc(), {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, f}, {DNNL_ARG_DST, y}});
+    if (!direct) p.dst_out.execute(run.stream(), y, yu);
+    run.wait();
+  });
+}
+void conv2d_bwd_dnnl(const BackwardArgs& a, const ConvGeom& g, const DnnlConv& whole) {
+  const size_t in = size_t(g.h.in) * g.w.in * g.c_in, out = g.out_pixels() * g.c_out, filter = a.xs[1].d.size();
+  const unsigned N = a.fx.d.bd;
+  // The weight gradient of each chunk but the whole batch's goes to its own buffer, summed in order below.
+  float* partial = nullptr;
+  if (a.i == 1 && whole.macs >= kChunkFromMacs && N >= 2) {
+    partial = a.scratch.allocate_floats(size_t(std::min(N, kMaxChunks)) * filter);
+    std::memset(partial, 0, size_t(std::min(N, kMaxChunks)) * filter * sizeof(float));
   }
-  run.wait();
+  unsigned chunks;
+  over_image_chunks(g, whole, N, a.scratch, chunks,
+                    [&](unsigned c, unsigned first, unsigned, const DnnlConv& p, MemPool& scratch) {
+    DnnlRun run(p, scratch);
+    const float* dEdf = a.dEdf.v + first * out;
+    if (a.i == 0) {  // dX += conv_backward_data(dY, F)
+      dnnl::memory dy = run.in(p.ddst_in_data, p.dst_user, p.bwd_data_pd.diff_dst_desc(), dEdf);
+      dnnl::memory f = run.in(p.wei_in_data, p.wei_user, p.bwd_data_pd.weights_desc(), a.xs[1].v);
+      dnnl::memory dx = run.temp(p.bwd_data_pd.diff_src_desc());
+      run.exec(p.bwd_data, p.bwd_data_pd.scratchpad_desc(),
+               {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, f}, {DNNL_ARG_DIFF_SRC, dx}});
+      dnnl::memory dx_user = run.user(p.src_user, a.dEdxi.v + first * in);
+      p.dsrc_acc.execute(run.stream(), dx, dx_user);
+    } else {  // dF += conv_backward_weights(dY, X)
+      dnnl::memory dy = run.in(p.ddst_in_weights, p.dst_user, p.bwd_weights_pd.diff_dst_desc(), dEdf);
+      dnnl::memory x = run.in(p.src_in_weights, p.src_user, p.bwd_weights_pd.src_desc(), a.xs[0].v + first * in);
+      dnnl::memory df = run.temp(p.bwd_weights_pd.diff_weights_desc());
+      run.exec(p.bwd_weights, p.bwd_weights_pd.scratchpad_desc(),
+               {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_WEIGHTS, df}});
+      dnnl::memory df_user = run.user(p.wei_user, partial && chunks > 1 ? partial + c * filter : a.dEdxi.v);
+      p.dwei_acc.execute(run.stream(), df, df_user);
+    }
+    run.wait();
+  });
+  if (!partial || chunks == 1) return;
+  Eigen::Map<Eigen::ArrayXf> df(a.dEdxi.v, long(filter));
+  for (unsigned c = 0; c < chunks; ++c) df += Eigen::Map<const Eigen::ArrayXf>(partial + c * filter, long(filter));
 }
 
 // ---- forward and backward ----
@@ -865,7 +915,7 @@ void conv2d_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &f = a.xs[1];
   const ConvGeom g = conv_geom(x.d, f.d, a.attr.as<WindowAttr>());
   if (const DnnlConv* p = use_dnnl(a.xs, a.n, a.fx, g)) {
-    conv2d_fwd_dnnl(a, *p);
+    conv2d_fwd_dnnl(a, g, *p);
   } else {
     const long M = long(g.out_pixels()), K = long(g.patch()), N = long(g.c_out);
     float* P = a.scratch.allocate_floats(size_t(M) * K);
@@ -889,7 +939,7 @@ void conv2d_bwd(const BackwardArgs& a) {
     return;
   }
   if (const DnnlConv* p = use_dnnl(a.xs, a.n, a.fx, g)) {
-    conv2d_bwd_dnnl(a, *p);
+    conv2d_bwd_dnnl(a, g, *p);
     return;
   }
   float* P = a.scratch.allocate_floats(size_t(M) * K);
