@@ -186,6 +186,35 @@ TEST(Conv2dValues, LargeBatchesRunInImageChunksWithTheSameValues) {
   for (size_t k = 0; k < df1.size(); ++k) ASSERT_NEAR(df1[k], df2[k], 1e-3f * (1 + std::abs(df2[k]))) << "dF " << k;
 }
 
+TEST(Conv2dValues, ALargeImageRunsInPartsOfOutputChannels) {
+  // One 40x40x16 image to 64 channels (13M multiply-adds): 4 parts of 16 output channels, the input
+  // gradient summed over them. The same image twice in a batch runs as 2 parts of one image each, with
+  // every channel at once: the values and the input gradient match, the filter gradient is twice.
+  std::mt19937 rng(13);
+  const std::vector<float> image = random_vector(40 * 40 * 16, rng);
+  std::vector<float> twice = image;
+  twice.insert(twice.end(), image.begin(), image.end());
+  ParameterCollection pc;
+  Parameter F = pc.add_parameters({3, 3, 16, 64}, ParameterInitUniform(-0.2f, 0.2f));
+  auto run = [&](unsigned N) {
+    pc.reset_gradient();
+    ComputationGraph g;
+    Expression x = input(g, Dim({40, 40, 16}, N), N == 1 ? image : twice);
+    Expression y = conv2d(x, parameter(g, F), {1, 1}, true);
+    std::vector<float> values = as_vector(y.value());
+    g.backward(sum_batches(sum_elems(square(y))), true);
+    std::vector<float> dx = as_vector(x.gradient());
+    values.resize(values.size() / N);  // the first image's
+    dx.resize(dx.size() / N);
+    return std::make_tuple(values, dx, as_vector(*F.gradients()));
+  };
+  const auto [v1, dx1, df1] = run(1);
+  const auto [v2, dx2, df2] = run(2);
+  for (size_t k = 0; k < v1.size(); ++k) ASSERT_NEAR(v1[k], v2[k], 1e-4f * (1 + std::abs(v2[k]))) << "value " << k;
+  for (size_t k = 0; k < dx1.size(); ++k) ASSERT_NEAR(dx1[k], dx2[k], 1e-3f * (1 + std::abs(dx2[k]))) << "dx " << k;
+  for (size_t k = 0; k < df1.size(); ++k) ASSERT_NEAR(2 * df1[k], df2[k], 1e-3f * (1 + std::abs(df2[k]))) << "dF " << k;
+}
+
 TEST(Conv2dValues, BadArgumentsThrow) {
   ComputationGraph g;
   Expression x = input(g, Dim({4, 4, 2}), std::vector<float>(32, 1.f));

@@ -808,16 +808,18 @@ class DnnlRun {
   cpu::OmpThreads team_;
 };
 
-// Large convolutions of several images run in chunks of images on the calling thread and the helpers that
-// large products share (cpu::parallel_chunks), each chunk whole on one thread: a helper that a busy
+// Large convolutions run in parts (chunks of images, or of one image's output channels: ConvPart) on the
+// calling thread and the helpers that large products share (cpu::parallel_chunks), each part whole on one
+// thread: a helper that a busy
 // neighbour keeps off its core takes no chunk, where an OpenMP team's barrier would wait for it (4 images of
 // 64x64x32, 3x3x32->64, forward and backward, on 2 cores idle / beside a spinning process: a 2-thread team
 // 9.4 / 24 ms median, 76 ms at worst; chunks 8.1 / 11.9 ms, 40 at worst; one thread 11.6 / 11.5 ms). The
-// chunks follow the batch count alone, so the weight gradient, summed over them in order, has bits that do
-// not depend on the threads.
-// A single large image runs on an OpenMP team (dnnl_conv's `team`), as nothing splits it yet.
+// parts follow the shape alone, so a gradient that several parts add to, summed over them in order, has
+// bits that do not depend on the threads. A large single image with fewer than 32 output channels runs on
+// an OpenMP team (dnnl_conv's `team`): it has no parts.
 constexpr long kChunkFromMacs = 1L << 23;
 constexpr unsigned kMaxChunks = 8;
+constexpr unsigned kChannelBlock = 16;
 
 // oneDNN takes over from C_in = 4 with a shared (unbatched) filter and bias; below that its backward
 // kernels are slower than im2col (see the header comment).
@@ -827,35 +829,80 @@ const DnnlConv* use_dnnl(const Tensor* xs, unsigned n, const Tensor& fx, const C
     return nullptr;
   const unsigned N = fx.d.bd;
   const long macs = long(g.out_pixels()) * long(g.patch()) * long(g.c_out) * N;
-  return dnnl_conv(g, N, N == 1 && macs >= kChunkFromMacs && omp_get_max_threads() > 1);
+  const bool unsplittable = N == 1 && g.c_out < 2 * kChannelBlock;
+  return dnnl_conv(g, N, unsplittable && macs >= kChunkFromMacs && omp_get_max_threads() > 1);
 }
 
-// Runs chunk(c, first image, images, primitives, scratch) for each chunk, in parallel when there are several.
-template <class Chunk>
-void over_image_chunks(const ConvGeom& g, const DnnlConv& whole, unsigned N, MemPool& scratch, unsigned& chunks,
-                       Chunk&& chunk) {
-  chunks = whole.macs >= kChunkFromMacs && N >= 2 ? std::min(N, kMaxChunks) : 1;
-  std::array<const DnnlConv*, kMaxChunks> prims{};
-  for (unsigned c = 0; c < chunks && chunks > 1; ++c)
-    if (!(prims[c] = dnnl_conv(g, N * (c + 1) / chunks - N * c / chunks))) chunks = 1;
-  if (chunks == 1) return chunk(0u, 0u, N, whole, scratch);
-  cpu::parallel_chunks(int(chunks), omp_get_max_threads(), [&](int c) {
+// A part of a large convolution that one thread runs whole: images [image, image + images) when the batch
+// has several, else output channels [channel, channel + channels) of its one image, in multiples of 16 (the
+// channels of oneDNN's blocks). The parts depend on the shape alone.
+struct ConvPart {
+  unsigned image, images, channel, channels;
+  const DnnlConv* p;
+};
+using ConvParts = std::array<ConvPart, kMaxChunks>;
+
+// Fills `parts` and returns their count: 1 (the whole) when the convolution is small or cannot be split.
+unsigned conv_parts(const ConvGeom& g, unsigned N, const DnnlConv& whole, ConvParts& parts) {
+  parts[0] = {0, N, 0, g.c_out, &whole};
+  const unsigned units = N >= 2 ? N : g.c_out / kChannelBlock, k = std::min(units, kMaxChunks);
+  if (whole.macs < kChunkFromMacs || k < 2) return 1;
+  for (unsigned c = 0; c < k; ++c) {
+    const unsigned lo = units * c / k, hi = units * (c + 1) / k;
+    ConvGeom part = g;
+    if (N >= 2) {
+      parts[c] = {lo, hi - lo, 0, g.c_out, nullptr};
+    } else {
+      part.c_out = (c + 1 == k ? g.c_out : hi * kChannelBlock) - lo * kChannelBlock;
+      parts[c] = {0, 1, lo * kChannelBlock, part.c_out, nullptr};
+    }
+    if (!(parts[c].p = dnnl_conv(part, parts[c].images))) {
+      parts[0] = {0, N, 0, g.c_out, &whole};
+      return 1;
+    }
+  }
+  return k;
+}
+
+// Runs run(c, part c, scratch) for each part: several on the calling thread and parallel_chunks' helpers.
+template <class Run>
+void over_parts(unsigned n, const ConvParts& parts, MemPool& scratch, Run&& run) {
+  if (n == 1) return run(0u, parts[0], scratch);
+  cpu::parallel_chunks(int(n), omp_get_max_threads(), [&](int c) {
     thread_local MemPool pool;
     const PoolScope release(pool);
-    const unsigned first = N * unsigned(c) / chunks;
-    chunk(unsigned(c), first, N * unsigned(c + 1) / chunks - first, *prims[size_t(c)], pool);
+    run(unsigned(c), parts[size_t(c)], pool);
   });
 }
 
+// Where part c writes a gradient that several parts add to: its own zeroed buffer of `size` floats, summed
+// into `to` in part order afterwards (sum_parts), so that the bits do not depend on the threads.
+struct PartSums {
+  float* buffers = nullptr;
+  size_t size = 0;
+  PartSums(bool shared, unsigned n, size_t size_, MemPool& scratch) : size(size_) {
+    if (!shared || n == 1) return;
+    buffers = scratch.allocate_floats(n * size);
+    std::memset(buffers, 0, n * size * sizeof(float));
+  }
+  float* target(unsigned c, float* own) const { return buffers ? buffers + c * size : own; }
+  void sum_parts(unsigned n, float* to) const {
+    if (!buffers) return;
+    Eigen::Map<Eigen::ArrayXf> sum(to, long(size));
+    for (unsigned c = 0; c < n; ++c) sum += Eigen::Map<const Eigen::ArrayXf>(buffers + c * size, long(size));
+  }
+};
+
 void conv2d_fwd_dnnl(const ForwardArgs& a, const ConvGeom& g, const DnnlConv& whole) {
-  const size_t in = size_t(g.h.in) * g.w.in * g.c_in, out = g.out_pixels() * g.c_out;
-  unsigned chunks;
-  over_image_chunks(g, whole, a.fx.d.bd, a.scratch, chunks,
-                    [&](unsigned, unsigned first, unsigned, const DnnlConv& p, MemPool& scratch) {
+  const size_t in = size_t(g.h.in) * g.w.in * g.c_in, out = g.out_pixels() * g.c_out, per_channel = g.patch();
+  ConvParts parts;
+  over_parts(conv_parts(g, a.fx.d.bd, whole, parts), parts, a.scratch,
+             [&](unsigned, const ConvPart& part, MemPool& scratch) {
+    const DnnlConv& p = *part.p;
     DnnlRun run(p, scratch);
-    dnnl::memory x = run.in(p.src_in, p.src_user, p.fwd_pd.src_desc(), a.xs[0].v + first * in);
-    dnnl::memory f = run.in(p.wei_in, p.wei_user, p.fwd_pd.weights_desc(), a.xs[1].v);
-    dnnl::memory yu = run.user(p.dst_user, a.fx.v + first * out);
+    dnnl::memory x = run.in(p.src_in, p.src_user, p.fwd_pd.src_desc(), a.xs[0].v + part.image * in);
+    dnnl::memory f = run.in(p.wei_in, p.wei_user, p.fwd_pd.weights_desc(), a.xs[1].v + part.channel * per_channel);
+    dnnl::memory yu = run.user(p.dst_user, a.fx.v + part.image * out + part.channel * g.out_pixels());
     const bool direct = p.fwd_pd.dst_desc() == p.dst_user;
     dnnl::memory y = direct ? yu : run.temp(p.fwd_pd.dst_desc());
     run.exec(p.fwd, p.fwd_pd.scratchpad_desc(), {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, f}, {DNNL_ARG_DST, y}});
@@ -864,41 +911,37 @@ void conv2d_fwd_dnnl(const ForwardArgs& a, const ConvGeom& g, const DnnlConv& wh
   });
 }
 void conv2d_bwd_dnnl(const BackwardArgs& a, const ConvGeom& g, const DnnlConv& whole) {
-  const size_t in = size_t(g.h.in) * g.w.in * g.c_in, out = g.out_pixels() * g.c_out, filter = a.xs[1].d.size();
+  const size_t in = size_t(g.h.in) * g.w.in * g.c_in, out = g.out_pixels() * g.c_out, per_channel = g.patch();
   const unsigned N = a.fx.d.bd;
-  // The weight gradient of each chunk but the whole batch's goes to its own buffer, summed in order below.
-  float* partial = nullptr;
-  if (a.i == 1 && whole.macs >= kChunkFromMacs && N >= 2) {
-    partial = a.scratch.allocate_floats(size_t(std::min(N, kMaxChunks)) * filter);
-    std::memset(partial, 0, size_t(std::min(N, kMaxChunks)) * filter * sizeof(float));
-  }
-  unsigned chunks;
-  over_image_chunks(g, whole, N, a.scratch, chunks,
-                    [&](unsigned c, unsigned first, unsigned, const DnnlConv& p, MemPool& scratch) {
+  ConvParts parts;
+  const unsigned n = conv_parts(g, N, whole, parts);
+  // Parts of images share the weight gradient; parts of channels, the input gradient.
+  const PartSums sums(a.i == (N >= 2 ? 1 : 0), n, a.i == 1 ? a.xs[1].d.size() : in, a.scratch);
+  over_parts(n, parts, a.scratch, [&](unsigned c, const ConvPart& part, MemPool& scratch) {
+    const DnnlConv& p = *part.p;
     DnnlRun run(p, scratch);
-    const float* dEdf = a.dEdf.v + first * out;
+    const float* dEdf = a.dEdf.v + part.image * out + part.channel * g.out_pixels();
+    const float* f_part = a.xs[1].v + part.channel * per_channel;
     if (a.i == 0) {  // dX += conv_backward_data(dY, F)
       dnnl::memory dy = run.in(p.ddst_in_data, p.dst_user, p.bwd_data_pd.diff_dst_desc(), dEdf);
-      dnnl::memory f = run.in(p.wei_in_data, p.wei_user, p.bwd_data_pd.weights_desc(), a.xs[1].v);
+      dnnl::memory f = run.in(p.wei_in_data, p.wei_user, p.bwd_data_pd.weights_desc(), f_part);
       dnnl::memory dx = run.temp(p.bwd_data_pd.diff_src_desc());
       run.exec(p.bwd_data, p.bwd_data_pd.scratchpad_desc(),
                {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, f}, {DNNL_ARG_DIFF_SRC, dx}});
-      dnnl::memory dx_user = run.user(p.src_user, a.dEdxi.v + first * in);
+      dnnl::memory dx_user = run.user(p.src_user, sums.target(c, a.dEdxi.v + part.image * in));
       p.dsrc_acc.execute(run.stream(), dx, dx_user);
     } else {  // dF += conv_backward_weights(dY, X)
       dnnl::memory dy = run.in(p.ddst_in_weights, p.dst_user, p.bwd_weights_pd.diff_dst_desc(), dEdf);
-      dnnl::memory x = run.in(p.src_in_weights, p.src_user, p.bwd_weights_pd.src_desc(), a.xs[0].v + first * in);
+      dnnl::memory x = run.in(p.src_in_weights, p.src_user, p.bwd_weights_pd.src_desc(), a.xs[0].v + part.image * in);
       dnnl::memory df = run.temp(p.bwd_weights_pd.diff_weights_desc());
       run.exec(p.bwd_weights, p.bwd_weights_pd.scratchpad_desc(),
                {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_WEIGHTS, df}});
-      dnnl::memory df_user = run.user(p.wei_user, partial && chunks > 1 ? partial + c * filter : a.dEdxi.v);
+      dnnl::memory df_user = run.user(p.wei_user, sums.target(c, a.dEdxi.v + part.channel * per_channel));
       p.dwei_acc.execute(run.stream(), df, df_user);
     }
     run.wait();
   });
-  if (!partial || chunks == 1) return;
-  Eigen::Map<Eigen::ArrayXf> df(a.dEdxi.v, long(filter));
-  for (unsigned c = 0; c < chunks; ++c) df += Eigen::Map<const Eigen::ArrayXf>(partial + c * filter, long(filter));
+  sums.sum_parts(n, a.dEdxi.v);
 }
 
 // ---- forward and backward ----
