@@ -14,7 +14,7 @@
 #include "dynet/expr.h"
 #include "dynet/init.h"
 #include "dynet/lstm.h"
-#include "omp_threads.h"
+#include "kernels/cpu/parallel.h"
 #include "op_test_util.h"
 
 namespace dynet {
@@ -133,7 +133,7 @@ TEST(Conv2dValues, SmallConvolutionsStartNoThreadTeam) {
   // A text CNN's convolution (26k multiply-adds, on the oneDNN path: 32 input channels) with OpenMP
   // allowed 4 threads: forward and backward run on the calling thread alone. An OpenMP team's barrier
   // waits a whole time slice for a worker that a busy neighbour process keeps off its core.
-  const test::ThreadCount four(4);
+  const cpu::OmpThreads four(4);
   ParameterCollection pc;
   ComputationGraph g;
   Expression x = parameter(g, pc.add_parameters({1, 20, 32}));  // parameters: backward computes both gradients

@@ -20,7 +20,6 @@
 #include "kernels/cpu/lstm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/softmax.h"
-#include "omp_threads.h"
 
 namespace dynet::cpu {
 namespace {
@@ -46,7 +45,7 @@ std::vector<float> random_floats(size_t n, unsigned seed) {
   return v;
 }
 
-using test::ThreadCount;
+using ThreadCount = cpu::OmpThreads;  // OpenMP's thread count for a scope
 
 // Large enough (16M multiply-adds and a side of 2048: gemm.cc's block_count) to be split into blocks;
 // padded leading dimensions catch sub-block offsets that ignore them.

@@ -497,58 +497,54 @@ Expression counting_loss(ComputationGraph& g, Parameter W, LookupParameter E, un
   return sum_elems(parameter(g, W)) + sum_elems(lookup(g, E, row));
 }
 
-// Threads with their own SGD trainers (rate 1, no clipping) update asynchronously while the others
-// run backward: every gradient is applied exactly once, so W = 0.5 - (number of backward calls)
-// exactly at the end, and each thread's row moved by its own count.
-TEST(AsynchronousThreads, EachGradientIsAppliedExactlyOnce) {
-  constexpr int kThreads = 4, kSteps = 1500;
-  ParameterCollection m;
+// kThreads threads in asynchronous sessions, each running `steps` backward passes of counting_loss over
+// its own row of E and calling update(t, s) after each, then `last` (if any) applies what arrived after
+// a thread's last update: W = 0.5 - kThreads · steps exactly, and each thread's row moved by `steps`,
+// when every gradient was applied exactly once.
+constexpr int kThreads = 4;
+template <class Update>
+void count_on_threads(ParameterCollection& m, int steps, Update&& update, Trainer* last) {
   Parameter W = m.add_parameters({8}, ParameterInitConst(0.5f));
   LookupParameter E = m.add_lookup_parameters(kThreads, {3}, ParameterInitConst(0.f));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      AsynchronousTraining async;
+      for (int s = 0; s < steps; ++s) {
+        ComputationGraph g;
+        g.backward(counting_loss(g, W, E, unsigned(t)));
+        update(t, s);
+      }
+    });
+  for (auto& t : threads) t.join();
+  if (last) last->update();
+  for (size_t k = 0; k < W.dim().size(); ++k) EXPECT_EQ(W.values()->v[k], 0.5f - kThreads * steps);
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(E.get_storage().values[t].v[0], -float(steps));
+}
+
+// Threads with their own SGD trainers (rate 1, no clipping) update asynchronously while the others
+// run backward, at different rates.
+TEST(AsynchronousThreads, EachGradientIsAppliedExactlyOnce) {
+  ParameterCollection m;
   std::vector<std::unique_ptr<SimpleSGDTrainer>> trainers;
   for (int t = 0; t < kThreads; ++t) {
     trainers.push_back(std::make_unique<SimpleSGDTrainer>(m, 1.f));
     trainers.back()->clipping_enabled = false;
   }
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      AsynchronousTraining async;
-      for (int s = 0; s < kSteps; ++s) {
-        ComputationGraph g;
-        g.backward(counting_loss(g, W, E, unsigned(t)));
-        if (s % (t + 1) == 0) trainers[t]->update();  // threads update at different rates
-      }
-    });
-  for (auto& t : threads) t.join();
-  trainers[0]->update();
-  for (size_t k = 0; k < W.dim().size(); ++k) EXPECT_EQ(W.values()->v[k], 0.5f - kThreads * kSteps);
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(E.get_storage().values[t].v[0], -float(kSteps));
+  count_on_threads(m, 1500, [&](int t, int s) {
+    if (s % (t + 1) == 0) trainers[t]->update();  // threads update at different rates
+  }, trainers[0].get());
 }
 
 // One trainer shared by every thread: its updates take turns (its per-update state is plain members),
 // while the graphs go on. The counter of updates and the parameters say each update ran whole, once.
 TEST(AsynchronousThreads, OneSharedTrainerUpdatesInTurns) {
-  constexpr int kThreads = 4, kSteps = 400;
+  constexpr int kSteps = 400;
   ParameterCollection m;
-  Parameter W = m.add_parameters({8}, ParameterInitConst(0.5f));
-  LookupParameter E = m.add_lookup_parameters(kThreads, {3}, ParameterInitConst(0.f));
   SimpleSGDTrainer trainer(m, 1.f);
   trainer.clipping_enabled = false;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      AsynchronousTraining async;
-      for (int s = 0; s < kSteps; ++s) {
-        ComputationGraph g;
-        g.backward(counting_loss(g, W, E, unsigned(t)));
-        trainer.update();
-      }
-    });
-  for (auto& t : threads) t.join();
+  count_on_threads(m, kSteps, [&](int, int) { trainer.update(); }, nullptr);
   EXPECT_EQ(trainer.updates, float(kThreads * kSteps));
-  for (size_t k = 0; k < W.dim().size(); ++k) EXPECT_EQ(W.values()->v[k], 0.5f - kThreads * kSteps);
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(E.get_storage().values[t].v[0], -float(kSteps));
 }
 
 // A gradient that turns NaN after the update measured the norm (here: injected by begin_update, which

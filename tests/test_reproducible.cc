@@ -20,7 +20,7 @@
 #include "dynet/init.h"
 #include "dynet/model.h"
 #include "dynet/param-init.h"
-#include "omp_threads.h"
+#include "kernels/cpu/parallel.h"
 #include "temp_dir.h"
 
 extern char** environ;
@@ -28,7 +28,7 @@ extern char** environ;
 namespace dynet {
 namespace {
 
-using test::ThreadCount;
+using ThreadCount = cpu::OmpThreads;  // OpenMP's thread count for a scope
 
 std::vector<float> values_of(const Tensor& t) { return std::vector<float>(t.v, t.v + t.d.size()); }
 

@@ -93,7 +93,7 @@ void init_builders(nb::module_& m) {
            "    updated_params (list[int]): Indices of the Parameters to update.\n"
            "    updated_lookups (list[int]): Indices of the LookupParameters to update.\n\n"
            "Returns:\n    None")
-      .def("update_epoch", [](Trainer& t, float r) { t.update_epoch(r); }, "r"_a = 1.0, nb::call_guard<nb::gil_scoped_release>(),
+      .def("update_epoch", [](Trainer& t, float r) { t.update_epoch(r); }, "r"_a = 1.0,
            "Counts epochs (DyNet's learning-rate decay hook; the rate itself is set with learning_rate).\n\n"
            "Args:\n    r (float): How many epochs passed. Defaults to 1.0.\n\n"
            "Returns:\n    None")

@@ -69,6 +69,11 @@ auto read_node(ComputationGraph& g, VariableIndex i, bool from_scratch, Read&& r
   scope.reacquire();
   return read(t);
 }
+// Backpropagates from node i of g (the graph computes what it needs first) with the GIL released.
+void backward_from(ComputationGraph& g, VariableIndex i, bool full) {
+  ComputeScope scope(&g);
+  g.backward(i, full);
+}
 template <class Read>
 auto read_value(const Expression& e, bool recalculate, Read&& read) {
   check_live(e);
@@ -431,7 +436,7 @@ void init_module(nb::module_& m) {
            "    None");
   method("gradient", [](const Expression& e) {
     check_live(e);
-    wait_until_idle(e.pg);  // not while a backward on another thread writes it
+    wait_until_idle_fast(e.pg);  // not while a backward on another thread writes it
     return NDArrayF64{to_numpy(e.gradient())};
   },
            "The gradient of the last backward()'s loss with respect to this node.\n"
@@ -442,9 +447,7 @@ void init_module(nb::module_& m) {
            "    numpy.ndarray: a float64 copy of the gradient.");
   method("backward", [](const Expression& e, truthy full) {
     check_live(e);
-    ComputeScope scope(e.pg);
-    e.pg->incremental_forward(e);
-    e.pg->backward(e, full);
+    backward_from(*e.pg, e.i, full);
   }, "full"_a = false,
            "Backpropagates from this (scalar) node: accumulates gradients into the parameters it depends on.\n"
            "\n"
@@ -541,8 +544,6 @@ void init_module(nb::module_& m) {
     std::unique_ptr<GraphInputs> owned_in;
     ComputationGraph* g;
     GraphInputs* in;
-    PyGraph(std::unique_ptr<ComputationGraph> og, std::unique_ptr<GraphInputs> oi, ComputationGraph* g, GraphInputs* in)
-        : owned_g(std::move(og)), owned_in(std::move(oi)), g(g), in(in) {}
     ~PyGraph() {
       if (owned_g) wait_until_idle_fast(g);  // a thread may still compute it through an expression
     }
@@ -682,10 +683,7 @@ void init_module(nb::module_& m) {
            "Returns:\n"
            "    list[float]: the values.")
       .def("backward", [](PyGraph& self, nb::handle index, truthy full) {
-        const VariableIndex i = node_of(*self.g, index);
-        ComputeScope scope(self.g);
-        self.g->incremental_forward(i);
-        self.g->backward(i, full);
+        backward_from(*self.g, node_of(*self.g, index), full);
       }, "index"_a, "full"_a = false,
            "Backpropagates from a scalar node of this graph.\n"
            "\n"

@@ -79,6 +79,7 @@ struct ConvGeom {
   unsigned c_in, c_out;
   size_t out_pixels() const { return size_t(h.out) * w.out; }
   size_t patch() const { return size_t(h.k) * w.k * c_in; }
+  long macs(unsigned images) const { return long(out_pixels()) * long(patch()) * c_out * images; }  // multiply-adds
 };
 ConvGeom conv_geom(const Dim& x, const Dim& f, const WindowAttr& at) {
   return {make_axis(x[0], f[0], at.sh, at.is_valid), make_axis(x[1], f[1], at.sw, at.is_valid), x[2], f[3]};
@@ -694,7 +695,7 @@ std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N, int threads)
   const long H = g.h.in, W = g.w.in, C = g.c_in, KH = g.h.k, KW = g.w.k, CO = g.c_out, OH = g.h.out, OW = g.w.out;
   // Our layout as oneDNN's logical NCHW / OIHW dims with explicit strides (H is the fastest axis).
   auto p = std::make_unique<DnnlConv>();
-  p->macs = OH * OW * KH * KW * C * CO * N;
+  p->macs = g.macs(unsigned(N));
   p->threads = threads;
   // Primitives and reorders run with the thread count they were made with (see dnnl_conv).
   const cpu::OmpThreads team(threads);
@@ -742,10 +743,9 @@ std::unique_ptr<DnnlConv> make_dnnl_conv(const ConvGeom& g, long N, int threads)
 }
 
 // The cached primitives for a geometry, batch count and thread count; null when oneDNN cannot make them
-// (the im2col kernels then run instead). One thread unless `team`: teams are for a single large image
-// only, which cannot be split into chunks of images (conv2d_fwd_dnnl); an OpenMP team's barrier waits
-// a scheduler time slice for a worker that a busy neighbour process keeps off its core (a text CNN's
-// 0.1 ms convolution took ~60 ms).
+// (the im2col kernels then run instead). One thread unless `team` (a large convolution that has no parts,
+// see ConvPart): an OpenMP team's barrier waits a scheduler time slice for a worker that a busy neighbour
+// process keeps off its core (a text CNN's 0.1 ms convolution took ~60 ms).
 const DnnlConv* dnnl_conv(const ConvGeom& g, unsigned N, bool team = false) {
   using Key = std::array<uint32_t, 12>;
   struct KeyHash {
@@ -810,11 +810,10 @@ class DnnlRun {
 
 // Large convolutions run in parts (chunks of images, or of one image's output channels: ConvPart) on the
 // calling thread and the helpers that large products share (cpu::parallel_chunks), each part whole on one
-// thread: a helper that a busy
-// neighbour keeps off its core takes no chunk, where an OpenMP team's barrier would wait for it (4 images of
-// 64x64x32, 3x3x32->64, forward and backward, on 2 cores idle / beside a spinning process: a 2-thread team
-// 9.4 / 24 ms median, 76 ms at worst; chunks 8.1 / 11.9 ms, 40 at worst; one thread 11.6 / 11.5 ms). The
-// parts follow the shape alone, so a gradient that several parts add to, summed over them in order, has
+// thread: a helper that a busy neighbour keeps off its core takes no part, where an OpenMP team's barrier
+// would wait for it (4 images of 64x64x32, 3x3x32->64, forward and backward, on 2 cores idle / beside a
+// spinning process: a 2-thread team 9.4 / 24 ms median, 76 ms at worst; parts 8.1 / 11.9 ms, 40 at worst;
+// one thread 11.6 / 11.5 ms). The parts follow the shape alone, so a gradient that several parts add to, summed over them in order, has
 // bits that do not depend on the threads. A large single image with fewer than 32 output channels runs on
 // an OpenMP team (dnnl_conv's `team`): it has no parts.
 constexpr long kChunkFromMacs = 1L << 23;
@@ -828,9 +827,8 @@ const DnnlConv* use_dnnl(const Tensor* xs, unsigned n, const Tensor& fx, const C
   if (xs[0].d[2] < kDnnlMinChannels || xs[0].d.bd != fx.d.bd || xs[1].d.bd != 1 || (n == 3 && xs[2].d.bd != 1))
     return nullptr;
   const unsigned N = fx.d.bd;
-  const long macs = long(g.out_pixels()) * long(g.patch()) * long(g.c_out) * N;
-  const bool unsplittable = N == 1 && g.c_out < 2 * kChannelBlock;
-  return dnnl_conv(g, N, unsplittable && macs >= kChunkFromMacs && omp_get_max_threads() > 1);
+  const bool no_parts = N == 1 && g.c_out < 2 * kChannelBlock;  // see conv_parts
+  return dnnl_conv(g, N, no_parts && g.macs(N) >= kChunkFromMacs && omp_get_max_threads() > 1);
 }
 
 // A part of a large convolution that one thread runs whole: images [image, image + images) when the batch

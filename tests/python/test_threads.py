@@ -21,6 +21,29 @@ def _big_graph(pc_dim=384, steps=40):
     return pc, dy.sum_elems(x)
 
 
+def _on_threads(work, n, meanwhile=None):
+    """Runs work(k) for k in range(n), each on its own thread, and meanwhile() (if given) on this one; then
+    joins them and returns the exceptions the threads raised."""
+    errors = []
+
+    def run(k):
+        try:
+            work(k)
+        except Exception as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    try:
+        if meanwhile:
+            meanwhile()
+    finally:
+        for t in threads:
+            t.join()
+    return errors
+
+
 def _python_progress_during(call):
     """How often another Python thread ran while `call` ran: with a long switch interval a thread that holds
     the GIL keeps it, so the other thread runs only when the call releases it."""
@@ -81,31 +104,20 @@ def test_threads_training_one_model_apply_every_gradient_once(mode):
     trainers = [dy.SimpleSGDTrainer(pc, 0.25) for _ in range(4 if mode.endswith("each") else 1)]
     for t in trainers:
         t.set_clip_threshold(0)  # no clipping: every gradient applied as computed
-    steps, errors = 50, []
+    steps = 50
 
     def worker(k):
         trainer = trainers[k % len(trainers)]
-        try:
-            with dy.AsynchronousTraining() if mode != "synchronous" else contextlib.nullcontext():
-                train(k, trainer)
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
+        with dy.AsynchronousTraining() if mode != "synchronous" else contextlib.nullcontext():
+            for s in range(steps):
+                with dy.ComputationGraph():
+                    x = dy.inputVector([float((k + j + s) % 3) for j in range(16)])
+                    loss = dy.sum_elems(W * x) + dy.sum_elems(E[(k + s) % 10])
+                    loss.value()
+                    loss.backward()
+                    trainer.update()
 
-    def train(k, trainer):
-        for s in range(steps):
-            with dy.ComputationGraph():
-                x = dy.inputVector([float((k + j + s) % 3) for j in range(16)])
-                loss = dy.sum_elems(W * x) + dy.sum_elems(E[(k + s) % 10])
-                loss.value()
-                loss.backward()
-                trainer.update()
-
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert not _on_threads(worker, 4)
     want_w = np.zeros((8, 16))
     want_e = np.zeros((10, 8))
     for k in range(4):
@@ -129,21 +141,13 @@ def test_frozen_model_gives_each_thread_the_single_thread_values():
             return h.npvalue()
 
     want = [score(v) for v in inputs]
-    got, errors = {}, []
+    got = {k: [] for k in range(6)}
 
     def worker(k):
-        try:
-            for _ in range(30):
-                got.setdefault(k, []).append(score(inputs[k]))
-        except Exception as e:  # pragma: no cover
-            errors.append(e)
+        for _ in range(30):
+            got[k].append(score(inputs[k]))
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert not _on_threads(worker, 6)
     for k in range(6):
         assert all(np.array_equal(v, want[k]) for v in got[k])
 
@@ -153,7 +157,7 @@ def test_one_graph_shared_by_threads_stays_consistent():
     own): each call sees the graph whole, before or after another thread's change, never half-computed."""
     pc = dy.ParameterCollection()
     W = pc.add_parameters((64, 64), init=dy.NormalInitializer(0, 1.0 / 64))
-    stop, errors, reads = threading.Event(), [], [0]
+    stop, reads = threading.Event(), [0]
 
     def build():
         dy.renew_cg()
@@ -165,27 +169,21 @@ def test_one_graph_shared_by_threads_stays_consistent():
     dy.renew_cg()
     want = build().value()
 
-    def reader():
-        try:
-            while not stop.is_set():
-                try:
-                    e = build()
-                    assert e.value() == want
-                    e.backward()
-                    reads[0] += 1
-                except ValueError as err:  # another thread renewed the graph first: a clean stale error
-                    assert "stale" in str(err).lower()
-        except Exception as e:  # pragma: no cover
-            errors.append(e)
+    def reader(_):
+        while not stop.is_set():
+            try:
+                e = build()
+                assert e.value() == want
+                e.backward()
+                reads[0] += 1
+            except ValueError as err:  # another thread renewed the graph first: a clean stale error
+                assert "stale" in str(err).lower()
 
-    threads = [threading.Thread(target=reader) for _ in range(3)]
-    for t in threads:
-        t.start()
-    time.sleep(1.0)
-    stop.set()
-    for t in threads:
-        t.join()
-    assert not errors and reads[0] > 0
+    def run_a_second():
+        time.sleep(1.0)
+        stop.set()
+
+    assert not _on_threads(reader, 3, run_a_second) and reads[0] > 0
 
 
 def test_graph_dropped_while_another_thread_computes_it():
@@ -239,17 +237,14 @@ def test_parameter_reads_are_never_torn_by_another_threads_updates(read):
     E = pc.add_lookup_parameters((500, 2000), init=dy.ConstInitializer(0.0))
     trainer = dy.SimpleSGDTrainer(pc, 0.001)
     trainer.set_clip_threshold(0)
-    stop, errors = threading.Event(), []
+    stop = threading.Event()
 
-    def train():
-        try:
-            while not stop.is_set():
-                with dy.ComputationGraph():
-                    loss = dy.sum_elems(W * dy.inputVector([1.0] * 1000)) + dy.sum_elems(E)  # E: the whole table
-                    loss.backward()
-                    trainer.update()
-        except Exception as e:  # pragma: no cover
-            errors.append(e)
+    def train(_):
+        while not stop.is_set():
+            with dy.ComputationGraph():
+                loss = dy.sum_elems(W * dy.inputVector([1.0] * 1000)) + dy.sum_elems(E)  # E: the whole table
+                loss.backward()
+                trainer.update()
 
     reads = {
         "Parameters.as_array": lambda: W.as_array(),
@@ -257,13 +252,12 @@ def test_parameter_reads_are_never_torn_by_another_threads_updates(read):
         "rows_as_array": lambda: E.rows_as_array(list(range(500))),
         "row_as_array": lambda: E.row_as_array(7),
     }
-    t = threading.Thread(target=train)
-    t.start()
-    try:
-        for _ in range(40):
-            a = reads[read]()
-            assert np.all(a == a.flat[0]), "a copy mixes values of two updates"
-    finally:
-        stop.set()
-        t.join()
-    assert not errors
+    def read_while_training():
+        try:
+            for _ in range(40):
+                a = reads[read]()
+                assert np.all(a == a.flat[0]), "a copy mixes values of two updates"
+        finally:
+            stop.set()
+
+    assert not _on_threads(train, 1, read_while_training)
