@@ -46,6 +46,29 @@ TEST(Devices, TheManagerListsTheCpuFirstAndNamesUnknownDevices) {
   EXPECT_EQ(m.get(emu->index), emu);
 }
 
+// Device kernels name their op: each op file's kernels, and the CUDA pass's, register in whatever order the
+// static initialisers run, so both orders must reach the op.
+Dim first_dim(const ArgDims& xs, AttrView) { return xs[0]; }
+void copy_forward(const ForwardArgs& a) { a.fx.v = a.xs[0].v; }
+TEST(Devices, KernelsReachTheirOpWhicheverRegistersFirst) {
+  const DeviceKernels k{copy_forward, nullptr};
+  register_device_kernels("harness_kernels_first", kEmulatedBackend, k);
+  const OpDef def{.name = "harness_kernels_first", .shape = first_dim, .forward = copy_forward,
+                  .batch = {.why_not = "test op"}, .flags = kAliasOutput};
+  const OpId early = register_op(def);
+  OpDef late_def = def;
+  late_def.name = "harness_kernels_last";
+  const OpId late = register_op(late_def);
+  register_device_kernels("harness_kernels_last", kEmulatedBackend, k);
+  for (OpId op : {early, late}) {
+    ASSERT_NE(device_kernels(op, kEmulatedBackend), nullptr) << op_def(op).name;
+    EXPECT_EQ(device_kernels(op, kEmulatedBackend)->forward, copy_forward);
+    EXPECT_EQ(device_kernels(op, kCudaBackend), nullptr);
+  }
+  EXPECT_TRUE(detail::unclaimed_device_kernels().empty())
+      << "device kernels of an op that never registered: " << detail::unclaimed_device_kernels()[0];
+}
+
 DynetParams parse(std::vector<std::string> args) {
   args.insert(args.begin(), "prog");
   std::vector<char*> argv;

@@ -142,6 +142,13 @@ std::vector<Device*> available_devices() { return get_device_manager()->get_devi
 namespace {
 // Constant-initialised, like the op registry, so static initialisers of any file may register.
 constinit std::vector<DeviceKernels> g_kernels[kNumBackends];
+// Kernels registered before their op (another file's initialiser, or the CUDA pass's): claimed by register_op.
+struct UnclaimedKernels {
+  const char* op;
+  Backend backend;
+  DeviceKernels kernels;
+};
+constinit std::vector<UnclaimedKernels> g_unclaimed;
 const GpuRuntime* g_gpu_runtime = nullptr;
 std::mutex g_gpu_mutex;
 }  // namespace
@@ -151,6 +158,28 @@ void register_device_kernels(OpId op, Backend backend, DeviceKernels k) {
   if (t.size() <= op) t.resize(op + 1);
   t[op] = k;
 }
+
+void register_device_kernels(const char* op, Backend backend, DeviceKernels k) {
+  for (size_t i = 0; i < op_registry().size(); ++i)
+    if (std::strcmp(op_registry()[i].name, op) == 0) return register_device_kernels(static_cast<OpId>(i), backend, k);
+  g_unclaimed.push_back({op, backend, k});
+}
+
+namespace detail {
+void claim_device_kernels(OpId op) {
+  const char* name = op_def(op).name;
+  std::erase_if(g_unclaimed, [&](const UnclaimedKernels& u) {
+    if (std::strcmp(u.op, name) != 0) return false;
+    register_device_kernels(op, u.backend, u.kernels);
+    return true;
+  });
+}
+std::vector<std::string> unclaimed_device_kernels() {
+  std::vector<std::string> r;
+  for (const UnclaimedKernels& u : g_unclaimed) r.push_back(u.op);
+  return r;
+}
+}  // namespace detail
 
 const DeviceKernels* device_kernels(OpId op, Backend backend) {
   const std::vector<DeviceKernels>& t = g_kernels[backend];

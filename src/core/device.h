@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/op.h"
@@ -23,7 +22,10 @@ struct DeviceKernels {
   void (*forward)(const ForwardArgs&) = nullptr;
   void (*backward)(const BackwardArgs&) = nullptr;  // null: the op has no gradient
 };
-// Called from static initialisers (the op's files, both passes); ops are named by their stable id.
+// Called from static initialisers (the op's files, both passes), before or after the op registers: the
+// kernels reach the op of that name whenever both are known.
+void register_device_kernels(const char* op, Backend backend, DeviceKernels k);
+// For a registered op (leaves and to_device, whose host functions serve every backend).
 void register_device_kernels(OpId op, Backend backend, DeviceKernels k);
 // Null when the op has no kernels for the backend.
 const DeviceKernels* device_kernels(OpId op, Backend backend);
@@ -42,20 +44,11 @@ inline BackwardFn backward_kernel(const NodeRec& n, const OpDef& def) {
   return n.device == 0 ? def.backward : device_kernels(n.op, backend_of(n.device))->backward;
 }
 
-// The stable id of an op listed in core/op_list.h, at compile time (an unlisted name does not compile
-// where a constant is needed).
 namespace detail {
-inline constexpr std::string_view kListedOps[] = {
-#define DYNET_OP(name) #name,
-#include "core/op_list.h"
-#undef DYNET_OP
-};
-constexpr OpId listed_op_id(std::string_view name) {
-  for (size_t i = 0; i < sizeof(kListedOps) / sizeof(kListedOps[0]); ++i)
-    if (kListedOps[i] == name) return static_cast<OpId>(i);
-  throw "listed_op_id: the op is not in core/op_list.h";
-}
-
+// register_op hands its new op the device kernels registered before it.
+void claim_device_kernels(OpId op);
+// Names of device kernels whose op never registered (a misspelt name): empty once every op file is loaded.
+std::vector<std::string> unclaimed_device_kernels();
 // Devices by index (Device::index), for the executors: no bounds check, no lock.
 extern Device* g_devices[256];
 inline Device* device_at(unsigned index) { return g_devices[index]; }

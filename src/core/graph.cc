@@ -420,35 +420,13 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
   exec_->backward(last, full);
 }
 
-namespace {
-// The name of the parameter a leaf node reads ("/W"), or null for other nodes. Each of these ops keeps
-// its storage's pointer in its first attribute word (see leaf_ops.cc).
-const std::string* parameter_name(OpId op, const uint64_t* attr) {
-  static const OpId dense[] = {op_id("parameter"), op_id("const_parameter")};
-  static const OpId tables[] = {op_id("lookup_parameter"), op_id("const_lookup_parameter"), op_id("lookup"),
-                                op_id("const_lookup")};
-  if (std::find(std::begin(dense), std::end(dense), op) != std::end(dense)) {
-    ParameterStorage* p;
-    std::memcpy(&p, attr, sizeof p);
-    return &p->name;
-  }
-  if (std::find(std::begin(tables), std::end(tables), op) != std::end(tables)) {
-    LookupParameterStorage* p;
-    std::memcpy(&p, attr, sizeof p);
-    return &p->name;
-  }
-  return nullptr;
-}
-}  // namespace
-
 // "N3 = tanh(N1, N2) {64}"; a parameter's node: "N0 = parameter(/W) {64,32}"
 void ComputationGraph::describe_node(std::ostream& os, VariableIndex i) const {
   const NodeRec& r = nodes_[i];
   os << "N" << i << " = " << op_def(r.op).name << "(";
   const VariableIndex* a = args_.data() + r.arg_begin;
   for (unsigned k = 0; k < r.nargs; ++k) os << (k ? ", " : "") << "N" << a[k];
-  if (r.nargs == 0 && r.attr_words)
-    if (const std::string* name = parameter_name(r.op, attrs_.data() + r.attr_begin)) os << *name;
+  if (const OpDef& def = op_def(r.op); def.label) os << def.label({attrs_.data() + r.attr_begin, r.attr_words});
   os << ") " << r.dim;
 }
 

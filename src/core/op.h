@@ -1,6 +1,7 @@
 // The op registry: every op is one OpDef (shape rule, forward, backward, batch rule, test samples),
-// defined side by side in its src/ops/ file and registered with one line:
-//   const OpId kTanh = register_op({.name = "tanh", .shape = ..., .forward = ..., ...});
+// defined side by side in its src/ops/ file and registered by a static initialiser there, which gives the
+// op its id:
+//   const OpId k_my_op = register_op({.name = "my_op", .shape = ..., .forward = ..., ...});
 #pragma once
 
 #include <cstring>
@@ -104,9 +105,9 @@ struct BackwardArgs {
 // batched node's output and its concatenated arguments hold the members' batch elements one member
 // after another (batch is the slowest axis), so the op's ordinary multi-batch kernel computes every
 // member at once. Arguments whose bit is set in `shared` (bit i%64) are one unbatched node for every
-// member (e.g. the W of W*x) and are passed once. Kernels address an argument with fewer batch
-// elements than the output in equal blocks (ops::arg_batch): a member's unbatched argument against
-// its batched output stays right when members are concatenated.
+// member (e.g. the W of W*x) and are passed once. Kernels read an argument with fewer batch elements
+// than the output as equal blocks (src/ops/common.h's arg_batch), so that a member whose own argument is
+// unbatched and whose output is batched still reads the right values among concatenated members.
 //
 // Two nodes share a signature when op, key attribute words, their own dim, the dims of their
 // concatenated arguments and the identity of their shared arguments are equal (src/exec/signature.h;
@@ -202,6 +203,8 @@ struct OpDef {
   // op's shape rule refuses to make one from arguments with elements (the harness checks its samples), so
   // the graph looks for values without elements only at leaves and at these ops.
   bool makes_empty = false;
+  // What describe_node prints between the node's parentheses instead of its arguments (a parameter's name).
+  const std::string& (*label)(AttrView a) = nullptr;
 };
 
 // The quarters that OpDef::partial_gradient lets argument k's gradient call write alone, for an output of

@@ -1,5 +1,6 @@
 #include <stdexcept>
 
+#include "core/device.h"
 #include "core/op.h"
 #include "dynet/except.h"
 
@@ -11,43 +12,27 @@ constinit std::vector<OpDef> g_op_registry;
 
 std::vector<OpDef>& op_registry() { return g_op_registry; }
 
-namespace {
-// The stable ids (core/op_list.h): an op's id is its line's position there.
-constexpr const char* kListedOps[] = {
-#define DYNET_OP(name) #name,
-#include "core/op_list.h"
-#undef DYNET_OP
-};
-constexpr size_t kNumListedOps = sizeof(kListedOps) / sizeof(kListedOps[0]);
-}  // namespace
-
 OpId register_op(const OpDef& def) {
   auto& r = op_registry();
   if (!def.name || !def.shape || !def.forward)
     throw std::logic_error("register_op: an op needs a name, a shape rule and a forward");
-  if (r.size() < kNumListedOps) r.resize(kNumListedOps);
   if (!def.batch.batchable && !def.batch.why_not)
     throw std::logic_error(std::string("register_op: ") + def.name +
                            " is neither batchable nor says why not (BatchRule::why_not)");
   if (def.batch.merge && !def.batch.key)
     throw std::logic_error(std::string("register_op: ") + def.name + " merges per-instance attributes without a key");
   for (const OpDef& o : r)
-    if (o.name && std::string(o.name) == def.name) throw std::logic_error(std::string("register_op: duplicate op ") + def.name);
-  for (size_t i = 0; i < kNumListedOps; ++i)
-    if (std::string(kListedOps[i]) == def.name) {
-      r[i] = def;
-      return static_cast<OpId>(i);
-    }
-  if (std::string(def.name).rfind("harness_", 0) != 0)
-    throw std::logic_error(std::string("register_op: op ") + def.name + " is not in src/core/op_list.h (add one line there)");
+    if (std::string(o.name) == def.name) throw std::logic_error(std::string("register_op: duplicate op ") + def.name);
   r.push_back(def);
-  return static_cast<OpId>(r.size() - 1);
+  const OpId id = static_cast<OpId>(r.size() - 1);
+  detail::claim_device_kernels(id);
+  return id;
 }
 
 OpId op_id(const std::string& name) {
   const auto& r = op_registry();
   for (size_t i = 0; i < r.size(); ++i)
-    if (r[i].name && name == r[i].name) return static_cast<OpId>(i);
+    if (name == r[i].name) return static_cast<OpId>(i);
   throw std::invalid_argument("op_id: no op named '" + name + "'");
 }
 

@@ -1,5 +1,5 @@
 // Leaves without arguments that are ordinary ops: constants, one_hot, random tensors; and the expr.h
-// functions for every leaf (data inputs, parameters and lookups are defined in core/leaf_ops.cc).
+// functions for every leaf (data inputs, parameters and lookups are defined in leaves.cc).
 #include "kernels/device/philox.h"
 #include "kernels/device/prims.h"
 
@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/device.h"
-#include "core/leaf_ops.h"
+#include "ops/leaves.h"
 #include "ops/api.h"
 #include "ops/common.h"
 #endif

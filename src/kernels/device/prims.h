@@ -196,15 +196,14 @@ void add_over_batch(Device* dev, float* d, bool batched, size_t bd, size_t bs, V
 
 #define DYNET_DEVICE_CONCAT2(a, b) a##b
 #define DYNET_DEVICE_CONCAT(a, b) DYNET_DEVICE_CONCAT2(a, b)
-// Registers FWD<P> and BWD<P> (function templates over the backend) as the device kernels of op NAME (its
-// name in core/op_list.h) for this pass's backend; DYNET_DEVICE_FORWARD for ops without a gradient.
-#define DYNET_DEVICE_KERNELS(NAME, FWD, BWD)                                                                 \
-  const bool DYNET_DEVICE_CONCAT(dynet_device_kernels_, __LINE__) =                                         \
-      (::dynet::register_device_kernels(::dynet::detail::listed_op_id(NAME), DYNET_DEVICE_PRIMS::kBackend,   \
-                                        {FWD<DYNET_DEVICE_PRIMS>, BWD<DYNET_DEVICE_PRIMS>}),                 \
+// Registers FWD<P> and BWD<P> (function templates over the backend) as the device kernels of the op named
+// NAME for this pass's backend; DYNET_DEVICE_FORWARD for ops without a gradient.
+#define DYNET_DEVICE_KERNELS(NAME, FWD, BWD)                                                       \
+  const bool DYNET_DEVICE_CONCAT(dynet_device_kernels_, __LINE__) =                               \
+      (::dynet::register_device_kernels(NAME, DYNET_DEVICE_PRIMS::kBackend,                       \
+                                        {FWD<DYNET_DEVICE_PRIMS>, BWD<DYNET_DEVICE_PRIMS>}),       \
        true)
-#define DYNET_DEVICE_FORWARD(NAME, FWD)                                                                      \
-  const bool DYNET_DEVICE_CONCAT(dynet_device_kernels_, __LINE__) =                                         \
-      (::dynet::register_device_kernels(::dynet::detail::listed_op_id(NAME), DYNET_DEVICE_PRIMS::kBackend,   \
-                                        {FWD<DYNET_DEVICE_PRIMS>, nullptr}),                                 \
+#define DYNET_DEVICE_FORWARD(NAME, FWD)                                                            \
+  const bool DYNET_DEVICE_CONCAT(dynet_device_kernels_, __LINE__) =                               \
+      (::dynet::register_device_kernels(NAME, DYNET_DEVICE_PRIMS::kBackend, {FWD<DYNET_DEVICE_PRIMS>, nullptr}), \
        true)

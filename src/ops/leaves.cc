@@ -1,7 +1,7 @@
-// The graph's leaves that ComputationGraph::add_* create: data inputs, parameters and lookups. They
-// live in the core because the graph's own (DyNet) interface adds them; the other leaves (constants,
-// random tensors, one_hot) are ordinary ops in src/ops/input.cc.
-#include "core/leaf_ops.h"
+// The graph's leaves that ComputationGraph::add_* create: data inputs, parameters and lookups, with the
+// graph's own (DyNet) functions that add them; the other leaves (constants, random tensors, one_hot) are in
+// src/ops/input.cc.
+#include "ops/leaves.h"
 
 #include "core/device.h"
 #include "core/param_lock.h"
@@ -229,6 +229,11 @@ void alias_or_copy(const ForwardArgs& a, ParameterStorageBase& p, float* values)
     scale_copy(values, a.fx.v, a.fx.d.size(), scale);
   }
 }
+// Parameter leaves keep their storage's pointer in the first attribute word; the graph's printouts name it.
+template <class Storage>
+const std::string& storage_name(AttrView a) {
+  return a.as<Storage*>()->name;
+}
 void param_fwd(const ForwardArgs& a) {
   ParameterStorage* p = a.attr.as<ParameterStorage*>();
   alias_or_copy(a, *p, p->values.v);
@@ -243,13 +248,14 @@ const OpId k_parameter = register_op({.name = "parameter",
                                       .aux_floats = scaled_copy_floats<ParameterStorage>,
                                       .param_grad = param_grad, .batch = {.why_not = kAliases},
                                       .samples = [] { return param_samples(false); },
-                                      .flags = kAliasOutput | kParameterNode});
+                                      .flags = kAliasOutput | kParameterNode, .label = storage_name<ParameterStorage>});
 const OpId k_const_parameter = register_op({.name = "const_parameter",
                                             .doc = "y = p · s (s: the weight-decay scale; no gradient to p)",
                                             .shape = param_shape, .forward = param_fwd,
                                             .aux_floats = scaled_copy_floats<ParameterStorage>,
                                             .batch = {.why_not = kAliases},
-                                            .samples = [] { return param_samples(true); }, .flags = kAliasOutput});
+                                            .samples = [] { return param_samples(true); }, .flags = kAliasOutput,
+                                            .label = storage_name<ParameterStorage>});
 
 // A whole lookup table as one {d..., n} tensor.
 void lookup_table_fwd(const ForwardArgs& a) {
@@ -266,7 +272,8 @@ const OpId k_lookup_table = register_op({.name = "lookup_parameter",
                                          .forward = lookup_table_fwd,
                                          .aux_floats = scaled_copy_floats<LookupParameterStorage>,
                                          .param_grad = lookup_table_grad, .batch = {.why_not = kAliases},
-                                         .samples = [] { return lookup_table_samples(false); }, .flags = kAliasOutput | kParameterNode});
+                                         .samples = [] { return lookup_table_samples(false); }, .flags = kAliasOutput | kParameterNode,
+                                         .label = storage_name<LookupParameterStorage>});
 const OpId k_const_lookup_table = register_op({.name = "const_lookup_parameter",
                                                .doc = "y = E · s, the whole table (no gradient to E)",
                                                .shape = lookup_table_shape,
@@ -274,7 +281,7 @@ const OpId k_const_lookup_table = register_op({.name = "const_lookup_parameter",
                                                .aux_floats = scaled_copy_floats<LookupParameterStorage>,
                                                .batch = {.why_not = kAliases},
                                                .samples = [] { return lookup_table_samples(true); },
-                                               .flags = kAliasOutput});
+                                               .flags = kAliasOutput, .label = storage_name<LookupParameterStorage>});
 
 // ---- lookup: rows gathered into a batch; indices stored inline or read through a pointer ----
 struct LookupAttr {
@@ -365,11 +372,13 @@ const OpId k_lookup = register_op({.name = "lookup",
                                    .doc = "y[b] = E[ids[b]] · s (one row per batch element; s: the weight-decay scale)",
                                    .shape = lookup_shape<false>, .forward = lookup_fwd,
                                    .aux_floats = lookup_aux_floats, .param_grad = lookup_grad, .batch = kLookupBatch,
-                                   .samples = [] { return lookup_samples(false); }, .flags = kParameterNode});
+                                   .samples = [] { return lookup_samples(false); }, .flags = kParameterNode,
+                                   .label = storage_name<LookupParameterStorage>});
 const OpId k_const_lookup = register_op({.name = "const_lookup",
                                          .doc = "y[b] = E[ids[b]] · s (no gradient to E)",
                                          .shape = lookup_shape<true>, .forward = lookup_fwd,
-                                         .batch = kLookupBatch, .samples = [] { return lookup_samples(true); }});
+                                         .batch = kLookupBatch, .samples = [] { return lookup_samples(true); },
+                                         .label = storage_name<LookupParameterStorage>});
 
 template <class A>
 VariableIndex add(ComputationGraph& g, OpId op, const A& attr, Device* device = nullptr) {
