@@ -14,6 +14,7 @@
 #include "dynet/model.h"
 #include "dynet/tensor.h"
 #include "kernels/device/emulated.h"
+#include "ops/sample.h"
 
 namespace dynet::test {
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/op.h"
+#include "ops/sample.h"
 #include "ops/api.h"
 #include "dynet/expr.h"
 

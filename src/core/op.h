@@ -17,6 +17,8 @@
 namespace dynet {
 
 class MemPool;
+struct LowRankSink;  // kernels/cpu/low_rank.h
+struct OpSample;     // ops/sample.h: the op harness's test cases
 
 // Read-only view of a node's attribute words.
 struct AttrView {
@@ -52,30 +54,6 @@ struct ForwardArgs {
   MemPool& scratch;  // temporary memory, released after the call
   unsigned members = 1;  // nodes computed at once (autobatching): fx holds them one after another
   const float* const* member_xs = nullptr;  // BatchRule::by_pointer batches (see there)
-};
-
-// Defers `dEdxi += G · Xᵀ` (dEdxi m x k, unbatched; G m x cols and X k x cols, contiguous) for the
-// executor to run all such updates of one gradient as a single GEMM once every consumer has
-// contributed: a weight used by T matrix-vector (or matrix-minibatch) products then costs one
-// m x k x (Σ cols) GEMM instead of T skinny ones, each of which reads and writes all of dEdxi.
-struct LowRankUpdate {
-  const float* g;
-  const float* x;
-  long m, k, cols;
-  int next;  // previous update into the same gradient, -1 at the end
-};
-struct LowRankSink {
-  // Deferral pays for skinny products only: from 32 columns on, a GEMM applied at once (its gradient
-  // stays in cache between steps) beats gathering the columns into the deferred GEMM (measured for
-  // 800x200 and 10000x256 weights: at 16 columns gathering wins, at 32-64 direct GEMMs win by 5-10%).
-  static constexpr long kMaxColumns = 31;
-  bool takes(long cols) const { return cols <= kMaxColumns; }
-  std::vector<LowRankUpdate>* updates;
-  int* head;  // the destination node's list head
-  void add(const float* g, const float* x, long m, long k, long cols = 1) const {
-    updates->push_back({g, x, m, k, cols, *head});
-    *head = static_cast<int>(updates->size()) - 1;
-  }
 };
 
 struct BackwardArgs {
@@ -136,27 +114,6 @@ struct BatchRule {
   bool is_shared(unsigned i) const { return (shared >> (i & 63)) & 1; }
 };
 
-// A test case for the generic op harness: random inputs of the given dims (values in [lo, hi])
-// enter as updatable inputs; `build` applies the op. The harness checks the shape rule against
-// the computed value, finite-difference gradients of every input and of every parameter in
-// `params` (with accumulation), and for `bad` samples that building throws std::invalid_argument
-// naming the op. For a batchable op it also builds several instances of each good sample into one
-// graph (each with its own input values) and checks the autobatched values and gradients against the
-// unbatched ones; `instance` (when set) builds instance k instead of `build`, so that per-instance
-// attributes (indices, values) differ between the members of a batch.
-struct OpSample {
-  using Build = std::function<Expression(ComputationGraph&, const std::vector<Expression>&)>;
-  using Instance = std::function<Expression(ComputationGraph&, const std::vector<Expression>&, unsigned k)>;
-  std::string name;
-  std::vector<Dim> inputs = {};
-  Build build;
-  float lo = -1.f, hi = 1.f;
-  bool bad = false;
-  std::vector<bool> no_grad = {};  // inputs whose gradient is not checked (e.g. integer-valued)
-  std::shared_ptr<ParameterCollection> params = nullptr;
-  Instance instance = nullptr;
-};
-
 enum OpFlags : uint16_t {
   kAliasOutput = 1,     // forward sets fx.v itself (parameters, reshape): no output allocation
   kRandom = 2,          // draws random numbers in forward (the harness reseeds before each forward)
@@ -206,14 +163,6 @@ struct OpDef {
   // What describe_node prints between the node's parentheses instead of its arguments (a parameter's name).
   const std::string& (*label)(AttrView a) = nullptr;
 };
-
-// The quarters that OpDef::partial_gradient lets argument k's gradient call write alone, for an output of
-// dim fx and an argument of dim x (one argument column per output column); 0 where that does not apply.
-inline uint8_t own_quarters(const OpDef& def, unsigned k, const Dim& fx, const Dim& x) {
-  const OpDef::PartialGradient p = def.partial_gradient;
-  const bool applies = p.quarters && k == p.arg && (def.flags & kOverwritesGradient) && x.bd == fx.bd && x.rows() % 4 == 0;
-  return applies ? p.quarters : 0;
-}
 
 extern std::vector<OpDef> g_op_registry;
 std::vector<OpDef>& op_registry();

@@ -9,6 +9,7 @@
 #include "dynet/expr.h"
 #include "kernels/cpu/eigen.h"
 #include "kernels/device/strided.h"
+#include "ops/sample.h"
 
 namespace dynet::ops {
 

@@ -5,6 +5,7 @@
 
 #include "core/device.h"
 #include "core/param_lock.h"
+#include "ops/sample.h"
 
 #include <algorithm>
 #include <cstring>

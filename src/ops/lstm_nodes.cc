@@ -21,6 +21,7 @@
 #include "core/mem.h"
 #include "dynet/globals.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/low_rank.h"
 #include "kernels/cpu/lstm.h"
 #include "ops/api.h"
 #include "ops/common.h"

@@ -8,6 +8,7 @@
 #include "kernels/device/strided.h"
 
 #ifndef DYNET_CUDA_PASS
+#include "kernels/cpu/low_rank.h"
 #include "ops/api.h"
 #include "ops/common.h"
 #endif

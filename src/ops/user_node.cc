@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/op.h"
+#include "ops/sample.h"
 
 namespace dynet {
 

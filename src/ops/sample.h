@@ -1,0 +1,36 @@
+// The op harness's test cases (OpDef::samples): every op file lists its own, and tests/test_ops.cc and
+// tests/test_devices.cc run them all.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dynet/dynet.h"
+#include "dynet/model.h"
+
+namespace dynet {
+
+// A test case for the generic op harness: random inputs of the given dims (values in [lo, hi])
+// enter as updatable inputs; `build` applies the op. The harness checks the shape rule against
+// the computed value, finite-difference gradients of every input and of every parameter in
+// `params` (with accumulation), and for `bad` samples that building throws std::invalid_argument
+// naming the op. For a batchable op it also builds several instances of each good sample into one
+// graph (each with its own input values) and checks the autobatched values and gradients against the
+// unbatched ones; `instance` (when set) builds instance k instead of `build`, so that per-instance
+// attributes (indices, values) differ between the members of a batch.
+struct OpSample {
+  using Build = std::function<Expression(ComputationGraph&, const std::vector<Expression>&)>;
+  using Instance = std::function<Expression(ComputationGraph&, const std::vector<Expression>&, unsigned k)>;
+  std::string name;
+  std::vector<Dim> inputs = {};
+  Build build;
+  float lo = -1.f, hi = 1.f;
+  bool bad = false;
+  std::vector<bool> no_grad = {};  // inputs whose gradient is not checked (e.g. integer-valued)
+  std::shared_ptr<ParameterCollection> params = nullptr;
+  Instance instance = nullptr;
+};
+
+}  // namespace dynet
