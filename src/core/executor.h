@@ -11,23 +11,18 @@
 #include <memory>
 #include <vector>
 
-#include "core/mem.h"
 #include "core/op.h"
 
 namespace dynet {
 
-// Where every value without elements points: no kernel reads or writes it, but a null pointer would make
-// even a copy of nothing undefined.
-float* no_elements();
-
 class Executor {
  public:
-  explicit Executor(const ComputationGraph& cg);
-  virtual ~Executor();
-  // Moves a recycled executor to graph cg: as after invalidate(), with every buffer's capacity kept.
-  void rebind(const ComputationGraph& cg);
+  Executor() = default;
+  virtual ~Executor() = default;
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
+  // Moves a recycled executor to graph cg: as after invalidate(), with every buffer's capacity kept.
+  virtual void rebind(const ComputationGraph& cg) = 0;
 
   // Computes node `last` and whatever it needs that is not computed yet.
   virtual void forward(VariableIndex last) = 0;
@@ -35,79 +30,24 @@ class Executor {
   // full: also nodes that depend on no parameter.
   virtual void backward(VariableIndex last, bool full) = 0;
 
-  bool computed(VariableIndex i) const { return i < computed_.size() && computed_[i]; }
-  const Tensor& value(VariableIndex i) { return computed_[i] == kUnwrittenRecord ? write_record(i, false) : fx_[i]; }
+  virtual bool computed(VariableIndex i) const = 0;
+  virtual const Tensor& value(VariableIndex i) = 0;  // of a computed node
   // The gradient of node i from the last backward(): zeros for a node that does not lead to the loss
   // (DyNet's behaviour). Throws when no backward covered node i.
-  virtual const Tensor& gradient(VariableIndex i);
-  bool has_gradient(VariableIndex i) const { return has_backward_ && i < backward_upto_ && grad_state_[i]; }
+  virtual const Tensor& gradient(VariableIndex i) = 0;
+  virtual bool has_gradient(VariableIndex i) const = 0;
   // Number of leading nodes whose values are computed.
-  size_t num_evaluated() const { return prefix_; }
+  virtual size_t num_evaluated() const = 0;
 
-  // Forgets every value and gradient (the next forward recomputes; memory is reused). Executors with
-  // state of their own reset it here too (clear() and rebind() both come through here).
-  virtual void invalidate();
+  // Forgets every value and gradient (the next forward recomputes; memory is reused).
+  virtual void invalidate() = 0;
   // Forgets values computed after the matching checkpoint (nodes >= `nodes` are gone from the graph).
-  virtual void checkpoint();
-  virtual void revert(size_t nodes);
-
- protected:
-  // Allocates node i's output (unless the op aliases, or `out` gives its place) and aux memory, runs its
-  // forward and checks validity if asked to. Arguments must be computed.
-  void forward_node(VariableIndex i, float* out = nullptr);
-  // computed_[i] (grad_state_[i]) of a node whose value (gradient) lies at value_ptr_[i] (grad_ptr_[i]) and
-  // whose record in fx_ (grad_) is written when first read: a batch's members' records lie far apart.
-  static constexpr uint8_t kUnwrittenRecord = 2;
-  void mark_computed(VariableIndex i, uint8_t state = 1);
-  Tensor& write_record(VariableIndex i, bool gradient);
-  Tensor& gradient_record(VariableIndex i) { return grad_state_[i] == kUnwrittenRecord ? write_record(i, true) : grad_[i]; }
-  // The argument values of a node, in arg_scratch_.
-  const Tensor* gather_arg_values(VariableIndex i);
-  // Gradient bookkeeping shared by executors: which nodes need a gradient and lead to `last`
-  // (reached_), their gradients as one block (on the CPU zeroed only if `zeroed`), dE/dlast = 1.
-  void prepare_backward(VariableIndex last, bool full, bool zeroed = true);
-  // The steps of prepare_backward, for executors that lay gradients out themselves: mark_reached
-  // returns the floats the reached nodes need; begin_gradients forgets every gradient record and returns
-  // `floats` floats (zeroed unless the executor zeroes them itself); seed_gradient sets dE/dlast = 1
-  // once last's gradient is assigned (grad_state_).
-  size_t mark_reached(VariableIndex last, bool full);
-  float* begin_gradients(size_t floats, bool zeroed = true);
-  void seed_gradient(VariableIndex last);
-  void grow(size_t n);
-  // The pools of a device other than the CPU (made on first use; the CPU's are the members below).
-  struct DevicePools {
-    explicit DevicePools(Device* d);
-    MemPool fx, grad, scratch;
-  };
-  DevicePools& device_pools(uint8_t device);
-  MemPool& fx_pool(uint8_t device) { return device ? device_pools(device).fx : fx_pool_; }
-  MemPool& scratch_pool(uint8_t device) { return device ? device_pools(device).scratch : scratch_pool_; }
-  // Allocates the reached nodes' gradients on devices other than the CPU, zeroed (prepare_backward).
-  void device_gradients();
-  // `floats` zeroed gradient floats on device d (not the CPU), its gradient pool started over.
-  float* device_gradient_block(uint8_t d, size_t floats);
-
-  const ComputationGraph* cg_;
-  std::vector<Tensor> fx_, grad_;
-  std::vector<float*> value_ptr_, grad_ptr_;  // fx_[i].v of every computed node; grad_[i].v (see grad_state_)
-  std::vector<uint8_t> grad_state_;  // since begin_gradients: 0 no gradient (zeros on request), 1 grad_[i] set
-  std::vector<float*> aux_;
-  std::vector<uint8_t> computed_;
-  std::vector<VariableIndex> order_;   // nodes in the order they were computed (checkpoints truncate it)
-  std::vector<std::pair<size_t, MemPool::Mark>> checkpoints_;  // (order_ size, fx pool mark)
-  size_t prefix_ = 0;                  // nodes [0, prefix_) are computed
-  std::vector<Tensor> arg_scratch_;
-  std::vector<uint8_t> needs_, reached_;
-  size_t backward_upto_ = 0;  // nodes [0, backward_upto_) were covered by the last backward
-  bool has_backward_ = false;
-  MemPool fx_pool_, grad_pool_, scratch_pool_;
-  std::vector<std::unique_ptr<DevicePools>> device_pools_;  // by Device::index
-  std::vector<std::vector<MemPool::Mark>> device_marks_;   // device fx pools' marks, one per checkpoint
-  bool device_nodes_ = false;                                // the last backward reached nodes off the CPU
+  virtual void checkpoint() = 0;
+  virtual void revert(size_t nodes) = 0;
 };
 
 // The executor for a strategy: 0 simple, 1 agenda-based autobatching, 2 depth-based autobatching.
-// Defined by the execution layer (src/exec).
+// Defined by the execution layer (src/exec), which implements the interface (exec/executor_base.h).
 std::unique_ptr<Executor> make_executor(const ComputationGraph& cg, int strategy);
 
 // The node vectors of a graph, kept with its executor between graphs.

@@ -1068,7 +1068,7 @@ void BatchedExecutor::device_gradient_layout() {
 }
 
 void BatchedExecutor::invalidate() {
-  Executor::invalidate();
+  ExecutorBase::invalidate();
   fused_index_ready_ = false;
   // Programs are kept for the next graph (usually the same few), unless they pile up.
   if (programs_.size() > 4096) programs_.clear();
@@ -1105,10 +1105,10 @@ void BatchedExecutor::revert(size_t nodes) {
     for_each_group<false>(keep, keep_batch);
     batches_.resize(kept);
     order_.resize(out);
-    Executor::revert(nodes);
+    ExecutorBase::revert(nodes);
     return;
   }
-  Executor::revert(nodes);
+  ExecutorBase::revert(nodes);
   // Batches computed after the checkpoint went with their values.
   size_t kept = batches_.size();
   while (kept > 0 && batches_[kept - 1].first >= order_.size()) --kept;

@@ -678,13 +678,13 @@ void BatchedExecutor::fused_inputs_used(const Batch& b, std::vector<uint8_t>& us
 // the region's inputs and its outputs' gradients. Where the node was also computed on its own later (read
 // by something outside the region), its own gradient is added.
 const Tensor& BatchedExecutor::gradient(VariableIndex i) {
-  if (!has_backward_ || i >= backward_upto_) return Executor::gradient(i);
+  if (!has_backward_ || i >= backward_upto_) return ExecutorBase::gradient(i);
   if (recycled_pending_ && i < batch_of_.size() && batch_of_[i] != kNone && batches_[batch_of_[i]].recycled)
     recompute_recycled();
   if (!fused_index_ready_) index_fused_intermediates();
   auto it = std::lower_bound(fused_at_.begin(), fused_at_.end(), FusedAt{i, 0, 0, 0},
                              [](const FusedAt& a, const FusedAt& b) { return a.node < b.node; });
-  if (it == fused_at_.end() || it->node != i || it->batch == kNone) return Executor::gradient(i);
+  if (it == fused_at_.end() || it->node != i || it->batch == kNone) return ExecutorBase::gradient(i);
   const NodeRec& r = cg_->node(i);
   const size_t n = r.dim.size();
   float* sum = grad_pool_.allocate_floats(n);

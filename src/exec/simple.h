@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "core/executor.h"
+#include "exec/executor_base.h"
 #include "kernels/cpu/low_rank.h"
 
 namespace dynet {
@@ -16,9 +16,9 @@ inline uint8_t own_quarters(const OpDef& def, unsigned k, const Dim& fx, const D
   return applies ? p.quarters : 0;
 }
 
-class SimpleExecutor : public Executor {
+class SimpleExecutor : public ExecutorBase {
  public:
-  using Executor::Executor;
+  using ExecutorBase::ExecutorBase;
   // Computes the nodes `last` needs that are not computed yet, in creation order. Nodes it does not
   // need stay uncomputed, so a node whose forward failed does not block unrelated reads.
   void forward(VariableIndex last) override;
