@@ -70,7 +70,7 @@ extern std::atomic<bool> stop_requested;
 // dynet/model.h: each parameter's own lock, the other workers' graphs keep running, and graphs copy
 // the parameters they read). false: each update takes the parameter lock exclusively, pausing every
 // worker's graph meanwhile, and graphs read the values in place (the measured alternative in
-// docs/design.md). Read when a run starts.
+// docs/measurements.md). Read when a run starts.
 extern std::atomic<bool> asynchronous_updates;
 
 // What a worker calls once per datum.

@@ -23,7 +23,7 @@
 // sum divided by the whole minibatch's size). Reduction::Mean divides the sum by the rank count.
 //
 // Per update: dense parameters travel as one fused buffer (one MPI_Allreduce, whose OpenMPI algorithms
-// give every rank the same bits; docs/design.md says why, and the mpirun test checks it); lookup
+// give every rank the same bits; docs/contributing/parallelism.md says why, and the mpirun test checks it); lookup
 // parameters travel as the rows that have gradients, index + row (MPI_Allgatherv), summed on every rank
 // in rank order, so sparse updates stay sparse. Whether a parameter has a gradient is the OR over ranks, so
 // decisions the trainer takes from gradients (skipping a parameter without one, the clipping norm,

@@ -3,7 +3,7 @@
 // differentiated as one unit, a region. Only a region's outputs (nodes used outside it) get memory;
 // its intermediates are computed in registers-sized chunks by an interpreter and never materialize.
 // Backward recomputes the intermediates from the region's inputs and sweeps the program in reverse.
-// docs/design.md ("Elementwise fusion") has the rules and the measurements.
+// docs/contributing/autobatching.md ("Elementwise fusion") has the rules, docs/measurements.md the figures.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 a small pool (vectors, matrices, a batch, a scalar, a 3-d tensor, ints, a float, lists), under the original
 and under ours, and prints where they differ: calls the original takes and ours refuses, results of other
 dims or sums, other exception classes. A tool for finding incompatibilities, run by hand (the differences
-it found are cases of differential.py, or deliberate: see docs/design.md, Tests):
+it found are cases of differential.py, or deliberate: see docs/contributing/testing.md):
 
     python tests/python/fuzz_differential.py [--original PYTHON] [--show N] [--empty]
 
