@@ -263,7 +263,7 @@ DYNET_DEVICE_KERNELS("logsumexp_dim", logsumexp_dim_dev_fwd, logsumexp_dim_dev_b
 
 // cumsum along a dim: one thread per fiber, in order (and reversed for the gradient).
 template <class P>
-void cumsum_dev_fwd(const ForwardArgs& a) {
+void cumsum_fwd(const ForwardArgs& a) {
   const dev::Fibers f = dev::fibers(a.xs[0].d, a.attr.as<unsigned>());
   const size_t inner = f.inner, n = f.n;
   const float* x = a.xs[0].v;
@@ -275,7 +275,7 @@ void cumsum_dev_fwd(const ForwardArgs& a) {
   });
 }
 template <class P>
-void cumsum_dev_bwd(const BackwardArgs& a) {
+void cumsum_bwd(const BackwardArgs& a) {
   const dev::Fibers f = dev::fibers(a.xs[0].d, a.attr.as<unsigned>());
   const size_t inner = f.inner, n = f.n;
   const float* g = a.dEdf.v;
@@ -286,7 +286,7 @@ void cumsum_dev_bwd(const BackwardArgs& a) {
     for (size_t k = n; k-- > 0;) dx[base + k * inner] += tail += g[base + k * inner];
   });
 }
-DYNET_DEVICE_KERNELS("cumsum", cumsum_dev_fwd, cumsum_dev_bwd);
+DYNET_DEVICE_KERNELS("cumsum", cumsum_fwd, cumsum_bwd);
 
 // kmax_pooling: the rank of every input along its fiber (how many elements come before it), then one thread per fiber keeps the k first-ranked
 // in their original order; their positions go to aux.
@@ -945,33 +945,6 @@ Dim cumsum_shape(const ArgDims& xs, AttrView a) {
   if (d > xs[0].nd) op_error("cumsum", "dim " + num(d) + " out of range for input " + xs[0].str());
   return xs[0];
 }
-void cumsum_fwd(const ForwardArgs& a) {
-  const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
-  for (size_t o = 0; o < f.outer; ++o) {
-    const size_t base = size_t(o) * f.n * f.inner;
-    const float* x = a.xs[0].v + base;
-    float* y = a.fx.v + base;
-    for (size_t i = 0; i < f.inner; ++i) y[i] = x[i];
-    for (size_t k = 1; k < f.n; ++k)
-      for (size_t i = 0; i < f.inner; ++i) y[size_t(k) * f.inner + i] = y[size_t(k - 1) * f.inner + i] + x[size_t(k) * f.inner + i];
-  }
-}
-// dx_k = Σ_{j ≥ k} g_j: a reversed cumulative sum, accumulated from the last index down.
-void cumsum_bwd(const BackwardArgs& a) {
-  const Fibers f = ops::fibers(a.xs[0].d, a.attr.as<unsigned>());
-  for (size_t o = 0; o < f.outer; ++o) {
-    const size_t base = size_t(o) * f.n * f.inner;
-    const float* g = a.dEdf.v + base;
-    float* dx = a.dEdxi.v + base;
-    for (size_t i = 0; i < f.inner; ++i) {
-      float tail = 0.f;
-      for (size_t k = f.n; k-- > 0;) {
-        tail += g[size_t(k) * f.inner + i];
-        dx[size_t(k) * f.inner + i] += tail;
-      }
-    }
-  }
-}
 std::vector<OpSample> cumsum_samples() {
   auto along = [](unsigned d) { return [d](ComputationGraph&, Xs x) { return cumsum(x[0], d); }; };
   return {{"vector", {Dim({5})}, along(0)},
@@ -984,8 +957,8 @@ std::vector<OpSample> cumsum_samples() {
 const OpId k_cumsum = register_op({.name = "cumsum",
                                    .doc = "y[.., k, ..] = Σ_{j ≤ k} x[.., j, ..] along dim d",
                                    .shape = cumsum_shape,
-                                   .forward = cumsum_fwd,
-                                   .backward = cumsum_bwd,
+                                   .forward = cumsum_fwd<dev::HostPrims>,
+                                   .backward = cumsum_bwd<dev::HostPrims>,
                                    .batch = {.batchable = true},
                                    .samples = cumsum_samples});
 
