@@ -309,6 +309,50 @@ TEST_P(OpHarness, Sample) {
     check_good(c);
 }
 
+// The values against the sample's reference (its math in double), and the gradients of Σ r ⊙ y against
+// central differences of the reference taken in double: tolerances float kernels meet (1e-5 and 1e-4
+// relative) where the float finite differences of Sample allow 2e-2.
+TEST_P(OpHarness, Reference) {
+  const Case& c = GetParam();
+  const OpSample& s = c.sample;
+  if (s.bad || !s.reference || (op_def(c.op).flags & kRandom)) GTEST_SKIP() << "no reference";
+  ComputationGraph g(false);
+  std::mt19937 rng(kSeed);
+  SampleInputs in(g, s, rng);
+  const Expression y = s.build(g, in.xs);
+  std::vector<std::vector<double>> xs;
+  for (const std::vector<float>& d : in.data) xs.emplace_back(d.begin(), d.end());
+  const std::vector<double> want = s.reference(xs);
+  const std::vector<float> got = as_vector(y.value());
+  ASSERT_EQ(got.size(), want.size()) << "the reference's value count";
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-5 * (1 + std::fabs(want[k]))) << "value " << k;
+  if (op_def(c.op).flags & kNoGradient) return;
+  std::vector<float> r = test::random_values(y.dim(), -1, 1, rng);
+  const Expression loss = test::harness_loss({y, input(g, y.dim(), &r)});
+  g.forward(loss);
+  g.backward(loss, true);
+  auto weighted = [&] {
+    const std::vector<double> v = s.reference(xs);
+    double sum = 0;
+    for (size_t k = 0; k < v.size(); ++k) sum += r[k] * v[k];
+    return sum;
+  };
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i < s.no_grad.size() && s.no_grad[i]) continue;
+    const std::vector<float> grad = as_vector(in.xs[i].gradient());
+    for (size_t j = 0; j < xs[i].size(); ++j) {
+      const double x0 = xs[i][j], h = 1e-6 * std::max(1.0, std::fabs(x0));
+      xs[i][j] = x0 + h;
+      const double up = weighted();
+      xs[i][j] = x0 - h;
+      const double down = weighted();
+      xs[i][j] = x0;
+      const double expect = (up - down) / (2 * h);
+      EXPECT_NEAR(grad[j], expect, 1e-4 * (1 + std::fabs(expect))) << "gradient of input " << i << "[" << j << "]";
+    }
+  }
+}
+
 TEST_P(OpHarness, Batched) {
   const Case& c = GetParam();
   if (c.sample.bad || !op_def(c.op).batch.batchable) GTEST_SKIP() << "not batchable / bad sample";

@@ -19,7 +19,9 @@ namespace dynet {
 // naming the op. For a batchable op it also builds several instances of each good sample into one
 // graph (each with its own input values) and checks the autobatched values and gradients against the
 // unbatched ones; `instance` (when set) builds instance k instead of `build`, so that per-instance
-// attributes (indices, values) differ between the members of a batch.
+// attributes (indices, values) differ between the members of a batch. With a `reference` (the op's math
+// in double), the harness also checks the values against it and the gradients against its finite
+// differences taken in double, to a tolerance float kernels can meet but a wrong formula cannot.
 struct OpSample {
   using Build = std::function<Expression(ComputationGraph&, const std::vector<Expression>&)>;
   using Instance = std::function<Expression(ComputationGraph&, const std::vector<Expression>&, unsigned k)>;
@@ -31,6 +33,19 @@ struct OpSample {
   std::vector<bool> no_grad = {};  // inputs whose gradient is not checked (e.g. integer-valued)
   std::shared_ptr<ParameterCollection> params = nullptr;
   Instance instance = nullptr;
+  // The values in double from the inputs' values (each column-major, batch elements last).
+  using Reference = std::function<std::vector<double>(const std::vector<std::vector<double>>& xs)>;
+  Reference reference = nullptr;
 };
+
+// A Reference applying f to each value of the first input.
+template <class F>
+OpSample::Reference elementwise_reference(F f) {
+  return [f](const std::vector<std::vector<double>>& xs) {
+    std::vector<double> y(xs[0].size());
+    for (size_t i = 0; i < y.size(); ++i) y[i] = f(xs[0][i]);
+    return y;
+  };
+}
 
 }  // namespace dynet

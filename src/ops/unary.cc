@@ -137,7 +137,9 @@ struct CpuKernels<fn::logistic_row> {
   DYNET_API(FN, NAME, ops::public_name(#FN "(x)"), ops::public_name(#FN "(x)"), Expression(const Expression&)); \
   namespace {                                                                                                      \
   std::vector<OpSample> FN##_samples() {                                                                           \
-    return unary_samples(static_cast<Expression (*)(const Expression&)>(FN), LO, HI, KINK);                       \
+    std::vector<OpSample> s = unary_samples(static_cast<Expression (*)(const Expression&)>(FN), LO, HI, KINK);    \
+    for (OpSample& x : s) x.reference = elementwise_reference([](double v) { return double(fn::FN##_row::f(v)); }); \
+    return s;                                                                                                      \
   }
 #endif
 

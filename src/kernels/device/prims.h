@@ -80,6 +80,9 @@ DYNET_HD inline double pow(double x, double y) { return ::pow(x, y); }
 DYNET_FN_SCALAR(float)
 DYNET_FN_SCALAR(double)
 #undef DYNET_FN_SCALAR
+// A row's float constants against double values (its reference instantiation).
+DYNET_HD inline double max(double x, float c) { return max(x, double(c)); }
+DYNET_HD inline double min(double x, float c) { return min(x, double(c)); }
 // ψ(x) = d/dx ln Γ(x) (no CUDA builtin): recurrence up to x >= 6, then the asymptotic series.
 template <class T>
 DYNET_HD inline T digamma_t(T x) {
