@@ -19,15 +19,15 @@ struct DropoutDimAttr {
   float p;
 };
 
-// Keep masks: 1/(1-p) with probability 1 - p, else 0 (p = 1: always 0). The CPU's kernels and the device
-// kernels draw them with the same generator (kernels/device/philox.h), each member under its own key.
+// Keep masks: 1/(1-p) with probability 1 - p, else 0 (p = 1: always 0), drawn by kernels/device/philox.h,
+// each member under its own key, so every device draws the same masks.
 rng::Bernoulli keep_mask(float p) { return {1.f - p, p < 1.f ? 1.f / (1.f - p) : 0.f}; }
 
 // y[i] = m[slot(i)] · x[i] and dE/dx[i] += m[slot(i)] · g[i], with the mask kept in aux. kKind: 0 dropout
 // (one mask value per value), 1 dropout_dim (per fiber along the axis), 2 dropout_batch (per batch
 // element), 3 block_dropout (per autobatched member).
 template <int kKind>
-struct MaskDev {
+struct Mask {
   struct Slots {
     size_t inner, n, per;  // dropout_dim: [inner, n, outer]; dropout_batch/block: values per mask value
     DYNET_HD size_t operator()(size_t i) const {
@@ -66,14 +66,14 @@ struct MaskDev {
     P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { dx[i] += m[slot(i)] * g[i]; });
   }
 };
-DYNET_DEVICE_KERNELS("dropout", MaskDev<0>::fwd, MaskDev<0>::bwd);
-DYNET_DEVICE_KERNELS("dropout_dim", MaskDev<1>::fwd, MaskDev<1>::bwd);
-DYNET_DEVICE_KERNELS("dropout_batch", MaskDev<2>::fwd, MaskDev<2>::bwd);
-DYNET_DEVICE_KERNELS("block_dropout", MaskDev<3>::fwd, MaskDev<3>::bwd);
+DYNET_DEVICE_KERNELS("dropout", Mask<0>::fwd, Mask<0>::bwd);
+DYNET_DEVICE_KERNELS("dropout_dim", Mask<1>::fwd, Mask<1>::bwd);
+DYNET_DEVICE_KERNELS("dropout_batch", Mask<2>::fwd, Mask<2>::bwd);
+DYNET_DEVICE_KERNELS("block_dropout", Mask<3>::fwd, Mask<3>::bwd);
 
 // noise: N(0, stddev²) drawn into y, then x added.
 template <class P>
-void noise_dev_fwd(const ForwardArgs& a) {
+void noise_fwd(const ForwardArgs& a) {
   const size_t n = a.fx.d.size();
   float* y = a.fx.v;
   rng::fill<P>(a.fx.device, a.scratch, y, n, a.members, rng::Normal{0.f, a.attr.as<float>()});
@@ -82,7 +82,7 @@ void noise_dev_fwd(const ForwardArgs& a) {
 }
 // dE/dx += λ g (noise: λ = 1; scale_gradient: its attribute)
 template <bool kScaled>
-struct PassGradientDev {
+struct PassGradient {
   template <class P>
   static void bwd(const BackwardArgs& a) {
     a.fx.device->axpy(kScaled ? a.attr.as<float>() : 1.f, a.dEdf.v, a.dEdxi.v, a.dEdxi.d.size());
@@ -90,34 +90,20 @@ struct PassGradientDev {
 };
 // nobackprop and scale_gradient alias their argument on every device.
 template <class P>
-void alias_dev_fwd(const ForwardArgs& a) {
+void alias_fwd(const ForwardArgs& a) {
   a.fx.v = a.xs[0].v;
 }
-DYNET_DEVICE_KERNELS("noise", noise_dev_fwd, PassGradientDev<false>::bwd);
-DYNET_DEVICE_FORWARD("nobackprop", alias_dev_fwd);
-DYNET_DEVICE_KERNELS("scale_gradient", alias_dev_fwd, PassGradientDev<true>::bwd);
+DYNET_DEVICE_KERNELS("noise", noise_fwd, PassGradient<false>::bwd);
+DYNET_DEVICE_FORWARD("nobackprop", alias_fwd);
+DYNET_DEVICE_KERNELS("scale_gradient", alias_fwd, PassGradient<true>::bwd);
 
 #ifndef DYNET_CUDA_PASS
 using ops::Xs;
-using ops::ArrayMap;
-using ops::CArrayMap;
 
 // ---------------------------------------------------------------------------------------------
 // dropout(x, p): inverted dropout. Each value is kept with probability 1 - p and scaled by
 // 1 / (1 - p), so the expected value is unchanged; the mask (0 or the scale) is kept in aux.
 size_t dropout_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
-// The mask: `count` values, the members' one after another.
-void fill_keep_mask(const ForwardArgs& a, size_t count, float p) {
-  rng::fill<dev::HostPrims>(a.fx.device, a.scratch, a.aux, count, a.members, keep_mask(p));
-}
-void dropout_fwd(const ForwardArgs& a) {
-  const size_t n = a.fx.d.size();
-  fill_keep_mask(a, n, a.attr.as<float>());
-  cpu::arr(a.fx) = cpu::carr(a.xs[0]) * cpu::CArrMap(a.aux, n);
-}
-void dropout_bwd(const BackwardArgs& a) {
-  cpu::arr(a.dEdxi) += cpu::carr(a.dEdf) * cpu::CArrMap(a.aux, a.fx.d.size());
-}
 std::vector<OpSample> dropout_samples() {
   auto with = [](float p) { return [p](ComputationGraph&, Xs x) { return dropout(x[0], p); }; };
   return {{"matrix", {Dim({4, 3})}, with(0.3f)},
@@ -130,8 +116,8 @@ std::vector<OpSample> dropout_samples() {
 const OpId k_dropout = register_op({.name = "dropout",
                                     .doc = "y = x ⊙ m / (1-p), m ~ Bernoulli(1-p) per value",
                                     .shape = ops::same_shape,
-                                    .forward = dropout_fwd,
-                                    .backward = dropout_bwd,
+                                    .forward = Mask<0>::fwd<dev::HostPrims>,
+                                    .backward = Mask<0>::bwd<dev::HostPrims>,
                                     .aux_floats = dropout_aux,
                                     .batch = {.batchable = true},
                                     .samples = dropout_samples,
@@ -146,49 +132,9 @@ Dim dropout_dim_shape(const ArgDims& xs, AttrView a) {
   if (d >= xs[0].nd) op_error("dropout_dim", "dim " + std::to_string(d) + " out of range for input " + xs[0].str());
   return xs[0];
 }
-struct MaskFibers {
-  size_t inner = 1, n = 1, outer = 1;  // x as [inner, n, outer]; the mask is [inner, outer]
-};
-MaskFibers mask_fibers(const Dim& x, unsigned axis) {
-  MaskFibers f;
-  for (size_t k = 0; k < x.nd; ++k) {
-    if (k < axis)
-      f.inner *= x.d[k];
-    else if (k == axis)
-      f.n = x.d[k];
-    else
-      f.outer *= x.d[k];
-  }
-  f.outer *= x.bd;
-  return f;
-}
 size_t dropout_dim_aux(const Dim& fx, const ArgDims&, AttrView a) {
-  const MaskFibers f = mask_fibers(fx, a.as<DropoutDimAttr>().axis);
-  return size_t(f.inner) * f.outer;
-}
-// y[i, k, o] (·)= m[i, o] · src[i, k, o] over the [inner, n, outer] view.
-template <bool kAccumulate>
-void apply_fiber_mask(const MaskFibers& f, const float* mask, const float* src, float* dst) {
-  for (size_t o = 0; o < f.outer; ++o) {
-    CArrayMap m(mask + size_t(o) * f.inner, f.inner);
-    for (size_t k = 0; k < f.n; ++k) {
-      const size_t off = (size_t(o) * f.n + k) * f.inner;
-      if constexpr (kAccumulate)
-        ArrayMap(dst + off, f.inner) += m * CArrayMap(src + off, f.inner);
-      else
-        ArrayMap(dst + off, f.inner) = m * CArrayMap(src + off, f.inner);
-    }
-  }
-}
-void dropout_dim_fwd(const ForwardArgs& a) {
-  const DropoutDimAttr& at = a.attr.as<DropoutDimAttr>();
-  const MaskFibers f = mask_fibers(a.xs[0].d, at.axis);
-  fill_keep_mask(a, size_t(f.inner) * f.outer, at.p);
-  apply_fiber_mask<false>(f, a.aux, a.xs[0].v, a.fx.v);
-}
-void dropout_dim_bwd(const BackwardArgs& a) {
-  const MaskFibers f = mask_fibers(a.xs[0].d, a.attr.as<DropoutDimAttr>().axis);
-  apply_fiber_mask<true>(f, a.aux, a.dEdf.v, a.dEdxi.v);
+  const dev::Fibers f = dev::fibers(fx, a.as<DropoutDimAttr>().axis);
+  return f.inner * f.outer;
 }
 std::vector<OpSample> dropout_dim_samples() {
   auto with = [](unsigned d, float p) { return [d, p](ComputationGraph&, Xs x) { return dropout_dim(x[0], d, p); }; };
@@ -203,8 +149,8 @@ std::vector<OpSample> dropout_dim_samples() {
 const OpId k_dropout_dim = register_op({.name = "dropout_dim",
                                         .doc = "y = x ⊙ m / (1-p), m ~ Bernoulli(1-p) shared along dim d",
                                         .shape = dropout_dim_shape,
-                                        .forward = dropout_dim_fwd,
-                                        .backward = dropout_dim_bwd,
+                                        .forward = Mask<1>::fwd<dev::HostPrims>,
+                                        .backward = Mask<1>::bwd<dev::HostPrims>,
                                         .aux_floats = dropout_dim_aux,
                                         .batch = {.batchable = true},
                                         .samples = dropout_dim_samples,
@@ -213,14 +159,6 @@ const OpId k_dropout_dim = register_op({.name = "dropout_dim",
 // ---------------------------------------------------------------------------------------------
 // dropout_batch(x, p): inverted dropout of whole batch elements (one mask value per element).
 size_t dropout_batch_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
-void dropout_batch_fwd(const ForwardArgs& a) {
-  const Tensor& x = a.xs[0];
-  fill_keep_mask(a, x.d.bd, a.attr.as<float>());
-  for (size_t b = 0; b < x.d.bd; ++b) cpu::barr(a.fx, b) = a.aux[b] * cpu::cbarr(x, b);
-}
-void dropout_batch_bwd(const BackwardArgs& a) {
-  for (size_t b = 0; b < a.dEdxi.d.bd; ++b) cpu::barr(a.dEdxi, b) += a.aux[b] * cpu::cbarr(a.dEdf, b);
-}
 std::vector<OpSample> dropout_batch_samples() {
   auto with = [](float p) { return [p](ComputationGraph&, Xs x) { return dropout_batch(x[0], p); }; };
   return {{"batched", {Dim({3, 2}, 4)}, with(0.5f)},
@@ -231,8 +169,8 @@ std::vector<OpSample> dropout_batch_samples() {
 const OpId k_dropout_batch = register_op({.name = "dropout_batch",
                                           .doc = "y[b] = x[b] · m_b / (1-p), m_b ~ Bernoulli(1-p) per batch element",
                                           .shape = ops::same_shape,
-                                          .forward = dropout_batch_fwd,
-                                          .backward = dropout_batch_bwd,
+                                          .forward = Mask<2>::fwd<dev::HostPrims>,
+                                          .backward = Mask<2>::bwd<dev::HostPrims>,
                                           .aux_floats = dropout_batch_aux,
                                           .batch = {.batchable = true},
                                           .samples = dropout_batch_samples,
@@ -243,16 +181,6 @@ const OpId k_dropout_batch = register_op({.name = "dropout_batch",
 // (p = 1 always zeroes). The multiplier is kept in aux; batched, one per member (member m owns the
 // m-th block of the values).
 size_t block_dropout_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }  // >= members
-void block_dropout_fwd(const ForwardArgs& a) {
-  fill_keep_mask(a, a.members, a.attr.as<float>());
-  const size_t n = a.fx.d.size() / a.members;
-  for (unsigned m = 0; m < a.members; ++m)
-    ArrayMap(a.fx.v + m * n, n) = a.aux[m] * CArrayMap(a.xs[0].v + m * n, n);
-}
-void block_dropout_bwd(const BackwardArgs& a) {
-  const size_t n = a.fx.d.size() / a.members;
-  for (unsigned m = 0; m < a.members; ++m) ArrayMap(a.dEdxi.v + m * n, n) += a.aux[m] * CArrayMap(a.dEdf.v + m * n, n);
-}
 std::vector<OpSample> block_dropout_samples() {
   auto with = [](float p) { return [p](ComputationGraph&, Xs x) { return block_dropout(x[0], p); }; };
   return {{"matrix", {Dim({3, 2})}, with(0.5f)},
@@ -264,8 +192,8 @@ std::vector<OpSample> block_dropout_samples() {
 const OpId k_block_dropout = register_op({.name = "block_dropout",
                                           .doc = "y = x · m / (1-p), one m ~ Bernoulli(1-p) for the whole tensor",
                                           .shape = ops::same_shape,
-                                          .forward = block_dropout_fwd,
-                                          .backward = block_dropout_bwd,
+                                          .forward = Mask<3>::fwd<dev::HostPrims>,
+                                          .backward = Mask<3>::bwd<dev::HostPrims>,
                                           .aux_floats = block_dropout_aux,
                                           .batch = {.batchable = true},
                                           .samples = block_dropout_samples,
@@ -273,11 +201,6 @@ const OpId k_block_dropout = register_op({.name = "block_dropout",
 
 // ---------------------------------------------------------------------------------------------
 // noise(x, stddev) = x + N(0, stddev²) per value; the gradient passes through unchanged.
-void noise_fwd(const ForwardArgs& a) {
-  rng::fill<dev::HostPrims>(a.fx.device, a.scratch, a.fx.v, a.fx.d.size(), a.members, rng::Normal{0.f, a.attr.as<float>()});
-  cpu::arr(a.fx) += cpu::carr(a.xs[0]);
-}
-void noise_bwd(const BackwardArgs& a) { cpu::arr(a.dEdxi) += cpu::carr(a.dEdf); }
 std::vector<OpSample> noise_samples() {
   auto with = [](float s) { return [s](ComputationGraph&, Xs x) { return noise(x[0], s); }; };
   return {{"matrix", {Dim({4, 3})}, with(0.5f)},
@@ -288,8 +211,8 @@ std::vector<OpSample> noise_samples() {
 const OpId k_noise = register_op({.name = "noise",
                                   .doc = "y = x + ε, ε ~ N(0, stddev²) per value",
                                   .shape = ops::same_shape,
-                                  .forward = noise_fwd,
-                                  .backward = noise_bwd,
+                                  .forward = noise_fwd<dev::HostPrims>,
+                                  .backward = PassGradient<false>::bwd<dev::HostPrims>,
                                   .batch = {.batchable = true},
                                   .samples = noise_samples,
                                   .flags = kRandom});
@@ -298,7 +221,6 @@ const OpId k_noise = register_op({.name = "noise",
 constexpr const char* kAliasing = "its value is its argument's memory: there is nothing to compute";
 
 // nobackprop(x) = x (same memory); no gradient flows back to x.
-void alias_fwd(const ForwardArgs& a) { a.fx.v = a.xs[0].v; }
 std::vector<OpSample> nobackprop_samples() {
   auto build = [](ComputationGraph&, Xs x) { return nobackprop(x[0]); };
   return {{"matrix", {Dim({3, 2})}, build}, {"batched", {Dim({3}, 2)}, build}};
@@ -306,14 +228,13 @@ std::vector<OpSample> nobackprop_samples() {
 const OpId k_nobackprop = register_op({.name = "nobackprop",
                                        .doc = "y = x; dE/dx = 0",
                                        .shape = ops::same_shape,
-                                       .forward = alias_fwd,
+                                       .forward = alias_fwd<dev::HostPrims>,
                                        .batch = {.why_not = kAliasing},
                                        .samples = nobackprop_samples,
                                        .flags = kAliasOutput | kNoGradient});
 
 // ---------------------------------------------------------------------------------------------
 // scale_gradient(x, λ) = x (same memory); backward passes λ·g.
-void scale_gradient_bwd(const BackwardArgs& a) { cpu::arr(a.dEdxi) += a.attr.as<float>() * cpu::carr(a.dEdf); }
 std::vector<OpSample> scale_gradient_samples() {
   // λ = 1 only: any other value makes the gradient differ from the finite difference on purpose
   // (tests/test_select_softmax.cc checks other values).
@@ -323,8 +244,8 @@ std::vector<OpSample> scale_gradient_samples() {
 const OpId k_scale_gradient = register_op({.name = "scale_gradient",
                                            .doc = "y = x; dE/dx = λ · dE/dy",
                                            .shape = ops::same_shape,
-                                           .forward = alias_fwd,
-                                           .backward = scale_gradient_bwd,
+                                           .forward = alias_fwd<dev::HostPrims>,
+                                           .backward = PassGradient<true>::bwd<dev::HostPrims>,
                                            .batch = {.why_not = kAliasing},
                                            .samples = scale_gradient_samples,
                                            .flags = kAliasOutput});

@@ -240,6 +240,8 @@ Dim affine_shape(const ArgDims& xs, AttrView) {
   return product_dim(m, cols, bd);
 }
 
+// CPU kernel kept: its bias gradient honours BackwardArgs::overwrite (kOverwritesGradient, CPU only) and
+// Eigen broadcasts the bias; op_perf generic/CPU 1.57 single, 1.38 x64 fwd+bwd. The products are shared.
 void affine_fwd(const ForwardArgs& a) {
   const Tensor& f = a.fx;
   const Tensor& bias = a.xs[0];

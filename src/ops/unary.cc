@@ -176,80 +176,77 @@ DYNET_UNARY(selu,        "selu",        "y = λ (x > 0 ? x : α (e^x - 1)), λ =
 #undef DYNET_UNARY
 #undef DYNET_UNARY_ROW
 
-// elu(x, alpha) = x > 0 ? x : alpha (e^x - 1)
-template <class P>
-void elu_dev_fwd(const ForwardArgs& a) {
-  const float alpha = a.attr.as<float>();
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = x[i] > 0 ? x[i] : alpha * fn::expm1(x[i]); });
-}
-template <class P>
-void elu_dev_bwd(const BackwardArgs& a) {
-  const float alpha = a.attr.as<float>();
-  const float *x = a.xs[0].v, *y = a.fx.v, *g = a.dEdf.v;
-  float* d = a.dEdxi.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { d[i] += x[i] > 0 ? g[i] : g[i] * (y[i] + alpha); });
-}
-DYNET_DEVICE_KERNELS("elu", elu_dev_fwd, elu_dev_bwd);
+// Rows with a parameter p (the node's float attribute), written once as the rows above: y = f(x, p),
+// dE/dx = f'(x, y, g, p). σ(βx) of silu is recomputed in backward rather than kept: it is one vectorised
+// logistic, cheaper than an aux buffer's memory traffic.
+#define DYNET_UNARY_PARAM_ROW(FN, NAME, FWD, BWD)                                                             \
+  }                                                                                                           \
+  namespace fn {                                                                                              \
+  struct FN##_row {                                                                                           \
+    template <class X>                                                                                        \
+    static DYNET_HD auto f(const X& x, float p) {                                                             \
+      return FWD;                                                                                             \
+    }                                                                                                         \
+    template <class X, class Y, class G>                                                                      \
+    static DYNET_HD auto df(const X& x, const Y& y, const G& g, float p) {                                    \
+      return BWD;                                                                                             \
+    }                                                                                                         \
+  };                                                                                                          \
+  }                                                                                                           \
+  namespace {                                                                                                 \
+  template <class P>                                                                                          \
+  void FN##_dev_fwd(const ForwardArgs& a) {                                                                   \
+    const float p = a.attr.as<float>();                                                                       \
+    const float* x = a.xs[0].v;                                                                               \
+    float* y = a.fx.v;                                                                                        \
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = fn::FN##_row::f(x[i], p); }); \
+  }                                                                                                           \
+  template <class P>                                                                                          \
+  void FN##_dev_bwd(const BackwardArgs& a) {                                                                  \
+    const float p = a.attr.as<float>();                                                                       \
+    const float *x = a.xs[0].v, *y = a.fx.v, *g = a.dEdf.v;                                                   \
+    float* d = a.dEdxi.v;                                                                                     \
+    P::for_each(a.fx.device, a.fx.d.size(),                                                                   \
+                [=] DYNET_LAMBDA(size_t i) { d[i] += fn::FN##_row::df(x[i], y[i], g[i], p); });               \
+  }                                                                                                           \
+  DYNET_DEVICE_KERNELS(NAME, FN##_dev_fwd, FN##_dev_bwd);
 
-// silu(x, beta) = x σ(βx); dy/dx = σ(βx) (1 + βx (1 - σ(βx))). σ(βx) is recomputed in backward rather
-// than kept: it is one vectorized logistic, cheaper than an aux buffer's memory traffic.
-template <class P>
-void silu_dev_fwd(const ForwardArgs& a) {
-  const float beta = a.attr.as<float>();
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = x[i] * fn::logistic(beta * x[i]); });
-}
-template <class P>
-void silu_dev_bwd(const BackwardArgs& a) {
-  const float beta = a.attr.as<float>();
-  const float *x = a.xs[0].v, *g = a.dEdf.v;
-  float* d = a.dEdxi.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
-    const float s = fn::logistic(beta * x[i]);
-    d[i] += g[i] * s * (1 + beta * x[i] * (1 - s));
-  });
-}
-DYNET_DEVICE_KERNELS("silu", silu_dev_fwd, silu_dev_bwd);
+#ifdef DYNET_CUDA_PASS
+#define DYNET_UNARY_PARAM(FN, NAME, DOC, FWD, BWD) DYNET_UNARY_PARAM_ROW(FN, NAME, FWD, BWD)
+#else
+#define DYNET_UNARY_PARAM(FN, NAME, DOC, FWD, BWD)                                                             \
+  DYNET_UNARY_PARAM_ROW(FN, NAME, FWD, BWD)                                                                    \
+  void FN##_fwd(const ForwardArgs& a) {                                                                        \
+    cpu::arr(a.fx) = fn::FN##_row::f(cpu::carr(a.xs[0]), a.attr.as<float>());                                 \
+  }                                                                                                            \
+  void FN##_bwd(const BackwardArgs& a) {                                                                       \
+    cpu::arr(a.dEdxi) +=                                                                                       \
+        fn::FN##_row::df(cpu::carr(a.xs[0]), cpu::carr(a.fx), cpu::carr(a.dEdf), a.attr.as<float>());          \
+  }                                                                                                            \
+  std::vector<OpSample> FN##_samples();                                                                        \
+  const OpId k_##FN = register_op({.name = NAME,                                                               \
+                                   .doc = DOC,                                                                 \
+                                   .shape = same_shape,                                                        \
+                                   .forward = FN##_fwd,                                                        \
+                                   .backward = FN##_bwd,                                                       \
+                                   .batch = {.batchable = true},                                               \
+                                   .samples = FN##_samples});
+#endif
+
+// clang-format off
+//                name   name    math                                  y = f(x, p)                                dE/dx
+DYNET_UNARY_PARAM(elu,  "elu",  "y = x > 0 ? x : α (e^x - 1)",        select(x > 0, x, p * expm1(x)),            select(x > 0, g, g * (y + p)))
+DYNET_UNARY_PARAM(silu, "silu", "y = x σ(βx)",                        x * logistic(p * x),                       g * logistic(p * x) * (1 + p * x * (1 - logistic(p * x))))
+// clang-format on
+#undef DYNET_UNARY_PARAM
+#undef DYNET_UNARY_PARAM_ROW
 
 #ifndef DYNET_CUDA_PASS
-void elu_fwd(const ForwardArgs& a) {
-  const float alpha = a.attr.as<float>();
-  auto x = cpu::carr(a.xs[0]);
-  cpu::arr(a.fx) = (x > 0).select(x, alpha * x.expm1());
-}
-void elu_bwd(const BackwardArgs& a) {
-  const float alpha = a.attr.as<float>();
-  auto x = cpu::carr(a.xs[0]);
-  auto y = cpu::carr(a.fx);
-  cpu::arr(a.dEdxi) += (x > 0).select(cpu::carr(a.dEdf), cpu::carr(a.dEdf) * (y + alpha));
-}
 std::vector<OpSample> elu_samples() {
   auto build = [](ComputationGraph&, const std::vector<Expression>& x) { return elu(x[0], 0.7f); };
   return {{"vector_negative", {Dim({6})}, build, -2, -kKinkMargin},
           {"vector_positive", {Dim({6})}, build, kKinkMargin, 2},
           {"batched", {Dim({3, 2}, 2)}, build, -2, -kKinkMargin}};
-}
-const OpId k_elu = register_op({.name = "elu",
-                                .doc = "y = x > 0 ? x : α (e^x - 1)",
-                                .shape = same_shape,
-                                .forward = elu_fwd,
-                                .backward = elu_bwd,
-                                .batch = {.batchable = true},
-                                .samples = elu_samples});
-
-void silu_fwd(const ForwardArgs& a) {
-  const float beta = a.attr.as<float>();
-  auto x = cpu::carr(a.xs[0]);
-  cpu::arr(a.fx) = x * (beta * x).logistic();
-}
-void silu_bwd(const BackwardArgs& a) {
-  const float beta = a.attr.as<float>();
-  auto x = cpu::carr(a.xs[0]);
-  auto s = (beta * x).logistic();
-  cpu::arr(a.dEdxi) += cpu::carr(a.dEdf) * s * (1 + beta * x * (1 - s));
 }
 std::vector<OpSample> silu_samples() {
   auto with = [](float beta) {
@@ -259,13 +256,6 @@ std::vector<OpSample> silu_samples() {
           {"matrix_beta2", {Dim({3, 4})}, with(2.f), -3, 3},
           {"batched", {Dim({3, 2}, 2)}, with(0.5f), -3, 3}};
 }
-const OpId k_silu = register_op({.name = "silu",
-                                 .doc = "y = x σ(βx)",
-                                 .shape = same_shape,
-                                 .forward = silu_fwd,
-                                 .backward = silu_bwd,
-                                 .batch = {.batchable = true},
-                                 .samples = silu_samples});
 #endif
 }  // namespace
 
