@@ -4,11 +4,11 @@
 //
 // The products are written once, over the primitives P (kernels/device/prims.h): GEMM is P::gemm, oneDNN
 // on the host (the CPU's kernels and the emulated device) and cuBLAS on GPUs.
+#include "kernels/cpu/low_rank.h"
 #include "kernels/device/prims.h"
 #include "kernels/device/strided.h"
 
 #ifndef DYNET_CUDA_PASS
-#include "kernels/cpu/low_rank.h"
 #include "ops/api.h"
 #include "ops/common.h"
 #endif
