@@ -352,9 +352,10 @@ Dim binary_shape(const ArgDims& xs, AttrView) {
   return broadcast_shape(kName, xs[0], xs[1]);
 }
 
-std::vector<OpSample> binary_samples(Expression (*f)(const Expression&, const Expression&), float lo, float hi) {
+std::vector<OpSample> binary_samples(Expression (*f)(const Expression&, const Expression&), float lo, float hi,
+                                    double (*ref)(double, double)) {
   auto b = [f](ComputationGraph&, Xs x) { return f(x[0], x[1]); };
-  return {{"same", {Dim({3, 2}), Dim({3, 2})}, b, lo, hi},
+  std::vector<OpSample> samples = {{"same", {Dim({3, 2}), Dim({3, 2})}, b, lo, hi},
           {"batched", {Dim({3, 2}, 2), Dim({3, 2}, 2)}, b, lo, hi},
           {"unbatched_left", {Dim({3, 2}), Dim({3, 2}, 3)}, b, lo, hi},
           {"unbatched_right", {Dim({4}, 2), Dim({4})}, b, lo, hi},
@@ -365,6 +366,9 @@ std::vector<OpSample> binary_samples(Expression (*f)(const Expression&, const Ex
           {"extra_trailing_dim", {Dim({3}), Dim({3, 1})}, b, lo, hi},
           {"mismatch", {Dim({3, 2}), Dim({2, 3})}, b, lo, hi, true},
           {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, b, lo, hi, true}};
+  for (OpSample& s : samples)
+    if (!s.bad) s.reference = broadcast_reference(s.inputs[0], s.inputs[1], ref);
+  return samples;
 }
 
 constexpr char kSumName[] = "cwise_sum";
@@ -375,7 +379,7 @@ constexpr char kPowName[] = "pow";
 constexpr char kMinName[] = "min";
 constexpr char kMaxName[] = "max";
 
-#define DYNET_BINARY(ID, NAME, DOC, OP, FN, LO, HI)                                                           \
+#define DYNET_BINARY(ID, NAME, DOC, OP, FN, LO, HI, REF)                                                           \
   const OpId ID = register_op({.name = NAME,                                                                  \
                                .doc = DOC,                                                                    \
                                .shape = binary_shape<NAME>,                                                   \
@@ -384,44 +388,45 @@ constexpr char kMaxName[] = "max";
                                .batch = {.batchable = true},                                                  \
                                .samples = [] {                                                                \
                                  return binary_samples([](const Expression& x, const Expression& y) { return FN; }, \
-                                                       LO, HI);                                               \
+                                                       LO, HI, [](double x, double y) { return REF; });       \
                                }});
 // clang-format off
-//           id            name      math                                     op      expression    domain
-DYNET_BINARY(k_cwise_sum,  kSumName, "y = x₁ + x₂ (broadcasting)",            AddOp,  x + y,        -1.f, 1.f)
-DYNET_BINARY(k_cwise_sub,  kSubName, "y = x₁ - x₂ (broadcasting)",            SubOp,  x - y,        -1.f, 1.f)
-DYNET_BINARY(k_cmult,      kMulName, "y = x₁ ⊙ x₂ (broadcasting)",            MulOp,  cmult(x, y),  -1.f, 1.f)
-DYNET_BINARY(k_cdiv,       kDivName, "y = x₁ / x₂ (broadcasting)",            DivOp,  cdiv(x, y),   0.5f, 2.f)
-DYNET_BINARY(k_pow,        kPowName, "y = x₁ ^ x₂ (broadcasting)",            PowOp,  pow(x, y),    0.5f, 2.f)
-DYNET_BINARY(k_min,        kMinName, "y = min(x₁, x₂) (broadcasting)",        MinOp,  min(x, y),    -1.f, 1.f)
-DYNET_BINARY(k_max,        kMaxName, "y = max(x₁, x₂) (broadcasting)",        MaxOp,  max(x, y),    -1.f, 1.f)
+//           id            name      math                                     op      expression    domain      reference
+DYNET_BINARY(k_cwise_sum,  kSumName, "y = x₁ + x₂ (broadcasting)",            AddOp,  x + y,        -1.f, 1.f, x + y)
+DYNET_BINARY(k_cwise_sub,  kSubName, "y = x₁ - x₂ (broadcasting)",            SubOp,  x - y,        -1.f, 1.f, x - y)
+DYNET_BINARY(k_cmult,      kMulName, "y = x₁ ⊙ x₂ (broadcasting)",            MulOp,  cmult(x, y),  -1.f, 1.f, x * y)
+DYNET_BINARY(k_cdiv,       kDivName, "y = x₁ / x₂ (broadcasting)",            DivOp,  cdiv(x, y),   0.5f, 2.f, x / y)
+DYNET_BINARY(k_pow,        kPowName, "y = x₁ ^ x₂ (broadcasting)",            PowOp,  pow(x, y),    0.5f, 2.f, std::pow(x, y))
+DYNET_BINARY(k_min,        kMinName, "y = min(x₁, x₂) (broadcasting)",        MinOp,  min(x, y),    -1.f, 1.f, std::min(x, y))
+DYNET_BINARY(k_max,        kMaxName, "y = max(x₁, x₂) (broadcasting)",        MaxOp,  max(x, y),    -1.f, 1.f, std::max(x, y))
 // clang-format on
 #undef DYNET_BINARY
 
 // ---------------------------------------------------------------------------------------------
 // Scalar forms: the constant lives in the attributes (so nodes with equal constants batch).
 
-std::vector<OpSample> scalar_samples(Expression (*f)(const Expression&)) {
+std::vector<OpSample> scalar_samples(Expression (*f)(const Expression&), double (*ref)(double)) {
   auto b = [f](ComputationGraph&, Xs x) { return f(x[0]); };
-  return {{"vector", {Dim({5})}, b}, {"batched", {Dim({3, 2}, 3)}, b}};
+  return {{"vector", {Dim({5})}, b, -1, 1, false, {}, nullptr, nullptr, elementwise_reference(ref)},
+          {"batched", {Dim({3, 2}, 3)}, b, -1, 1, false, {}, nullptr, nullptr, elementwise_reference(ref)}};
 }
 const OpId k_plus_const = register_op(
     {.name = "plus_const", .doc = "y = x + c", .shape = ops::same_shape, .forward = AffineScalar<1>::fwd<dev::HostPrims>,
      .backward = AffineScalar<1>::bwd<dev::HostPrims>,
      .batch = {.batchable = true}, .samples = [] {
-       return scalar_samples([](const Expression& x) { return x + 1.5f; });
+       return scalar_samples([](const Expression& x) { return x + 1.5f; }, [](double x) { return x + 1.5; });
      }});
 const OpId k_const_minus = register_op(
     {.name = "const_minus", .doc = "y = c - x", .shape = ops::same_shape, .forward = AffineScalar<-1>::fwd<dev::HostPrims>,
      .backward = AffineScalar<-1>::bwd<dev::HostPrims>,
      .batch = {.batchable = true}, .samples = [] {
-       return scalar_samples([](const Expression& x) { return 2.f - x; });
+       return scalar_samples([](const Expression& x) { return 2.f - x; }, [](double x) { return 2 - x; });
      }});
 const OpId k_scalar_mult = register_op(
     {.name = "scalar_mult", .doc = "y = c x", .shape = ops::same_shape, .forward = AffineScalar<0>::fwd<dev::HostPrims>,
      .backward = AffineScalar<0>::bwd<dev::HostPrims>,
      .batch = {.batchable = true}, .samples = [] {
-       return scalar_samples([](const Expression& x) { return x * -0.75f; });
+       return scalar_samples([](const Expression& x) { return x * -0.75f; }, [](double x) { return x * -0.75; });
      }});
 
 // ---------------------------------------------------------------------------------------------
@@ -490,14 +495,25 @@ Dim list_shape(const ArgDims& xs, AttrView) {
   }
   return out;
 }
-std::vector<OpSample> list_samples(Expression (*f)(const std::vector<Expression>&)) {
+std::vector<OpSample> list_samples(Expression (*f)(const std::vector<Expression>&), bool average) {
   auto b = [f](ComputationGraph&, Xs x) { return f(x); };
-  return {{"one", {Dim({3})}, b},
-          {"two", {Dim({3, 2}), Dim({3, 2})}, b},
-          {"three_batched", {Dim({2}, 2), Dim({2}, 2), Dim({2}, 2)}, b},
-          {"mixed_batch", {Dim({2, 2}), Dim({2, 2}, 3), Dim({2, 2})}, b},
-          {"mismatch", {Dim({3}), Dim({4})}, b, -1, 1, true},
-          {"batch_mismatch", {Dim({3}, 2), Dim({3}), Dim({3}, 3)}, b, -1, 1, true}};
+  std::vector<OpSample> samples = {{"one", {Dim({3})}, b},
+                                   {"two", {Dim({3, 2}), Dim({3, 2})}, b},
+                                   {"three_batched", {Dim({2}, 2), Dim({2}, 2), Dim({2}, 2)}, b},
+                                   {"mixed_batch", {Dim({2, 2}), Dim({2, 2}, 3), Dim({2, 2})}, b},
+                                   {"mismatch", {Dim({3}), Dim({4})}, b, -1, 1, true},
+                                   {"batch_mismatch", {Dim({3}, 2), Dim({3}), Dim({3}, 3)}, b, -1, 1, true}};
+  for (OpSample& s : samples)  // unbatched arguments repeat against the batched ones
+    s.reference = [dims = s.inputs, average](const std::vector<std::vector<double>>& xs) {
+      unsigned bd = 1;
+      for (const Dim& d : dims) bd = std::max(bd, d.bd);
+      const size_t n = dims[0].batch_size();
+      std::vector<double> y(n * bd, 0.0);
+      for (size_t k = 0; k < xs.size(); ++k)
+        for (size_t i = 0; i < y.size(); ++i) y[i] += xs[k][dims[k].bd == 1 ? i % n : i] / (average ? xs.size() : 1);
+      return y;
+    };
+  return samples;
 }
 constexpr char kListSum[] = "sum";
 constexpr char kListAverage[] = "average";
@@ -507,14 +523,14 @@ const OpId k_sum = register_op({.name = kListSum,
                                 .forward = List<false>::fwd<dev::HostPrims>,
                                 .backward = List<false>::bwd<dev::HostPrims>,
                                 .batch = {.batchable = true},
-                                .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(sum)); }});
+                                .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(sum), false); }});
 const OpId k_average = register_op({.name = kListAverage,
                                     .doc = "y = (1/n) Σᵢ xᵢ",
                                     .shape = list_shape<kListAverage>,
                                     .forward = List<true>::fwd<dev::HostPrims>,
                                     .backward = List<true>::bwd<dev::HostPrims>,
                                     .batch = {.batchable = true},
-                                    .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(average)); }});
+                                    .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(average), true); }});
 
 // ---------------------------------------------------------------------------------------------
 // Per-batch-element reductions to {1}: dot_product, squared_norm, squared_distance.

@@ -2,6 +2,7 @@
 // tests/test_devices.cc run them all.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,6 +45,34 @@ OpSample::Reference elementwise_reference(F f) {
   return [f](const std::vector<std::vector<double>>& xs) {
     std::vector<double> y(xs[0].size());
     for (size_t i = 0; i < y.size(); ++i) y[i] = f(xs[0][i]);
+    return y;
+  };
+}
+
+// A Reference applying f to two inputs of dims a and b broadcast against each other (a dim, or the batch,
+// of size 1 repeats against the other's size), as the binary elementwise ops broadcast.
+template <class F>
+OpSample::Reference broadcast_reference(const Dim& a, const Dim& b, F f) {
+  return [=](const std::vector<std::vector<double>>& xs) {
+    auto size = [](const Dim& d, unsigned k) { return k < d.nd ? d.d[k] : 1u; };
+    const unsigned nd = std::max(a.nd, b.nd), bd = std::max(a.bd, b.bd);
+    size_t n = 1;
+    for (unsigned k = 0; k < nd; ++k) n *= std::max(size(a, k), size(b, k));
+    std::vector<double> y(n * bd);
+    for (size_t i = 0; i < y.size(); ++i) {
+      size_t rest = i % n, ia = 0, ib = 0, stride_a = 1, stride_b = 1;
+      for (unsigned k = 0; k < nd; ++k) {
+        const size_t out = std::max(size(a, k), size(b, k)), c = rest % out;
+        rest /= out;
+        ia += size(a, k) > 1 ? c * stride_a : 0;
+        ib += size(b, k) > 1 ? c * stride_b : 0;
+        stride_a *= size(a, k);
+        stride_b *= size(b, k);
+      }
+      ia += a.bd > 1 ? i / n * stride_a : 0;
+      ib += b.bd > 1 ? i / n * stride_b : 0;
+      y[i] = f(xs[0][ia], xs[1][ib]);
+    }
     return y;
   };
 }
