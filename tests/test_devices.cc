@@ -470,7 +470,7 @@ TEST(Devices, ACpuOnlyOpSaysWhyOnAnotherDevice) {
 TEST(DeviceHarness, CudaKernelsMatchTheEmulatedOnes) {
   if (!gpu_runtime()) GTEST_SKIP() << "built without the CUDA backend (-DDYNET_CUDA=ON)";
   for (size_t i = 0; i < op_registry().size(); ++i) {
-    if (!op_registry()[i].name) continue;
+    if (std::string(op_registry()[i].name).rfind("harness_", 0) == 0) continue;  // the tests' own ops
     const OpId op = static_cast<OpId>(i);
     EXPECT_EQ(device_kernels(op, kCudaBackend) != nullptr, device_kernels(op, kEmulatedBackend) != nullptr)
         << op_registry()[i].name;
