@@ -182,9 +182,27 @@ Dim matmul_shape(const ArgDims& xs, AttrView) {
   const unsigned bd = ops::broadcast_bd("matmul", x, y);
   return y.nd >= 2 ? Dim({x.rows(), y.cols()}, bd) : Dim({x.rows()}, bd);
 }
+// The harness's reference in double: Y += A·B per batch element of Y (unbatched factors are shared).
+void add_product(const Dim& a, const std::vector<double>& A, const Dim& b, const std::vector<double>& B,
+                 std::vector<double>& Y) {
+  const size_t m = a.rows(), k = a.cols(), n = b.cols(), bd = Y.size() / (m * n);
+  for (size_t t = 0; t < bd; ++t)
+    for (size_t j = 0; j < n; ++j)
+      for (size_t i = 0; i < m; ++i)
+        for (size_t r = 0; r < k; ++r)
+          Y[t * m * n + j * m + i] += A[(a.bd > 1 ? t : 0) * m * k + r * m + i] * B[(b.bd > 1 ? t : 0) * k * n + j * k + r];
+}
+OpSample::Reference product_reference(const std::vector<Dim>& dims) {
+  return [dims](const std::vector<std::vector<double>>& xs) {
+    std::vector<double> y(dims[0].rows() * dims[1].cols() * std::max(dims[0].bd, dims[1].bd), 0.0);
+    add_product(dims[0], xs[0], dims[1], xs[1], y);
+    return y;
+  };
+}
+
 std::vector<OpSample> matmul_samples() {
   auto b = [](ComputationGraph&, Xs x) { return x[0] * x[1]; };
-  return {{"matrix", {Dim({2, 3}), Dim({3, 4})}, b},
+  std::vector<OpSample> samples = {{"matrix", {Dim({2, 3}), Dim({3, 4})}, b},
           {"matrix_vector", {Dim({3, 4}), Dim({4})}, b},
           {"row_times_column", {Dim({1, 3}), Dim({3, 1})}, b},
           {"batched_right", {Dim({2, 3}), Dim({3, 2}, 3)}, b},
@@ -195,6 +213,8 @@ std::vector<OpSample> matmul_samples() {
           {"inner_mismatch", {Dim({2, 3}), Dim({2, 3})}, b, -1, 1, true},
           {"batch_mismatch", {Dim({2, 3}, 2), Dim({3}, 3)}, b, -1, 1, true},
           {"three_dims", {Dim({2, 3, 2}), Dim({3})}, b, -1, 1, true}};
+  for (OpSample& s : samples) s.reference = product_reference(s.inputs);
+  return samples;
 }
 const OpId k_matmul = register_op({.name = "matmul",
                                    .doc = "y = x₁ x₂ (matrix product)",
@@ -278,9 +298,25 @@ void affine_bwd(const BackwardArgs& a) {
   }
 }
 
+// b + Σ Wᵢ·xᵢ in double, the bias repeated along the columns (and over the batch) where it has fewer.
+OpSample::Reference affine_reference(const std::vector<Dim>& dims) {
+  return [dims](const std::vector<std::vector<double>>& xs) {
+    size_t cols = dims[0].cols();
+    unsigned bd = 1;
+    for (const Dim& d : dims) bd = std::max(bd, d.bd);
+    for (size_t i = 2; i < dims.size(); i += 2) cols = dims[i].cols();
+    const size_t m = dims[0].rows(), bias_cols = dims[0].cols();
+    std::vector<double> y(m * cols * bd);
+    for (size_t i = 0; i < y.size(); ++i)
+      y[i] = xs[0][(dims[0].bd > 1 ? i / (m * cols) : 0) * m * bias_cols + (bias_cols > 1 ? i % (m * cols) : i % m)];
+    for (size_t i = 1; i + 1 < dims.size(); i += 2) add_product(dims[i], xs[i], dims[i + 1], xs[i + 1], y);
+    return y;
+  };
+}
+
 std::vector<OpSample> affine_samples() {
   auto b = [](ComputationGraph&, Xs x) { return affine_transform(x); };
-  return {{"identity", {Dim({3})}, b},
+  std::vector<OpSample> samples = {{"identity", {Dim({3})}, b},
           {"one_product", {Dim({2}), Dim({2, 3}), Dim({3})}, b},
           {"two_products", {Dim({2}), Dim({2, 3}), Dim({3}), Dim({2, 4}), Dim({4})}, b},
           {"batched_x", {Dim({2}), Dim({2, 3}), Dim({3}, 3)}, b},
@@ -295,6 +331,8 @@ std::vector<OpSample> affine_samples() {
           {"product_mismatch", {Dim({2}), Dim({2, 3}), Dim({3}), Dim({3, 3}), Dim({3})}, b, -1, 1, true},
           {"bias_mismatch", {Dim({3}), Dim({2, 3}), Dim({3})}, b, -1, 1, true},
           {"batch_mismatch", {Dim({2}, 2), Dim({2, 3}), Dim({3}, 3)}, b, -1, 1, true}};
+  for (OpSample& s : samples) s.reference = affine_reference(s.inputs);
+  return samples;
 }
 // Arguments b(0), W1(1), x1(2), W2(3), ...: the bias and the weights are shared, the x's concatenated.
 constexpr uint64_t kAffineShared = 0xAAAAAAAAAAAAAAAAull | 1ull;

@@ -403,7 +403,15 @@ void sum_elems_bwd(const BackwardArgs& a) {
 template <bool kMean>
 std::vector<OpSample> sum_elems_samples() {
   auto build = [](ComputationGraph&, Xs x) { return kMean ? mean_elems(x[0]) : sum_elems(x[0]); };
-  return {{"vector", {Dim({5})}, build}, {"matrix", {Dim({3, 4})}, build}, {"batched", {Dim({3, 2}, 3)}, build}};
+  std::vector<OpSample> samples = {{"vector", {Dim({5})}, build}, {"matrix", {Dim({3, 4})}, build},
+                                   {"batched", {Dim({3, 2}, 3)}, build}};
+  for (OpSample& s : samples)
+    s.reference = [d = s.inputs[0]](const std::vector<std::vector<double>>& xs) {
+      std::vector<double> y(d.bd, 0.0);
+      for (size_t i = 0; i < xs[0].size(); ++i) y[i / d.batch_size()] += xs[0][i] / (kMean ? d.batch_size() : 1);
+      return y;
+    };
+  return samples;
 }
 const OpId k_sum_elems = register_op({.name = "sum_elems",
                                       .doc = "y_b = Σ_i x_b[i] (per batch element)",
@@ -426,7 +434,14 @@ const OpId k_mean_elems = register_op({.name = "mean_elems",
 Dim sum_batches_shape(const ArgDims& xs, AttrView) { return xs[0].single_batch(); }
 std::vector<OpSample> sum_batches_samples() {
   auto build = [](ComputationGraph&, Xs x) { return sum_batches(x[0]); };
-  return {{"batched", {Dim({3, 2}, 3)}, build}, {"unbatched", {Dim({4})}, build}};
+  std::vector<OpSample> samples = {{"batched", {Dim({3, 2}, 3)}, build}, {"unbatched", {Dim({4})}, build}};
+  for (OpSample& s : samples)
+    s.reference = [n = s.inputs[0].batch_size()](const std::vector<std::vector<double>>& xs) {
+      std::vector<double> y(n, 0.0);
+      for (size_t i = 0; i < xs[0].size(); ++i) y[i % n] += xs[0][i];
+      return y;
+    };
+  return samples;
 }
 constexpr const char* kOverBatch = "it reduces over the batch: batched, the members' batch elements would mix";
 const OpId k_sum_batches = register_op({.name = "sum_batches",
