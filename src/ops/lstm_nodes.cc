@@ -681,6 +681,9 @@ Dim cell_shape(const ArgDims& xs, AttrView) {
                      " must be vectors of H and 4·H");
   return Dim({c.rows()}, ops::broadcast_bd(op, c, gates));
 }
+// CPU kernels kept (cpu/lstm.cc: ISA clones, exp.h's vectorised tanh): op_perf x64 generic/CPU 3.8 (c) and
+// 3.3 (h) fwd+bwd, the backward 3.7-7.6; and they write fresh gradients in place (BackwardArgs::overwrite,
+// own_quarters), which the generic kernels, adding only, cannot.
 // A state or gates argument that is not batched is broadcast: its column stride is 0.
 long stride(const Tensor& t) { return t.d.bd == 1 ? 0 : long(t.d.batch_size()); }
 void lstm_c_fwd(const ForwardArgs& a) {

@@ -18,7 +18,7 @@ namespace {
 // ---- device kernels ----
 // max over a list, elementwise: the winner (the last one on ties) of every element goes to aux.
 template <class P>
-void max_list_dev_fwd(const ForwardArgs& a) {
+void max_list_fwd(const ForwardArgs& a) {
   const size_t bs = a.fx.d.batch_size(), n = a.n;
   const dev::ArgList xs = dev::upload_args(a.fx.device, a.scratch, a.xs, n, bs);
   unsigned* winner = reinterpret_cast<unsigned*>(a.aux);
@@ -34,7 +34,7 @@ void max_list_dev_fwd(const ForwardArgs& a) {
   });
 }
 template <class P>
-void max_list_dev_bwd(const BackwardArgs& a) {
+void max_list_bwd(const BackwardArgs& a) {
   const size_t bs = a.fx.d.batch_size();
   const unsigned i = a.i;
   const unsigned* winner = reinterpret_cast<const unsigned*>(a.aux);
@@ -42,10 +42,10 @@ void max_list_dev_bwd(const BackwardArgs& a) {
   dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[i].d.bd != 1, a.fx.d.bd, bs,
                          [=] DYNET_LAMBDA(size_t b, size_t e) { return winner[b * bs + e] == i ? g[b * bs + e] : 0.f; });
 }
-DYNET_DEVICE_KERNELS("max_list", max_list_dev_fwd, max_list_dev_bwd);
+DYNET_DEVICE_KERNELS("max_list", max_list_fwd, max_list_bwd);
 
 // Σ_i a[i] b[(k - i) mod n] and Σ_i a[i] b[(i + k) mod n], each sum split where the index wraps so both
-// runs are contiguous (the CPU kernels use them too).
+// runs are contiguous.
 DYNET_HD inline float circ_conv_at(const float* a, const float* b, size_t n, size_t k) {
   float s = 0.f;
   for (size_t i = 0; i <= k; ++i) s += a[i] * b[k - i];
@@ -60,7 +60,7 @@ DYNET_HD inline float circ_corr_at(const float* a, const float* b, size_t n, siz
 }
 // circ_conv / circ_corr: one thread per output element; an unbatched side broadcasts.
 template <bool kCorrelation>
-struct CircularDev {
+struct Circular {
   template <class P>
   static void fwd(const ForwardArgs& a) {
     const size_t n = a.fx.d.rows(), us = a.xs[0].d.bd == 1 ? 0 : n, vs = a.xs[1].d.bd == 1 ? 0 : n;
@@ -85,12 +85,12 @@ struct CircularDev {
                            });
   }
 };
-DYNET_DEVICE_KERNELS("circ_conv", CircularDev<false>::fwd, CircularDev<false>::bwd);
-DYNET_DEVICE_KERNELS("circ_corr", CircularDev<true>::fwd, CircularDev<true>::bwd);
+DYNET_DEVICE_KERNELS("circ_conv", Circular<false>::fwd, Circular<false>::bwd);
+DYNET_DEVICE_KERNELS("circ_corr", Circular<true>::fwd, Circular<true>::bwd);
 
 // Piecewise constant ops: zero gradient, or the incoming one passed straight through.
 template <class P>
-void straight_through_dev_bwd(const BackwardArgs& a) {
+void straight_through_bwd(const BackwardArgs& a) {
   if (a.attr.as<GradientMode>() != straight_through_gradient) return;
   const float* g = a.dEdf.v;
   float* dx = a.dEdxi.v;
@@ -98,7 +98,7 @@ void straight_through_dev_bwd(const BackwardArgs& a) {
 }
 enum class Rounding { nearest, up, down };
 template <Rounding kR>
-struct RoundingDev {
+struct RoundTo {
   template <class P>
   static void fwd(const ForwardArgs& a) {
     const float* x = a.xs[0].v;
@@ -108,13 +108,13 @@ struct RoundingDev {
     });
   }
 };
-DYNET_DEVICE_KERNELS("round", RoundingDev<Rounding::nearest>::fwd, straight_through_dev_bwd);
-DYNET_DEVICE_KERNELS("ceil", RoundingDev<Rounding::up>::fwd, straight_through_dev_bwd);
-DYNET_DEVICE_KERNELS("floor", RoundingDev<Rounding::down>::fwd, straight_through_dev_bwd);
+DYNET_DEVICE_KERNELS("round", RoundTo<Rounding::nearest>::fwd, straight_through_bwd);
+DYNET_DEVICE_KERNELS("ceil", RoundTo<Rounding::up>::fwd, straight_through_bwd);
+DYNET_DEVICE_KERNELS("floor", RoundTo<Rounding::down>::fwd, straight_through_bwd);
 
 // argmax: one thread per column writes its one-hot (the first maximum on ties).
 template <class P>
-void argmax_dev_fwd(const ForwardArgs& a) {
+void argmax_fwd(const ForwardArgs& a) {
   const size_t rows = a.fx.d.rows(), columns = a.fx.d.size() / (rows ? rows : 1);
   const float* x = a.xs[0].v;
   float* y = a.fx.v;
@@ -126,14 +126,10 @@ void argmax_dev_fwd(const ForwardArgs& a) {
     for (size_t r = 0; r < rows; ++r) y[c * rows + r] = r == best ? 1.f : 0.f;
   });
 }
-DYNET_DEVICE_KERNELS("argmax", argmax_dev_fwd, straight_through_dev_bwd);
+DYNET_DEVICE_KERNELS("argmax", argmax_fwd, straight_through_bwd);
 
 #ifndef DYNET_CUDA_PASS
 using ops::Xs;
-using ops::ArrayMap;
-using ops::CArrayMap;
-
-using ops::arg_batch;
 
 // ---------------------------------------------------------------------------------------------
 // max({x_1..x_n}): elementwise maximum; equal shapes, unbatched arguments broadcast over the batch.
@@ -150,39 +146,6 @@ Dim max_list_shape(const ArgDims& xs, AttrView) {
   return out;
 }
 size_t max_list_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
-void max_list_fwd(const ForwardArgs& a) {
-  const size_t B = a.fx.d.bd, bs = a.fx.d.batch_size();
-  unsigned* winner = reinterpret_cast<unsigned*>(a.aux);
-  for (size_t b = 0; b < B; ++b) {
-    float* y = a.fx.batch_ptr(b);
-    unsigned* w = winner + size_t(b) * bs;
-    const float* x0 = a.xs[0].v + size_t(arg_batch(a.xs[0].d, b, B)) * bs;
-    for (size_t e = 0; e < bs; ++e) {
-      y[e] = x0[e];
-      w[e] = 0;
-    }
-    for (size_t i = 1; i < a.n; ++i) {
-      const float* xi = a.xs[i].v + size_t(arg_batch(a.xs[i].d, b, B)) * bs;
-      for (size_t e = 0; e < bs; ++e)
-        if (xi[e] >= y[e]) {
-          y[e] = xi[e];
-          w[e] = i;
-        }
-    }
-  }
-}
-void max_list_bwd(const BackwardArgs& a) {
-  const size_t B = a.fx.d.bd, bs = a.fx.d.batch_size();
-  const unsigned* winner = reinterpret_cast<const unsigned*>(a.aux);
-  const Dim& xd = a.xs[a.i].d;
-  for (size_t b = 0; b < B; ++b) {
-    float* dx = a.dEdxi.v + size_t(arg_batch(xd, b, B)) * bs;
-    const float* g = a.dEdf.batch_ptr(b);
-    const unsigned* w = winner + size_t(b) * bs;
-    for (size_t e = 0; e < bs; ++e)
-      if (w[e] == a.i) dx[e] += g[e];
-  }
-}
 std::vector<OpSample> max_list_samples() {
   auto build = [](ComputationGraph&, Xs x) { return max(x); };
   return {{"single", {Dim({4})}, build},
@@ -195,8 +158,8 @@ std::vector<OpSample> max_list_samples() {
 const OpId k_max_list = register_op({.name = "max_list",
                                      .doc = "y = max(x₁, …, xₙ) elementwise; gradient to the argmax (last on ties)",
                                      .shape = max_list_shape,
-                                     .forward = max_list_fwd,
-                                     .backward = max_list_bwd,
+                                     .forward = max_list_fwd<dev::HostPrims>,
+                                     .backward = max_list_bwd<dev::HostPrims>,
                                      .aux_floats = max_list_aux,
                                      .batch = {.batchable = true},
                                      .samples = max_list_samples});
@@ -216,42 +179,6 @@ Dim circular_shape(const ArgDims& xs, AttrView) {
   return Dim({u.rows()}, ops::broadcast_bd(kName, u, v));
 }
 
-// out[k] += Σ_i a[i] b[(k - i) mod n]
-void add_circ_conv(const float* a, const float* b, float* out, unsigned n) {
-  for (size_t k = 0; k < n; ++k) out[k] += circ_conv_at(a, b, n, k);
-}
-// out[k] += Σ_i a[i] b[(i + k) mod n]
-void add_circ_corr(const float* a, const float* b, float* out, unsigned n) {
-  for (size_t k = 0; k < n; ++k) out[k] += circ_corr_at(a, b, n, k);
-}
-
-template <bool kCorrelation>
-void circular_fwd(const ForwardArgs& a) {
-  const size_t B = a.fx.d.bd, n = a.fx.d.rows();
-  cpu::arr(a.fx).setZero();
-  for (size_t b = 0; b < B; ++b) {
-    const float* u = a.xs[0].v + size_t(arg_batch(a.xs[0].d, b, B)) * n;
-    const float* v = a.xs[1].v + size_t(arg_batch(a.xs[1].d, b, B)) * n;
-    (kCorrelation ? add_circ_corr : add_circ_conv)(u, v, a.fx.batch_ptr(b), n);
-  }
-}
-// conv: dE/du = corr(v, g), dE/dv = corr(u, g); corr: dE/du = corr(g, v), dE/dv = conv(g, u).
-template <bool kCorrelation>
-void circular_bwd(const BackwardArgs& a) {
-  const size_t B = a.fx.d.bd, n = a.fx.d.rows();
-  for (size_t b = 0; b < B; ++b) {
-    const float* u = a.xs[0].v + size_t(arg_batch(a.xs[0].d, b, B)) * n;
-    const float* v = a.xs[1].v + size_t(arg_batch(a.xs[1].d, b, B)) * n;
-    const float* g = a.dEdf.batch_ptr(b);
-    float* d = a.dEdxi.v + size_t(arg_batch(a.xs[a.i].d, b, B)) * n;
-    if (!kCorrelation)
-      add_circ_corr(a.i == 0 ? v : u, g, d, n);
-    else if (a.i == 0)
-      add_circ_corr(g, v, d, n);
-    else
-      add_circ_conv(g, u, d, n);
-  }
-}
 std::vector<OpSample> circular_samples(Expression (*f)(const Expression&, const Expression&)) {
   auto b = [f](ComputationGraph&, Xs x) { return f(x[0], x[1]); };
   return {{"vector", {Dim({5}), Dim({5})}, b},
@@ -268,15 +195,15 @@ constexpr char kCircCorr[] = "circ_corr";
 const OpId k_circ_conv = register_op({.name = kCircConv,
                                       .doc = "y[k] = Σᵢ u[i] v[(k - i) mod n]",
                                       .shape = circular_shape<kCircConv>,
-                                      .forward = circular_fwd<false>,
-                                      .backward = circular_bwd<false>,
+                                      .forward = Circular<false>::fwd<dev::HostPrims>,
+                                      .backward = Circular<false>::bwd<dev::HostPrims>,
                                       .batch = {.batchable = true},
                                       .samples = [] { return circular_samples(circ_conv); }});
 const OpId k_circ_corr = register_op({.name = kCircCorr,
                                       .doc = "y[k] = Σᵢ u[i] v[(i + k) mod n]",
                                       .shape = circular_shape<kCircCorr>,
-                                      .forward = circular_fwd<true>,
-                                      .backward = circular_bwd<true>,
+                                      .forward = Circular<true>::fwd<dev::HostPrims>,
+                                      .backward = Circular<true>::bwd<dev::HostPrims>,
                                       .batch = {.batchable = true},
                                       .samples = [] { return circular_samples(circ_corr); }});
 
@@ -288,19 +215,16 @@ void check_gradient_mode(const char* op, GradientMode gm) {
     op_error(op, "unknown gradient mode " + std::to_string(int(gm)) +
                      " (expected zero_gradient or straight_through_gradient)");
 }
-void straight_through_bwd(const BackwardArgs& a) {
-  if (a.attr.as<GradientMode>() == straight_through_gradient) cpu::arr(a.dEdxi) += cpu::carr(a.dEdf);
-}
 
+// CPU kernels kept for ceil and floor: op_perf x64 generic/CPU 1.4 (ceil), 1.5 (floor) fwd+bwd, the forward
+// 1.5-1.9 (Eigen vectorises ceil/floor with SSE2 bit tricks; the generic kernel calls ceilf/floorf per element).
 template <Rounding kR>
 void rounding_fwd(const ForwardArgs& a) {
-  auto x = cpu::carr(a.xs[0]);
-  if constexpr (kR == Rounding::nearest)
-    cpu::arr(a.fx) = x.round();  // halves away from zero, as std::round
-  else if constexpr (kR == Rounding::up)
-    cpu::arr(a.fx) = x.ceil();
+  static_assert(kR != Rounding::nearest, "round has one kernel, RoundTo");
+  if constexpr (kR == Rounding::up)
+    cpu::arr(a.fx) = cpu::carr(a.xs[0]).ceil();
   else
-    cpu::arr(a.fx) = x.floor();
+    cpu::arr(a.fx) = cpu::carr(a.xs[0]).floor();
 }
 // Domains stay between the steps so finite differences see the (zero) gradient; straight-through
 // samples check values and shapes only (their gradient is by design not the derivative).
@@ -319,39 +243,27 @@ std::vector<OpSample> rounding_samples() {
 const OpId k_round = register_op({.name = "round",
                                   .doc = "y = round(x) (halves away from 0); ∂y/∂x = 0, or 1 straight-through",
                                   .shape = ops::same_shape,
-                                  .forward = rounding_fwd<Rounding::nearest>,
-                                  .backward = straight_through_bwd,
+                                  .forward = RoundTo<Rounding::nearest>::fwd<dev::HostPrims>,
+                                  .backward = straight_through_bwd<dev::HostPrims>,
                                   .batch = {.batchable = true},
                                   .samples = rounding_samples<Rounding::nearest>});
 const OpId k_ceil = register_op({.name = "ceil",
                                  .doc = "y = ⌈x⌉; ∂y/∂x = 0, or 1 straight-through",
                                  .shape = ops::same_shape,
                                  .forward = rounding_fwd<Rounding::up>,
-                                 .backward = straight_through_bwd,
+                                 .backward = straight_through_bwd<dev::HostPrims>,
                                  .batch = {.batchable = true},
                                  .samples = rounding_samples<Rounding::up>});
 const OpId k_floor = register_op({.name = "floor",
                                   .doc = "y = ⌊x⌋; ∂y/∂x = 0, or 1 straight-through",
                                   .shape = ops::same_shape,
                                   .forward = rounding_fwd<Rounding::down>,
-                                  .backward = straight_through_bwd,
+                                  .backward = straight_through_bwd<dev::HostPrims>,
                                   .batch = {.batchable = true},
                                   .samples = rounding_samples<Rounding::down>});
 
 // argmax(x, gm): one-hot of the maximum of each column (dim-0 fiber), the first one on ties.
 // DyNet accepts vectors only; every column of a matrix or tensor is a natural extension.
-void argmax_fwd(const ForwardArgs& a) {
-  const size_t rows = a.fx.d.rows();
-  const size_t columns = a.fx.d.size() / (rows ? rows : 1);
-  cpu::arr(a.fx).setZero();
-  for (size_t c = 0; c < columns; ++c) {
-    const float* x = a.xs[0].v + c * rows;
-    unsigned best = 0;
-    for (size_t r = 1; r < rows; ++r)
-      if (x[r] > x[best]) best = r;
-    a.fx.v[c * rows + best] = 1.f;
-  }
-}
 std::vector<OpSample> argmax_samples() {
   auto with = [](GradientMode gm) { return [gm](ComputationGraph&, Xs x) { return argmax(x[0], gm); }; };
   return {{"vector", {Dim({5})}, with(zero_gradient)},
@@ -363,8 +275,8 @@ std::vector<OpSample> argmax_samples() {
 const OpId k_argmax = register_op({.name = "argmax",
                                    .doc = "y = one_hot(argmaxᵢ x[i, j]) per column j; ∂y/∂x = 0, or 1 straight-through",
                                    .shape = ops::same_shape,
-                                   .forward = argmax_fwd,
-                                   .backward = straight_through_bwd,
+                                   .forward = argmax_fwd<dev::HostPrims>,
+                                   .backward = straight_through_bwd<dev::HostPrims>,
                                    .batch = {.batchable = true},
                                    .samples = argmax_samples});
 

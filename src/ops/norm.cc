@@ -29,9 +29,9 @@ float* sums_per_batch(Device* dev, MemPool& scratch, size_t B, size_t n, V v) {
   return s;
 }
 
-// layer_norm: aux keeps μ and σ per output batch element (as the CPU kernels do).
+// layer_norm: aux keeps μ and σ per output batch element for the gradient.
 template <class P>
-void layer_norm_dev_fwd(const ForwardArgs& a) {
+void layer_norm_fwd(const ForwardArgs& a) {
   const Tensor &x = a.xs[0], &g = a.xs[1], &bias = a.xs[2];
   const size_t n = x.d.batch_size(), B = a.fx.d.bd;
   const size_t xs = x.d.bd == 1 ? 0 : n, gs = g.d.bd == 1 ? 0 : n, bsd = bias.d.bd == 1 ? 0 : n;
@@ -53,9 +53,10 @@ void layer_norm_dev_fwd(const ForwardArgs& a) {
     y[i] = gv[b * gs + k] * (xv[b * xs + k] - stats[2 * b]) / (stats[2 * b + 1] + kLayerNormEps) + bv[b * bsd + k];
   });
 }
-// See layer_norm_bwd.
+// db += dy; dg += dy ⊙ c / s; with u = g ⊙ dy, c = x - μ and s = σ + ε:
+// dx += (u - mean(u)) / s - c · Σ(u ⊙ c) / (n σ s²). The second term is the path through σ, whose derivative c / (n σ) is taken as 0 when σ = 0 (then c = 0).
 template <class P>
-void layer_norm_dev_bwd(const BackwardArgs& a) {
+void layer_norm_bwd(const BackwardArgs& a) {
   const Tensor &x = a.xs[0], &g = a.xs[1];
   const size_t n = x.d.batch_size(), B = a.fx.d.bd;
   const size_t xs = x.d.bd == 1 ? 0 : n, gs = g.d.bd == 1 ? 0 : n;
@@ -84,7 +85,7 @@ void layer_norm_dev_bwd(const BackwardArgs& a) {
     return r;
   });
 }
-DYNET_DEVICE_KERNELS("layer_norm", layer_norm_dev_fwd, layer_norm_dev_bwd);
+DYNET_DEVICE_KERNELS("layer_norm", layer_norm_fwd, layer_norm_bwd);
 
 // weight_norm: the norms per output batch element are read back to the host, which throws for a zero w as
 // the CPU kernel does.
@@ -155,39 +156,6 @@ Dim layer_norm_shape(const ArgDims& xs, AttrView) {
   return y;
 }
 size_t layer_norm_aux(const Dim& fx, const ArgDims&, AttrView) { return 2 * size_t(fx.bd); }
-void layer_norm_fwd(const ForwardArgs& a) {
-  const Tensor &x = a.xs[0], &g = a.xs[1], &bias = a.xs[2];
-  const size_t n = x.d.batch_size();
-  for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    const auto xb = cpu::cbarr(x, b);
-    const float mu = xb.sum() / float(n);
-    const float sigma = std::sqrt((xb - mu).square().sum() / float(n));
-    a.aux[2 * b] = mu;
-    a.aux[2 * b + 1] = sigma;
-    cpu::barr(a.fx, b) = cpu::cbarr(g, b) * (xb - mu) / (sigma + kLayerNormEps) + cpu::cbarr(bias, b);
-  }
-}
-void layer_norm_bwd(const BackwardArgs& a) {
-  const Tensor &x = a.xs[0], &g = a.xs[1];
-  const size_t n = x.d.batch_size();
-  for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    const float mu = a.aux[2 * b], sigma = a.aux[2 * b + 1], s = sigma + kLayerNormEps;
-    const auto dy = cpu::cbarr(a.dEdf, b);
-    if (a.i == 2) {
-      cpu::barr(a.dEdxi, b) += dy;
-    } else if (a.i == 1) {
-      cpu::barr(a.dEdxi, b) += dy * (cpu::cbarr(x, b) - mu) / s;
-    } else {
-      // With u = g ⊙ dy and c = x - μ: dx = (u - mean(u)) / s - c · Σ(u ⊙ c) / (n σ s²); the second
-      // term is the path through σ, whose derivative c / (n σ) is taken as 0 when σ = 0 (then c = 0).
-      const Eigen::ArrayXf u = cpu::cbarr(g, b) * dy;
-      const Eigen::ArrayXf c = cpu::cbarr(x, b) - mu;
-      auto dx = cpu::barr(a.dEdxi, b);
-      dx += (u - u.mean()) / s;
-      if (sigma > 0.f) dx -= c * ((u * c).sum() / (float(n) * sigma * s * s));
-    }
-  }
-}
 std::vector<OpSample> layer_norm_samples() {
   auto b = [](ComputationGraph&, Xs x) { return layer_norm(x[0], x[1], x[2]); };
   return {{"vector", {Dim({5}), Dim({5}), Dim({5})}, b},
@@ -202,8 +170,8 @@ std::vector<OpSample> layer_norm_samples() {
 const OpId k_layer_norm = register_op({.name = "layer_norm",
                                        .doc = "y = g ⊙ (x - μ) / (σ + 1e-8) + b, μ and σ (1/n) over the elements",
                                        .shape = layer_norm_shape,
-                                       .forward = layer_norm_fwd,
-                                       .backward = layer_norm_bwd,
+                                       .forward = layer_norm_fwd<dev::HostPrims>,
+                                       .backward = layer_norm_bwd<dev::HostPrims>,
                                        .aux_floats = layer_norm_aux,
                                        .batch = {.batchable = true, .shared = 2 | 4},
                                        .samples = layer_norm_samples});
@@ -217,6 +185,8 @@ Dim weight_norm_shape(const ArgDims& xs, AttrView) {
   y.bd = ops::broadcast_bd("weight_norm", xs[0], xs[1]);
   return y;
 }
+// CPU kernel kept: op_perf generic/CPU 1.3 single, 1.2 x64 fwd+bwd, the x64 forward 1.2-2.0 (the generic one
+// reads the norms back to the host to check them, and divides indices per element).
 void weight_norm_fwd(const ForwardArgs& a) {
   for (size_t b = 0; b < a.fx.d.bd; ++b) {
     const auto w = cpu::cbarr(a.xs[0], b);
