@@ -22,6 +22,7 @@
 namespace dynet {
 namespace {
 
+// ---------------------------------------------------------------------------------------------
 // Reduces the n x n column-major matrix a (double) to the identity by row operations with partial pivoting,
 // applying them to inv (the identity on entry, x⁻¹ on return) unless it is null. *logabs = log |det x|.
 // Returns false (and stops) at a zero or non-finite pivot: x is singular.
@@ -98,6 +99,26 @@ long invert(const Tensor& x, float* logabs, float* y, bool transposed, const flo
   return -1;
 }
 
+#ifndef DYNET_CUDA_PASS
+using ops::Xs;
+
+Dim square_matrix(const char* op, const Dim& x) {
+  if (x.nd > 2 || x.rows() != x.cols()) op_error(op, "needs a square matrix, got " + x.str());
+  return x;
+}
+
+Eigen::MatrixXd to_double(const Tensor& x, unsigned b) { return cpu::cmat(x, b).cast<double>(); }
+// Inputs in [-0.3, 0.3] plus 2·I: well-conditioned, so finite differences are accurate.
+Expression shifted(ComputationGraph& g, const Expression& x) {
+  const unsigned n = x.dim().rows();
+  std::vector<float> eye(size_t(n) * n, 0.f);
+  for (size_t k = 0; k < n; ++k) eye[size_t(k) * n + k] = 2.f;
+  return x + input(g, Dim({n, n}), eye);
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// inverse(x) = x⁻¹; a singular x throws. d(x⁻¹) = -x⁻¹ dx x⁻¹, so dx += -yᵀ · dy · yᵀ.
 template <class P>
 void inverse_dev_fwd(const ForwardArgs& a) {
   const long b = invert<P>(a.xs[0], nullptr, a.fx.v, false, nullptr, false, a.scratch);
@@ -115,52 +136,7 @@ void inverse_dev_bwd(const BackwardArgs& a) {
 }
 DYNET_DEVICE_KERNELS("inverse", inverse_dev_fwd, inverse_dev_bwd);
 
-template <class P>
-void logdet_dev_fwd(const ForwardArgs& a) {
-  invert<P>(a.xs[0], a.fx.v, nullptr, false, nullptr, false, a.scratch);  // a singular x: log 0 = -inf
-}
-// dx += dy · x⁻ᵀ.
-template <class P>
-void logdet_dev_bwd(const BackwardArgs& a) {
-  invert<P>(a.xs[0], nullptr, a.dEdxi.v, true, a.dEdf.v, true, a.scratch);
-}
-DYNET_DEVICE_KERNELS("logdet", logdet_dev_fwd, logdet_dev_bwd);
-
-// trace_of_product: Σ x ⊙ y per batch element; either argument may be shared by the batch.
-template <class P>
-void trace_dev_fwd(const ForwardArgs& a) {
-  const size_t bs = a.xs[0].d.batch_size();
-  const bool bx = a.xs[0].d.bd > 1, by = a.xs[1].d.bd > 1;
-  const float *x = a.xs[0].v, *y = a.xs[1].v;
-  float* f = a.fx.v;
-  P::reduce(
-      a.fx.device, a.fx.d.bd, bs, 0.f,
-      [=] DYNET_LAMBDA(size_t b, size_t k) { return x[bx ? b * bs + k : k] * y[by ? b * bs + k : k]; }, dev::Sum(),
-      [=] DYNET_LAMBDA(size_t b, float s) { f[b] = s; });
-}
-template <class P>
-void trace_dev_bwd(const BackwardArgs& a) {
-  const Tensor& other = a.xs[1 - a.i];
-  const size_t bs = other.d.batch_size();
-  const bool bo = other.d.bd > 1;
-  const float *o = other.v, *g = a.dEdf.v;
-  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd > 1, a.fx.d.bd, bs,
-                         [=] DYNET_LAMBDA(size_t b, size_t j) { return g[b] * o[bo ? b * bs + j : j]; });
-}
-DYNET_DEVICE_KERNELS("trace_of_product", trace_dev_fwd, trace_dev_bwd);
-
 #ifndef DYNET_CUDA_PASS
-using ops::Xs;
-
-Dim square_matrix(const char* op, const Dim& x) {
-  if (x.nd > 2 || x.rows() != x.cols()) op_error(op, "needs a square matrix, got " + x.str());
-  return x;
-}
-
-Eigen::MatrixXd to_double(const Tensor& x, unsigned b) { return cpu::cmat(x, b).cast<double>(); }
-
-// ---------------------------------------------------------------------------------------------
-// inverse(x) = x⁻¹; a singular x throws. d(x⁻¹) = -x⁻¹ dx x⁻¹, so dx += -yᵀ · dy · yᵀ.
 Dim inverse_shape(const ArgDims& xs, AttrView) { return square_matrix("inverse", xs[0]); }
 // CPU kernel kept: op_perf x64 generic/CPU 1.9 fwd+bwd at 1x1-3x3 (the generic forward is 3-10x faster, its
 // backward's batched gemms 8-12x slower), 1.8 at 30x30 (Eigen's LU: forward 2.3x faster).
@@ -182,13 +158,6 @@ void inverse_bwd(const BackwardArgs& a) {
     cpu::mat(a.dEdxi, b).noalias() -= Y.transpose() * (cpu::cmat(a.dEdf, b) * Y.transpose());
   }
 }
-// Inputs in [-0.3, 0.3] plus 2·I: well-conditioned, so finite differences are accurate.
-Expression shifted(ComputationGraph& g, const Expression& x) {
-  const unsigned n = x.dim().rows();
-  std::vector<float> eye(size_t(n) * n, 0.f);
-  for (size_t k = 0; k < n; ++k) eye[size_t(k) * n + k] = 2.f;
-  return x + input(g, Dim({n, n}), eye);
-}
 std::vector<OpSample> inverse_samples() {
   auto b = [](ComputationGraph& g, Xs x) { return inverse(shifted(g, x[0])); };
   auto raw = [](ComputationGraph&, Xs x) { return inverse(x[0]); };
@@ -205,9 +174,26 @@ const OpId k_inverse = register_op({.name = "inverse",
                                     .backward = inverse_bwd,
                                     .batch = {.batchable = true},
                                     .samples = inverse_samples});
+}  // namespace
+Expression inverse(const Expression& x) { return make_node(k_inverse, x); }
+DYNET_API(inverse, "inverse", "inverse(x)", "inverse(x)", Expression(const Expression&));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // logdet(x) = log |det x| from the LU pivots; d log|det x| / dx = x⁻ᵀ.
+template <class P>
+void logdet_dev_fwd(const ForwardArgs& a) {
+  invert<P>(a.xs[0], a.fx.v, nullptr, false, nullptr, false, a.scratch);  // a singular x: log 0 = -inf
+}
+// dx += dy · x⁻ᵀ.
+template <class P>
+void logdet_dev_bwd(const BackwardArgs& a) {
+  invert<P>(a.xs[0], nullptr, a.dEdxi.v, true, a.dEdf.v, true, a.scratch);
+}
+DYNET_DEVICE_KERNELS("logdet", logdet_dev_fwd, logdet_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 Dim logdet_shape(const ArgDims& xs, AttrView) { return Dim({1}, square_matrix("logdet", xs[0]).bd); }
 // CPU kernel kept: op_perf x64 generic/CPU 0.3 fwd+bwd at 1x1-3x3, but 2.9 at 30x30 (5.0 fwd, 2.2 bwd: Eigen's
 // blocked LU against one thread's Gauss-Jordan).
@@ -240,9 +226,38 @@ const OpId k_logdet = register_op({.name = "logdet",
                                    .backward = logdet_bwd,
                                    .batch = {.batchable = true},
                                    .samples = logdet_samples});
+}  // namespace
+Expression logdet(const Expression& x) { return make_node(k_logdet, x); }
+DYNET_API(logdet, "logdet", "logdet(x)", "logdet(x)", Expression(const Expression&));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // trace_of_product(x, y) = tr(x · yᵀ) = Σ x ⊙ y per batch element (x and y of one shape).
+// trace_of_product: Σ x ⊙ y per batch element; either argument may be shared by the batch.
+template <class P>
+void trace_dev_fwd(const ForwardArgs& a) {
+  const size_t bs = a.xs[0].d.batch_size();
+  const bool bx = a.xs[0].d.bd > 1, by = a.xs[1].d.bd > 1;
+  const float *x = a.xs[0].v, *y = a.xs[1].v;
+  float* f = a.fx.v;
+  P::reduce(
+      a.fx.device, a.fx.d.bd, bs, 0.f,
+      [=] DYNET_LAMBDA(size_t b, size_t k) { return x[bx ? b * bs + k : k] * y[by ? b * bs + k : k]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t b, float s) { f[b] = s; });
+}
+template <class P>
+void trace_dev_bwd(const BackwardArgs& a) {
+  const Tensor& other = a.xs[1 - a.i];
+  const size_t bs = other.d.batch_size();
+  const bool bo = other.d.bd > 1;
+  const float *o = other.v, *g = a.dEdf.v;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd > 1, a.fx.d.bd, bs,
+                         [=] DYNET_LAMBDA(size_t b, size_t j) { return g[b] * o[bo ? b * bs + j : j]; });
+}
+DYNET_DEVICE_KERNELS("trace_of_product", trace_dev_fwd, trace_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 Dim trace_shape(const ArgDims& xs, AttrView) {
   if (xs[0].single_batch() != xs[1].single_batch())
     op_error("trace_of_product", "x " + xs[0].str() + " and y " + xs[1].str() + " must have the same shape");
@@ -274,17 +289,11 @@ const OpId k_trace = register_op({.name = "trace_of_product",
                                   .batch = {.batchable = true},
                                   .samples = trace_samples,
                                   .takes_empty = true});
-
-#endif  // DYNET_CUDA_PASS
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-Expression inverse(const Expression& x) { return make_node(k_inverse, x); }
-DYNET_API(inverse, "inverse", "inverse(x)", "inverse(x)", Expression(const Expression&));
-Expression logdet(const Expression& x) { return make_node(k_logdet, x); }
-DYNET_API(logdet, "logdet", "logdet(x)", "logdet(x)", Expression(const Expression&));
 Expression trace_of_product(const Expression& x, const Expression& y) { return make_node(k_trace, x, y); }
 DYNET_API(trace_of_product, "trace_of_product", "trace_of_product(x, y)", "trace_of_product(x, y)", Expression(const Expression&, const Expression&));
+namespace {
 #endif
 
+}  // namespace
 }  // namespace dynet

@@ -17,7 +17,30 @@
 
 namespace dynet {
 namespace {
-// The attributes the device kernels read too (each op is described with its CPU kernels below).
+
+// ---------------------------------------------------------------------------------------------
+#ifndef DYNET_CUDA_PASS
+using ops::Xs;
+
+using ops::arg_batch;
+
+std::string num(unsigned v) { return std::to_string(v); }
+
+// Test helper: x + offsets (offsets shaped like one batch element of x). Samples of ops with kinks
+// add well separated offsets to small random inputs, so every finite-difference probe stays on
+// one side of each kink.
+Expression plus_offsets(const Expression& x, const std::vector<float>& offsets) {
+  return x + input(*x.pg, x.dim().single_batch(), offsets);
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// hinge(x, c, m): Σ_{i≠c} max(0, m - x[c] + x[i]) for a column vector x, per batch element; one
+// index for every batch element, or (vector forms) one index per batch element.
+// hinge_dim(x, c, d, m): the hinge loss along dim d of a matrix x, one correct index per fiber:
+// y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) for d = 0 (columns), transposed for d = 1 (rows).
+// One index vector for every batch element, or one per batch element.
+// The attributes the device kernels read too.
 struct HingeAttr {
   const unsigned* pv = nullptr;                 // single index read at forward time
   const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
@@ -36,15 +59,6 @@ struct HingeDimAttr {
   float margin = 1.f;
   uint32_t unused = 0;
 };
-struct PoissonAttr {
-  const unsigned* py = nullptr;  // read at forward time
-  uint32_t y = 0;
-  uint32_t unused = 0;
-};
-inline float poisson_target(AttrView a) {
-  const PoissonAttr& p = a.as<PoissonAttr>();
-  return static_cast<float>(p.py ? *p.py : p.y);
-}
 }  // namespace
 
 // The indices hinge and hinge_dim read at forward time, validated, into ids (defined with the CPU kernels
@@ -133,153 +147,7 @@ void hinge_dim_dev_bwd(const BackwardArgs& a) {
 }
 DYNET_DEVICE_KERNELS("hinge_dim", hinge_dim_dev_fwd, hinge_dim_dev_bwd);
 
-// l2_norm: y_b = sqrt(Σ x²); dx += g x / y (0 where y = 0).
-template <class P>
-void l2_norm_dev_fwd(const ForwardArgs& a) {
-  const size_t bs = a.xs[0].d.batch_size();
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  P::reduce(
-      a.fx.device, a.fx.d.bd, bs, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return x[b * bs + k] * x[b * bs + k]; },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t b, float v) { y[b] = fn::sqrt(v); });
-}
-template <class P>
-void l2_norm_dev_bwd(const BackwardArgs& a) {
-  const size_t bs = a.xs[0].d.batch_size();
-  const float *x = a.xs[0].v, *y = a.fx.v, *g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) {
-    const size_t b = i / bs;
-    if (y[b] > 0.f) dx[i] += (g[b] / y[b]) * x[i];
-  });
-}
-DYNET_DEVICE_KERNELS("l2_norm", l2_norm_dev_fwd, l2_norm_dev_bwd);
-
-// Pair losses Σ_k f(x_k, y_k) per batch element; ∂/∂x = dx(x, y), ∂/∂y = dy(x, y). One kernel for every
-// backend (on the CPU as fast as the Eigen copies it replaced: op_perf x64 generic/CPU 0.74-0.98).
-struct L1Op {
-  static L1Op make(AttrView) { return {}; }
-  DYNET_HD float f(float x, float y) const { return fn::abs(x - y); }
-  DYNET_HD float dx(float x, float y) const { return fn::sign(x - y); }
-  DYNET_HD float dy(float x, float y) const { return -fn::sign(x - y); }
-};
-struct HuberOp {
-  float c;
-  static HuberOp make(AttrView a) { return {a.as<float>()}; }
-  DYNET_HD float f(float x, float y) const {
-    const float d = fn::abs(x - y);
-    return d < c ? 0.5f * d * d : c * (d - 0.5f * c);
-  }
-  DYNET_HD float dx(float x, float y) const { return fn::min(fn::max(x - y, -c), c); }
-  DYNET_HD float dy(float x, float y) const { return -dx(x, y); }
-};
-// As DyNet: ln is clamped at ln FLT_MIN, x outside [0, 1] counts as 0 or 1, and the gradient keeps x
-// inside [FLT_MIN, 1 - 2^-23] (DyNet's bounds, so its gradients at x = 1 match) and is 0 where x = y.
-struct BinaryLogLossOp {
-  static BinaryLogLossOp make(AttrView) { return {}; }
-  DYNET_HD static float safe_log(float v) { return fn::log(fn::max(v, FLT_MIN)); }
-  DYNET_HD static float log_one_minus(float x) { return x < 1.f ? fn::log1p(-fn::max(x, 0.f)) : safe_log(0.f); }
-  DYNET_HD float f(float x, float y) const {
-    if (y != 0.f && y != 1.f && !(x > 0.f && x < 1.f)) return -safe_log(0.f);
-    float loss = 0.f;
-    if (y != 0.f) loss -= y * safe_log(x);
-    if (y != 1.f) loss -= (1.f - y) * log_one_minus(x);
-    return loss;
-  }
-  DYNET_HD float dx(float x, float y) const {
-    if (x == y) return 0.f;
-    const float xc = fn::min(fn::max(x, FLT_MIN), 0.9999999f);
-    return -y / xc + (1.f - y) / (1.f - xc);
-  }
-  DYNET_HD float dy(float x, float) const { return log_one_minus(x) - safe_log(x); }
-};
-template <class Op>
-struct PairLoss {
-  template <class P>
-  static void fwd(const ForwardArgs& a) {
-    const Tensor &x = a.xs[0], &y = a.xs[1];
-    const size_t n = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : n, ys = y.d.bd == 1 ? 0 : n;
-    const Op op = Op::make(a.attr);
-    const float *xv = x.v, *yv = y.v;
-    float* out = a.fx.v;
-    P::reduce(
-        a.fx.device, a.fx.d.bd, n, 0.f,
-        [=] DYNET_LAMBDA(size_t b, size_t k) { return op.f(xv[b * xs + k], yv[b * ys + k]); }, dev::Sum(),
-        [=] DYNET_LAMBDA(size_t b, float v) { out[b] = v; });
-  }
-  template <class P>
-  static void bwd(const BackwardArgs& a) {
-    const Tensor &x = a.xs[0], &y = a.xs[1];
-    const size_t n = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : n, ys = y.d.bd == 1 ? 0 : n;
-    const Op op = Op::make(a.attr);
-    const bool first = a.i == 0;
-    const float *xv = x.v, *yv = y.v, *g = a.dEdf.v;
-    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[a.i].d.bd != 1, a.fx.d.bd, n,
-                           [=] DYNET_LAMBDA(size_t b, size_t k) {
-                             const float xk = xv[b * xs + k], yk = yv[b * ys + k];
-                             return g[b] * (first ? op.dx(xk, yk) : op.dy(xk, yk));
-                           });
-  }
-};
-DYNET_DEVICE_KERNELS("l1_distance", PairLoss<L1Op>::fwd, PairLoss<L1Op>::bwd);
-DYNET_DEVICE_KERNELS("huber_distance", PairLoss<HuberOp>::fwd, PairLoss<HuberOp>::bwd);
-DYNET_DEVICE_KERNELS("binary_log_loss", PairLoss<BinaryLogLossOp>::fwd, PairLoss<BinaryLogLossOp>::bwd);
-
-// pairwise_rank_loss: y = max(0, m - x + y) elementwise; where y > 0, dx -= g and dy += g.
-template <class P>
-void pairwise_rank_loss_fwd(const ForwardArgs& a) {
-  const Tensor &x = a.xs[0], &y = a.xs[1];
-  const size_t bs = a.fx.d.batch_size(), xs = x.d.bd == 1 ? 0 : bs, ys = y.d.bd == 1 ? 0 : bs;
-  const float m = a.attr.as<float>();
-  const float *xv = x.v, *yv = y.v;
-  float* out = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
-    const size_t b = i / bs, k = i % bs;
-    out[i] = fn::max(m - xv[b * xs + k] + yv[b * ys + k], 0.f);
-  });
-}
-template <class P>
-void pairwise_rank_loss_bwd(const BackwardArgs& a) {
-  const size_t bs = a.fx.d.batch_size();
-  const float sign = a.i == 0 ? -1.f : 1.f;
-  const float *f = a.fx.v, *g = a.dEdf.v;
-  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[a.i].d.bd != 1, a.fx.d.bd, bs,
-                         [=] DYNET_LAMBDA(size_t b, size_t k) { return f[b * bs + k] > 0.f ? sign * g[b * bs + k] : 0.f; });
-}
-DYNET_DEVICE_KERNELS("pairwise_rank_loss", pairwise_rank_loss_fwd, pairwise_rank_loss_bwd);
-
-// poisson_loss: y = e^x - t x + ln t!; dx += g (e^x - t).
-template <class P>
-void poisson_loss_fwd(const ForwardArgs& a) {
-  const float t = poisson_target(a.attr), log_t_factorial = std::lgamma(t + 1.f);
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(),
-              [=] DYNET_LAMBDA(size_t i) { y[i] = fn::exp(x[i]) - t * x[i] + log_t_factorial; });
-}
-template <class P>
-void poisson_loss_bwd(const BackwardArgs& a) {
-  const float t = poisson_target(a.attr);
-  const float *x = a.xs[0].v, *g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i] * (fn::exp(x[i]) - t); });
-}
-DYNET_DEVICE_KERNELS("poisson_loss", poisson_loss_fwd, poisson_loss_bwd);
-
 #ifndef DYNET_CUDA_PASS
-using ops::Xs;
-
-using ops::arg_batch;
-
-std::string num(unsigned v) { return std::to_string(v); }
-
-// Test helper: x + offsets (offsets shaped like one batch element of x). Samples of ops with kinks
-// add well separated offsets to small random inputs, so every finite-difference probe stays on
-// one side of each kink.
-Expression plus_offsets(const Expression& x, const std::vector<float>& offsets) {
-  return x + input(*x.pg, x.dim().single_batch(), offsets);
-}
-
 // Offsets for a rows x cols matrix whose fibers along `axis` are each a rotation of `base`.
 std::vector<float> rotated_offsets(const std::vector<float>& base, unsigned rows, unsigned cols, unsigned axis) {
   std::vector<float> off(size_t(rows) * cols);
@@ -315,11 +183,6 @@ void hinge_fiber_backward(const float* z, float* dz, size_t stride, unsigned n, 
 void check_margin(const char* op, float m) {
   if (!(m >= 0.f)) op_error(op, "the margin must be non-negative, got " + std::to_string(m));
 }
-
-// ---------------------------------------------------------------------------------------------
-// hinge(x, c, m): Σ_{i≠c} max(0, m - x[c] + x[i]) for a column vector x, per batch element; one
-// index for every batch element, or (vector forms) one index per batch element.
-
 Dim hinge_shape(const ArgDims& xs, AttrView a) {
   const Dim& x = xs[0];
   const HingeAttr& h = a.as<HingeAttr>();
@@ -420,11 +283,6 @@ const OpId k_hinge = register_op({.name = "hinge",
 Expression hinge_node(const Expression& x, HingeAttr h, const unsigned* ids) {
   return make_node_with_ids(k_hinge, x, h, ids, h.n);
 }
-
-// ---------------------------------------------------------------------------------------------
-// hinge_dim(x, c, d, m): the hinge loss along dim d of a matrix x, one correct index per fiber:
-// y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) for d = 0 (columns), transposed for d = 1 (rows).
-// One index vector for every batch element, or one per batch element.
 
 // {rows, cols} of x and the number of fibers (the size of the other dim).
 struct HingeDimGeometry {
@@ -549,9 +407,134 @@ const OpId k_hinge_dim =
 Expression hinge_dim_node(const Expression& x, HingeDimAttr h, const unsigned* ids) {
   return make_node_with_ids(k_hinge_dim, x, h, ids, size_t(h.count) * h.len);
 }
+}  // namespace
+void hinge_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids) {
+  const ops::IndexList src = ops::index_list<HingeAttr>("hinge", a);
+  for (size_t b = 0; b < B; ++b) {
+    const unsigned c = src.ids[b % src.n];
+    if (c >= x.rows()) op_error("hinge", "index " + num(c) + " out of range for input " + x.str());
+    ids[b] = c;
+  }
+}
+
+void hinge_dim_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids) {
+  const HingeDimAttr& h = a.as<HingeDimAttr>();
+  const HingeDimGeometry g = hinge_dim_geometry(x, h.axis);
+  const unsigned count = h.pvecs ? static_cast<unsigned>(h.pvecs->size()) : h.count;
+  if (h.pvecs && count != h.count)
+    op_error("hinge_dim", "the list of index vectors changed size after the node was created (" + num(h.count) +
+                              " -> " + num(count) + ")");
+  for (size_t b = 0; b < B; ++b) {
+    const unsigned v = b % count;
+    const unsigned* src;
+    size_t len;
+    if (h.pvec) {
+      src = h.pvec->data(), len = h.pvec->size();
+    } else if (h.pvecs) {
+      src = (*h.pvecs)[v].data(), len = (*h.pvecs)[v].size();
+    } else {
+      src = a.tail<unsigned, HingeDimAttr>() + size_t(v) * h.len, len = h.len;
+    }
+    if (len != g.fibers)
+      op_error("hinge_dim", "index vector " + num(v) + " has " + num(static_cast<unsigned>(len)) +
+                                " indices but input " + x.str() + " has " + num(g.fibers) +
+                                (h.axis == 0 ? " columns" : " rows"));
+    for (size_t j = 0; j < g.fibers; ++j) {
+      const unsigned c = src[j];
+      if (c >= g.fiber_len)
+        op_error("hinge_dim", "index " + num(c) + " out of range along dim " + num(h.axis) + " of input " + x.str());
+      ids[size_t(b) * g.fibers + j] = c;
+    }
+  }
+}
+Expression hinge(const Expression& x, unsigned index, float m) {
+  return hinge_node(x, HingeAttr{nullptr, nullptr, 1, 0, m, 0}, &index);
+}
+DYNET_API(hinge, "hinge", "hinge(x, index: payload, m = 1.0f)", "hinge(x, v, m=1.0)", Expression(const Expression&, unsigned, float));
+Expression hinge(const Expression& x, const unsigned* pindex, float m) {
+  if (!pindex) throw std::invalid_argument("hinge: null index pointer");
+  return hinge_node(x, HingeAttr{pindex, nullptr, 1, 0, m, 0}, nullptr);
+}
+DYNET_API(hinge, "hinge", "hinge(x, pindex: payload, m = 1.0f)", nullptr, Expression(const Expression&, const unsigned*, float));
+Expression hinge(const Expression& x, const std::vector<unsigned>& indices, float m) {
+  if (indices.empty()) throw std::invalid_argument("hinge: empty index vector");
+  return hinge_node(x, HingeAttr{nullptr, nullptr, static_cast<uint32_t>(indices.size()), 1, m, 0}, indices.data());
+}
+DYNET_API(hinge, "hinge", "hinge(x, indices: payload, m = 1.0f)", "hinge_batch(x, vs, m=1.0)", Expression(const Expression&, const std::vector<unsigned>&, float));
+Expression hinge(const Expression& x, const std::vector<unsigned>* pindices, float m) {
+  if (!pindices) throw std::invalid_argument("hinge: null index pointer");
+  if (pindices->empty()) throw std::invalid_argument("hinge: empty index vector");
+  return hinge_node(x, HingeAttr{nullptr, pindices, static_cast<uint32_t>(pindices->size()), 1, m, 0}, nullptr);
+}
+DYNET_API(hinge, "hinge", "hinge(x, pindices: payload, m = 1.0f)", nullptr, Expression(const Expression&, const std::vector<unsigned>*, float));
+
+Expression hinge_dim(const Expression& x, const std::vector<unsigned>& indices, unsigned d, float m) {
+  return hinge_dim_node(x, HingeDimAttr{nullptr, nullptr, 1, static_cast<uint32_t>(indices.size()), 0, d, m, 0},
+                        indices.data());
+}
+DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, indices: payload, d = 0, m = 1.0f)", "hinge_dim(x, v, d=0, m=1.0)", Expression(const Expression&, const std::vector<unsigned>&, unsigned, float));
+Expression hinge_dim(const Expression& x, const std::vector<unsigned>* pindices, unsigned d, float m) {
+  if (!pindices)
+    throw std::invalid_argument(
+        "hinge_dim: null index pointer (a braced {0} selects this overload; write std::vector<unsigned>{0})");
+  return hinge_dim_node(x, HingeDimAttr{pindices, nullptr, 1, static_cast<uint32_t>(pindices->size()), 0, d, m, 0},
+                        nullptr);
+}
+DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, pindices: payload, d = 0, m = 1.0f)", nullptr, Expression(const Expression&, const std::vector<unsigned>*, unsigned, float));
+Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>& indices, unsigned d, float m) {
+  if (indices.empty()) throw std::invalid_argument("hinge_dim: empty list of index vectors");
+  const size_t len = indices[0].size();
+  std::vector<unsigned> flat;
+  flat.reserve(len * indices.size());
+  for (size_t v = 0; v < indices.size(); ++v) {
+    if (indices[v].size() != len)
+      throw std::invalid_argument("hinge_dim: index vector " + std::to_string(v) + " has " +
+                                  std::to_string(indices[v].size()) + " indices, vector 0 has " + std::to_string(len));
+    flat.insert(flat.end(), indices[v].begin(), indices[v].end());
+  }
+  return hinge_dim_node(
+      x, HingeDimAttr{nullptr, nullptr, static_cast<uint32_t>(indices.size()), static_cast<uint32_t>(len), 1, d, m, 0},
+      flat.data());
+}
+DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, indices: payload, d = 0, m = 1.0f)", "hinge_dim(x, v, d=0, m=1.0)", Expression(const Expression&, const std::vector<std::vector<unsigned>>&, unsigned, float));
+Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>* pindices, unsigned d, float m) {
+  if (!pindices) throw std::invalid_argument("hinge_dim: null index pointer");
+  if (pindices->empty()) throw std::invalid_argument("hinge_dim: empty list of index vectors");
+  // The shape rule checks the first vector's length; forward checks every vector as it reads them.
+  return hinge_dim_node(x,
+                        HingeDimAttr{nullptr, pindices, static_cast<uint32_t>(pindices->size()),
+                                     static_cast<uint32_t>((*pindices)[0].size()), 1, d, m, 0},
+                        nullptr);
+}
+DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, pindices: payload, d = 0, m = 1.0f)", nullptr, Expression(const Expression&, const std::vector<std::vector<unsigned>>*, unsigned, float));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // l2_norm(x): sqrt(Σ x²) per batch element.
+// l2_norm: y_b = sqrt(Σ x²); dx += g x / y (0 where y = 0).
+template <class P>
+void l2_norm_dev_fwd(const ForwardArgs& a) {
+  const size_t bs = a.xs[0].d.batch_size();
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::reduce(
+      a.fx.device, a.fx.d.bd, bs, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return x[b * bs + k] * x[b * bs + k]; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, float v) { y[b] = fn::sqrt(v); });
+}
+template <class P>
+void l2_norm_dev_bwd(const BackwardArgs& a) {
+  const size_t bs = a.xs[0].d.batch_size();
+  const float *x = a.xs[0].v, *y = a.fx.v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t b = i / bs;
+    if (y[b] > 0.f) dx[i] += (g[b] / y[b]) * x[i];
+  });
+}
+DYNET_DEVICE_KERNELS("l2_norm", l2_norm_dev_fwd, l2_norm_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 Dim per_batch_scalar_shape(const ArgDims& xs, AttrView) { return Dim({1}, xs[0].bd); }
 // CPU kernel kept: op_perf x64 generic/CPU 1.8 fwd+bwd, the backward 2.0-2.8 (Eigen vectorises the per-batch
 // scaling; the generic one divides the index and by the norm per element).
@@ -577,10 +560,86 @@ const OpId k_l2_norm = register_op({.name = "l2_norm",
                                     .batch = {.batchable = true},
                                     .samples = l2_norm_samples,
                                     .takes_empty = true});
+}  // namespace
+Expression l2_norm(const Expression& x) { return make_node(k_l2_norm, x); }
+DYNET_API(l2_norm, "l2_norm", "l2_norm(x)", "l2_norm(x)", Expression(const Expression&));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Binary losses over two same-shape arguments (an unbatched one broadcasts), reduced to one value
 // per batch element: l1_distance, huber_distance, binary_log_loss.
+// Pair losses Σ_k f(x_k, y_k) per batch element; ∂/∂x = dx(x, y), ∂/∂y = dy(x, y). One kernel for every
+// backend (on the CPU as fast as the Eigen copies it replaced: op_perf x64 generic/CPU 0.74-0.98).
+struct L1Op {
+  static L1Op make(AttrView) { return {}; }
+  DYNET_HD float f(float x, float y) const { return fn::abs(x - y); }
+  DYNET_HD float dx(float x, float y) const { return fn::sign(x - y); }
+  DYNET_HD float dy(float x, float y) const { return -fn::sign(x - y); }
+};
+struct HuberOp {
+  float c;
+  static HuberOp make(AttrView a) { return {a.as<float>()}; }
+  DYNET_HD float f(float x, float y) const {
+    const float d = fn::abs(x - y);
+    return d < c ? 0.5f * d * d : c * (d - 0.5f * c);
+  }
+  DYNET_HD float dx(float x, float y) const { return fn::min(fn::max(x - y, -c), c); }
+  DYNET_HD float dy(float x, float y) const { return -dx(x, y); }
+};
+// As DyNet: ln is clamped at ln FLT_MIN, x outside [0, 1] counts as 0 or 1, and the gradient keeps x
+// inside [FLT_MIN, 1 - 2^-23] (DyNet's bounds, so its gradients at x = 1 match) and is 0 where x = y.
+struct BinaryLogLossOp {
+  static BinaryLogLossOp make(AttrView) { return {}; }
+  DYNET_HD static float safe_log(float v) { return fn::log(fn::max(v, FLT_MIN)); }
+  DYNET_HD static float log_one_minus(float x) { return x < 1.f ? fn::log1p(-fn::max(x, 0.f)) : safe_log(0.f); }
+  DYNET_HD float f(float x, float y) const {
+    if (y != 0.f && y != 1.f && !(x > 0.f && x < 1.f)) return -safe_log(0.f);
+    float loss = 0.f;
+    if (y != 0.f) loss -= y * safe_log(x);
+    if (y != 1.f) loss -= (1.f - y) * log_one_minus(x);
+    return loss;
+  }
+  DYNET_HD float dx(float x, float y) const {
+    if (x == y) return 0.f;
+    const float xc = fn::min(fn::max(x, FLT_MIN), 0.9999999f);
+    return -y / xc + (1.f - y) / (1.f - xc);
+  }
+  DYNET_HD float dy(float x, float) const { return log_one_minus(x) - safe_log(x); }
+};
+template <class Op>
+struct PairLoss {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const Tensor &x = a.xs[0], &y = a.xs[1];
+    const size_t n = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : n, ys = y.d.bd == 1 ? 0 : n;
+    const Op op = Op::make(a.attr);
+    const float *xv = x.v, *yv = y.v;
+    float* out = a.fx.v;
+    P::reduce(
+        a.fx.device, a.fx.d.bd, n, 0.f,
+        [=] DYNET_LAMBDA(size_t b, size_t k) { return op.f(xv[b * xs + k], yv[b * ys + k]); }, dev::Sum(),
+        [=] DYNET_LAMBDA(size_t b, float v) { out[b] = v; });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const Tensor &x = a.xs[0], &y = a.xs[1];
+    const size_t n = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : n, ys = y.d.bd == 1 ? 0 : n;
+    const Op op = Op::make(a.attr);
+    const bool first = a.i == 0;
+    const float *xv = x.v, *yv = y.v, *g = a.dEdf.v;
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[a.i].d.bd != 1, a.fx.d.bd, n,
+                           [=] DYNET_LAMBDA(size_t b, size_t k) {
+                             const float xk = xv[b * xs + k], yk = yv[b * ys + k];
+                             return g[b] * (first ? op.dx(xk, yk) : op.dy(xk, yk));
+                           });
+  }
+};
+DYNET_DEVICE_KERNELS("l1_distance", PairLoss<L1Op>::fwd, PairLoss<L1Op>::bwd);
+DYNET_DEVICE_KERNELS("huber_distance", PairLoss<HuberOp>::fwd, PairLoss<HuberOp>::bwd);
+DYNET_DEVICE_KERNELS("binary_log_loss", PairLoss<BinaryLogLossOp>::fwd, PairLoss<BinaryLogLossOp>::bwd);
+
+#ifndef DYNET_CUDA_PASS
 template <const char* kName>
 Dim pair_loss_shape(const ArgDims& xs, AttrView) {
   if (xs[0].single_batch() != xs[1].single_batch())
@@ -663,10 +722,45 @@ const OpId k_binary_log_loss = register_op(
        return pair_loss_samples([](ComputationGraph&, Xs x) { return binary_log_loss(x[0], x[1]); }, 0.05f, 0.95f);
      },
      .takes_empty = true});
+}  // namespace
+Expression l1_distance(const Expression& x, const Expression& y) { return make_node(k_l1_distance, x, y); }
+DYNET_API(l1_distance, "l1_distance", "l1_distance(x, y)", "l1_distance(x, y)", Expression(const Expression&, const Expression&));
+Expression huber_distance(const Expression& x, const Expression& y, float c) {
+  return make_node(k_huber_distance, {&x, &y}, &c);
+}
+DYNET_API(huber_distance, "huber_distance", "huber_distance(x, y, c = 1.345f)", "huber_distance(x, y, c=1.345)", Expression(const Expression&, const Expression&, float));
+Expression binary_log_loss(const Expression& x, const Expression& y) { return make_node(k_binary_log_loss, x, y); }
+DYNET_API(binary_log_loss, "binary_log_loss", "binary_log_loss(x, y)", "binary_log_loss(x, y)", Expression(const Expression&, const Expression&));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // pairwise_rank_loss(x, y, m): max(0, m - x + y) elementwise (x should beat y by the margin m).
 // DyNet accepted only {1} or {1, n} arguments; any equal shapes work here.
+// pairwise_rank_loss: y = max(0, m - x + y) elementwise; where y > 0, dx -= g and dy += g.
+template <class P>
+void pairwise_rank_loss_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &y = a.xs[1];
+  const size_t bs = a.fx.d.batch_size(), xs = x.d.bd == 1 ? 0 : bs, ys = y.d.bd == 1 ? 0 : bs;
+  const float m = a.attr.as<float>();
+  const float *xv = x.v, *yv = y.v;
+  float* out = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t b = i / bs, k = i % bs;
+    out[i] = fn::max(m - xv[b * xs + k] + yv[b * ys + k], 0.f);
+  });
+}
+template <class P>
+void pairwise_rank_loss_bwd(const BackwardArgs& a) {
+  const size_t bs = a.fx.d.batch_size();
+  const float sign = a.i == 0 ? -1.f : 1.f;
+  const float *f = a.fx.v, *g = a.dEdf.v;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[a.i].d.bd != 1, a.fx.d.bd, bs,
+                         [=] DYNET_LAMBDA(size_t b, size_t k) { return f[b * bs + k] > 0.f ? sign * g[b * bs + k] : 0.f; });
+}
+DYNET_DEVICE_KERNELS("pairwise_rank_loss", pairwise_rank_loss_fwd, pairwise_rank_loss_bwd);
+
+#ifndef DYNET_CUDA_PASS
 constexpr char kRank[] = "pairwise_rank_loss";
 Dim pairwise_rank_loss_shape(const ArgDims& xs, AttrView) {
   if (xs[0].single_batch() != xs[1].single_batch())
@@ -699,10 +793,45 @@ const OpId k_pairwise_rank_loss = register_op({.name = kRank,
                                                .backward = pairwise_rank_loss_bwd<dev::HostPrims>,
                                                .batch = {.batchable = true},
                                                .samples = pairwise_rank_loss_samples});
+}  // namespace
+Expression pairwise_rank_loss(const Expression& x, const Expression& y, real m) {
+  return make_node(k_pairwise_rank_loss, {&x, &y}, &m);
+}
+DYNET_API(pairwise_rank_loss, "pairwise_rank_loss", "pairwise_rank_loss(x, y, m = 1.0f)", "pairwise_rank_loss(x, y, m=1.0)", Expression(const Expression&, const Expression&, float));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // poisson_loss(x, y): -ln Poisson(y; λ = e^x) = e^x - y x + ln y! for a single value x per batch
 // element (every batch element has the same target y).
+struct PoissonAttr {
+  const unsigned* py = nullptr;  // read at forward time
+  uint32_t y = 0;
+  uint32_t unused = 0;
+};
+inline float poisson_target(AttrView a) {
+  const PoissonAttr& p = a.as<PoissonAttr>();
+  return static_cast<float>(p.py ? *p.py : p.y);
+}
+// poisson_loss: y = e^x - t x + ln t!; dx += g (e^x - t).
+template <class P>
+void poisson_loss_fwd(const ForwardArgs& a) {
+  const float t = poisson_target(a.attr), log_t_factorial = std::lgamma(t + 1.f);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t i) { y[i] = fn::exp(x[i]) - t * x[i] + log_t_factorial; });
+}
+template <class P>
+void poisson_loss_bwd(const BackwardArgs& a) {
+  const float t = poisson_target(a.attr);
+  const float *x = a.xs[0].v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i] * (fn::exp(x[i]) - t); });
+}
+DYNET_DEVICE_KERNELS("poisson_loss", poisson_loss_fwd, poisson_loss_bwd);
+
+#ifndef DYNET_CUDA_PASS
 Dim poisson_loss_shape(const ArgDims& xs, AttrView) {
   if (xs[0].batch_size() != 1) op_error("poisson_loss", "input must be a single value, got " + xs[0].str());
   return xs[0];
@@ -723,127 +852,7 @@ const OpId k_poisson_loss = register_op({.name = "poisson_loss",
                                          .backward = poisson_loss_bwd<dev::HostPrims>,
                                          .batch = {.batchable = true},
                                          .samples = poisson_loss_samples});
-
-#endif  // DYNET_CUDA_PASS
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-void hinge_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids) {
-  const ops::IndexList src = ops::index_list<HingeAttr>("hinge", a);
-  for (size_t b = 0; b < B; ++b) {
-    const unsigned c = src.ids[b % src.n];
-    if (c >= x.rows()) op_error("hinge", "index " + num(c) + " out of range for input " + x.str());
-    ids[b] = c;
-  }
-}
-
-void hinge_dim_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids) {
-  const HingeDimAttr& h = a.as<HingeDimAttr>();
-  const HingeDimGeometry g = hinge_dim_geometry(x, h.axis);
-  const unsigned count = h.pvecs ? static_cast<unsigned>(h.pvecs->size()) : h.count;
-  if (h.pvecs && count != h.count)
-    op_error("hinge_dim", "the list of index vectors changed size after the node was created (" + num(h.count) +
-                              " -> " + num(count) + ")");
-  for (size_t b = 0; b < B; ++b) {
-    const unsigned v = b % count;
-    const unsigned* src;
-    size_t len;
-    if (h.pvec) {
-      src = h.pvec->data(), len = h.pvec->size();
-    } else if (h.pvecs) {
-      src = (*h.pvecs)[v].data(), len = (*h.pvecs)[v].size();
-    } else {
-      src = a.tail<unsigned, HingeDimAttr>() + size_t(v) * h.len, len = h.len;
-    }
-    if (len != g.fibers)
-      op_error("hinge_dim", "index vector " + num(v) + " has " + num(static_cast<unsigned>(len)) +
-                                " indices but input " + x.str() + " has " + num(g.fibers) +
-                                (h.axis == 0 ? " columns" : " rows"));
-    for (size_t j = 0; j < g.fibers; ++j) {
-      const unsigned c = src[j];
-      if (c >= g.fiber_len)
-        op_error("hinge_dim", "index " + num(c) + " out of range along dim " + num(h.axis) + " of input " + x.str());
-      ids[size_t(b) * g.fibers + j] = c;
-    }
-  }
-}
-
-// ---- expr.h ----
-Expression hinge(const Expression& x, unsigned index, float m) {
-  return hinge_node(x, HingeAttr{nullptr, nullptr, 1, 0, m, 0}, &index);
-}
-DYNET_API(hinge, "hinge", "hinge(x, index: payload, m = 1.0f)", "hinge(x, v, m=1.0)", Expression(const Expression&, unsigned, float));
-Expression hinge(const Expression& x, const unsigned* pindex, float m) {
-  if (!pindex) throw std::invalid_argument("hinge: null index pointer");
-  return hinge_node(x, HingeAttr{pindex, nullptr, 1, 0, m, 0}, nullptr);
-}
-DYNET_API(hinge, "hinge", "hinge(x, pindex: payload, m = 1.0f)", nullptr, Expression(const Expression&, const unsigned*, float));
-Expression hinge(const Expression& x, const std::vector<unsigned>& indices, float m) {
-  if (indices.empty()) throw std::invalid_argument("hinge: empty index vector");
-  return hinge_node(x, HingeAttr{nullptr, nullptr, static_cast<uint32_t>(indices.size()), 1, m, 0}, indices.data());
-}
-DYNET_API(hinge, "hinge", "hinge(x, indices: payload, m = 1.0f)", "hinge_batch(x, vs, m=1.0)", Expression(const Expression&, const std::vector<unsigned>&, float));
-Expression hinge(const Expression& x, const std::vector<unsigned>* pindices, float m) {
-  if (!pindices) throw std::invalid_argument("hinge: null index pointer");
-  if (pindices->empty()) throw std::invalid_argument("hinge: empty index vector");
-  return hinge_node(x, HingeAttr{nullptr, pindices, static_cast<uint32_t>(pindices->size()), 1, m, 0}, nullptr);
-}
-DYNET_API(hinge, "hinge", "hinge(x, pindices: payload, m = 1.0f)", nullptr, Expression(const Expression&, const std::vector<unsigned>*, float));
-
-Expression hinge_dim(const Expression& x, const std::vector<unsigned>& indices, unsigned d, float m) {
-  return hinge_dim_node(x, HingeDimAttr{nullptr, nullptr, 1, static_cast<uint32_t>(indices.size()), 0, d, m, 0},
-                        indices.data());
-}
-DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, indices: payload, d = 0, m = 1.0f)", "hinge_dim(x, v, d=0, m=1.0)", Expression(const Expression&, const std::vector<unsigned>&, unsigned, float));
-Expression hinge_dim(const Expression& x, const std::vector<unsigned>* pindices, unsigned d, float m) {
-  if (!pindices)
-    throw std::invalid_argument(
-        "hinge_dim: null index pointer (a braced {0} selects this overload; write std::vector<unsigned>{0})");
-  return hinge_dim_node(x, HingeDimAttr{pindices, nullptr, 1, static_cast<uint32_t>(pindices->size()), 0, d, m, 0},
-                        nullptr);
-}
-DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, pindices: payload, d = 0, m = 1.0f)", nullptr, Expression(const Expression&, const std::vector<unsigned>*, unsigned, float));
-Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>& indices, unsigned d, float m) {
-  if (indices.empty()) throw std::invalid_argument("hinge_dim: empty list of index vectors");
-  const size_t len = indices[0].size();
-  std::vector<unsigned> flat;
-  flat.reserve(len * indices.size());
-  for (size_t v = 0; v < indices.size(); ++v) {
-    if (indices[v].size() != len)
-      throw std::invalid_argument("hinge_dim: index vector " + std::to_string(v) + " has " +
-                                  std::to_string(indices[v].size()) + " indices, vector 0 has " + std::to_string(len));
-    flat.insert(flat.end(), indices[v].begin(), indices[v].end());
-  }
-  return hinge_dim_node(
-      x, HingeDimAttr{nullptr, nullptr, static_cast<uint32_t>(indices.size()), static_cast<uint32_t>(len), 1, d, m, 0},
-      flat.data());
-}
-DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, indices: payload, d = 0, m = 1.0f)", "hinge_dim(x, v, d=0, m=1.0)", Expression(const Expression&, const std::vector<std::vector<unsigned>>&, unsigned, float));
-Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>* pindices, unsigned d, float m) {
-  if (!pindices) throw std::invalid_argument("hinge_dim: null index pointer");
-  if (pindices->empty()) throw std::invalid_argument("hinge_dim: empty list of index vectors");
-  // The shape rule checks the first vector's length; forward checks every vector as it reads them.
-  return hinge_dim_node(x,
-                        HingeDimAttr{nullptr, pindices, static_cast<uint32_t>(pindices->size()),
-                                     static_cast<uint32_t>((*pindices)[0].size()), 1, d, m, 0},
-                        nullptr);
-}
-DYNET_API(hinge_dim, "hinge_dim", "hinge_dim(x, pindices: payload, d = 0, m = 1.0f)", nullptr, Expression(const Expression&, const std::vector<std::vector<unsigned>>*, unsigned, float));
-
-Expression l2_norm(const Expression& x) { return make_node(k_l2_norm, x); }
-DYNET_API(l2_norm, "l2_norm", "l2_norm(x)", "l2_norm(x)", Expression(const Expression&));
-Expression l1_distance(const Expression& x, const Expression& y) { return make_node(k_l1_distance, x, y); }
-DYNET_API(l1_distance, "l1_distance", "l1_distance(x, y)", "l1_distance(x, y)", Expression(const Expression&, const Expression&));
-Expression huber_distance(const Expression& x, const Expression& y, float c) {
-  return make_node(k_huber_distance, {&x, &y}, &c);
-}
-DYNET_API(huber_distance, "huber_distance", "huber_distance(x, y, c = 1.345f)", "huber_distance(x, y, c=1.345)", Expression(const Expression&, const Expression&, float));
-Expression binary_log_loss(const Expression& x, const Expression& y) { return make_node(k_binary_log_loss, x, y); }
-DYNET_API(binary_log_loss, "binary_log_loss", "binary_log_loss(x, y)", "binary_log_loss(x, y)", Expression(const Expression&, const Expression&));
-Expression pairwise_rank_loss(const Expression& x, const Expression& y, real m) {
-  return make_node(k_pairwise_rank_loss, {&x, &y}, &m);
-}
-DYNET_API(pairwise_rank_loss, "pairwise_rank_loss", "pairwise_rank_loss(x, y, m = 1.0f)", "pairwise_rank_loss(x, y, m=1.0)", Expression(const Expression&, const Expression&, float));
 Expression poisson_loss(const Expression& x, unsigned y) { return make_node(k_poisson_loss, x, PoissonAttr{nullptr, y, 0}); }
 DYNET_API(poisson_loss, "poisson_loss", "poisson_loss(x, y: payload)", "poisson_loss(log_lambda, x)", Expression(const Expression&, unsigned));
 Expression poisson_loss(const Expression& x, const unsigned* py) {
@@ -851,7 +860,8 @@ Expression poisson_loss(const Expression& x, const unsigned* py) {
   return make_node(k_poisson_loss, x, PoissonAttr{py, 0, 0});
 }
 DYNET_API(poisson_loss, "poisson_loss", "poisson_loss(x, py: payload)", nullptr, Expression(const Expression&, const unsigned*));
-
+namespace {
 #endif
 
+}  // namespace
 }  // namespace dynet

@@ -15,7 +15,15 @@
 namespace dynet {
 namespace {
 
-// ---- device kernels ----
+// ---------------------------------------------------------------------------------------------
+#ifndef DYNET_CUDA_PASS
+using ops::Xs;
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// max({x_1..x_n}): elementwise maximum; equal shapes, unbatched arguments broadcast over the batch.
+// The gradient goes to the winning argument, the last one on ties, so the list form agrees with
+// folding the pair form max(max(x_1, x_2), x_3)... (whose ties go to the right-hand side).
 // max over a list, elementwise: the winner (the last one on ties) of every element goes to aux.
 template <class P>
 void max_list_fwd(const ForwardArgs& a) {
@@ -44,6 +52,51 @@ void max_list_bwd(const BackwardArgs& a) {
 }
 DYNET_DEVICE_KERNELS("max_list", max_list_fwd, max_list_bwd);
 
+#ifndef DYNET_CUDA_PASS
+Dim max_list_shape(const ArgDims& xs, AttrView) {
+  Dim out = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) {
+    if (xs[i].single_batch() != xs[0].single_batch())
+      op_error("max_list", "argument " + std::to_string(i) + " has dim " + xs[i].str() + " but argument 0 has " +
+                               xs[0].str());
+    out.bd = ops::broadcast_bd("max_list", out, xs[i]);
+  }
+  return out;
+}
+size_t max_list_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
+std::vector<OpSample> max_list_samples() {
+  auto build = [](ComputationGraph&, Xs x) { return max(x); };
+  return {{"single", {Dim({4})}, build},
+          {"three", {Dim({3, 2}), Dim({3, 2}), Dim({3, 2})}, build},
+          {"batched", {Dim({3}, 2), Dim({3}, 2)}, build},
+          {"broadcast", {Dim({2, 2}, 3), Dim({2, 2}), Dim({2, 2}, 3)}, build},
+          {"shape_mismatch", {Dim({3}), Dim({4})}, build, -1, 1, true},
+          {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, build, -1, 1, true}};
+}
+const OpId k_max_list = register_op({.name = "max_list",
+                                     .doc = "y = max(x₁, …, xₙ) elementwise; gradient to the argmax (last on ties)",
+                                     .shape = max_list_shape,
+                                     .forward = max_list_fwd<dev::HostPrims>,
+                                     .backward = max_list_bwd<dev::HostPrims>,
+                                     .aux_floats = max_list_aux,
+                                     .batch = {.batchable = true},
+                                     .samples = max_list_samples});
+}  // namespace
+Expression max(const std::initializer_list<Expression>& xs) {
+  return make_node_n(k_max_list, xs);
+}
+DYNET_API(max, "max_list", "max(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
+Expression max(const std::vector<Expression>& xs) { return make_node_n(k_max_list, xs); }
+DYNET_API(max, "max_list", "max(xs)", "emax(xs)", Expression(const std::vector<Expression>&));
+namespace {
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// circ_conv(u, v)[k] = Σ_i u[i] v[(k - i) mod n] and circ_corr(u, v)[k] = Σ_i u[i] v[(i + k) mod n]
+// for column vectors of equal length n. Direct O(n²) sums, not an FFT as DyNet (same values up to
+// rounding): no FFT dependency, and cheap at the sizes these are used with (holographic embeddings,
+// n in the hundreds). DyNet runs them on unbatched inputs only; here either side may be batched (per
+// batch element, an unbatched side broadcasts).
 // Σ_i a[i] b[(k - i) mod n] and Σ_i a[i] b[(i + k) mod n], each sum split where the index wraps so both
 // runs are contiguous.
 DYNET_HD inline float circ_conv_at(const float* a, const float* b, size_t n, size_t k) {
@@ -88,6 +141,56 @@ struct Circular {
 DYNET_DEVICE_KERNELS("circ_conv", Circular<false>::fwd, Circular<false>::bwd);
 DYNET_DEVICE_KERNELS("circ_corr", Circular<true>::fwd, Circular<true>::bwd);
 
+#ifndef DYNET_CUDA_PASS
+template <const char* kName>
+Dim circular_shape(const ArgDims& xs, AttrView) {
+  const Dim &u = xs[0], &v = xs[1];
+  if (u.batch_size() != u.rows() || v.batch_size() != v.rows())
+    op_error(kName, "arguments must be column vectors, got " + u.str() + " and " + v.str());
+  if (u.rows() != v.rows()) op_error(kName, "vector lengths differ: " + u.str() + " vs " + v.str());
+  return Dim({u.rows()}, ops::broadcast_bd(kName, u, v));
+}
+
+std::vector<OpSample> circular_samples(Expression (*f)(const Expression&, const Expression&)) {
+  auto b = [f](ComputationGraph&, Xs x) { return f(x[0], x[1]); };
+  return {{"vector", {Dim({5}), Dim({5})}, b},
+          {"column_matrix", {Dim({4, 1}), Dim({4})}, b},
+          {"length_one", {Dim({1}), Dim({1})}, b},
+          {"batched", {Dim({4}, 2), Dim({4}, 2)}, b},
+          {"broadcast", {Dim({3}), Dim({3}, 3)}, b},
+          {"length_mismatch", {Dim({3}), Dim({4})}, b, -1, 1, true},
+          {"matrix", {Dim({3, 2}), Dim({3, 2})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, b, -1, 1, true}};
+}
+constexpr char kCircConv[] = "circ_conv";
+constexpr char kCircCorr[] = "circ_corr";
+const OpId k_circ_conv = register_op({.name = kCircConv,
+                                      .doc = "y[k] = Σᵢ u[i] v[(k - i) mod n]",
+                                      .shape = circular_shape<kCircConv>,
+                                      .forward = Circular<false>::fwd<dev::HostPrims>,
+                                      .backward = Circular<false>::bwd<dev::HostPrims>,
+                                      .batch = {.batchable = true},
+                                      .samples = [] { return circular_samples(circ_conv); }});
+const OpId k_circ_corr = register_op({.name = kCircCorr,
+                                      .doc = "y[k] = Σᵢ u[i] v[(i + k) mod n]",
+                                      .shape = circular_shape<kCircCorr>,
+                                      .forward = Circular<true>::fwd<dev::HostPrims>,
+                                      .backward = Circular<true>::bwd<dev::HostPrims>,
+                                      .batch = {.batchable = true},
+                                      .samples = [] { return circular_samples(circ_corr); }});
+}  // namespace
+Expression circ_conv(const Expression& u, const Expression& v) { return make_node(k_circ_conv, u, v); }
+DYNET_API(circ_conv, "circ_conv", "circ_conv(u, v)", "circ_conv(u, v)", Expression(const Expression&, const Expression&));
+Expression circ_corr(const Expression& u, const Expression& v) { return make_node(k_circ_corr, u, v); }
+DYNET_API(circ_corr, "circ_corr", "circ_corr(u, v)", "circ_corr(u, v)", Expression(const Expression&, const Expression&));
+namespace {
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Ops whose value is piecewise constant: the true gradient is zero; with straight_through_gradient
+// the incoming gradient passes through unchanged (the identity's gradient).
+// argmax(x, gm): one-hot of the maximum of each column (dim-0 fiber), the first one on ties.
+// DyNet accepts vectors only; every column of a matrix or tensor is a natural extension.
 // Piecewise constant ops: zero gradient, or the incoming one passed straight through.
 template <class P>
 void straight_through_bwd(const BackwardArgs& a) {
@@ -129,87 +232,6 @@ void argmax_fwd(const ForwardArgs& a) {
 DYNET_DEVICE_KERNELS("argmax", argmax_fwd, straight_through_bwd);
 
 #ifndef DYNET_CUDA_PASS
-using ops::Xs;
-
-// ---------------------------------------------------------------------------------------------
-// max({x_1..x_n}): elementwise maximum; equal shapes, unbatched arguments broadcast over the batch.
-// The gradient goes to the winning argument, the last one on ties, so the list form agrees with
-// folding the pair form max(max(x_1, x_2), x_3)... (whose ties go to the right-hand side).
-Dim max_list_shape(const ArgDims& xs, AttrView) {
-  Dim out = xs[0];
-  for (size_t i = 1; i < xs.size(); ++i) {
-    if (xs[i].single_batch() != xs[0].single_batch())
-      op_error("max_list", "argument " + std::to_string(i) + " has dim " + xs[i].str() + " but argument 0 has " +
-                               xs[0].str());
-    out.bd = ops::broadcast_bd("max_list", out, xs[i]);
-  }
-  return out;
-}
-size_t max_list_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
-std::vector<OpSample> max_list_samples() {
-  auto build = [](ComputationGraph&, Xs x) { return max(x); };
-  return {{"single", {Dim({4})}, build},
-          {"three", {Dim({3, 2}), Dim({3, 2}), Dim({3, 2})}, build},
-          {"batched", {Dim({3}, 2), Dim({3}, 2)}, build},
-          {"broadcast", {Dim({2, 2}, 3), Dim({2, 2}), Dim({2, 2}, 3)}, build},
-          {"shape_mismatch", {Dim({3}), Dim({4})}, build, -1, 1, true},
-          {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, build, -1, 1, true}};
-}
-const OpId k_max_list = register_op({.name = "max_list",
-                                     .doc = "y = max(x₁, …, xₙ) elementwise; gradient to the argmax (last on ties)",
-                                     .shape = max_list_shape,
-                                     .forward = max_list_fwd<dev::HostPrims>,
-                                     .backward = max_list_bwd<dev::HostPrims>,
-                                     .aux_floats = max_list_aux,
-                                     .batch = {.batchable = true},
-                                     .samples = max_list_samples});
-
-// ---------------------------------------------------------------------------------------------
-// circ_conv(u, v)[k] = Σ_i u[i] v[(k - i) mod n] and circ_corr(u, v)[k] = Σ_i u[i] v[(i + k) mod n]
-// for column vectors of equal length n. Direct O(n²) sums, not an FFT as DyNet (same values up to
-// rounding): no FFT dependency, and cheap at the sizes these are used with (holographic embeddings,
-// n in the hundreds). DyNet runs them on unbatched inputs only; here either side may be batched (per
-// batch element, an unbatched side broadcasts).
-template <const char* kName>
-Dim circular_shape(const ArgDims& xs, AttrView) {
-  const Dim &u = xs[0], &v = xs[1];
-  if (u.batch_size() != u.rows() || v.batch_size() != v.rows())
-    op_error(kName, "arguments must be column vectors, got " + u.str() + " and " + v.str());
-  if (u.rows() != v.rows()) op_error(kName, "vector lengths differ: " + u.str() + " vs " + v.str());
-  return Dim({u.rows()}, ops::broadcast_bd(kName, u, v));
-}
-
-std::vector<OpSample> circular_samples(Expression (*f)(const Expression&, const Expression&)) {
-  auto b = [f](ComputationGraph&, Xs x) { return f(x[0], x[1]); };
-  return {{"vector", {Dim({5}), Dim({5})}, b},
-          {"column_matrix", {Dim({4, 1}), Dim({4})}, b},
-          {"length_one", {Dim({1}), Dim({1})}, b},
-          {"batched", {Dim({4}, 2), Dim({4}, 2)}, b},
-          {"broadcast", {Dim({3}), Dim({3}, 3)}, b},
-          {"length_mismatch", {Dim({3}), Dim({4})}, b, -1, 1, true},
-          {"matrix", {Dim({3, 2}), Dim({3, 2})}, b, -1, 1, true},
-          {"batch_mismatch", {Dim({3}, 2), Dim({3}, 3)}, b, -1, 1, true}};
-}
-constexpr char kCircConv[] = "circ_conv";
-constexpr char kCircCorr[] = "circ_corr";
-const OpId k_circ_conv = register_op({.name = kCircConv,
-                                      .doc = "y[k] = Σᵢ u[i] v[(k - i) mod n]",
-                                      .shape = circular_shape<kCircConv>,
-                                      .forward = Circular<false>::fwd<dev::HostPrims>,
-                                      .backward = Circular<false>::bwd<dev::HostPrims>,
-                                      .batch = {.batchable = true},
-                                      .samples = [] { return circular_samples(circ_conv); }});
-const OpId k_circ_corr = register_op({.name = kCircCorr,
-                                      .doc = "y[k] = Σᵢ u[i] v[(i + k) mod n]",
-                                      .shape = circular_shape<kCircCorr>,
-                                      .forward = Circular<true>::fwd<dev::HostPrims>,
-                                      .backward = Circular<true>::bwd<dev::HostPrims>,
-                                      .batch = {.batchable = true},
-                                      .samples = [] { return circular_samples(circ_corr); }});
-
-// ---------------------------------------------------------------------------------------------
-// Ops whose value is piecewise constant: the true gradient is zero; with straight_through_gradient
-// the incoming gradient passes through unchanged (the identity's gradient).
 void check_gradient_mode(const char* op, GradientMode gm) {
   if (gm != zero_gradient && gm != straight_through_gradient)
     op_error(op, "unknown gradient mode " + std::to_string(int(gm)) +
@@ -262,8 +284,6 @@ const OpId k_floor = register_op({.name = "floor",
                                   .batch = {.batchable = true},
                                   .samples = rounding_samples<Rounding::down>});
 
-// argmax(x, gm): one-hot of the maximum of each column (dim-0 fiber), the first one on ties.
-// DyNet accepts vectors only; every column of a matrix or tensor is a natural extension.
 std::vector<OpSample> argmax_samples() {
   auto with = [](GradientMode gm) { return [gm](ComputationGraph&, Xs x) { return argmax(x[0], gm); }; };
   return {{"vector", {Dim({5})}, with(zero_gradient)},
@@ -284,21 +304,7 @@ Expression gradient_mode_node(OpId op, const Expression& x, GradientMode gm) {
   check_gradient_mode(op_def(op).name, gm);
   return make_node(op, x, gm);
 }
-
-#endif  // DYNET_CUDA_PASS
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-Expression max(const std::initializer_list<Expression>& xs) {
-  return make_node_n(k_max_list, xs);
-}
-DYNET_API(max, "max_list", "max(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
-Expression max(const std::vector<Expression>& xs) { return make_node_n(k_max_list, xs); }
-DYNET_API(max, "max_list", "max(xs)", "emax(xs)", Expression(const std::vector<Expression>&));
-Expression circ_conv(const Expression& u, const Expression& v) { return make_node(k_circ_conv, u, v); }
-DYNET_API(circ_conv, "circ_conv", "circ_conv(u, v)", "circ_conv(u, v)", Expression(const Expression&, const Expression&));
-Expression circ_corr(const Expression& u, const Expression& v) { return make_node(k_circ_corr, u, v); }
-DYNET_API(circ_corr, "circ_corr", "circ_corr(u, v)", "circ_corr(u, v)", Expression(const Expression&, const Expression&));
 Expression round(const Expression& x, GradientMode gradient_mode) {
   return gradient_mode_node(k_round, x, gradient_mode);
 }
@@ -313,10 +319,16 @@ Expression argmax(const Expression& x, GradientMode gradient_mode) {
   return gradient_mode_node(k_argmax, x, gradient_mode);
 }
 DYNET_API(argmax, "argmax", "argmax(x, gradient_mode)", "argmax(x, gradient_mode)", Expression(const Expression&, GradientMode));
+namespace {
+#endif
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
 // As DyNet: scale_gradient with λ = -1 (the value is x's memory, the gradient is negated).
+#ifndef DYNET_CUDA_PASS
 Expression flip_gradient(const Expression& x) { return scale_gradient(x, -1.f); }
 DYNET_API(flip_gradient, "scale_gradient", "flip_gradient(x)", "flip_gradient(x)", Expression(const Expression&));
-
 #endif
 
 }  // namespace dynet

@@ -18,8 +18,7 @@
 namespace dynet {
 namespace {
 
-constexpr float kLayerNormEps = 1e-8f;
-
+// ---------------------------------------------------------------------------------------------
 // ---- device kernels ----
 // Per output batch element b of B: s[b] = Σ_k v(b, k) over n values, into scratch.
 template <class P, class V>
@@ -29,6 +28,14 @@ float* sums_per_batch(Device* dev, MemPool& scratch, size_t B, size_t n, V v) {
   return s;
 }
 
+#ifndef DYNET_CUDA_PASS
+using ops::Xs;
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// layer_norm(x, g, b): y = g ⊙ (x - μ) / (σ + ε) + b. g and b have x's shape; any of the three may be
+// unbatched against the others' batch. aux keeps μ and σ per output batch element.
+constexpr float kLayerNormEps = 1e-8f;
 // layer_norm: aux keeps μ and σ per output batch element for the gradient.
 template <class P>
 void layer_norm_fwd(const ForwardArgs& a) {
@@ -87,6 +94,57 @@ void layer_norm_bwd(const BackwardArgs& a) {
 }
 DYNET_DEVICE_KERNELS("layer_norm", layer_norm_fwd, layer_norm_bwd);
 
+#ifndef DYNET_CUDA_PASS
+Dim layer_norm_shape(const ArgDims& xs, AttrView) {
+  constexpr const char* op = "layer_norm";
+  const Dim &x = xs[0], &g = xs[1], &b = xs[2];
+  if (g.single_batch() != x.single_batch() || b.single_batch() != x.single_batch())
+    op_error(op, "gain " + g.str() + " and bias " + b.str() + " must have the shape of x " + x.str());
+  Dim y = x;
+  y.bd = ops::broadcast_bd(op, x, g);
+  y.bd = ops::broadcast_bd(op, y, b);
+  return y;
+}
+size_t layer_norm_aux(const Dim& fx, const ArgDims&, AttrView) { return 2 * size_t(fx.bd); }
+std::vector<OpSample> layer_norm_samples() {
+  auto b = [](ComputationGraph&, Xs x) { return layer_norm(x[0], x[1], x[2]); };
+  return {{"vector", {Dim({5}), Dim({5}), Dim({5})}, b},
+          {"matrix", {Dim({3, 2}), Dim({3, 2}), Dim({3, 2})}, b},
+          {"batched_x", {Dim({4}, 3), Dim({4}), Dim({4})}, b},
+          {"batched_gain", {Dim({4}), Dim({4}, 2), Dim({4})}, b},
+          {"all_batched", {Dim({3}, 2), Dim({3}, 2), Dim({3}, 2)}, b},
+          {"gain_shape", {Dim({4}), Dim({3}), Dim({4})}, b, -1, 1, true},
+          {"bias_shape", {Dim({4}), Dim({4}), Dim({3})}, b, -1, 1, true},  // ({4, 2} broadcasts: see layer_norm)
+          {"batch_mismatch", {Dim({4}, 2), Dim({4}, 3), Dim({4})}, b, -1, 1, true}};
+}
+const OpId k_layer_norm = register_op({.name = "layer_norm",
+                                       .doc = "y = g ⊙ (x - μ) / (σ + 1e-8) + b, μ and σ (1/n) over the elements",
+                                       .shape = layer_norm_shape,
+                                       .forward = layer_norm_fwd<dev::HostPrims>,
+                                       .backward = layer_norm_bwd<dev::HostPrims>,
+                                       .aux_floats = layer_norm_aux,
+                                       .batch = {.batchable = true, .shared = 2 | 4},
+                                       .samples = layer_norm_samples});
+}  // namespace
+Expression layer_norm(const Expression& x, const Expression& g, const Expression& b) {
+  const Dim xd = x.dim().single_batch();
+  if (g.dim().single_batch() == xd && b.dim().single_batch() == xd) return make_node(k_layer_norm, {&x, &g, &b});
+  // A gain or bias of another shape broadcasts as in DyNet's composition (a vector gain over a matrix's
+  // columns, a scalar gain): built from that composition's ops.
+  try {
+    return cmult(g, cdiv(x - mean_elems(x), std_elems(x) + kLayerNormEps)) + b;
+  } catch (const std::invalid_argument& e) {
+    op_error("layer_norm", "gain " + g.dim().str() + " and bias " + b.dim().str() + " do not broadcast against x " +
+                               x.dim().str() + " (" + e.what() + ")");
+  }
+}
+DYNET_API(layer_norm, "layer_norm", "layer_norm(x, g, b)", "layer_norm(x, g, b)", Expression(const Expression&, const Expression&, const Expression&));
+namespace {
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// weight_norm(w, g) = g · w / ‖w‖ with a scalar gain g, per batch element. A zero w has no direction
+// and throws. Gradients: dw += (g/‖w‖)(dy - (w·dy) w / ‖w‖²), dg += (w·dy) / ‖w‖.
 // weight_norm: the norms per output batch element are read back to the host, which throws for a zero w as
 // the CPU kernel does.
 template <class P>
@@ -140,45 +198,6 @@ void weight_norm_dev_bwd(const BackwardArgs& a) {
 DYNET_DEVICE_KERNELS("weight_norm", weight_norm_dev_fwd, weight_norm_dev_bwd);
 
 #ifndef DYNET_CUDA_PASS
-using ops::Xs;
-
-// ---------------------------------------------------------------------------------------------
-// layer_norm(x, g, b): y = g ⊙ (x - μ) / (σ + ε) + b. g and b have x's shape; any of the three may be
-// unbatched against the others' batch. aux keeps μ and σ per output batch element.
-Dim layer_norm_shape(const ArgDims& xs, AttrView) {
-  constexpr const char* op = "layer_norm";
-  const Dim &x = xs[0], &g = xs[1], &b = xs[2];
-  if (g.single_batch() != x.single_batch() || b.single_batch() != x.single_batch())
-    op_error(op, "gain " + g.str() + " and bias " + b.str() + " must have the shape of x " + x.str());
-  Dim y = x;
-  y.bd = ops::broadcast_bd(op, x, g);
-  y.bd = ops::broadcast_bd(op, y, b);
-  return y;
-}
-size_t layer_norm_aux(const Dim& fx, const ArgDims&, AttrView) { return 2 * size_t(fx.bd); }
-std::vector<OpSample> layer_norm_samples() {
-  auto b = [](ComputationGraph&, Xs x) { return layer_norm(x[0], x[1], x[2]); };
-  return {{"vector", {Dim({5}), Dim({5}), Dim({5})}, b},
-          {"matrix", {Dim({3, 2}), Dim({3, 2}), Dim({3, 2})}, b},
-          {"batched_x", {Dim({4}, 3), Dim({4}), Dim({4})}, b},
-          {"batched_gain", {Dim({4}), Dim({4}, 2), Dim({4})}, b},
-          {"all_batched", {Dim({3}, 2), Dim({3}, 2), Dim({3}, 2)}, b},
-          {"gain_shape", {Dim({4}), Dim({3}), Dim({4})}, b, -1, 1, true},
-          {"bias_shape", {Dim({4}), Dim({4}), Dim({3})}, b, -1, 1, true},  // ({4, 2} broadcasts: see layer_norm)
-          {"batch_mismatch", {Dim({4}, 2), Dim({4}, 3), Dim({4})}, b, -1, 1, true}};
-}
-const OpId k_layer_norm = register_op({.name = "layer_norm",
-                                       .doc = "y = g ⊙ (x - μ) / (σ + 1e-8) + b, μ and σ (1/n) over the elements",
-                                       .shape = layer_norm_shape,
-                                       .forward = layer_norm_fwd<dev::HostPrims>,
-                                       .backward = layer_norm_bwd<dev::HostPrims>,
-                                       .aux_floats = layer_norm_aux,
-                                       .batch = {.batchable = true, .shared = 2 | 4},
-                                       .samples = layer_norm_samples});
-
-// ---------------------------------------------------------------------------------------------
-// weight_norm(w, g) = g · w / ‖w‖ with a scalar gain g, per batch element. A zero w has no direction
-// and throws. Gradients: dw += (g/‖w‖)(dy - (w·dy) w / ‖w‖²), dg += (w·dy) / ‖w‖.
 Dim weight_norm_shape(const ArgDims& xs, AttrView) {
   if (xs[1].batch_size() != 1) op_error("weight_norm", "the gain must be a scalar, got " + xs[1].str());
   Dim y = xs[0];
@@ -227,27 +246,11 @@ const OpId k_weight_norm = register_op({.name = "weight_norm",
                                         .backward = weight_norm_bwd,
                                         .batch = {.batchable = true, .shared = 2},
                                         .samples = weight_norm_samples});
-
-#endif  // DYNET_CUDA_PASS
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-Expression layer_norm(const Expression& x, const Expression& g, const Expression& b) {
-  const Dim xd = x.dim().single_batch();
-  if (g.dim().single_batch() == xd && b.dim().single_batch() == xd) return make_node(k_layer_norm, {&x, &g, &b});
-  // A gain or bias of another shape broadcasts as in DyNet's composition (a vector gain over a matrix's
-  // columns, a scalar gain): built from that composition's ops.
-  try {
-    return cmult(g, cdiv(x - mean_elems(x), std_elems(x) + kLayerNormEps)) + b;
-  } catch (const std::invalid_argument& e) {
-    op_error("layer_norm", "gain " + g.dim().str() + " and bias " + b.dim().str() + " do not broadcast against x " +
-                               x.dim().str() + " (" + e.what() + ")");
-  }
-}
-DYNET_API(layer_norm, "layer_norm", "layer_norm(x, g, b)", "layer_norm(x, g, b)", Expression(const Expression&, const Expression&, const Expression&));
 Expression weight_norm(const Expression& w, const Expression& g) { return make_node(k_weight_norm, w, g); }
 DYNET_API(weight_norm, "weight_norm", "weight_norm(w, g)", "weight_norm(w, g)", Expression(const Expression&, const Expression&));
-
+namespace {
 #endif
 
+}  // namespace
 }  // namespace dynet

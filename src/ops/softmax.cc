@@ -19,6 +19,7 @@
 namespace dynet {
 namespace {
 
+// ---------------------------------------------------------------------------------------------
 // ---- device kernels ----
 // A fiber's element: fiber o (of outer·inner) at position k along the axis of length n.
 struct FiberIndex {
@@ -37,6 +38,43 @@ void max_and_sum_exp(Device* dev, const float* x, FiberIndex at, size_t fibers, 
       [=] DYNET_LAMBDA(size_t o, float v) { s[o] = v; });
 }
 
+#ifndef DYNET_CUDA_PASS
+using ops::Xs;
+using ops::ArrayMap;
+using ops::CArrayMap;
+using Array2Map = Eigen::Map<Eigen::ArrayXXf, Eigen::Unaligned>;
+using CArray2Map = Eigen::Map<const Eigen::ArrayXXf, Eigen::Unaligned>;
+
+using ops::arg_batch;
+
+// A tensor seen as [inner, n, outer] around axis `axis` (batch folded into outer).
+using ops::Fibers;
+using ops::fibers;
+
+// Samples of ops with kinks add fixed, well separated offsets to small random inputs (not scaled
+// down, which would shrink the gradients below the harness's tolerance), so every
+// finite-difference probe stays on one side of each kink.
+Expression offset_rows(const Expression& x, const std::vector<float>& offsets) {
+  ComputationGraph& g = *x.pg;
+  return x + input(g, Dim({static_cast<unsigned>(offsets.size())}), offsets);
+}
+// Throws unless ids[0..n) are distinct rows below `rows` and n > 0.
+void check_index_set(const char* op, const char* what, const unsigned* ids, size_t n, unsigned rows,
+                     const Dim& x) {
+  if (n == 0) op_error(op, std::string("empty ") + what);
+  std::vector<bool> seen(rows, false);
+  for (size_t k = 0; k < n; ++k) {
+    if (ids[k] >= rows)
+      op_error(op, std::string(what) + " index " + std::to_string(ids[k]) + " out of range for input " + x.str() +
+                       " (" + std::to_string(rows) + " rows)");
+    if (seen[ids[k]]) op_error(op, std::string(what) + " lists row " + std::to_string(ids[k]) + " twice");
+    seen[ids[k]] = true;
+  }
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// softmax(x, d): exp(x) / Σ exp(x) along dim d.
 template <class P>
 void softmax_dev_fwd(const ForwardArgs& a) {
   const dev::Fibers f = dev::fibers(a.fx.d, a.attr.as<unsigned>());
@@ -69,362 +107,7 @@ void softmax_dev_bwd(const BackwardArgs& a) {
 }
 DYNET_DEVICE_KERNELS("softmax", softmax_dev_fwd, softmax_dev_bwd);
 
-// log_softmax of each column: y = x - m - log s.
-template <class P>
-void log_softmax_dev_fwd(const ForwardArgs& a) {
-  const FiberIndex at{1, a.fx.d.rows()};
-  const size_t fibers = a.fx.d.size() / at.n;
-  float* m = a.scratch.allocate_floats(fibers);
-  float* s = a.scratch.allocate_floats(fibers);
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  max_and_sum_exp<P>(a.fx.device, x, at, fibers, m, s);
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
-    const size_t o = at.fiber_of(i);
-    y[i] = x[i] - m[o] - fn::log(s[o]);
-  });
-}
-// dx += g - softmax(x) Σ g
-template <class P>
-void log_softmax_dev_bwd(const BackwardArgs& a) {
-  const FiberIndex at{1, a.fx.d.rows()};
-  const size_t fibers = a.fx.d.size() / at.n;
-  float* gsum = a.scratch.allocate_floats(fibers);
-  const float *y = a.fx.v, *g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  P::reduce(
-      a.fx.device, fibers, at.n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return g[at(o, k)]; }, dev::Sum(),
-      [=] DYNET_LAMBDA(size_t o, float v) { gsum[o] = v; });
-  P::for_each(a.fx.device, a.fx.d.size(),
-              [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i] - fn::exp(y[i]) * gsum[at.fiber_of(i)]; });
-}
-DYNET_DEVICE_KERNELS("log_softmax", log_softmax_dev_fwd, log_softmax_dev_bwd);
-
-// logsumexp over a list, elementwise.
-template <class P>
-void logsumexp_dev_fwd(const ForwardArgs& a) {
-  const size_t bs = a.fx.d.batch_size(), n = a.n;
-  const dev::ArgList xs = dev::upload_args(a.fx.device, a.scratch, a.xs, n, bs);
-  float* y = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
-    const size_t b = j / bs, e = j % bs;
-    float m = xs.v[0][b * xs.stride[0] + e];
-    for (size_t i = 1; i < n; ++i) m = fn::max(m, xs.v[i][b * xs.stride[i] + e]);
-    float s = 0.f;
-    for (size_t i = 0; i < n; ++i) s += fn::exp(xs.v[i][b * xs.stride[i] + e] - m);
-    y[j] = m + fn::log(s);
-  });
-}
-template <class P>
-void logsumexp_dev_bwd(const BackwardArgs& a) {
-  const size_t bs = a.fx.d.batch_size();
-  const Tensor& x = a.xs[a.i];
-  const size_t xs = x.d.bd == 1 ? 0 : bs;
-  const float *xv = x.v, *y = a.fx.v, *g = a.dEdf.v;
-  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, a.fx.d.bd, bs, [=] DYNET_LAMBDA(size_t b, size_t e) {
-    return g[b * bs + e] * fn::exp(xv[b * xs + e] - y[b * bs + e]);
-  });
-}
-DYNET_DEVICE_KERNELS("logsumexp", logsumexp_dev_fwd, logsumexp_dev_bwd);
-}  // namespace
-
-// The pick indices of a pickneglogsoftmax node, validated (defined with the CPU kernels below; the CUDA
-// pass links to the host pass's definition).
-void pnls_read_indices(AttrView a, unsigned rows, unsigned B, unsigned* ids);
-
-namespace {
-// aux: logZ per batch element, then the picked index per batch element (as in pnls_fwd).
-template <class P>
-void pnls_dev_fwd(const ForwardArgs& a) {
-  const Tensor& x = a.xs[0];
-  const size_t B = a.fx.d.bd, n = x.d.rows(), xs = x.d.bd == 1 ? 0 : n;
-  std::vector<unsigned> host_ids(B);
-  pnls_read_indices(a.attr, n, B, host_ids.data());
-  float* logz = a.aux;
-  unsigned* ids = reinterpret_cast<unsigned*>(a.aux + B);
-  a.fx.device->copy_from_host(ids, host_ids.data(), B * sizeof(unsigned));
-  float* m = a.scratch.allocate_floats(B);
-  const float* xv = x.v;
-  float* y = a.fx.v;
-  P::reduce(
-      a.fx.device, B, n, -INFINITY, [=] DYNET_LAMBDA(size_t b, size_t k) { return xv[b * xs + k]; }, dev::Max(),
-      [=] DYNET_LAMBDA(size_t b, float v) { m[b] = v; });
-  P::reduce(
-      a.fx.device, B, n, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return fn::exp(xv[b * xs + k] - m[b]); },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t b, float v) {
-        logz[b] = m[b] + fn::log(v);
-        y[b] = logz[b] - xv[b * xs + ids[b]];
-      });
-}
-// dx += g (softmax(x) - onehot(v))
-template <class P>
-void pnls_dev_bwd(const BackwardArgs& a) {
-  const Tensor& x = a.xs[0];
-  const size_t n = x.d.rows(), B = a.fx.d.bd, xs = x.d.bd == 1 ? 0 : n;
-  const float *xv = x.v, *g = a.dEdf.v, *logz = a.aux;
-  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux + B);
-  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
-    return g[b] * (fn::exp(xv[b * xs + k] - logz[b]) - (k == ids[b] ? 1.f : 0.f));
-  });
-}
-DYNET_DEVICE_KERNELS("pickneglogsoftmax", pnls_dev_fwd, pnls_dev_bwd);
-}  // namespace
-
-// The rows of sparsemax_loss's target support, validated (a pointer's vector is checked as forward reads it),
-// and their number (defined with the CPU kernels below; the CUDA pass links to the host pass's definition).
-const unsigned* sparsemax_loss_support(AttrView a, const Dim& x, size_t* n);
-// Throws unless constrained_softmax's bounds for output batch element b (n of them at ub, host memory) are
-// non-negative (defined with the CPU kernels below).
-void check_constrained_bounds(const float* ub, size_t n, size_t b);
-
-namespace {
-// restricted_log_softmax: the restricted rows (host memory, in the attribute's tail) go to scratch.
-struct RestrictAttr {
-  uint32_t n = 0;  // number of restricted rows (they follow in the tail)
-  uint32_t unused = 0;
-};
-template <class P>
-void restricted_log_softmax_fwd(const ForwardArgs& a) {
-  const size_t nr = a.attr.as<RestrictAttr>().n, rows = a.fx.d.rows(), cols = a.fx.d.size() / rows;
-  const unsigned* ids = dev::upload(a.fx.device, a.scratch, a.attr.tail<unsigned, RestrictAttr>(), nr);
-  float* m = a.scratch.allocate_floats(cols);
-  float* logz = a.scratch.allocate_floats(cols);
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  P::reduce(
-      a.fx.device, cols, nr, -INFINITY, [=] DYNET_LAMBDA(size_t o, size_t k) { return x[o * rows + ids[k]]; },
-      dev::Max(), [=] DYNET_LAMBDA(size_t o, float v) { m[o] = v; });
-  P::reduce(
-      a.fx.device, cols, nr, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return fn::exp(x[o * rows + ids[k]] - m[o]); },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float v) { logz[o] = m[o] + fn::log(v); });
-  a.fx.device->fill(y, a.fx.d.size(), -INFINITY);
-  P::for_each(a.fx.device, cols * nr, [=] DYNET_LAMBDA(size_t j) {
-    const size_t o = j / nr, r = o * rows + ids[j % nr];
-    y[r] = x[r] - logz[o];
-  });
-}
-// dx_r += g_r - softmax_R(x)_r Σ_{j∈R} g_j for r ∈ R
-template <class P>
-void restricted_log_softmax_bwd(const BackwardArgs& a) {
-  const size_t nr = a.attr.as<RestrictAttr>().n, rows = a.fx.d.rows(), cols = a.fx.d.size() / rows;
-  const unsigned* ids = dev::upload(a.fx.device, a.scratch, a.attr.tail<unsigned, RestrictAttr>(), nr);
-  float* gsum = a.scratch.allocate_floats(cols);
-  const float *y = a.fx.v, *g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  P::reduce(
-      a.fx.device, cols, nr, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return g[o * rows + ids[k]]; }, dev::Sum(),
-      [=] DYNET_LAMBDA(size_t o, float v) { gsum[o] = v; });
-  P::for_each(a.fx.device, cols * nr, [=] DYNET_LAMBDA(size_t j) {
-    const size_t o = j / nr, r = o * rows + ids[j % nr];
-    dx[r] += g[r] - fn::exp(y[r]) * gsum[o];
-  });
-}
-DYNET_DEVICE_KERNELS("restricted_log_softmax", restricted_log_softmax_fwd, restricted_log_softmax_bwd);
-
-// The sparsemax threshold τ of each of the `cols` columns of z (n rows), into scratch. Without sorting:
-// element j is in the support iff Σ_i max(z_i - z_j, 0) < 1 (the sorted prefix condition of
-// sparsemax_threshold, 1 + k z_(k) > Σ_{i≤k} z_(i), rewritten for z_j = z_(k); ties agree), and
-// τ = (Σ_support z - 1) / |support|. O(n²) per column, all of it in parallel.
-template <class P>
-float* sparsemax_thresholds(Device* dev, MemPool& scratch, const float* z, size_t n, size_t cols) {
-  float* in_support = scratch.allocate_floats(n * cols);
-  float* support_sum = scratch.allocate_floats(cols);
-  float* tau = scratch.allocate_floats(cols);
-  P::reduce(
-      dev, n * cols, n, 0.f, [=] DYNET_LAMBDA(size_t j, size_t i) { return fn::max(z[j - j % n + i] - z[j], 0.f); },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t j, float s) { in_support[j] = s < 1.f ? 1.f : 0.f; });
-  P::reduce(
-      dev, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return in_support[o * n + i] * z[o * n + i]; },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float s) { support_sum[o] = s; });
-  P::reduce(
-      dev, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return in_support[o * n + i]; }, dev::Sum(),
-      [=] DYNET_LAMBDA(size_t o, float k) { tau[o] = (support_sum[o] - 1.f) / k; });
-  return tau;
-}
-template <class P>
-void sparsemax_dev_fwd(const ForwardArgs& a) {
-  const size_t n = a.fx.d.rows(), cols = a.fx.d.size() / n;
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  const float* tau = sparsemax_thresholds<P>(a.fx.device, a.scratch, x, n, cols);
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = fn::max(x[i] - tau[i / n], 0.f); });
-}
-// On the support S = {y > 0}: dx_i += g_i - mean_{j∈S} g_j.
-template <class P>
-void sparsemax_dev_bwd(const BackwardArgs& a) {
-  const size_t n = a.fx.d.rows(), cols = a.fx.d.size() / n;
-  const float *y = a.fx.v, *g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  float* gsum = a.scratch.allocate_floats(cols);
-  float* gmean = a.scratch.allocate_floats(cols);
-  P::reduce(
-      a.fx.device, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return y[o * n + i] > 0.f ? g[o * n + i] : 0.f; },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float s) { gsum[o] = s; });
-  P::reduce(
-      a.fx.device, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return y[o * n + i] > 0.f ? 1.f : 0.f; },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float k) { gmean[o] = gsum[o] / k; });
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
-    if (y[i] > 0.f) dx[i] += g[i] - gmean[i / n];
-  });
-}
-DYNET_DEVICE_KERNELS("sparsemax", sparsemax_dev_fwd, sparsemax_dev_bwd);
-
-// sparsemax_loss: aux as in sparsemax_loss_fwd (sparsemax(x), then the support's size and rows, which the
-// gradient reads on the device).
-struct SupportAttr {
-  const std::vector<unsigned>* pvec = nullptr;  // read at forward time
-  uint32_t n = 0;                               // number of inline rows (they follow in the tail)
-  uint32_t unused = 0;
-};
-template <class P>
-void sparsemax_loss_dev_fwd(const ForwardArgs& a) {
-  const Tensor& x = a.xs[0];
-  const size_t n = x.d.rows(), B = a.fx.d.bd;
-  size_t nq = 0;
-  const unsigned* host_q = sparsemax_loss_support(a.attr, x.d, &nq);
-  std::vector<uint32_t> kept(nq + 1);
-  kept[0] = static_cast<uint32_t>(nq);
-  std::copy(host_q, host_q + nq, kept.begin() + 1);
-  uint32_t* dev_kept = reinterpret_cast<uint32_t*>(a.aux + x.d.size());
-  a.fx.device->copy_from_host(dev_kept, kept.data(), kept.size() * sizeof(uint32_t));
-  const unsigned* q = dev_kept + 1;
-  const float qprob = 1.f / static_cast<float>(nq);
-  const float* z = x.v;
-  float *sm = a.aux, *y = a.fx.v;
-  const float* tau = sparsemax_thresholds<P>(a.fx.device, a.scratch, z, n, B);
-  P::for_each(a.fx.device, B * n, [=] DYNET_LAMBDA(size_t i) { sm[i] = fn::max(z[i] - tau[i / n], 0.f); });
-  // ½ Σ_{j∈S} (z_j² - τ²) + ½ ‖q‖² - qᵀz, with ½ ‖q‖² = ½ · nq · (1/nq)²
-  float* support_term = a.scratch.allocate_floats(B);
-  P::reduce(
-      a.fx.device, B, n, 0.f,
-      [=] DYNET_LAMBDA(size_t b, size_t k) {
-        const float zk = z[b * n + k], t = tau[b];
-        return sm[b * n + k] > 0.f ? 0.5f * (zk - t) * (zk + t) : 0.f;
-      },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t b, float s) { support_term[b] = s; });
-  P::reduce(
-      a.fx.device, B, nq, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return z[b * n + q[k]]; }, dev::Sum(),
-      [=] DYNET_LAMBDA(size_t b, float s) { y[b] = fn::max(0.5f * qprob + support_term[b] - qprob * s, 0.f); });
-}
-// dx += g (sparsemax(x) - q)
-template <class P>
-void sparsemax_loss_dev_bwd(const BackwardArgs& a) {
-  const size_t n = a.xs[0].d.rows();
-  const uint32_t* kept = reinterpret_cast<const uint32_t*>(a.aux + a.xs[0].d.size());
-  const float *sm = a.aux, *g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) {
-    const size_t b = i / n, k = i % n, nq = kept[0];
-    bool target = false;
-    for (size_t j = 0; j < nq; ++j) target |= kept[1 + j] == k;
-    dx[i] += g[b] * (sm[i] - (target ? 1.f / static_cast<float>(nq) : 0.f));
-  });
-}
-DYNET_DEVICE_KERNELS("sparsemax_loss", sparsemax_loss_dev_fwd, sparsemax_loss_dev_bwd);
-
-// constrained_softmax of one column: p ≤ u closest to softmax(x) in KL divergence;
-// saturated[k] = 1 for the rows at their bound, saturated[n] = the saturated mass. q: n floats of scratch.
-DYNET_HD inline void constrained_softmax_column(const float* x, const float* u, size_t n, float* q, float* p,
-                                                float* saturated) {
-  // Bounds summing to less than 1 admit no distribution: every row is then at its bound (p = u, the limit
-  // of min(u_k, c exp(x_k)) as c grows), as in DyNet, whose tutorial calls it so.
-  double bound_sum = 0;
-  for (size_t k = 0; k < n; ++k) bound_sum += u[k];
-  if (bound_sum < 1.0 - 1e-5) {
-    for (size_t k = 0; k < n; ++k) p[k] = u[k], saturated[k] = 1.f;
-    saturated[n] = static_cast<float>(bound_sum);
-    return;
-  }
-  float m = x[0];
-  for (size_t k = 1; k < n; ++k) m = fn::max(m, x[k]);
-  for (size_t k = 0; k < n; ++k) q[k] = fn::exp(x[k] - m), saturated[k] = 0.f;
-  // Saturating the rows that exceed their bound only raises the others' share, so a row once
-  // saturated stays saturated: repeat until no free row exceeds its bound (at most n rounds).
-  double mass = 0;  // Σ_A u
-  for (bool changed = true; changed;) {
-    changed = false;
-    double free_sum = 0;
-    for (size_t k = 0; k < n; ++k)
-      if (saturated[k] == 0.f) free_sum += q[k];
-    if (free_sum <= 0) break;
-    const double scale = (1.0 - mass) / free_sum;
-    double new_mass = mass;
-    for (size_t k = 0; k < n; ++k) {
-      if (saturated[k] != 0.f) continue;
-      p[k] = static_cast<float>(q[k] * scale);
-      if (p[k] > u[k]) p[k] = u[k], saturated[k] = 1.f, new_mass += u[k], changed = true;
-    }
-    mass = new_mass;
-  }
-  saturated[n] = static_cast<float>(mass);
-}
-// Per batch element: the number of bounds that are not >= 0, read back to the host for
-// check_constrained_bounds (which reads the bounds themselves only to name the bad one); then one thread per
-// batch element.
-template <class P>
-void constrained_softmax_fwd(const ForwardArgs& a) {
-  const Tensor &x = a.xs[0], &u = a.xs[1];
-  const size_t n = a.fx.d.rows(), B = a.fx.d.bd, xs = x.d.bd == 1 ? 0 : n, us = u.d.bd == 1 ? 0 : n;
-  const float *xv = x.v, *uv = u.v;
-  double* checks = static_cast<double*>(a.scratch.allocate(B * sizeof(double)));
-  P::reduce(
-      a.fx.device, B, n, 0.0, [=] DYNET_LAMBDA(size_t b, size_t k) { return uv[b * us + k] >= 0.f ? 0.0 : 1.0; },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t b, double s) { checks[b] = s; });
-  std::vector<double> host(B);
-  a.fx.device->copy_to_host(host.data(), checks, host.size() * sizeof(double));
-  for (size_t b = 0; b < B; ++b)
-    if (host[b] > 0) {
-      std::vector<float> buf;
-      check_constrained_bounds(host_values(u, &buf) + b * us, n, b);
-    }
-  float* q = a.scratch.allocate_floats(B * n);
-  float *p = a.fx.v, *saturated = a.aux;
-  P::for_each(a.fx.device, B, [=] DYNET_LAMBDA(size_t b) {
-    constrained_softmax_column(xv + b * xs, uv + b * us, n, q + b * n, p + b * n, saturated + b * (n + 1));
-  });
-}
-// With s = 1 - Σ_A u and ḡ = Σ_{k∉A} p_k g_k / s (per batch element):
-// dx_k += p_k (g_k - ḡ) for free rows, du_k += g_k - ḡ for saturated rows.
-template <class P>
-void constrained_softmax_bwd(const BackwardArgs& a) {
-  const size_t n = a.fx.d.rows(), B = a.fx.d.bd;
-  const float *p = a.fx.v, *g = a.dEdf.v, *saturated = a.aux;
-  float* gbar = a.scratch.allocate_floats(B);
-  P::reduce(
-      a.fx.device, B, n, 0.0,
-      [=] DYNET_LAMBDA(size_t b, size_t k) {
-        return saturated[b * (n + 1) + k] == 0.f ? double(p[b * n + k]) * g[b * n + k] : 0.0;
-      },
-      dev::Sum(), [=] DYNET_LAMBDA(size_t b, double weighted) {
-        const double free_mass = 1.0 - saturated[b * (n + 1) + n];
-        gbar[b] = free_mass > 0 ? static_cast<float>(weighted / free_mass) : 0.f;
-      });
-  const bool logits = a.i == 0;
-  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[a.i].d.bd != 1, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
-    const bool is_saturated = saturated[b * (n + 1) + k] != 0.f;
-    const float d = g[b * n + k] - gbar[b];
-    if (logits) return is_saturated ? 0.f : p[b * n + k] * d;
-    return is_saturated ? d : 0.f;
-  });
-}
-DYNET_DEVICE_KERNELS("constrained_softmax", constrained_softmax_fwd, constrained_softmax_bwd);
-
-
 #ifndef DYNET_CUDA_PASS
-using ops::Xs;
-using ops::ArrayMap;
-using ops::CArrayMap;
-using Array2Map = Eigen::Map<Eigen::ArrayXXf, Eigen::Unaligned>;
-using CArray2Map = Eigen::Map<const Eigen::ArrayXXf, Eigen::Unaligned>;
-
-using ops::arg_batch;
-
-// A tensor seen as [inner, n, outer] around axis `axis` (batch folded into outer).
-using ops::Fibers;
-using ops::fibers;
-
-// ---------------------------------------------------------------------------------------------
-// softmax(x, d): exp(x) / Σ exp(x) along dim d.
 Dim softmax_shape(const ArgDims& xs, AttrView a) {
   const unsigned d = a.as<unsigned>();
   // Past the rank the "dim" has size 1 and the result would be all ones: a mistake, not a request.
@@ -502,9 +185,46 @@ const OpId k_softmax = register_op({.name = "softmax",
                                     .backward = softmax_bwd,
                                     .batch = {.batchable = true},
                                     .samples = softmax_samples});
+}  // namespace
+Expression softmax(const Expression& x, unsigned d) { return make_node(k_softmax, x, d); }
+DYNET_API(softmax, "softmax", "softmax(x, d = 0)", "softmax(x, d=0)", Expression(const Expression&, unsigned));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // log_softmax(x): x - log Σ exp(x) for each column.
+// log_softmax of each column: y = x - m - log s.
+template <class P>
+void log_softmax_dev_fwd(const ForwardArgs& a) {
+  const FiberIndex at{1, a.fx.d.rows()};
+  const size_t fibers = a.fx.d.size() / at.n;
+  float* m = a.scratch.allocate_floats(fibers);
+  float* s = a.scratch.allocate_floats(fibers);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  max_and_sum_exp<P>(a.fx.device, x, at, fibers, m, s);
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t o = at.fiber_of(i);
+    y[i] = x[i] - m[o] - fn::log(s[o]);
+  });
+}
+// dx += g - softmax(x) Σ g
+template <class P>
+void log_softmax_dev_bwd(const BackwardArgs& a) {
+  const FiberIndex at{1, a.fx.d.rows()};
+  const size_t fibers = a.fx.d.size() / at.n;
+  float* gsum = a.scratch.allocate_floats(fibers);
+  const float *y = a.fx.v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::reduce(
+      a.fx.device, fibers, at.n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return g[at(o, k)]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t o, float v) { gsum[o] = v; });
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i] - fn::exp(y[i]) * gsum[at.fiber_of(i)]; });
+}
+DYNET_DEVICE_KERNELS("log_softmax", log_softmax_dev_fwd, log_softmax_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 // CPU kernel kept: op_perf x64 generic/CPU 0.6 fwd+bwd on 4-5 rows, but 5.0 fwd, 3.3 bwd at a {10000} column
 // (the vectorised exp of kernels/cpu/softmax.h).
 void log_softmax_fwd(const ForwardArgs& a) {
@@ -539,9 +259,41 @@ const OpId k_log_softmax = register_op({.name = "log_softmax",
                                         .backward = log_softmax_bwd,
                                         .batch = {.batchable = true},
                                         .samples = log_softmax_samples});
+}  // namespace
+Expression log_softmax(const Expression& x) { return make_node(k_log_softmax, x); }
+DYNET_API(log_softmax, "log_softmax", "log_softmax(x)", "log_softmax(x, restrict=None)", Expression(const Expression&));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // logsumexp({x_1..x_k}): log Σ_i exp(x_i), elementwise; the batch broadcasts.
+// logsumexp over a list, elementwise.
+template <class P>
+void logsumexp_dev_fwd(const ForwardArgs& a) {
+  const size_t bs = a.fx.d.batch_size(), n = a.n;
+  const dev::ArgList xs = dev::upload_args(a.fx.device, a.scratch, a.xs, n, bs);
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+    const size_t b = j / bs, e = j % bs;
+    float m = xs.v[0][b * xs.stride[0] + e];
+    for (size_t i = 1; i < n; ++i) m = fn::max(m, xs.v[i][b * xs.stride[i] + e]);
+    float s = 0.f;
+    for (size_t i = 0; i < n; ++i) s += fn::exp(xs.v[i][b * xs.stride[i] + e] - m);
+    y[j] = m + fn::log(s);
+  });
+}
+template <class P>
+void logsumexp_dev_bwd(const BackwardArgs& a) {
+  const size_t bs = a.fx.d.batch_size();
+  const Tensor& x = a.xs[a.i];
+  const size_t xs = x.d.bd == 1 ? 0 : bs;
+  const float *xv = x.v, *y = a.fx.v, *g = a.dEdf.v;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, a.fx.d.bd, bs, [=] DYNET_LAMBDA(size_t b, size_t e) {
+    return g[b * bs + e] * fn::exp(xv[b * xs + e] - y[b * bs + e]);
+  });
+}
+DYNET_DEVICE_KERNELS("logsumexp", logsumexp_dev_fwd, logsumexp_dev_bwd);
+#ifndef DYNET_CUDA_PASS
 Dim logsumexp_shape(const ArgDims& xs, AttrView) {
   Dim out = xs[0];
   for (size_t i = 1; i < xs.size(); ++i) {
@@ -597,9 +349,59 @@ const OpId k_logsumexp = register_op({.name = "logsumexp",
                                       .backward = logsumexp_bwd,
                                       .batch = {.batchable = true},
                                       .samples = logsumexp_samples});
+}  // namespace
+Expression logsumexp(const std::initializer_list<Expression>& xs) { return make_node_n(k_logsumexp, xs); }
+DYNET_API(logsumexp, "logsumexp", "logsumexp(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
+Expression logsumexp(const std::vector<Expression>& xs) { return make_node_n(k_logsumexp, xs); }
+DYNET_API(logsumexp, "logsumexp", "logsumexp(xs)", "logsumexp(xs)", Expression(const std::vector<Expression>&));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // pickneglogsoftmax(x, v): -log softmax(x)[v] = logZ - x[v], per batch element.
+}  // namespace
+// The pick indices of a pickneglogsoftmax node, validated (defined with the CPU kernels below; the CUDA
+// pass links to the host pass's definition).
+void pnls_read_indices(AttrView a, unsigned rows, unsigned B, unsigned* ids);
+
+namespace {
+// aux: logZ per batch element, then the picked index per batch element (as in pnls_fwd).
+template <class P>
+void pnls_dev_fwd(const ForwardArgs& a) {
+  const Tensor& x = a.xs[0];
+  const size_t B = a.fx.d.bd, n = x.d.rows(), xs = x.d.bd == 1 ? 0 : n;
+  std::vector<unsigned> host_ids(B);
+  pnls_read_indices(a.attr, n, B, host_ids.data());
+  float* logz = a.aux;
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux + B);
+  a.fx.device->copy_from_host(ids, host_ids.data(), B * sizeof(unsigned));
+  float* m = a.scratch.allocate_floats(B);
+  const float* xv = x.v;
+  float* y = a.fx.v;
+  P::reduce(
+      a.fx.device, B, n, -INFINITY, [=] DYNET_LAMBDA(size_t b, size_t k) { return xv[b * xs + k]; }, dev::Max(),
+      [=] DYNET_LAMBDA(size_t b, float v) { m[b] = v; });
+  P::reduce(
+      a.fx.device, B, n, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return fn::exp(xv[b * xs + k] - m[b]); },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, float v) {
+        logz[b] = m[b] + fn::log(v);
+        y[b] = logz[b] - xv[b * xs + ids[b]];
+      });
+}
+// dx += g (softmax(x) - onehot(v))
+template <class P>
+void pnls_dev_bwd(const BackwardArgs& a) {
+  const Tensor& x = a.xs[0];
+  const size_t n = x.d.rows(), B = a.fx.d.bd, xs = x.d.bd == 1 ? 0 : n;
+  const float *xv = x.v, *g = a.dEdf.v, *logz = a.aux;
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux + B);
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
+    return g[b] * (fn::exp(xv[b * xs + k] - logz[b]) - (k == ids[b] ? 1.f : 0.f));
+  });
+}
+DYNET_DEVICE_KERNELS("pickneglogsoftmax", pnls_dev_fwd, pnls_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 struct PickAttr {
   const unsigned* pv = nullptr;                 // single index read at forward time
   const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
@@ -715,26 +517,62 @@ const OpId k_pnls = register_op({.name = "pickneglogsoftmax",
 Expression pnls_node(const Expression& x, PickAttr p, const unsigned* ids) {
   return make_node_with_ids(k_pnls, x, p, ids, p.n);
 }
+// pickneglogsoftmax's public functions are at the end of this file (the API entries keep their order).
+}  // namespace
+void pnls_read_indices(AttrView a, unsigned rows, unsigned B, unsigned* ids) {
+  read_indices("pickneglogsoftmax", a, rows, B, ids);
+}
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // log_softmax(x, R): x - log Σ_{j∈R} exp(x_j) on the rows listed in R, for each column. The other
 // rows are -inf, the log of their zero probability, exactly as DyNet's RestrictedLogSoftmax; every
 // value DyNet gives as finite is finite here too. Their incoming gradient is ignored.
-
-// Throws unless ids[0..n) are distinct rows below `rows` and n > 0.
-void check_index_set(const char* op, const char* what, const unsigned* ids, size_t n, unsigned rows,
-                     const Dim& x) {
-  if (n == 0) op_error(op, std::string("empty ") + what);
-  std::vector<bool> seen(rows, false);
-  for (size_t k = 0; k < n; ++k) {
-    if (ids[k] >= rows)
-      op_error(op, std::string(what) + " index " + std::to_string(ids[k]) + " out of range for input " + x.str() +
-                       " (" + std::to_string(rows) + " rows)");
-    if (seen[ids[k]]) op_error(op, std::string(what) + " lists row " + std::to_string(ids[k]) + " twice");
-    seen[ids[k]] = true;
-  }
+// restricted_log_softmax: the restricted rows (host memory, in the attribute's tail) go to scratch.
+struct RestrictAttr {
+  uint32_t n = 0;  // number of restricted rows (they follow in the tail)
+  uint32_t unused = 0;
+};
+template <class P>
+void restricted_log_softmax_fwd(const ForwardArgs& a) {
+  const size_t nr = a.attr.as<RestrictAttr>().n, rows = a.fx.d.rows(), cols = a.fx.d.size() / rows;
+  const unsigned* ids = dev::upload(a.fx.device, a.scratch, a.attr.tail<unsigned, RestrictAttr>(), nr);
+  float* m = a.scratch.allocate_floats(cols);
+  float* logz = a.scratch.allocate_floats(cols);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::reduce(
+      a.fx.device, cols, nr, -INFINITY, [=] DYNET_LAMBDA(size_t o, size_t k) { return x[o * rows + ids[k]]; },
+      dev::Max(), [=] DYNET_LAMBDA(size_t o, float v) { m[o] = v; });
+  P::reduce(
+      a.fx.device, cols, nr, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return fn::exp(x[o * rows + ids[k]] - m[o]); },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float v) { logz[o] = m[o] + fn::log(v); });
+  a.fx.device->fill(y, a.fx.d.size(), -INFINITY);
+  P::for_each(a.fx.device, cols * nr, [=] DYNET_LAMBDA(size_t j) {
+    const size_t o = j / nr, r = o * rows + ids[j % nr];
+    y[r] = x[r] - logz[o];
+  });
 }
+// dx_r += g_r - softmax_R(x)_r Σ_{j∈R} g_j for r ∈ R
+template <class P>
+void restricted_log_softmax_bwd(const BackwardArgs& a) {
+  const size_t nr = a.attr.as<RestrictAttr>().n, rows = a.fx.d.rows(), cols = a.fx.d.size() / rows;
+  const unsigned* ids = dev::upload(a.fx.device, a.scratch, a.attr.tail<unsigned, RestrictAttr>(), nr);
+  float* gsum = a.scratch.allocate_floats(cols);
+  const float *y = a.fx.v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::reduce(
+      a.fx.device, cols, nr, 0.f, [=] DYNET_LAMBDA(size_t o, size_t k) { return g[o * rows + ids[k]]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t o, float v) { gsum[o] = v; });
+  P::for_each(a.fx.device, cols * nr, [=] DYNET_LAMBDA(size_t j) {
+    const size_t o = j / nr, r = o * rows + ids[j % nr];
+    dx[r] += g[r] - fn::exp(y[r]) * gsum[o];
+  });
+}
+DYNET_DEVICE_KERNELS("restricted_log_softmax", restricted_log_softmax_fwd, restricted_log_softmax_bwd);
 
+#ifndef DYNET_CUDA_PASS
 Dim restricted_log_softmax_shape(const ArgDims& xs, AttrView a) {
   check_index_set("restricted_log_softmax", "restriction", a.tail<unsigned, RestrictAttr>(),
                   a.as<RestrictAttr>().n, xs[0].rows(), xs[0]);
@@ -766,11 +604,131 @@ const OpId k_restricted_log_softmax =
                  .backward = restricted_log_softmax_bwd<dev::HostPrims>,
                  .batch = {.batchable = true},
                  .samples = restricted_log_softmax_samples});
+}  // namespace
+Expression log_softmax(const Expression& x, const std::vector<unsigned>& restriction) {
+  const RestrictAttr r{static_cast<uint32_t>(restriction.size()), 0};
+  const auto blob = attr_with_tail(r, restriction.data(), restriction.size());
+  return make_node_n(k_restricted_log_softmax, &x, 1, blob.data(), blob.bytes());
+}
+DYNET_API(log_softmax, "restricted_log_softmax", "log_softmax(x, restriction)", "log_softmax(x, restrict=None)", Expression(const Expression&, const std::vector<unsigned>&));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // sparsemax(x) (Martins & Astudillo 2016): the Euclidean projection of each column onto the
 // probability simplex, max(x - τ, 0) with τ chosen so the column sums to 1.
+// sparsemax_loss(x, Q): the sparsemax loss (Martins & Astudillo 2016) of a column vector x for
+// the target distribution q uniform over the rows Q: ½ Σ_{j∈S(x)} (x_j² - τ²) + ½ ‖q‖² - qᵀx,
+// clamped at 0 against rounding, per batch element (one Q for all of them). Its gradient is
+// sparsemax(x) - q.
+}  // namespace
+// The rows of sparsemax_loss's target support, validated (a pointer's vector is checked as forward reads it),
+// and their number (defined with the CPU kernels below; the CUDA pass links to the host pass's definition).
+const unsigned* sparsemax_loss_support(AttrView a, const Dim& x, size_t* n);
 
+namespace {
+// The sparsemax threshold τ of each of the `cols` columns of z (n rows), into scratch. Without sorting:
+// element j is in the support iff Σ_i max(z_i - z_j, 0) < 1 (the sorted prefix condition of
+// sparsemax_threshold, 1 + k z_(k) > Σ_{i≤k} z_(i), rewritten for z_j = z_(k); ties agree), and
+// τ = (Σ_support z - 1) / |support|. O(n²) per column, all of it in parallel.
+template <class P>
+float* sparsemax_thresholds(Device* dev, MemPool& scratch, const float* z, size_t n, size_t cols) {
+  float* in_support = scratch.allocate_floats(n * cols);
+  float* support_sum = scratch.allocate_floats(cols);
+  float* tau = scratch.allocate_floats(cols);
+  P::reduce(
+      dev, n * cols, n, 0.f, [=] DYNET_LAMBDA(size_t j, size_t i) { return fn::max(z[j - j % n + i] - z[j], 0.f); },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t j, float s) { in_support[j] = s < 1.f ? 1.f : 0.f; });
+  P::reduce(
+      dev, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return in_support[o * n + i] * z[o * n + i]; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float s) { support_sum[o] = s; });
+  P::reduce(
+      dev, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return in_support[o * n + i]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t o, float k) { tau[o] = (support_sum[o] - 1.f) / k; });
+  return tau;
+}
+template <class P>
+void sparsemax_dev_fwd(const ForwardArgs& a) {
+  const size_t n = a.fx.d.rows(), cols = a.fx.d.size() / n;
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  const float* tau = sparsemax_thresholds<P>(a.fx.device, a.scratch, x, n, cols);
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = fn::max(x[i] - tau[i / n], 0.f); });
+}
+// On the support S = {y > 0}: dx_i += g_i - mean_{j∈S} g_j.
+template <class P>
+void sparsemax_dev_bwd(const BackwardArgs& a) {
+  const size_t n = a.fx.d.rows(), cols = a.fx.d.size() / n;
+  const float *y = a.fx.v, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  float* gsum = a.scratch.allocate_floats(cols);
+  float* gmean = a.scratch.allocate_floats(cols);
+  P::reduce(
+      a.fx.device, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return y[o * n + i] > 0.f ? g[o * n + i] : 0.f; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float s) { gsum[o] = s; });
+  P::reduce(
+      a.fx.device, cols, n, 0.f, [=] DYNET_LAMBDA(size_t o, size_t i) { return y[o * n + i] > 0.f ? 1.f : 0.f; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float k) { gmean[o] = gsum[o] / k; });
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    if (y[i] > 0.f) dx[i] += g[i] - gmean[i / n];
+  });
+}
+DYNET_DEVICE_KERNELS("sparsemax", sparsemax_dev_fwd, sparsemax_dev_bwd);
+
+// sparsemax_loss: aux as in sparsemax_loss_fwd (sparsemax(x), then the support's size and rows, which the
+// gradient reads on the device).
+struct SupportAttr {
+  const std::vector<unsigned>* pvec = nullptr;  // read at forward time
+  uint32_t n = 0;                               // number of inline rows (they follow in the tail)
+  uint32_t unused = 0;
+};
+template <class P>
+void sparsemax_loss_dev_fwd(const ForwardArgs& a) {
+  const Tensor& x = a.xs[0];
+  const size_t n = x.d.rows(), B = a.fx.d.bd;
+  size_t nq = 0;
+  const unsigned* host_q = sparsemax_loss_support(a.attr, x.d, &nq);
+  std::vector<uint32_t> kept(nq + 1);
+  kept[0] = static_cast<uint32_t>(nq);
+  std::copy(host_q, host_q + nq, kept.begin() + 1);
+  uint32_t* dev_kept = reinterpret_cast<uint32_t*>(a.aux + x.d.size());
+  a.fx.device->copy_from_host(dev_kept, kept.data(), kept.size() * sizeof(uint32_t));
+  const unsigned* q = dev_kept + 1;
+  const float qprob = 1.f / static_cast<float>(nq);
+  const float* z = x.v;
+  float *sm = a.aux, *y = a.fx.v;
+  const float* tau = sparsemax_thresholds<P>(a.fx.device, a.scratch, z, n, B);
+  P::for_each(a.fx.device, B * n, [=] DYNET_LAMBDA(size_t i) { sm[i] = fn::max(z[i] - tau[i / n], 0.f); });
+  // ½ Σ_{j∈S} (z_j² - τ²) + ½ ‖q‖² - qᵀz, with ½ ‖q‖² = ½ · nq · (1/nq)²
+  float* support_term = a.scratch.allocate_floats(B);
+  P::reduce(
+      a.fx.device, B, n, 0.f,
+      [=] DYNET_LAMBDA(size_t b, size_t k) {
+        const float zk = z[b * n + k], t = tau[b];
+        return sm[b * n + k] > 0.f ? 0.5f * (zk - t) * (zk + t) : 0.f;
+      },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, float s) { support_term[b] = s; });
+  P::reduce(
+      a.fx.device, B, nq, 0.f, [=] DYNET_LAMBDA(size_t b, size_t k) { return z[b * n + q[k]]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t b, float s) { y[b] = fn::max(0.5f * qprob + support_term[b] - qprob * s, 0.f); });
+}
+// dx += g (sparsemax(x) - q)
+template <class P>
+void sparsemax_loss_dev_bwd(const BackwardArgs& a) {
+  const size_t n = a.xs[0].d.rows();
+  const uint32_t* kept = reinterpret_cast<const uint32_t*>(a.aux + a.xs[0].d.size());
+  const float *sm = a.aux, *g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t b = i / n, k = i % n, nq = kept[0];
+    bool target = false;
+    for (size_t j = 0; j < nq; ++j) target |= kept[1 + j] == k;
+    dx[i] += g[b] * (sm[i] - (target ? 1.f / static_cast<float>(nq) : 0.f));
+  });
+}
+DYNET_DEVICE_KERNELS("sparsemax_loss", sparsemax_loss_dev_fwd, sparsemax_loss_dev_bwd);
+
+#ifndef DYNET_CUDA_PASS
 // The threshold τ of one column z[0..n): with z sorted descending, the support is the longest
 // prefix k with 1 + k z_(k) > Σ_{j≤k} z_(j) (it is always a prefix), and τ = (Σ_{j≤k} z_(j) - 1) / k.
 // `sorted` is n floats of scratch.
@@ -814,14 +772,6 @@ void sparsemax_bwd(const BackwardArgs& a) {
       if (y[k] > 0.f) dx[k] += g[k] - gmean;
   }
 }
-
-// Samples of ops with kinks add fixed, well separated offsets to small random inputs (not scaled
-// down, which would shrink the gradients below the harness's tolerance), so every
-// finite-difference probe stays on one side of each kink.
-Expression offset_rows(const Expression& x, const std::vector<float>& offsets) {
-  ComputationGraph& g = *x.pg;
-  return x + input(g, Dim({static_cast<unsigned>(offsets.size())}), offsets);
-}
 std::vector<OpSample> sparsemax_samples() {
   // support {0, 2} (τ = 0.4) and {0, 1, 2} (τ ≈ -0.12); the inputs add at most ±0.05
   static const std::vector<float> two = {1.f, -0.5f, 0.8f, -1.f, 0.1f};
@@ -848,12 +798,6 @@ const OpId k_sparsemax = register_op({.name = "sparsemax",
                                       .backward = sparsemax_bwd,
                                       .batch = {.batchable = true},
                                       .samples = sparsemax_samples});
-
-// ---------------------------------------------------------------------------------------------
-// sparsemax_loss(x, Q): the sparsemax loss (Martins & Astudillo 2016) of a column vector x for
-// the target distribution q uniform over the rows Q: ½ Σ_{j∈S(x)} (x_j² - τ²) + ½ ‖q‖² - qᵀx,
-// clamped at 0 against rounding, per batch element (one Q for all of them). Its gradient is
-// sparsemax(x) - q.
 
 Dim sparsemax_loss_shape(const ArgDims& xs, AttrView a) {
   const Dim& x = xs[0];
@@ -945,12 +889,131 @@ const OpId k_sparsemax_loss =
 Expression sparsemax_loss_node(const Expression& x, SupportAttr s, const unsigned* ids) {
   return make_node_with_ids(k_sparsemax_loss, x, s, ids, s.n);
 }
+}  // namespace
+const unsigned* sparsemax_loss_support(AttrView a, const Dim& x, size_t* n) {
+  const SupportAttr& s = a.as<SupportAttr>();
+  const unsigned* q = s.pvec ? s.pvec->data() : a.tail<unsigned, SupportAttr>();
+  *n = s.pvec ? s.pvec->size() : s.n;
+  if (s.pvec) check_index_set("sparsemax_loss", "target support", q, *n, x.rows(), x);
+  return q;
+}
+Expression sparsemax(const Expression& x) { return make_node(k_sparsemax, x); }
+DYNET_API(sparsemax, "sparsemax", "sparsemax(x)", "sparsemax(x)", Expression(const Expression&));
+Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& target_support) {
+  return sparsemax_loss_node(x, SupportAttr{nullptr, static_cast<uint32_t>(target_support.size()), 0},
+                             target_support.data());
+}
+DYNET_API(sparsemax_loss, "sparsemax_loss", "sparsemax_loss(x, target_support: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>&));
+Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>* ptarget_support) {
+  if (!ptarget_support)
+    throw std::invalid_argument(
+        "sparsemax_loss: null target support pointer (a braced {0} selects this overload; write "
+        "std::vector<unsigned>{0})");
+  return sparsemax_loss_node(x, SupportAttr{ptarget_support, 0, 0}, nullptr);
+}
+DYNET_API(sparsemax_loss, "sparsemax_loss", "sparsemax_loss(x, ptarget_support: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
+namespace {
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // constrained_softmax(x, u) (Martins & Kreutzer 2017): the distribution p closest to softmax(x) in
 // KL divergence with p ≤ u. Rows whose bound binds (the saturated set A) get p = u; the others
 // share the remaining mass 1 - Σ_A u in proportion to exp(x). x and u are column vectors of the
 // same size; either may be unbatched. Needs u ≥ 0; where Σ u < 1 (no such p) y = u, every row saturated.
+}  // namespace
+// Throws unless constrained_softmax's bounds for output batch element b (n of them at ub, host memory) are
+// non-negative (defined with the CPU kernels below).
+void check_constrained_bounds(const float* ub, size_t n, size_t b);
+
+namespace {
+// constrained_softmax of one column: p ≤ u closest to softmax(x) in KL divergence;
+// saturated[k] = 1 for the rows at their bound, saturated[n] = the saturated mass. q: n floats of scratch.
+DYNET_HD inline void constrained_softmax_column(const float* x, const float* u, size_t n, float* q, float* p,
+                                                float* saturated) {
+  // Bounds summing to less than 1 admit no distribution: every row is then at its bound (p = u, the limit
+  // of min(u_k, c exp(x_k)) as c grows), as in DyNet, whose tutorial calls it so.
+  double bound_sum = 0;
+  for (size_t k = 0; k < n; ++k) bound_sum += u[k];
+  if (bound_sum < 1.0 - 1e-5) {
+    for (size_t k = 0; k < n; ++k) p[k] = u[k], saturated[k] = 1.f;
+    saturated[n] = static_cast<float>(bound_sum);
+    return;
+  }
+  float m = x[0];
+  for (size_t k = 1; k < n; ++k) m = fn::max(m, x[k]);
+  for (size_t k = 0; k < n; ++k) q[k] = fn::exp(x[k] - m), saturated[k] = 0.f;
+  // Saturating the rows that exceed their bound only raises the others' share, so a row once
+  // saturated stays saturated: repeat until no free row exceeds its bound (at most n rounds).
+  double mass = 0;  // Σ_A u
+  for (bool changed = true; changed;) {
+    changed = false;
+    double free_sum = 0;
+    for (size_t k = 0; k < n; ++k)
+      if (saturated[k] == 0.f) free_sum += q[k];
+    if (free_sum <= 0) break;
+    const double scale = (1.0 - mass) / free_sum;
+    double new_mass = mass;
+    for (size_t k = 0; k < n; ++k) {
+      if (saturated[k] != 0.f) continue;
+      p[k] = static_cast<float>(q[k] * scale);
+      if (p[k] > u[k]) p[k] = u[k], saturated[k] = 1.f, new_mass += u[k], changed = true;
+    }
+    mass = new_mass;
+  }
+  saturated[n] = static_cast<float>(mass);
+}
+// Per batch element: the number of bounds that are not >= 0, read back to the host for
+// check_constrained_bounds (which reads the bounds themselves only to name the bad one); then one thread per
+// batch element.
+template <class P>
+void constrained_softmax_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &u = a.xs[1];
+  const size_t n = a.fx.d.rows(), B = a.fx.d.bd, xs = x.d.bd == 1 ? 0 : n, us = u.d.bd == 1 ? 0 : n;
+  const float *xv = x.v, *uv = u.v;
+  double* checks = static_cast<double*>(a.scratch.allocate(B * sizeof(double)));
+  P::reduce(
+      a.fx.device, B, n, 0.0, [=] DYNET_LAMBDA(size_t b, size_t k) { return uv[b * us + k] >= 0.f ? 0.0 : 1.0; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, double s) { checks[b] = s; });
+  std::vector<double> host(B);
+  a.fx.device->copy_to_host(host.data(), checks, host.size() * sizeof(double));
+  for (size_t b = 0; b < B; ++b)
+    if (host[b] > 0) {
+      std::vector<float> buf;
+      check_constrained_bounds(host_values(u, &buf) + b * us, n, b);
+    }
+  float* q = a.scratch.allocate_floats(B * n);
+  float *p = a.fx.v, *saturated = a.aux;
+  P::for_each(a.fx.device, B, [=] DYNET_LAMBDA(size_t b) {
+    constrained_softmax_column(xv + b * xs, uv + b * us, n, q + b * n, p + b * n, saturated + b * (n + 1));
+  });
+}
+// With s = 1 - Σ_A u and ḡ = Σ_{k∉A} p_k g_k / s (per batch element):
+// dx_k += p_k (g_k - ḡ) for free rows, du_k += g_k - ḡ for saturated rows.
+template <class P>
+void constrained_softmax_bwd(const BackwardArgs& a) {
+  const size_t n = a.fx.d.rows(), B = a.fx.d.bd;
+  const float *p = a.fx.v, *g = a.dEdf.v, *saturated = a.aux;
+  float* gbar = a.scratch.allocate_floats(B);
+  P::reduce(
+      a.fx.device, B, n, 0.0,
+      [=] DYNET_LAMBDA(size_t b, size_t k) {
+        return saturated[b * (n + 1) + k] == 0.f ? double(p[b * n + k]) * g[b * n + k] : 0.0;
+      },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t b, double weighted) {
+        const double free_mass = 1.0 - saturated[b * (n + 1) + n];
+        gbar[b] = free_mass > 0 ? static_cast<float>(weighted / free_mass) : 0.f;
+      });
+  const bool logits = a.i == 0;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.xs[a.i].d.bd != 1, B, n, [=] DYNET_LAMBDA(size_t b, size_t k) {
+    const bool is_saturated = saturated[b * (n + 1) + k] != 0.f;
+    const float d = g[b * n + k] - gbar[b];
+    if (logits) return is_saturated ? 0.f : p[b * n + k] * d;
+    return is_saturated ? d : 0.f;
+  });
+}
+DYNET_DEVICE_KERNELS("constrained_softmax", constrained_softmax_fwd, constrained_softmax_bwd);
+
+#ifndef DYNET_CUDA_PASS
 Dim constrained_softmax_shape(const ArgDims& xs, AttrView) {
   const Dim &x = xs[0], &u = xs[1];
   if (x.batch_size() != x.rows() || u.batch_size() != u.rows() || x.rows() != u.rows() || x.rows() == 0)
@@ -994,21 +1057,7 @@ const OpId k_constrained_softmax =
                  .aux_floats = constrained_softmax_aux,
                  .batch = {.batchable = true},
                  .samples = constrained_softmax_samples});
-
-#endif  // DYNET_CUDA_PASS
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-void pnls_read_indices(AttrView a, unsigned rows, unsigned B, unsigned* ids) {
-  read_indices("pickneglogsoftmax", a, rows, B, ids);
-}
-const unsigned* sparsemax_loss_support(AttrView a, const Dim& x, size_t* n) {
-  const SupportAttr& s = a.as<SupportAttr>();
-  const unsigned* q = s.pvec ? s.pvec->data() : a.tail<unsigned, SupportAttr>();
-  *n = s.pvec ? s.pvec->size() : s.n;
-  if (s.pvec) check_index_set("sparsemax_loss", "target support", q, *n, x.rows(), x);
-  return q;
-}
 void check_constrained_bounds(const float* ub, size_t n, size_t b) {
   for (size_t k = 0; k < n; ++k) {
     if (!(ub[k] >= 0.f))
@@ -1016,42 +1065,19 @@ void check_constrained_bounds(const float* ub, size_t n, size_t b) {
                                           " is negative (batch element " + std::to_string(b) + ")");
   }
 }
-
-Expression softmax(const Expression& x, unsigned d) { return make_node(k_softmax, x, d); }
-DYNET_API(softmax, "softmax", "softmax(x, d = 0)", "softmax(x, d=0)", Expression(const Expression&, unsigned));
-Expression log_softmax(const Expression& x) { return make_node(k_log_softmax, x); }
-DYNET_API(log_softmax, "log_softmax", "log_softmax(x)", "log_softmax(x, restrict=None)", Expression(const Expression&));
-Expression logsumexp(const std::initializer_list<Expression>& xs) { return make_node_n(k_logsumexp, xs); }
-DYNET_API(logsumexp, "logsumexp", "logsumexp(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
-Expression logsumexp(const std::vector<Expression>& xs) { return make_node_n(k_logsumexp, xs); }
-DYNET_API(logsumexp, "logsumexp", "logsumexp(xs)", "logsumexp(xs)", Expression(const std::vector<Expression>&));
-
-Expression log_softmax(const Expression& x, const std::vector<unsigned>& restriction) {
-  const RestrictAttr r{static_cast<uint32_t>(restriction.size()), 0};
-  const auto blob = attr_with_tail(r, restriction.data(), restriction.size());
-  return make_node_n(k_restricted_log_softmax, &x, 1, blob.data(), blob.bytes());
-}
-DYNET_API(log_softmax, "restricted_log_softmax", "log_softmax(x, restriction)", "log_softmax(x, restrict=None)", Expression(const Expression&, const std::vector<unsigned>&));
-Expression sparsemax(const Expression& x) { return make_node(k_sparsemax, x); }
-DYNET_API(sparsemax, "sparsemax", "sparsemax(x)", "sparsemax(x)", Expression(const Expression&));
-Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& target_support) {
-  return sparsemax_loss_node(x, SupportAttr{nullptr, static_cast<uint32_t>(target_support.size()), 0},
-                             target_support.data());
-}
-DYNET_API(sparsemax_loss, "sparsemax_loss", "sparsemax_loss(x, target_support: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>&));
-Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>* ptarget_support) {
-  if (!ptarget_support)
-    throw std::invalid_argument(
-        "sparsemax_loss: null target support pointer (a braced {0} selects this overload; write "
-        "std::vector<unsigned>{0})");
-  return sparsemax_loss_node(x, SupportAttr{ptarget_support, 0, 0}, nullptr);
-}
-DYNET_API(sparsemax_loss, "sparsemax_loss", "sparsemax_loss(x, ptarget_support: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
 Expression constrained_softmax(const Expression& x, const Expression& y) {
   return make_node(k_constrained_softmax, x, y);
 }
 DYNET_API(constrained_softmax, "constrained_softmax", "constrained_softmax(x, y)", "constrained_softmax(x, y)", Expression(const Expression&, const Expression&));
+namespace {
+#endif
 
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// pickneglogsoftmax's public functions (its op is defined above, after logsumexp's): they come last
+// because include/dynet/expr.h declares the API entries in this file's order.
+#ifndef DYNET_CUDA_PASS
 Expression pickneglogsoftmax(const Expression& x, unsigned v) {
   return pnls_node(x, PickAttr{nullptr, nullptr, 1, 0}, &v);
 }
@@ -1072,7 +1098,5 @@ Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>* p
   return pnls_node(x, PickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 1}, nullptr);
 }
 DYNET_API(pickneglogsoftmax, "pickneglogsoftmax", "pickneglogsoftmax(x, pv: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
-
 #endif
-
 }  // namespace dynet
