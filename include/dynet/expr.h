@@ -157,13 +157,6 @@ Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d 
 Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d = 0);  // y = x[v] along dim d (removed); vector forms: y[b] = x[b][v[b]]
 Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d = 0);  // y = x[s:e) along dim d
 Expression pickrange(const Expression& x, unsigned s, unsigned e);  // y = x[s:e) along dim d
-Expression pick_batch_elem(const Expression& x, unsigned v);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
-Expression pick_batch_elem(const Expression& x, const unsigned* pv);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
-Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>& v);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
-Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>* pv);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
-Expression concatenate_to_batch(const std::initializer_list<Expression>& xs);  // y = [xs[0][0..B0), xs[1][0..B1), ...] along the batch
-Expression concatenate_to_batch(const std::vector<Expression>& xs);  // y = [xs[0][0..B0), xs[1][0..B1), ...] along the batch
-Expression strided_select(const Expression& x, const std::vector<int>& strides, const std::vector<int>& from = {}, const std::vector<int>& to = {});  // y = x[from_k : to_k : strides_k] on each dim k, then the batch
 Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d = 0);  // y = [xs[0]; xs[1]; ...] along dim d (unbatched arguments broadcast)
 Expression concatenate(const std::vector<Expression>& xs, unsigned d = 0);  // y = [xs[0]; xs[1]; ...] along dim d (unbatched arguments broadcast)
 Expression concatenate_cols(const std::initializer_list<Expression>& xs);  // y = [xs[0]; xs[1]; ...] along dim d (unbatched arguments broadcast)
@@ -174,6 +167,13 @@ Expression select_rows(const Expression& x, const std::vector<unsigned>& rows); 
 Expression select_rows(const Expression& x, const std::vector<unsigned>* prows);  // y[k, ...] = x[rows[k], ...]
 Expression select_cols(const Expression& x, const std::vector<unsigned>& cols);  // y[:, k, ...] = x[:, cols[k], ...]
 Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols);  // y[:, k, ...] = x[:, cols[k], ...]
+Expression pick_batch_elem(const Expression& x, unsigned v);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
+Expression pick_batch_elem(const Expression& x, const unsigned* pv);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>& v);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>* pv);  // y[b] = x[v[b]] (batch elements; pick_batch_elem gives one)
+Expression concatenate_to_batch(const std::initializer_list<Expression>& xs);  // y = [xs[0][0..B0), xs[1][0..B1), ...] along the batch
+Expression concatenate_to_batch(const std::vector<Expression>& xs);  // y = [xs[0][0..B0), xs[1][0..B1), ...] along the batch
+Expression strided_select(const Expression& x, const std::vector<int>& strides, const std::vector<int>& from = {}, const std::vector<int>& to = {});  // y = x[from_k : to_k : strides_k] on each dim k, then the batch
 
 // ---- src/ops/reduce.cc ----
 Expression sum_elems(const Expression& x);  // y_b = Σ_i x_b[i] (per batch element)

@@ -18,10 +18,18 @@ namespace {
 using dev::kAxes;
 using dev::StridedSpace;
 using dev::strided_space;
+}  // namespace
+
+#ifndef DYNET_CUDA_PASS
+namespace {
+using ops::Xs;
+}  // namespace
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Binary elementwise ops: f = F(x, y); dE/dx = Dx(g, x, y, f), dE/dy = Dy(g, x, y, f). Device-neutral
 // scalar functors: the CPU kernels below and the device kernels share them.
+namespace {
 struct AddOp {
   DYNET_HD static float f(float x, float y) { return x + y; }
   DYNET_HD static float dx(float g, float, float, float) { return g; }
@@ -120,104 +128,10 @@ DYNET_BINARY_DEVICE("cdiv", DivOp)
 DYNET_BINARY_DEVICE("pow", PowOp)
 DYNET_BINARY_DEVICE("min", MinOp)
 DYNET_BINARY_DEVICE("max", MaxOp)
-DYNET_BINARY_DEVICE("colwise_add", AddOp)  // x + bias, the bias broadcast along the columns
 #undef DYNET_BINARY_DEVICE
-
-// y = s·x + c (plus_const: s = 1; const_minus: s = -1; scalar_mult: c = 0); dE/dx += s·g.
-template <int kScale>
-struct AffineScalar {
-  // kScale: 1 (x + c), -1 (c - x), 0 (c·x, the constant is the scale)
-  template <class P>
-  static void fwd(const ForwardArgs& a) {
-    const float c = a.attr.as<float>();
-    const float* x = a.xs[0].v;
-    float* y = a.fx.v;
-    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
-      y[i] = kScale == 0 ? x[i] * c : kScale * x[i] + c;
-    });
-  }
-  template <class P>
-  static void bwd(const BackwardArgs& a) {
-    const float s = kScale == 0 ? a.attr.as<float>() : float(kScale);
-    const float* g = a.dEdf.v;
-    float* d = a.dEdxi.v;
-    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { d[i] += s * g[i]; });
-  }
-};
-DYNET_DEVICE_KERNELS("plus_const", AffineScalar<1>::fwd, AffineScalar<1>::bwd);
-DYNET_DEVICE_KERNELS("const_minus", AffineScalar<-1>::fwd, AffineScalar<-1>::bwd);
-DYNET_DEVICE_KERNELS("scalar_mult", AffineScalar<0>::fwd, AffineScalar<0>::bwd);
-
-// sum / average over a list: y = scale · Σ xₖ, an unbatched xₖ added to every batch element.
-template <bool kAverage>
-struct List {
-  template <class P>
-  static void fwd(const ForwardArgs& a) {
-    float* y = a.fx.v;
-    const size_t bs = a.fx.d.batch_size();
-    a.fx.device->fill(y, a.fx.d.size(), 0.f);
-    const float scale = kAverage ? 1.f / a.n : 1.f;
-    for (unsigned k = 0; k < a.n; ++k) {
-      const float* x = a.xs[k].v;
-      const bool shared = a.xs[k].d.bd != a.fx.d.bd;
-      const float s = k + 1 == a.n ? scale : 1.f;  // the last term scales the sum
-      P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = (y[i] + x[shared ? i % bs : i]) * s; });
-    }
-  }
-  template <class P>
-  static void bwd(const BackwardArgs& a) {
-    const float scale = kAverage ? 1.f / a.n : 1.f;
-    const float* g = a.dEdf.v;
-    const size_t bs = a.fx.d.batch_size();
-    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd == a.fx.d.bd, a.fx.d.bd, bs,
-                           [=] DYNET_LAMBDA(size_t b, size_t j) { return g[b * bs + j] * scale; });
-  }
-};
-DYNET_DEVICE_KERNELS("sum", List<false>::fwd, List<false>::bwd);
-DYNET_DEVICE_KERNELS("average", List<true>::fwd, List<true>::bwd);
-
-// Per-batch-element reductions: y[b] = Σ_j v(x₁[b, j], x₂[b, j]), an unbatched argument shared.
-// kKind: 0 dot_product, 1 squared_norm (one argument), 2 squared_distance.
-template <int kKind>
-struct PairReduceDev {
-  template <class P>
-  static void fwd(const ForwardArgs& a) {
-    const size_t bs = a.xs[0].d.batch_size();
-    const float* x = a.xs[0].v;
-    const float* y = a.xs[kKind == 1 ? 0 : 1].v;
-    const size_t xs = a.xs[0].d.bd == 1 ? 0 : bs, ys = a.xs[kKind == 1 ? 0 : 1].d.bd == 1 ? 0 : bs;
-    float* f = a.fx.v;
-    P::reduce(
-        a.fx.device, a.fx.d.bd, bs, 0.f,
-        [=] DYNET_LAMBDA(size_t b, size_t j) {
-          const float u = x[b * xs + j], w = y[b * ys + j];
-          return kKind == 0 ? u * w : kKind == 1 ? u * u : (u - w) * (u - w);
-        },
-        dev::Sum(), [=] DYNET_LAMBDA(size_t b, float v) { f[b] = v; });
-  }
-  template <class P>
-  static void bwd(const BackwardArgs& a) {
-    const size_t bs = a.xs[0].d.batch_size();
-    const unsigned other = kKind == 1 ? 0 : 1 - a.i;
-    const float* u = a.xs[a.i].v;  // this argument
-    const float* w = a.xs[other].v;
-    const size_t us = a.xs[a.i].d.bd == 1 ? 0 : bs, ws = a.xs[other].d.bd == 1 ? 0 : bs;
-    const float* g = a.dEdf.v;
-    // d/du: g·w (dot), 2g·u (norm), 2g·(u - w) (distance, from either side)
-    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, a.fx.d.bd, bs,
-                           [=] DYNET_LAMBDA(size_t b, size_t j) {
-                             const float ub = u[b * us + j], wb = w[b * ws + j];
-                             return kKind == 0 ? g[b] * wb : kKind == 1 ? 2.f * g[b] * ub : 2.f * g[b] * (ub - wb);
-                           });
-  }
-};
-DYNET_DEVICE_KERNELS("dot_product", PairReduceDev<0>::fwd, PairReduceDev<0>::bwd);
-DYNET_DEVICE_KERNELS("squared_norm", PairReduceDev<1>::fwd, PairReduceDev<1>::bwd);
-DYNET_DEVICE_KERNELS("squared_distance", PairReduceDev<2>::fwd, PairReduceDev<2>::bwd);
-
+}  // namespace
 #ifndef DYNET_CUDA_PASS
-using ops::Xs;
-
+namespace {
 // CPU kernels kept: with its same-shape fast path the generic kernel is at 1.1-1.2x on same-shape operands
 // (x64), but broadcasting operands cost a division per element and axis: op_perf x64 generic/CPU fwd+bwd
 // cwise_sum 5.0, cwise_subtract 4.9, cmult 4.7, cdiv 4.7, pow 1.9, min 4.5, max 4.5 (was 5.2-5.9).
@@ -401,9 +315,55 @@ DYNET_BINARY(k_min,        kMinName, "y = min(x₁, x₂) (broadcasting)",      
 DYNET_BINARY(k_max,        kMaxName, "y = max(x₁, x₂) (broadcasting)",        MaxOp,  max(x, y),    -1.f, 1.f, std::max(x, y))
 // clang-format on
 #undef DYNET_BINARY
+}  // namespace
+Expression operator+(const Expression& x, const Expression& y) { return make_node(k_cwise_sum, x, y); }
+DYNET_API(operator+, "cwise_sum", "operator+(x, y)", nullptr, Expression(const Expression&, const Expression&));
+Expression operator-(const Expression& x, const Expression& y) { return make_node(k_cwise_sub, x, y); }
+DYNET_API(operator-, "cwise_subtract", "operator-(x, y)", nullptr, Expression(const Expression&, const Expression&));
+Expression cmult(const Expression& x, const Expression& y) { return make_node(k_cmult, x, y); }
+DYNET_API(cmult, "cmult", "cmult(x, y)", "cmult(x, y)", Expression(const Expression&, const Expression&));
+Expression cdiv(const Expression& x, const Expression& y) { return make_node(k_cdiv, x, y); }
+DYNET_API(cdiv, "cdiv", "cdiv(x, y)", "cdiv(x, y)", Expression(const Expression&, const Expression&));
+Expression operator/(const Expression& x, const Expression& y) { return make_node(k_cdiv, x, y); }
+DYNET_API(operator/, "cdiv", "operator/(x, y)", nullptr, Expression(const Expression&, const Expression&));
+Expression pow(const Expression& x, const Expression& y) { return make_node(k_pow, x, y); }
+DYNET_API(pow, "pow", "pow(x, y)", "pow(x, y)", Expression(const Expression&, const Expression&));
+Expression min(const Expression& x, const Expression& y) { return make_node(k_min, x, y); }
+DYNET_API(min, "min", "min(x, y)", "bmin(x, y)", Expression(const Expression&, const Expression&));
+Expression max(const Expression& x, const Expression& y) { return make_node(k_max, x, y); }
+DYNET_API(max, "max", "max(x, y)", "bmax(x, y)", Expression(const Expression&, const Expression&));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Scalar forms: the constant lives in the attributes (so nodes with equal constants batch).
+namespace {
+// y = s·x + c (plus_const: s = 1; const_minus: s = -1; scalar_mult: c = 0); dE/dx += s·g.
+template <int kScale>
+struct AffineScalar {
+  // kScale: 1 (x + c), -1 (c - x), 0 (c·x, the constant is the scale)
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const float c = a.attr.as<float>();
+    const float* x = a.xs[0].v;
+    float* y = a.fx.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+      y[i] = kScale == 0 ? x[i] * c : kScale * x[i] + c;
+    });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const float s = kScale == 0 ? a.attr.as<float>() : float(kScale);
+    const float* g = a.dEdf.v;
+    float* d = a.dEdxi.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { d[i] += s * g[i]; });
+  }
+};
+DYNET_DEVICE_KERNELS("plus_const", AffineScalar<1>::fwd, AffineScalar<1>::bwd);
+DYNET_DEVICE_KERNELS("const_minus", AffineScalar<-1>::fwd, AffineScalar<-1>::bwd);
+DYNET_DEVICE_KERNELS("scalar_mult", AffineScalar<0>::fwd, AffineScalar<0>::bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 
 std::vector<OpSample> scalar_samples(Expression (*f)(const Expression&), double (*ref)(double)) {
   auto b = [f](ComputationGraph&, Xs x) { return f(x[0]); };
@@ -428,9 +388,30 @@ const OpId k_scalar_mult = register_op(
      .batch = {.batchable = true}, .samples = [] {
        return scalar_samples([](const Expression& x) { return x * -0.75f; }, [](double x) { return x * -0.75; });
      }});
+}  // namespace
+Expression operator+(const Expression& x, real y) { return make_node(k_plus_const, x, y); }
+DYNET_API(operator+, "plus_const", "operator+(x, y)", nullptr, Expression(const Expression&, float));
+Expression operator+(real x, const Expression& y) { return make_node(k_plus_const, y, x); }
+DYNET_API(operator+, "plus_const", "operator+(x, y)", nullptr, Expression(float, const Expression&));
+Expression operator-(const Expression& x, real y) { return make_node(k_plus_const, x, -y); }
+DYNET_API(operator-, "plus_const", "operator-(x, y)", nullptr, Expression(const Expression&, float));
+Expression operator-(real x, const Expression& y) { return make_node(k_const_minus, y, x); }
+DYNET_API(operator-, "const_minus", "operator-(x, y)", nullptr, Expression(float, const Expression&));
+Expression operator*(const Expression& x, float y) { return make_node(k_scalar_mult, x, y); }
+DYNET_API(operator*, "scalar_mult", "operator*(x, y)", nullptr, Expression(const Expression&, float));
+Expression operator/(const Expression& x, float y) { return make_node(k_scalar_mult, x, 1.f / y); }
+Expression operator*(float y, const Expression& x) { return x * y; }
+DYNET_API(operator*, "scalar_mult", "operator*(y, x)", nullptr, Expression(float, const Expression&));
+DYNET_API(operator/, "scalar_mult", "operator/(x, y)", nullptr, Expression(const Expression&, float));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // colwise_add(x, bias): bias {m} added to every column of x {m, ...}.
+namespace {
+DYNET_DEVICE_KERNELS("colwise_add", Binary<AddOp>::fwd, Binary<AddOp>::bwd);  // x + bias, the bias broadcast along the columns
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 Dim colwise_add_shape(const ArgDims& xs, AttrView) {
   const Dim &x = xs[0], &b = xs[1];
   if (b.batch_size() != b.rows() || b.rows() != x.rows())
@@ -475,9 +456,44 @@ const OpId k_colwise_add = register_op({.name = "colwise_add",
                                         .backward = colwise_add_bwd,
                                         .batch = {.batchable = true},
                                         .samples = colwise_add_samples});
+}  // namespace
+Expression colwise_add(const Expression& x, const Expression& bias) { return make_node(k_colwise_add, x, bias); }
+DYNET_API(colwise_add, "colwise_add", "colwise_add(x, bias)", "colwise_add(x, y)", Expression(const Expression&, const Expression&));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // sum / average over a list: equal dims; unbatched arguments broadcast over the batch.
+namespace {
+// sum / average over a list: y = scale · Σ xₖ, an unbatched xₖ added to every batch element.
+template <bool kAverage>
+struct List {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    float* y = a.fx.v;
+    const size_t bs = a.fx.d.batch_size();
+    a.fx.device->fill(y, a.fx.d.size(), 0.f);
+    const float scale = kAverage ? 1.f / a.n : 1.f;
+    for (unsigned k = 0; k < a.n; ++k) {
+      const float* x = a.xs[k].v;
+      const bool shared = a.xs[k].d.bd != a.fx.d.bd;
+      const float s = k + 1 == a.n ? scale : 1.f;  // the last term scales the sum
+      P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = (y[i] + x[shared ? i % bs : i]) * s; });
+    }
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const float scale = kAverage ? 1.f / a.n : 1.f;
+    const float* g = a.dEdf.v;
+    const size_t bs = a.fx.d.batch_size();
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd == a.fx.d.bd, a.fx.d.bd, bs,
+                           [=] DYNET_LAMBDA(size_t b, size_t j) { return g[b * bs + j] * scale; });
+  }
+};
+DYNET_DEVICE_KERNELS("sum", List<false>::fwd, List<false>::bwd);
+DYNET_DEVICE_KERNELS("average", List<true>::fwd, List<true>::bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 template <const char* kName>
 Dim list_shape(const ArgDims& xs, AttrView) {
   Dim out = xs[0];
@@ -531,9 +547,63 @@ const OpId k_average = register_op({.name = kListAverage,
                                     .backward = List<true>::bwd<dev::HostPrims>,
                                     .batch = {.batchable = true},
                                     .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(average), true); }});
+}  // namespace
+Expression sum(const std::initializer_list<Expression>& xs) { return make_node_n(k_sum, xs); }
+DYNET_API(sum, "sum", "sum(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
+Expression sum(const std::vector<Expression>& xs) { return make_node_n(k_sum, xs); }
+DYNET_API(sum, "sum", "sum(xs)", "esum(xs)", Expression(const std::vector<Expression>&));
+Expression average(const std::initializer_list<Expression>& xs) {
+  return make_node_n(k_average, xs);
+}
+DYNET_API(average, "average", "average(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
+Expression average(const std::vector<Expression>& xs) { return make_node_n(k_average, xs); }
+DYNET_API(average, "average", "average(xs)", "average(xs)", Expression(const std::vector<Expression>&));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Per-batch-element reductions to {1}: dot_product, squared_norm, squared_distance.
+namespace {
+// Per-batch-element reductions: y[b] = Σ_j v(x₁[b, j], x₂[b, j]), an unbatched argument shared.
+// kKind: 0 dot_product, 1 squared_norm (one argument), 2 squared_distance.
+template <int kKind>
+struct PairReduceDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const size_t bs = a.xs[0].d.batch_size();
+    const float* x = a.xs[0].v;
+    const float* y = a.xs[kKind == 1 ? 0 : 1].v;
+    const size_t xs = a.xs[0].d.bd == 1 ? 0 : bs, ys = a.xs[kKind == 1 ? 0 : 1].d.bd == 1 ? 0 : bs;
+    float* f = a.fx.v;
+    P::reduce(
+        a.fx.device, a.fx.d.bd, bs, 0.f,
+        [=] DYNET_LAMBDA(size_t b, size_t j) {
+          const float u = x[b * xs + j], w = y[b * ys + j];
+          return kKind == 0 ? u * w : kKind == 1 ? u * u : (u - w) * (u - w);
+        },
+        dev::Sum(), [=] DYNET_LAMBDA(size_t b, float v) { f[b] = v; });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const size_t bs = a.xs[0].d.batch_size();
+    const unsigned other = kKind == 1 ? 0 : 1 - a.i;
+    const float* u = a.xs[a.i].v;  // this argument
+    const float* w = a.xs[other].v;
+    const size_t us = a.xs[a.i].d.bd == 1 ? 0 : bs, ws = a.xs[other].d.bd == 1 ? 0 : bs;
+    const float* g = a.dEdf.v;
+    // d/du: g·w (dot), 2g·u (norm), 2g·(u - w) (distance, from either side)
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, a.fx.d.bd, bs,
+                           [=] DYNET_LAMBDA(size_t b, size_t j) {
+                             const float ub = u[b * us + j], wb = w[b * ws + j];
+                             return kKind == 0 ? g[b] * wb : kKind == 1 ? 2.f * g[b] * ub : 2.f * g[b] * (ub - wb);
+                           });
+  }
+};
+DYNET_DEVICE_KERNELS("dot_product", PairReduceDev<0>::fwd, PairReduceDev<0>::bwd);
+DYNET_DEVICE_KERNELS("squared_norm", PairReduceDev<1>::fwd, PairReduceDev<1>::bwd);
+DYNET_DEVICE_KERNELS("squared_distance", PairReduceDev<2>::fwd, PairReduceDev<2>::bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 template <const char* kName>
 Dim pair_reduce_shape(const ArgDims& xs, AttrView) {
   if (xs[0].single_batch() != xs[1].single_batch())
@@ -607,59 +677,7 @@ const OpId k_squared_norm = register_op({.name = "squared_norm",
                                                                         {"batched", {Dim({2, 3}, 3)}, b}};
                                          },
                                          .takes_empty = true});
-
-#endif  // DYNET_CUDA_PASS
-
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-// ---- expr.h ----
-Expression operator+(const Expression& x, const Expression& y) { return make_node(k_cwise_sum, x, y); }
-DYNET_API(operator+, "cwise_sum", "operator+(x, y)", nullptr, Expression(const Expression&, const Expression&));
-Expression operator-(const Expression& x, const Expression& y) { return make_node(k_cwise_sub, x, y); }
-DYNET_API(operator-, "cwise_subtract", "operator-(x, y)", nullptr, Expression(const Expression&, const Expression&));
-Expression cmult(const Expression& x, const Expression& y) { return make_node(k_cmult, x, y); }
-DYNET_API(cmult, "cmult", "cmult(x, y)", "cmult(x, y)", Expression(const Expression&, const Expression&));
-Expression cdiv(const Expression& x, const Expression& y) { return make_node(k_cdiv, x, y); }
-DYNET_API(cdiv, "cdiv", "cdiv(x, y)", "cdiv(x, y)", Expression(const Expression&, const Expression&));
-Expression operator/(const Expression& x, const Expression& y) { return make_node(k_cdiv, x, y); }
-DYNET_API(operator/, "cdiv", "operator/(x, y)", nullptr, Expression(const Expression&, const Expression&));
-Expression pow(const Expression& x, const Expression& y) { return make_node(k_pow, x, y); }
-DYNET_API(pow, "pow", "pow(x, y)", "pow(x, y)", Expression(const Expression&, const Expression&));
-Expression min(const Expression& x, const Expression& y) { return make_node(k_min, x, y); }
-DYNET_API(min, "min", "min(x, y)", "bmin(x, y)", Expression(const Expression&, const Expression&));
-Expression max(const Expression& x, const Expression& y) { return make_node(k_max, x, y); }
-DYNET_API(max, "max", "max(x, y)", "bmax(x, y)", Expression(const Expression&, const Expression&));
-
-Expression operator+(const Expression& x, real y) { return make_node(k_plus_const, x, y); }
-DYNET_API(operator+, "plus_const", "operator+(x, y)", nullptr, Expression(const Expression&, float));
-Expression operator+(real x, const Expression& y) { return make_node(k_plus_const, y, x); }
-DYNET_API(operator+, "plus_const", "operator+(x, y)", nullptr, Expression(float, const Expression&));
-Expression operator-(const Expression& x, real y) { return make_node(k_plus_const, x, -y); }
-DYNET_API(operator-, "plus_const", "operator-(x, y)", nullptr, Expression(const Expression&, float));
-Expression operator-(real x, const Expression& y) { return make_node(k_const_minus, y, x); }
-DYNET_API(operator-, "const_minus", "operator-(x, y)", nullptr, Expression(float, const Expression&));
-Expression operator*(const Expression& x, float y) { return make_node(k_scalar_mult, x, y); }
-DYNET_API(operator*, "scalar_mult", "operator*(x, y)", nullptr, Expression(const Expression&, float));
-Expression operator/(const Expression& x, float y) { return make_node(k_scalar_mult, x, 1.f / y); }
-Expression operator*(float y, const Expression& x) { return x * y; }
-DYNET_API(operator*, "scalar_mult", "operator*(y, x)", nullptr, Expression(float, const Expression&));
-DYNET_API(operator/, "scalar_mult", "operator/(x, y)", nullptr, Expression(const Expression&, float));
-
-Expression colwise_add(const Expression& x, const Expression& bias) { return make_node(k_colwise_add, x, bias); }
-DYNET_API(colwise_add, "colwise_add", "colwise_add(x, bias)", "colwise_add(x, y)", Expression(const Expression&, const Expression&));
-
-Expression sum(const std::initializer_list<Expression>& xs) { return make_node_n(k_sum, xs); }
-DYNET_API(sum, "sum", "sum(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
-Expression sum(const std::vector<Expression>& xs) { return make_node_n(k_sum, xs); }
-DYNET_API(sum, "sum", "sum(xs)", "esum(xs)", Expression(const std::vector<Expression>&));
-Expression average(const std::initializer_list<Expression>& xs) {
-  return make_node_n(k_average, xs);
-}
-DYNET_API(average, "average", "average(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
-Expression average(const std::vector<Expression>& xs) { return make_node_n(k_average, xs); }
-DYNET_API(average, "average", "average(xs)", "average(xs)", Expression(const std::vector<Expression>&));
-
 Expression dot_product(const Expression& x, const Expression& y) { return make_node(k_dot_product, x, y); }
 DYNET_API(dot_product, "dot_product", "dot_product(x, y)", "dot_product(x, y)", Expression(const Expression&, const Expression&));
 Expression squared_norm(const Expression& x) { return make_node(k_squared_norm, x); }

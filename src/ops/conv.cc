@@ -71,19 +71,6 @@ struct WindowAttr {
   uint32_t kh, kw, sh, sw, is_valid;
 };
 
-// ---------------------------------------------------------------------------------------------
-// conv2d(x, f[, b], stride, is_valid): x {H,W,Ci}, f {KH,KW,Ci,Co}, b {Co}; y {OH,OW,Co} with
-// y[i,j,o] = b[o] + Σ_{p,q,c} x[i·sh + p - pad_t, j·sw + q - pad_l, c] · f[p,q,c,o] (zero outside x).
-struct ConvGeom {
-  Axis h, w;
-  unsigned c_in, c_out;
-  size_t out_pixels() const { return size_t(h.out) * w.out; }
-  size_t patch() const { return size_t(h.k) * w.k * c_in; }
-  long macs(unsigned images) const { return long(out_pixels()) * long(patch()) * c_out * images; }  // multiply-adds
-};
-ConvGeom conv_geom(const Dim& x, const Dim& f, const WindowAttr& at) {
-  return {make_axis(x[0], f[0], at.sh, at.is_valid), make_axis(x[1], f[1], at.sw, at.is_valid), x[2], f[3]};
-}
 
 // ---- device kernels ----
 // Written once over the primitives P (kernels/device/prims.h) for the devices other than the CPU: each
@@ -92,7 +79,38 @@ ConvGeom conv_geom(const Dim& x, const Dim& f, const WindowAttr& at) {
 // so no two threads write one element, except maxpooling2d's, which scatters through dev::atomic_add.
 
 long batch_stride(const Tensor& t, size_t per) { return t.d.bd == 1 ? 0 : long(per); }
+}  // namespace
 
+#ifndef DYNET_CUDA_PASS
+namespace {
+using ops::Xs;
+
+using ops::common_bd;
+using ops::join;
+
+// Image dims {H, W, C} of an argument that is {H, W} or {H, W, C}.
+bool is_image(const Dim& d) { return d.nd == 2 || d.nd == 3; }
+
+// Checks a {rows, cols} pair argument (strides, window sizes): two positive entries first. Entries after them
+// are ignored, as DyNet ignored them: programs ported from TensorFlow pass strides {1, 1, 1, 1}.
+void check_pair(const char* op, const char* what, const std::vector<unsigned>& v) {
+  if (v.size() < 2 || v[0] == 0 || v[1] == 0) {
+    std::string s = "{";
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (k) s += ',';
+      s += std::to_string(v[k]);
+    }
+    op_error(op, std::string(what) + " must start with two positive numbers {rows, cols}, got " + s + "}");
+  }
+}
+}  // namespace
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// filter1d_narrow(x, f): x {d, n}, f {d, k} or {d, k, m}; y {m, n-k+1} with
+// y[i, j] = Σ_{r, c} x[r, j+c] · f[r, c, i]. Window j of x is the contiguous block of d·k floats at
+// column j, so each output column is one product Fᵀ · window with F {d·k, m}.
+namespace {
 // filter1d_narrow. The windows of x as the columns of W {d·k, cols} per batch element of x.
 template <class P>
 float* filter_windows(const Tensor& x, size_t dk, size_t cols, MemPool& scratch) {
@@ -144,7 +162,79 @@ void filter1d_dev_bwd(const BackwardArgs& a) {
   });
 }
 DYNET_DEVICE_KERNELS("filter1d_narrow", filter1d_dev_fwd, filter1d_dev_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
+Dim filter1d_shape(const ArgDims& xs, AttrView) {
+  constexpr const char* op = "filter1d_narrow";
+  const Dim &x = xs[0], &f = xs[1];
+  if (x.nd > 2 || f.nd < 2 || f.nd > 3 || x.rows() != f.rows())
+    op_error(op, "needs x {d,n} and f {d,k} or {d,k,filters} with the same d: x " + x.str() + ", f " + f.str());
+  if (f.cols() > x.cols()) op_error(op, "filter " + f.str() + " is wider than x " + x.str());
+  return Dim({f[2], x.cols() - f.cols() + 1}, common_bd(op, xs));
+}
+// CPU kernel kept: op_perf generic/CPU 3.82 single, 4.21 x64 fwd+bwd (Eigen products per output column;
+// the generic kernel sums one output value per thread).
+void filter1d_fwd(const ForwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const size_t d = x.d.rows(), k = f.d.cols(), m = f.d[2], out_cols = a.fx.d.cols();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
+    cpu::CMatMap F(f.batch_ptr(b), d * k, m);
+    cpu::MatMap Y(a.fx.batch_ptr(b), m, out_cols);
+    const float* xb = x.batch_ptr(b);
+    for (size_t j = 0; j < out_cols; ++j)
+      Y.col(j).noalias() = F.transpose() * Eigen::Map<const Eigen::VectorXf>(xb + size_t(j) * d, d * k);
+  }
+}
+void filter1d_bwd(const BackwardArgs& a) {
+  const Tensor &x = a.xs[0], &f = a.xs[1];
+  const size_t d = x.d.rows(), k = f.d.cols(), m = f.d[2], out_cols = a.fx.d.cols();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
+    cpu::CMatMap G(a.dEdf.batch_ptr(b), m, out_cols);
+    if (a.i == 0) {
+      cpu::CMatMap F(f.batch_ptr(b), d * k, m);
+      float* dx = a.dEdxi.batch_ptr(b);
+      for (size_t j = 0; j < out_cols; ++j) Eigen::Map<Eigen::VectorXf>(dx + size_t(j) * d, d * k) += F * G.col(j);
+    } else {
+      cpu::MatMap dF(a.dEdxi.batch_ptr(b), d * k, m);
+      const float* xb = x.batch_ptr(b);
+      for (size_t j = 0; j < out_cols; ++j)
+        dF.noalias() += Eigen::Map<const Eigen::VectorXf>(xb + size_t(j) * d, d * k) * G.col(j).transpose();
+    }
+  }
+}
+std::vector<OpSample> filter1d_samples() {
+  auto b = [](ComputationGraph&, Xs x) { return filter1d_narrow(x[0], x[1]); };
+  return {{"one_filter", {Dim({3, 6}), Dim({3, 2})}, b},
+          {"three_filters", {Dim({2, 5}), Dim({2, 3, 3})}, b},
+          {"full_width", {Dim({2, 3}), Dim({2, 3, 2})}, b},
+          {"batched_x", {Dim({2, 5}, 2), Dim({2, 2, 3})}, b},
+          {"batched_both", {Dim({2, 4}, 2), Dim({2, 2, 2}, 2)}, b},
+          {"rows_differ", {Dim({3, 5}), Dim({2, 2})}, b, -1, 1, true},
+          {"too_wide", {Dim({2, 2}), Dim({2, 3})}, b, -1, 1, true},
+          {"x_not_matrix", {Dim({2, 3, 2}), Dim({2, 2})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({2, 4}, 2), Dim({2, 2}, 3)}, b, -1, 1, true}};
+}
+const OpId k_filter1d = register_op({.name = "filter1d_narrow",
+                                     .doc = "y[i,j] = Σ_{r,c} x[r,j+c] · f[r,c,i]",
+                                     .shape = filter1d_shape,
+                                     .forward = filter1d_fwd,
+                                     .backward = filter1d_bwd,
+                                     .batch = {.batchable = true, .shared = 2},
+                                     .samples = filter1d_samples});
+}  // namespace
+Expression filter1d_narrow(const Expression& x, const Expression& f) { return make_node(k_filter1d, x, f); }
+DYNET_API(filter1d_narrow, "filter1d_narrow", "filter1d_narrow(x, f)", "filter1d_narrow(x, y)", Expression(const Expression&, const Expression&));
+#endif
 
+// ---------------------------------------------------------------------------------------------
+// conv1d_narrow(x, f) and conv1d_wide(x, f): DyNet 2.0's Conv1DNarrow and Conv1DWide (DyNet 2.1 dropped
+// the two expressions; DyNet's own train_textcat.cc uses conv1d_wide). Each row of x {d, n} is combined
+// with the same row of f {d, k}, as DyNet computed them:
+//   narrow: y {d, n-k+1}, y[r, o] = Σ_{c<k} x[r, o+c] · f[r, c]                (valid; f not flipped)
+//   wide:   y {d, n+k-1}, y[r, o] = Σ_{c<k, 0<=o-c<n} x[r, o-c] · f[r, c]      (full; a true convolution)
+// A vector is one column. Either argument may be batched (the other is then shared by every element).
+namespace {
 // conv1d_narrow / conv1d_wide: every output element and every input gradient element is one gather over the
 // k filter columns (or the output columns), so no two threads write one element.
 template <class P, bool Wide>
@@ -208,7 +298,62 @@ template <class P>
 void conv1d_wide_bwd(const BackwardArgs& a) { conv1d_bwd<P, true>(a); }
 DYNET_DEVICE_KERNELS("conv1d_narrow", conv1d_narrow_fwd, conv1d_narrow_bwd);
 DYNET_DEVICE_KERNELS("conv1d_wide", conv1d_wide_fwd, conv1d_wide_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
+template <bool Wide>
+Dim conv1d_shape(const ArgDims& xs, AttrView) {
+  const char* op = Wide ? "conv1d_wide" : "conv1d_narrow";
+  const Dim &x = xs[0], &f = xs[1];
+  if (x.nd > 2 || f.nd > 2 || x.rows() != f.rows())
+    op_error(op, "needs x {d,n} and f {d,k} with the same d: x " + x.str() + ", f " + f.str());
+  if (!Wide && f.cols() > x.cols()) op_error(op, "filter " + f.str() + " is wider than x " + x.str());
+  return Dim({x.rows(), Wide ? x.cols() + f.cols() - 1 : x.cols() - f.cols() + 1}, common_bd(op, xs));
+}
+template <bool Wide>
+std::vector<OpSample> conv1d_samples() {
+  auto b = [](ComputationGraph&, Xs x) { return Wide ? conv1d_wide(x[0], x[1]) : conv1d_narrow(x[0], x[1]); };
+  std::vector<OpSample> s = {{"matrix", {Dim({3, 6}), Dim({3, 2})}, b},
+                             {"full_width", {Dim({2, 3}), Dim({2, 3})}, b},
+                             {"one_column", {Dim({4, 1}), Dim({4, 1})}, b},
+                             {"vector_x", {Dim({3}), Dim({3, 1})}, b},
+                             {"batched_x", {Dim({2, 5}, 2), Dim({2, 3})}, b},
+                             {"batched_f", {Dim({2, 4}), Dim({2, 2}, 3)}, b},
+                             {"batched_both", {Dim({2, 4}, 2), Dim({2, 2}, 2)}, b},
+                             {"rows_differ", {Dim({3, 5}), Dim({2, 2})}, b, -1, 1, true},
+                             {"x_not_matrix", {Dim({2, 3, 2}), Dim({2, 2})}, b, -1, 1, true},
+                             {"f_not_matrix", {Dim({2, 3}), Dim({2, 2, 2})}, b, -1, 1, true},
+                             {"batch_mismatch", {Dim({2, 4}, 2), Dim({2, 2}, 3)}, b, -1, 1, true}};
+  if (Wide)
+    s.push_back({"filter_wider_than_x", {Dim({2, 2}), Dim({2, 4})}, b});
+  else
+    s.push_back({"too_wide", {Dim({2, 2}), Dim({2, 3})}, b, -1, 1, true});
+  return s;
+}
+const OpId k_conv1d_narrow = register_op({.name = "conv1d_narrow",
+                                          .doc = "y[r,o] = Σ_{c<k} x[r,o+c] · f[r,c]",
+                                          .shape = conv1d_shape<false>,
+                                          .forward = conv1d_narrow_fwd<dev::HostPrims>,
+                                          .backward = conv1d_narrow_bwd<dev::HostPrims>,
+                                          .batch = {.batchable = true, .shared = 2},
+                                          .samples = conv1d_samples<false>});
+const OpId k_conv1d_wide = register_op({.name = "conv1d_wide",
+                                        .doc = "y[r,o] = Σ_{c<k, 0≤o-c<n} x[r,o-c] · f[r,c]",
+                                        .shape = conv1d_shape<true>,
+                                        .forward = conv1d_wide_fwd<dev::HostPrims>,
+                                        .backward = conv1d_wide_bwd<dev::HostPrims>,
+                                        .batch = {.batchable = true, .shared = 2},
+                                        .samples = conv1d_samples<true>});
+}  // namespace
+Expression conv1d_narrow(const Expression& x, const Expression& f) { return make_node(k_conv1d_narrow, x, f); }
+DYNET_API(conv1d_narrow, "conv1d_narrow", "conv1d_narrow(x, f)", nullptr, Expression(const Expression&, const Expression&));
+Expression conv1d_wide(const Expression& x, const Expression& f) { return make_node(k_conv1d_wide, x, f); }
+DYNET_API(conv1d_wide, "conv1d_wide", "conv1d_wide(x, f)", nullptr, Expression(const Expression&, const Expression&));
+#endif
 
+// ---------------------------------------------------------------------------------------------
+// kmh_ngram(x, n): x {d, cols}; y {d, cols-n+1} with y[:, j] = Σ_{k<n} x[:, j+k].
+namespace {
 // kmh_ngram: y[:, j] = Σ_{k<n} x[:, j+k]; x[:, c] receives the gradients of the columns j in [c-n+1, c].
 template <class P>
 void kmh_dev_fwd(const ForwardArgs& a) {
@@ -237,6 +382,72 @@ void kmh_dev_bwd(const BackwardArgs& a) {
   });
 }
 DYNET_DEVICE_KERNELS("kmh_ngram", kmh_dev_fwd, kmh_dev_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
+Dim kmh_shape(const ArgDims& xs, AttrView a) {
+  const unsigned n = a.as<unsigned>();
+  const Dim& x = xs[0];
+  if (x.nd > 2) op_error("kmh_ngram", "needs a matrix {d,cols}, got " + x.str());
+  if (n == 0 || n > x.cols())
+    op_error("kmh_ngram", "n = " + std::to_string(n) + " must be in [1, cols] for x " + x.str());
+  return Dim({x.rows(), x.cols() - n + 1}, x.bd);
+}
+// CPU kernel kept: op_perf generic/CPU 2.22 single, 3.11 x64 fwd+bwd (Eigen column sums vectorise; the
+// generic kernel sums one value per thread).
+void kmh_fwd(const ForwardArgs& a) {
+  const unsigned n = a.attr.as<unsigned>();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
+    cpu::MatMap Y = cpu::mat(a.fx, b);
+    cpu::CMatMap X = cpu::cmat(a.xs[0], b);
+    for (Eigen::Index j = 0; j < Y.cols(); ++j) Y.col(j) = X.middleCols(j, n).rowwise().sum();
+  }
+}
+void kmh_bwd(const BackwardArgs& a) {
+  const unsigned n = a.attr.as<unsigned>();
+  for (size_t b = 0; b < a.fx.d.bd; ++b) {
+    cpu::CMatMap G = cpu::cmat(a.dEdf, b);
+    cpu::MatMap dX = cpu::mat(a.dEdxi, b);
+    for (Eigen::Index j = 0; j < G.cols(); ++j)
+      for (size_t k = 0; k < n; ++k) dX.col(j + k) += G.col(j);
+  }
+}
+std::vector<OpSample> kmh_samples() {
+  auto with = [](unsigned n) { return [n](ComputationGraph&, Xs x) { return kmh_ngram(x[0], n); }; };
+  return {{"bigram", {Dim({3, 5})}, with(2)},
+          {"unigram", {Dim({2, 3})}, with(1)},
+          {"full", {Dim({2, 4})}, with(4)},
+          {"batched", {Dim({2, 4}, 3)}, with(3)},
+          {"n_too_big", {Dim({2, 3})}, with(4), -1, 1, true},
+          {"n_zero", {Dim({2, 3})}, with(0), -1, 1, true},
+          {"three_dims", {Dim({2, 3, 2})}, with(2), -1, 1, true}};
+}
+const OpId k_kmh = register_op({.name = "kmh_ngram",
+                                .doc = "y[:,j] = Σ_{k<n} x[:,j+k]",
+                                .shape = kmh_shape,
+                                .forward = kmh_fwd,
+                                .backward = kmh_bwd,
+                                .batch = {.batchable = true},
+                                .samples = kmh_samples});
+}  // namespace
+Expression kmh_ngram(const Expression& x, unsigned n) { return make_node(k_kmh, x, n); }
+DYNET_API(kmh_ngram, "kmh_ngram", "kmh_ngram(x, n)", "kmh_ngram(x, v)", Expression(const Expression&, unsigned));
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// conv2d(x, f[, b], stride, is_valid): x {H,W,Ci}, f {KH,KW,Ci,Co}, b {Co}; y {OH,OW,Co} with
+// y[i,j,o] = b[o] + Σ_{p,q,c} x[i·sh + p - pad_t, j·sw + q - pad_l, c] · f[p,q,c,o] (zero outside x).
+namespace {
+struct ConvGeom {
+  Axis h, w;
+  unsigned c_in, c_out;
+  size_t out_pixels() const { return size_t(h.out) * w.out; }
+  size_t patch() const { return size_t(h.k) * w.k * c_in; }
+  long macs(unsigned images) const { return long(out_pixels()) * long(patch()) * c_out * images; }  // multiply-adds
+};
+ConvGeom conv_geom(const Dim& x, const Dim& f, const WindowAttr& at) {
+  return {make_axis(x[0], f[0], at.sh, at.is_valid), make_axis(x[1], f[1], at.sw, at.is_valid), x[2], f[3]};
+}
 
 // conv2d: im2col into P_b {OH·OW, KH·KW·Ci} (every batch element of x at once), then GEMMs as on the CPU.
 template <class P>
@@ -327,216 +538,9 @@ void conv2d_dev_bwd(const BackwardArgs& a) {
   });
 }
 DYNET_DEVICE_KERNELS("conv2d", conv2d_dev_fwd, conv2d_dev_bwd);
-
-// maxpooling2d: one thread per output value scans its window as the CPU kernel does (so ties go to the same
-// first maximum) and keeps the index in aux; backward adds each gradient to that input.
-template <class P>
-void maxpool_dev_fwd(const ForwardArgs& a) {
-  const WindowAttr at = a.attr.as<WindowAttr>();
-  const Tensor& x = a.xs[0];
-  const size_t H = x.d[0], W = x.d[1], C = x.d[2];
-  const Axis h = make_axis(H, at.kh, at.sh, at.is_valid), w = make_axis(W, at.kw, at.sw, at.is_valid);
-  uint32_t* argmax = reinterpret_cast<uint32_t*>(a.aux);
-  const float* xv = x.v;
-  float* y = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
-    const size_t oi = i % h.out, oj = (i / h.out) % w.out, c = (i / (size_t(h.out) * w.out)) % C;
-    const float* xb = xv + i / (size_t(h.out) * w.out * C) * H * W * C;
-    const long q0 = long(oj) * w.s - long(w.pad), p0 = long(oi) * h.s - long(h.pad);
-    const long q_lo = q0 > 0 ? q0 : 0, q_hi = q0 + long(w.k) < long(W) ? q0 + long(w.k) : long(W);
-    const long p_lo = p0 > 0 ? p0 : 0, p_hi = p0 + long(h.k) < long(H) ? p0 + long(h.k) : long(H);
-    float best = -INFINITY;
-    uint32_t where = uint32_t(p_lo + long(H) * (q_lo + long(W * c)));
-    for (long q = q_lo; q < q_hi; ++q)
-      for (long p = p_lo; p < p_hi; ++p) {
-        const uint32_t k = uint32_t(p + long(H) * (q + long(W * c)));
-        if (xb[k] > best) {
-          best = xb[k];
-          where = k;
-        }
-      }
-    y[i] = xb[where];
-    argmax[i] = where;
-  });
-}
-template <class P>
-void maxpool_dev_bwd(const BackwardArgs& a) {
-  const uint32_t* argmax = reinterpret_cast<const uint32_t*>(a.aux);
-  const size_t per = a.fx.d.batch_size(), xper = a.xs[0].d.batch_size();
-  const float* g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  P::for_each(a.fx.device, a.fx.d.size(),
-              [=] DYNET_LAMBDA(size_t i) { dev::atomic_add(dx + i / per * xper + argmax[i], g[i]); });
-}
-DYNET_DEVICE_KERNELS("maxpooling2d", maxpool_dev_fwd, maxpool_dev_bwd);
-
+}  // namespace
 #ifndef DYNET_CUDA_PASS
-
-using ops::Xs;
-
-using ops::common_bd;
-using ops::join;
-
-// ---------------------------------------------------------------------------------------------
-// filter1d_narrow(x, f): x {d, n}, f {d, k} or {d, k, m}; y {m, n-k+1} with
-// y[i, j] = Σ_{r, c} x[r, j+c] · f[r, c, i]. Window j of x is the contiguous block of d·k floats at
-// column j, so each output column is one product Fᵀ · window with F {d·k, m}.
-Dim filter1d_shape(const ArgDims& xs, AttrView) {
-  constexpr const char* op = "filter1d_narrow";
-  const Dim &x = xs[0], &f = xs[1];
-  if (x.nd > 2 || f.nd < 2 || f.nd > 3 || x.rows() != f.rows())
-    op_error(op, "needs x {d,n} and f {d,k} or {d,k,filters} with the same d: x " + x.str() + ", f " + f.str());
-  if (f.cols() > x.cols()) op_error(op, "filter " + f.str() + " is wider than x " + x.str());
-  return Dim({f[2], x.cols() - f.cols() + 1}, common_bd(op, xs));
-}
-// CPU kernel kept: op_perf generic/CPU 3.82 single, 4.21 x64 fwd+bwd (Eigen products per output column;
-// the generic kernel sums one output value per thread).
-void filter1d_fwd(const ForwardArgs& a) {
-  const Tensor &x = a.xs[0], &f = a.xs[1];
-  const size_t d = x.d.rows(), k = f.d.cols(), m = f.d[2], out_cols = a.fx.d.cols();
-  for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    cpu::CMatMap F(f.batch_ptr(b), d * k, m);
-    cpu::MatMap Y(a.fx.batch_ptr(b), m, out_cols);
-    const float* xb = x.batch_ptr(b);
-    for (size_t j = 0; j < out_cols; ++j)
-      Y.col(j).noalias() = F.transpose() * Eigen::Map<const Eigen::VectorXf>(xb + size_t(j) * d, d * k);
-  }
-}
-void filter1d_bwd(const BackwardArgs& a) {
-  const Tensor &x = a.xs[0], &f = a.xs[1];
-  const size_t d = x.d.rows(), k = f.d.cols(), m = f.d[2], out_cols = a.fx.d.cols();
-  for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    cpu::CMatMap G(a.dEdf.batch_ptr(b), m, out_cols);
-    if (a.i == 0) {
-      cpu::CMatMap F(f.batch_ptr(b), d * k, m);
-      float* dx = a.dEdxi.batch_ptr(b);
-      for (size_t j = 0; j < out_cols; ++j) Eigen::Map<Eigen::VectorXf>(dx + size_t(j) * d, d * k) += F * G.col(j);
-    } else {
-      cpu::MatMap dF(a.dEdxi.batch_ptr(b), d * k, m);
-      const float* xb = x.batch_ptr(b);
-      for (size_t j = 0; j < out_cols; ++j)
-        dF.noalias() += Eigen::Map<const Eigen::VectorXf>(xb + size_t(j) * d, d * k) * G.col(j).transpose();
-    }
-  }
-}
-std::vector<OpSample> filter1d_samples() {
-  auto b = [](ComputationGraph&, Xs x) { return filter1d_narrow(x[0], x[1]); };
-  return {{"one_filter", {Dim({3, 6}), Dim({3, 2})}, b},
-          {"three_filters", {Dim({2, 5}), Dim({2, 3, 3})}, b},
-          {"full_width", {Dim({2, 3}), Dim({2, 3, 2})}, b},
-          {"batched_x", {Dim({2, 5}, 2), Dim({2, 2, 3})}, b},
-          {"batched_both", {Dim({2, 4}, 2), Dim({2, 2, 2}, 2)}, b},
-          {"rows_differ", {Dim({3, 5}), Dim({2, 2})}, b, -1, 1, true},
-          {"too_wide", {Dim({2, 2}), Dim({2, 3})}, b, -1, 1, true},
-          {"x_not_matrix", {Dim({2, 3, 2}), Dim({2, 2})}, b, -1, 1, true},
-          {"batch_mismatch", {Dim({2, 4}, 2), Dim({2, 2}, 3)}, b, -1, 1, true}};
-}
-const OpId k_filter1d = register_op({.name = "filter1d_narrow",
-                                     .doc = "y[i,j] = Σ_{r,c} x[r,j+c] · f[r,c,i]",
-                                     .shape = filter1d_shape,
-                                     .forward = filter1d_fwd,
-                                     .backward = filter1d_bwd,
-                                     .batch = {.batchable = true, .shared = 2},
-                                     .samples = filter1d_samples});
-
-// ---------------------------------------------------------------------------------------------
-// conv1d_narrow(x, f) and conv1d_wide(x, f): DyNet 2.0's Conv1DNarrow and Conv1DWide (DyNet 2.1 dropped
-// the two expressions; DyNet's own train_textcat.cc uses conv1d_wide). Each row of x {d, n} is combined
-// with the same row of f {d, k}, as DyNet computed them:
-//   narrow: y {d, n-k+1}, y[r, o] = Σ_{c<k} x[r, o+c] · f[r, c]                (valid; f not flipped)
-//   wide:   y {d, n+k-1}, y[r, o] = Σ_{c<k, 0<=o-c<n} x[r, o-c] · f[r, c]      (full; a true convolution)
-// A vector is one column. Either argument may be batched (the other is then shared by every element).
-template <bool Wide>
-Dim conv1d_shape(const ArgDims& xs, AttrView) {
-  const char* op = Wide ? "conv1d_wide" : "conv1d_narrow";
-  const Dim &x = xs[0], &f = xs[1];
-  if (x.nd > 2 || f.nd > 2 || x.rows() != f.rows())
-    op_error(op, "needs x {d,n} and f {d,k} with the same d: x " + x.str() + ", f " + f.str());
-  if (!Wide && f.cols() > x.cols()) op_error(op, "filter " + f.str() + " is wider than x " + x.str());
-  return Dim({x.rows(), Wide ? x.cols() + f.cols() - 1 : x.cols() - f.cols() + 1}, common_bd(op, xs));
-}
-template <bool Wide>
-std::vector<OpSample> conv1d_samples() {
-  auto b = [](ComputationGraph&, Xs x) { return Wide ? conv1d_wide(x[0], x[1]) : conv1d_narrow(x[0], x[1]); };
-  std::vector<OpSample> s = {{"matrix", {Dim({3, 6}), Dim({3, 2})}, b},
-                             {"full_width", {Dim({2, 3}), Dim({2, 3})}, b},
-                             {"one_column", {Dim({4, 1}), Dim({4, 1})}, b},
-                             {"vector_x", {Dim({3}), Dim({3, 1})}, b},
-                             {"batched_x", {Dim({2, 5}, 2), Dim({2, 3})}, b},
-                             {"batched_f", {Dim({2, 4}), Dim({2, 2}, 3)}, b},
-                             {"batched_both", {Dim({2, 4}, 2), Dim({2, 2}, 2)}, b},
-                             {"rows_differ", {Dim({3, 5}), Dim({2, 2})}, b, -1, 1, true},
-                             {"x_not_matrix", {Dim({2, 3, 2}), Dim({2, 2})}, b, -1, 1, true},
-                             {"f_not_matrix", {Dim({2, 3}), Dim({2, 2, 2})}, b, -1, 1, true},
-                             {"batch_mismatch", {Dim({2, 4}, 2), Dim({2, 2}, 3)}, b, -1, 1, true}};
-  if (Wide)
-    s.push_back({"filter_wider_than_x", {Dim({2, 2}), Dim({2, 4})}, b});
-  else
-    s.push_back({"too_wide", {Dim({2, 2}), Dim({2, 3})}, b, -1, 1, true});
-  return s;
-}
-const OpId k_conv1d_narrow = register_op({.name = "conv1d_narrow",
-                                          .doc = "y[r,o] = Σ_{c<k} x[r,o+c] · f[r,c]",
-                                          .shape = conv1d_shape<false>,
-                                          .forward = conv1d_narrow_fwd<dev::HostPrims>,
-                                          .backward = conv1d_narrow_bwd<dev::HostPrims>,
-                                          .batch = {.batchable = true, .shared = 2},
-                                          .samples = conv1d_samples<false>});
-const OpId k_conv1d_wide = register_op({.name = "conv1d_wide",
-                                        .doc = "y[r,o] = Σ_{c<k, 0≤o-c<n} x[r,o-c] · f[r,c]",
-                                        .shape = conv1d_shape<true>,
-                                        .forward = conv1d_wide_fwd<dev::HostPrims>,
-                                        .backward = conv1d_wide_bwd<dev::HostPrims>,
-                                        .batch = {.batchable = true, .shared = 2},
-                                        .samples = conv1d_samples<true>});
-
-// ---------------------------------------------------------------------------------------------
-// kmh_ngram(x, n): x {d, cols}; y {d, cols-n+1} with y[:, j] = Σ_{k<n} x[:, j+k].
-Dim kmh_shape(const ArgDims& xs, AttrView a) {
-  const unsigned n = a.as<unsigned>();
-  const Dim& x = xs[0];
-  if (x.nd > 2) op_error("kmh_ngram", "needs a matrix {d,cols}, got " + x.str());
-  if (n == 0 || n > x.cols())
-    op_error("kmh_ngram", "n = " + std::to_string(n) + " must be in [1, cols] for x " + x.str());
-  return Dim({x.rows(), x.cols() - n + 1}, x.bd);
-}
-// CPU kernel kept: op_perf generic/CPU 2.22 single, 3.11 x64 fwd+bwd (Eigen column sums vectorise; the
-// generic kernel sums one value per thread).
-void kmh_fwd(const ForwardArgs& a) {
-  const unsigned n = a.attr.as<unsigned>();
-  for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    cpu::MatMap Y = cpu::mat(a.fx, b);
-    cpu::CMatMap X = cpu::cmat(a.xs[0], b);
-    for (Eigen::Index j = 0; j < Y.cols(); ++j) Y.col(j) = X.middleCols(j, n).rowwise().sum();
-  }
-}
-void kmh_bwd(const BackwardArgs& a) {
-  const unsigned n = a.attr.as<unsigned>();
-  for (size_t b = 0; b < a.fx.d.bd; ++b) {
-    cpu::CMatMap G = cpu::cmat(a.dEdf, b);
-    cpu::MatMap dX = cpu::mat(a.dEdxi, b);
-    for (Eigen::Index j = 0; j < G.cols(); ++j)
-      for (size_t k = 0; k < n; ++k) dX.col(j + k) += G.col(j);
-  }
-}
-std::vector<OpSample> kmh_samples() {
-  auto with = [](unsigned n) { return [n](ComputationGraph&, Xs x) { return kmh_ngram(x[0], n); }; };
-  return {{"bigram", {Dim({3, 5})}, with(2)},
-          {"unigram", {Dim({2, 3})}, with(1)},
-          {"full", {Dim({2, 4})}, with(4)},
-          {"batched", {Dim({2, 4}, 3)}, with(3)},
-          {"n_too_big", {Dim({2, 3})}, with(4), -1, 1, true},
-          {"n_zero", {Dim({2, 3})}, with(0), -1, 1, true},
-          {"three_dims", {Dim({2, 3, 2})}, with(2), -1, 1, true}};
-}
-const OpId k_kmh = register_op({.name = "kmh_ngram",
-                                .doc = "y[:,j] = Σ_{k<n} x[:,j+k]",
-                                .shape = kmh_shape,
-                                .forward = kmh_fwd,
-                                .backward = kmh_bwd,
-                                .batch = {.batchable = true},
-                                .samples = kmh_samples});
-
+namespace {
 // Output positions o whose input index o·s + koff - pad lies in [0, in): [lo, hi).
 inline void valid_range(const Axis& a, unsigned koff, unsigned& lo, unsigned& hi) {
   const long shift = long(koff) - long(a.pad);  // input index = o·s + shift
@@ -545,10 +549,6 @@ inline void valid_range(const Axis& a, unsigned koff, unsigned& lo, unsigned& hi
   lo = static_cast<unsigned>(std::min<long>(first, a.out));
   hi = static_cast<unsigned>(std::clamp<long>(last + 1, lo, a.out));
 }
-
-// Image dims {H, W, C} of an argument that is {H, W} or {H, W, C}.
-bool is_image(const Dim& d) { return d.nd == 2 || d.nd == 3; }
-
 Dim conv2d_shape(const ArgDims& xs, AttrView a) {
   constexpr const char* op = "conv2d";
   const WindowAttr& at = a.as<WindowAttr>();
@@ -997,10 +997,70 @@ const OpId k_conv2d = register_op({.name = "conv2d",
                                    .backward = conv2d_bwd,
                                    .batch = {.batchable = true, .shared = 2 | 4},
                                    .samples = conv2d_samples});
+}  // namespace
+Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride, bool is_valid) {
+  check_pair("conv2d", "stride", stride);
+  const WindowAttr at{0, 0, stride[0], stride[1], is_valid};
+  return make_node(k_conv2d, {&x, &f}, &at);
+}
+DYNET_API(conv2d, "conv2d", "conv2d(x, f, stride, is_valid = true)", "conv2d(x, f, stride, is_valid=True)", Expression(const Expression&, const Expression&, const std::vector<unsigned>&, bool));
+Expression conv2d(const Expression& x, const Expression& f, const Expression& b, const std::vector<unsigned>& stride,
+                  bool is_valid) {
+  check_pair("conv2d", "stride", stride);
+  const WindowAttr at{0, 0, stride[0], stride[1], is_valid};
+  return make_node(k_conv2d, {&x, &f, &b}, &at);
+}
+DYNET_API(conv2d, "conv2d", "conv2d(x, f, b, stride, is_valid = true)", "conv2d_bias(x, f, b, stride, is_valid=True)", Expression(const Expression&, const Expression&, const Expression&, const std::vector<unsigned>&, bool));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // maxpooling2d(x, ksize, stride, is_valid): x {H,W,C}; y {OH,OW,C}, each value the maximum of its window
 // (positions outside x are ignored). The gradient goes to the first maximum; its index is kept in aux.
+namespace {
+// maxpooling2d: one thread per output value scans its window as the CPU kernel does (so ties go to the same
+// first maximum) and keeps the index in aux; backward adds each gradient to that input.
+template <class P>
+void maxpool_dev_fwd(const ForwardArgs& a) {
+  const WindowAttr at = a.attr.as<WindowAttr>();
+  const Tensor& x = a.xs[0];
+  const size_t H = x.d[0], W = x.d[1], C = x.d[2];
+  const Axis h = make_axis(H, at.kh, at.sh, at.is_valid), w = make_axis(W, at.kw, at.sw, at.is_valid);
+  uint32_t* argmax = reinterpret_cast<uint32_t*>(a.aux);
+  const float* xv = x.v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) {
+    const size_t oi = i % h.out, oj = (i / h.out) % w.out, c = (i / (size_t(h.out) * w.out)) % C;
+    const float* xb = xv + i / (size_t(h.out) * w.out * C) * H * W * C;
+    const long q0 = long(oj) * w.s - long(w.pad), p0 = long(oi) * h.s - long(h.pad);
+    const long q_lo = q0 > 0 ? q0 : 0, q_hi = q0 + long(w.k) < long(W) ? q0 + long(w.k) : long(W);
+    const long p_lo = p0 > 0 ? p0 : 0, p_hi = p0 + long(h.k) < long(H) ? p0 + long(h.k) : long(H);
+    float best = -INFINITY;
+    uint32_t where = uint32_t(p_lo + long(H) * (q_lo + long(W * c)));
+    for (long q = q_lo; q < q_hi; ++q)
+      for (long p = p_lo; p < p_hi; ++p) {
+        const uint32_t k = uint32_t(p + long(H) * (q + long(W * c)));
+        if (xb[k] > best) {
+          best = xb[k];
+          where = k;
+        }
+      }
+    y[i] = xb[where];
+    argmax[i] = where;
+  });
+}
+template <class P>
+void maxpool_dev_bwd(const BackwardArgs& a) {
+  const uint32_t* argmax = reinterpret_cast<const uint32_t*>(a.aux);
+  const size_t per = a.fx.d.batch_size(), xper = a.xs[0].d.batch_size();
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t i) { dev::atomic_add(dx + i / per * xper + argmax[i], g[i]); });
+}
+DYNET_DEVICE_KERNELS("maxpooling2d", maxpool_dev_fwd, maxpool_dev_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 Dim maxpool_shape(const ArgDims& xs, AttrView a) {
   const WindowAttr& at = a.as<WindowAttr>();
   const Dim& x = xs[0];
@@ -1079,45 +1139,7 @@ const OpId k_maxpool = register_op({.name = "maxpooling2d",
                                     .aux_floats = maxpool_aux,
                                     .batch = {.batchable = true},
                                     .samples = maxpool_samples});
-
-// Checks a {rows, cols} pair argument (strides, window sizes): two positive entries first. Entries after them
-// are ignored, as DyNet ignored them: programs ported from TensorFlow pass strides {1, 1, 1, 1}.
-void check_pair(const char* op, const char* what, const std::vector<unsigned>& v) {
-  if (v.size() < 2 || v[0] == 0 || v[1] == 0) {
-    std::string s = "{";
-    for (size_t k = 0; k < v.size(); ++k) {
-      if (k) s += ',';
-      s += std::to_string(v[k]);
-    }
-    op_error(op, std::string(what) + " must start with two positive numbers {rows, cols}, got " + s + "}");
-  }
-}
-
-#endif  // DYNET_CUDA_PASS
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-Expression filter1d_narrow(const Expression& x, const Expression& f) { return make_node(k_filter1d, x, f); }
-DYNET_API(filter1d_narrow, "filter1d_narrow", "filter1d_narrow(x, f)", "filter1d_narrow(x, y)", Expression(const Expression&, const Expression&));
-Expression conv1d_narrow(const Expression& x, const Expression& f) { return make_node(k_conv1d_narrow, x, f); }
-DYNET_API(conv1d_narrow, "conv1d_narrow", "conv1d_narrow(x, f)", nullptr, Expression(const Expression&, const Expression&));
-Expression conv1d_wide(const Expression& x, const Expression& f) { return make_node(k_conv1d_wide, x, f); }
-DYNET_API(conv1d_wide, "conv1d_wide", "conv1d_wide(x, f)", nullptr, Expression(const Expression&, const Expression&));
-Expression kmh_ngram(const Expression& x, unsigned n) { return make_node(k_kmh, x, n); }
-DYNET_API(kmh_ngram, "kmh_ngram", "kmh_ngram(x, n)", "kmh_ngram(x, v)", Expression(const Expression&, unsigned));
-Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride, bool is_valid) {
-  check_pair("conv2d", "stride", stride);
-  const WindowAttr at{0, 0, stride[0], stride[1], is_valid};
-  return make_node(k_conv2d, {&x, &f}, &at);
-}
-DYNET_API(conv2d, "conv2d", "conv2d(x, f, stride, is_valid = true)", "conv2d(x, f, stride, is_valid=True)", Expression(const Expression&, const Expression&, const std::vector<unsigned>&, bool));
-Expression conv2d(const Expression& x, const Expression& f, const Expression& b, const std::vector<unsigned>& stride,
-                  bool is_valid) {
-  check_pair("conv2d", "stride", stride);
-  const WindowAttr at{0, 0, stride[0], stride[1], is_valid};
-  return make_node(k_conv2d, {&x, &f, &b}, &at);
-}
-DYNET_API(conv2d, "conv2d", "conv2d(x, f, b, stride, is_valid = true)", "conv2d_bias(x, f, b, stride, is_valid=True)", Expression(const Expression&, const Expression&, const Expression&, const std::vector<unsigned>&, bool));
 Expression maxpooling2d(const Expression& x, const std::vector<unsigned>& ksize, const std::vector<unsigned>& stride,
                         bool is_valid) {
   check_pair("maxpooling2d", "ksize", ksize);

@@ -14,6 +14,32 @@
 namespace dynet {
 
 namespace {
+// dE/dx += λ g (noise: λ = 1; scale_gradient: its attribute)
+template <bool kScaled>
+struct PassGradient {
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    a.fx.device->axpy(kScaled ? a.attr.as<float>() : 1.f, a.dEdf.v, a.dEdxi.v, a.dEdxi.d.size());
+  }
+};
+// nobackprop and scale_gradient alias their argument on every device.
+template <class P>
+void alias_fwd(const ForwardArgs& a) {
+  a.fx.v = a.xs[0].v;
+}
+}  // namespace
+
+#ifndef DYNET_CUDA_PASS
+namespace {
+using ops::Xs;
+
+constexpr const char* kAliasing = "its value is its argument's memory: there is nothing to compute";
+}  // namespace
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// The dropout family: dropout, dropout_dim, dropout_batch and block_dropout share one kernel, Mask<kKind>.
+namespace {
 struct DropoutDimAttr {
   uint32_t axis;
   float p;
@@ -70,37 +96,9 @@ DYNET_DEVICE_KERNELS("dropout", Mask<0>::fwd, Mask<0>::bwd);
 DYNET_DEVICE_KERNELS("dropout_dim", Mask<1>::fwd, Mask<1>::bwd);
 DYNET_DEVICE_KERNELS("dropout_batch", Mask<2>::fwd, Mask<2>::bwd);
 DYNET_DEVICE_KERNELS("block_dropout", Mask<3>::fwd, Mask<3>::bwd);
-
-// noise: N(0, stddev²) drawn into y, then x added.
-template <class P>
-void noise_fwd(const ForwardArgs& a) {
-  const size_t n = a.fx.d.size();
-  float* y = a.fx.v;
-  rng::fill<P>(a.fx.device, a.scratch, y, n, a.members, rng::Normal{0.f, a.attr.as<float>()});
-  const float* x = a.xs[0].v;
-  P::for_each(a.fx.device, n, [=] DYNET_LAMBDA(size_t i) { y[i] += x[i]; });
-}
-// dE/dx += λ g (noise: λ = 1; scale_gradient: its attribute)
-template <bool kScaled>
-struct PassGradient {
-  template <class P>
-  static void bwd(const BackwardArgs& a) {
-    a.fx.device->axpy(kScaled ? a.attr.as<float>() : 1.f, a.dEdf.v, a.dEdxi.v, a.dEdxi.d.size());
-  }
-};
-// nobackprop and scale_gradient alias their argument on every device.
-template <class P>
-void alias_fwd(const ForwardArgs& a) {
-  a.fx.v = a.xs[0].v;
-}
-DYNET_DEVICE_KERNELS("noise", noise_fwd, PassGradient<false>::bwd);
-DYNET_DEVICE_FORWARD("nobackprop", alias_fwd);
-DYNET_DEVICE_KERNELS("scale_gradient", alias_fwd, PassGradient<true>::bwd);
-
+}  // namespace
 #ifndef DYNET_CUDA_PASS
-using ops::Xs;
-
-// ---------------------------------------------------------------------------------------------
+namespace {
 // dropout(x, p): inverted dropout. Each value is kept with probability 1 - p and scaled by
 // 1 / (1 - p), so the expected value is unchanged; the mask (0 or the scale) is kept in aux.
 size_t dropout_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.size(); }
@@ -123,7 +121,6 @@ const OpId k_dropout = register_op({.name = "dropout",
                                     .samples = dropout_samples,
                                     .flags = kRandom});
 
-// ---------------------------------------------------------------------------------------------
 // dropout_dim(x, d, p): inverted dropout with one mask value per fiber along dim d, so whole
 // rows/columns/... are kept or dropped together (e.g. d = 0 drops columns of a matrix). Each batch
 // element draws its own mask; the mask is kept in aux.
@@ -156,7 +153,6 @@ const OpId k_dropout_dim = register_op({.name = "dropout_dim",
                                         .samples = dropout_dim_samples,
                                         .flags = kRandom});
 
-// ---------------------------------------------------------------------------------------------
 // dropout_batch(x, p): inverted dropout of whole batch elements (one mask value per element).
 size_t dropout_batch_aux(const Dim& fx, const ArgDims&, AttrView) { return fx.bd; }
 std::vector<OpSample> dropout_batch_samples() {
@@ -176,7 +172,6 @@ const OpId k_dropout_batch = register_op({.name = "dropout_batch",
                                           .samples = dropout_batch_samples,
                                           .flags = kRandom});
 
-// ---------------------------------------------------------------------------------------------
 // block_dropout(x, p): one draw for the whole tensor: zero with probability p, else x / (1-p)
 // (p = 1 always zeroes). The multiplier is kept in aux; batched, one per member (member m owns the
 // m-th block of the values).
@@ -198,9 +193,45 @@ const OpId k_block_dropout = register_op({.name = "block_dropout",
                                           .batch = {.batchable = true},
                                           .samples = block_dropout_samples,
                                           .flags = kRandom});
+}  // namespace
+Expression dropout(const Expression& x, real p) {
+  if (!(p >= 0.f && p <= 1.f)) op_error("dropout", "p must be in [0, 1], got " + std::to_string(p));
+  return make_node(k_dropout, x, p);
+}
+DYNET_API(dropout, "dropout", "dropout(x, p)", "dropout(x, p)", Expression(const Expression&, float));
+Expression dropout_dim(const Expression& x, unsigned d, real p) {
+  if (!(p >= 0.f && p <= 1.f)) op_error("dropout_dim", "p must be in [0, 1], got " + std::to_string(p));
+  return make_node(k_dropout_dim, x, DropoutDimAttr{d, p});
+}
+DYNET_API(dropout_dim, "dropout_dim", "dropout_dim(x, d, p)", "dropout_dim(x, d, p)", Expression(const Expression&, unsigned, float));
+Expression dropout_batch(const Expression& x, real p) {
+  if (!(p >= 0.f && p <= 1.f)) op_error("dropout_batch", "p must be in [0, 1], got " + std::to_string(p));
+  return make_node(k_dropout_batch, x, p);
+}
+DYNET_API(dropout_batch, "dropout_batch", "dropout_batch(x, p)", "dropout_batch(x, p)", Expression(const Expression&, float));
+Expression block_dropout(const Expression& x, real p) {
+  if (!(p >= 0.f && p <= 1.f)) op_error("block_dropout", "p must be in [0, 1], got " + std::to_string(p));
+  return make_node(k_block_dropout, x, p);
+}
+DYNET_API(block_dropout, "block_dropout", "block_dropout(x, p)", "block_dropout(x, p)", Expression(const Expression&, float));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // noise(x, stddev) = x + N(0, stddev²) per value; the gradient passes through unchanged.
+namespace {
+// noise: N(0, stddev²) drawn into y, then x added.
+template <class P>
+void noise_fwd(const ForwardArgs& a) {
+  const size_t n = a.fx.d.size();
+  float* y = a.fx.v;
+  rng::fill<P>(a.fx.device, a.scratch, y, n, a.members, rng::Normal{0.f, a.attr.as<float>()});
+  const float* x = a.xs[0].v;
+  P::for_each(a.fx.device, n, [=] DYNET_LAMBDA(size_t i) { y[i] += x[i]; });
+}
+DYNET_DEVICE_KERNELS("noise", noise_fwd, PassGradient<false>::bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 std::vector<OpSample> noise_samples() {
   auto with = [](float s) { return [s](ComputationGraph&, Xs x) { return noise(x[0], s); }; };
   return {{"matrix", {Dim({4, 3})}, with(0.5f)},
@@ -216,11 +247,21 @@ const OpId k_noise = register_op({.name = "noise",
                                   .batch = {.batchable = true},
                                   .samples = noise_samples,
                                   .flags = kRandom});
+}  // namespace
+Expression noise(const Expression& x, real stddev) {
+  if (!(stddev >= 0.f)) op_error("noise", "stddev must be >= 0, got " + std::to_string(stddev));
+  return make_node(k_noise, x, stddev);
+}
+DYNET_API(noise, "noise", "noise(x, stddev)", "noise(x, stddev)", Expression(const Expression&, float));
+#endif
 
 // ---------------------------------------------------------------------------------------------
-constexpr const char* kAliasing = "its value is its argument's memory: there is nothing to compute";
-
 // nobackprop(x) = x (same memory); no gradient flows back to x.
+namespace {
+DYNET_DEVICE_FORWARD("nobackprop", alias_fwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 std::vector<OpSample> nobackprop_samples() {
   auto build = [](ComputationGraph&, Xs x) { return nobackprop(x[0]); };
   return {{"matrix", {Dim({3, 2})}, build}, {"batched", {Dim({3}, 2)}, build}};
@@ -232,9 +273,18 @@ const OpId k_nobackprop = register_op({.name = "nobackprop",
                                        .batch = {.why_not = kAliasing},
                                        .samples = nobackprop_samples,
                                        .flags = kAliasOutput | kNoGradient});
+}  // namespace
+Expression nobackprop(const Expression& x) { return make_node(k_nobackprop, x); }
+DYNET_API(nobackprop, "nobackprop", "nobackprop(x)", "nobackprop(x)", Expression(const Expression&));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // scale_gradient(x, λ) = x (same memory); backward passes λ·g.
+namespace {
+DYNET_DEVICE_KERNELS("scale_gradient", alias_fwd, PassGradient<true>::bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 std::vector<OpSample> scale_gradient_samples() {
   // λ = 1 only: any other value makes the gradient differ from the finite difference on purpose
   // (tests/test_select_softmax.cc checks other values).
@@ -249,10 +299,16 @@ const OpId k_scale_gradient = register_op({.name = "scale_gradient",
                                            .batch = {.why_not = kAliasing},
                                            .samples = scale_gradient_samples,
                                            .flags = kAliasOutput});
+}  // namespace
+Expression scale_gradient(const Expression& x, float lambd) { return make_node(k_scale_gradient, x, lambd); }
+DYNET_API(scale_gradient, "scale_gradient", "scale_gradient(x, lambd = 1.0f)", "scale_gradient(x, lambd=1.0)", Expression(const Expression&, float));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // to_device(x, device): y = x copied to `device` (the node runs there); dE/dx += dE/dy copied back. Data
 // moves through the Device interface only, so these kernels serve every device.
+#ifndef DYNET_CUDA_PASS
+namespace {
 void to_device_fwd(const ForwardArgs& a) {
   const Tensor& x = a.xs[0];
   const size_t bytes = x.d.size() * sizeof(float);
@@ -284,41 +340,7 @@ const bool kToDeviceKernels = [] {
   for (Backend b : {kCudaBackend, kEmulatedBackend}) register_device_kernels(k_to_device, b, {to_device_fwd, to_device_bwd});
   return true;
 }();
-
-#endif  // DYNET_CUDA_PASS
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-
-Expression dropout(const Expression& x, real p) {
-  if (!(p >= 0.f && p <= 1.f)) op_error("dropout", "p must be in [0, 1], got " + std::to_string(p));
-  return make_node(k_dropout, x, p);
-}
-DYNET_API(dropout, "dropout", "dropout(x, p)", "dropout(x, p)", Expression(const Expression&, float));
-Expression dropout_dim(const Expression& x, unsigned d, real p) {
-  if (!(p >= 0.f && p <= 1.f)) op_error("dropout_dim", "p must be in [0, 1], got " + std::to_string(p));
-  return make_node(k_dropout_dim, x, DropoutDimAttr{d, p});
-}
-DYNET_API(dropout_dim, "dropout_dim", "dropout_dim(x, d, p)", "dropout_dim(x, d, p)", Expression(const Expression&, unsigned, float));
-Expression dropout_batch(const Expression& x, real p) {
-  if (!(p >= 0.f && p <= 1.f)) op_error("dropout_batch", "p must be in [0, 1], got " + std::to_string(p));
-  return make_node(k_dropout_batch, x, p);
-}
-DYNET_API(dropout_batch, "dropout_batch", "dropout_batch(x, p)", "dropout_batch(x, p)", Expression(const Expression&, float));
-Expression block_dropout(const Expression& x, real p) {
-  if (!(p >= 0.f && p <= 1.f)) op_error("block_dropout", "p must be in [0, 1], got " + std::to_string(p));
-  return make_node(k_block_dropout, x, p);
-}
-DYNET_API(block_dropout, "block_dropout", "block_dropout(x, p)", "block_dropout(x, p)", Expression(const Expression&, float));
-Expression noise(const Expression& x, real stddev) {
-  if (!(stddev >= 0.f)) op_error("noise", "stddev must be >= 0, got " + std::to_string(stddev));
-  return make_node(k_noise, x, stddev);
-}
-DYNET_API(noise, "noise", "noise(x, stddev)", "noise(x, stddev)", Expression(const Expression&, float));
-Expression nobackprop(const Expression& x) { return make_node(k_nobackprop, x); }
-DYNET_API(nobackprop, "nobackprop", "nobackprop(x)", "nobackprop(x)", Expression(const Expression&));
-Expression scale_gradient(const Expression& x, float lambd) { return make_node(k_scale_gradient, x, lambd); }
-DYNET_API(scale_gradient, "scale_gradient", "scale_gradient(x, lambd = 1.0f)", "scale_gradient(x, lambd=1.0)", Expression(const Expression&, float));
 Expression to_device(const Expression& x, Device* device) {
   ComputationGraph& g = detail::graph_of("to_device", {&x});
   if (device == nullptr || detail::device_at(device->index) != device)
@@ -328,7 +350,6 @@ Expression to_device(const Expression& x, Device* device) {
   return Expression(&g, g.add_node_on(device, k_to_device, &x.i, 1));
 }
 DYNET_API(to_device, "to_device", "to_device(x, device)", "to_device(e, device_str)", Expression(const Expression&, Device*));
-
 #endif
 
 }  // namespace dynet

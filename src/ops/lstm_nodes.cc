@@ -29,6 +29,16 @@
 
 namespace dynet {
 
+#ifndef DYNET_CUDA_PASS
+namespace {
+using ops::Xs;
+
+bool is_vector(const Dim& d) { return d.batch_size() == d.rows(); }
+}  // namespace
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// vanilla_lstm_gates[_dropout][_concat]: the gates node (its math is in the header above).
 // The weight noise of a gates node's step: weight k (Wx, Wh, b) gets N(0, stddev²) values under the key
 // {seed, k}, on the node's device; the seed is one draw from the thread's engine, kept in aux.
 template <class P>
@@ -48,8 +58,6 @@ struct GatesAttr {
   float weightnoise_std;
   unsigned first_x() const { return dropout ? 6 : 4; }
 };
-
-bool is_vector(const Dim& d) { return d.batch_size() == d.rows(); }
 
 // Sizes of one gates node, from its argument dims.
 struct GatesGeom {
@@ -210,78 +218,9 @@ void gates_dev_bwd(const BackwardArgs& a) {
   });
 }
 DYNET_DEVICE_KERNELS("vanilla_lstm_gates", gates_dev_fwd, gates_dev_bwd);
-
-// vanilla_lstm_c / _h: one thread per value; an unbatched state or gates argument is shared.
-struct CellIndex {
-  size_t H, cs, gs;  // c's and gates' batch strides (0: shared)
-};
-CellIndex cell_index(const Tensor* xs) {
-  const size_t H = xs[0].d.rows();
-  return {H, xs[0].d.bd == 1 ? 0 : H, xs[1].d.bd == 1 ? 0 : 4 * H};
-}
-template <class P>
-void lstm_c_dev_fwd(const ForwardArgs& a) {
-  const CellIndex x = cell_index(a.xs);
-  const float *c = a.xs[0].v, *gates = a.xs[1].v;
-  float* y = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
-    const size_t b = j / x.H, r = j % x.H;
-    const float* gt = gates + b * x.gs;
-    y[j] = gt[r] * gt[3 * x.H + r] + gt[x.H + r] * c[b * x.cs + r];
-  });
-}
-template <class P>
-void lstm_c_dev_bwd(const BackwardArgs& a) {
-  const CellIndex x = cell_index(a.xs);
-  const float *c = a.xs[0].v, *gates = a.xs[1].v, *dc = a.dEdf.v;
-  const size_t B = a.fx.d.bd, H = x.H;
-  if (a.i == 0) {  // dc_tm1 += dc ⊙ f
-    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, H,
-                           [=] DYNET_LAMBDA(size_t b, size_t r) { return dc[b * H + r] * gates[b * x.gs + H + r]; });
-    return;
-  }
-  // di += dc ⊙ g, df += dc ⊙ c_tm1, dg += dc ⊙ i
-  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, 4 * H, [=] DYNET_LAMBDA(size_t b, size_t e) {
-    const size_t block = e / H, r = e % H;
-    const float* gt = gates + b * x.gs;
-    const float d = dc[b * H + r];
-    return block == 0 ? d * gt[3 * H + r] : block == 1 ? d * c[b * x.cs + r] : block == 3 ? d * gt[r] : 0.f;
-  });
-}
-DYNET_DEVICE_KERNELS("vanilla_lstm_c", lstm_c_dev_fwd, lstm_c_dev_bwd);
-template <class P>
-void lstm_h_dev_fwd(const ForwardArgs& a) {
-  const CellIndex x = cell_index(a.xs);
-  const float *c = a.xs[0].v, *gates = a.xs[1].v;
-  float *y = a.fx.v, *tanh_c = a.aux;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
-    const size_t b = j / x.H, r = j % x.H;
-    tanh_c[j] = fn::tanh(c[b * x.cs + r]);
-    y[j] = gates[b * x.gs + 2 * x.H + r] * tanh_c[j];
-  });
-}
-template <class P>
-void lstm_h_dev_bwd(const BackwardArgs& a) {
-  const CellIndex x = cell_index(a.xs);
-  const float *gates = a.xs[1].v, *dh = a.dEdf.v, *tanh_c = a.aux;
-  const size_t B = a.fx.d.bd, H = x.H;
-  if (a.i == 0) {  // dc += dh ⊙ o ⊙ (1 - tanh²(c))
-    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, H, [=] DYNET_LAMBDA(size_t b, size_t r) {
-      const float tc = tanh_c[b * H + r];
-      return dh[b * H + r] * gates[b * x.gs + 2 * H + r] * (1.f - tc * tc);
-    });
-    return;
-  }
-  // do += dh ⊙ tanh(c)
-  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, 4 * H, [=] DYNET_LAMBDA(size_t b, size_t e) {
-    return e / H == 2 ? dh[b * H + e % H] * tanh_c[b * H + e % H] : 0.f;
-  });
-}
-DYNET_DEVICE_KERNELS("vanilla_lstm_h", lstm_h_dev_fwd, lstm_h_dev_bwd);
-
+}  // namespace
 #ifndef DYNET_CUDA_PASS
-using ops::Xs;
-
+namespace {
 Dim gates_shape(const ArgDims& xs, AttrView a) {
   const GatesAttr& at = a.as<GatesAttr>();
   const unsigned first_x = at.first_x();
@@ -669,9 +608,105 @@ std::vector<OpSample> gates_samples() {
           {"mask_size", {Dim({I}), Dim({H}), Wx, Wh, b, Dim({H}), Dim({H})}, drop, -1, 1, true},
           {"x_not_vector", {Dim({I, 2}), Dim({H}), Dim({4 * H, 2 * I}), Wh, b}, plain, -1, 1, true}};
 }
+}  // namespace
+Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
+                              const Expression& Wh, const Expression& b, real weightnoise_std) {
+  return gates_node(&x_t, 1, h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
+}
+DYNET_API(vanilla_lstm_gates, "vanilla_lstm_gates", "vanilla_lstm_gates(x_t, h_tm1, Wx, Wh, b, weightnoise_std = 0.f)", "vanilla_lstm_gates(x_t, h_tm1, Wx, Wh, b, weightnoise_std=0.0)", Expression(const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, float));
+Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
+                                     const Expression& Wh, const Expression& b, real weightnoise_std) {
+  return gates_node(x_t.data(), x_t.size(), h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
+}
+DYNET_API(vanilla_lstm_gates_concat, "vanilla_lstm_gates", "vanilla_lstm_gates_concat(x_t, h_tm1, Wx, Wh, b, weightnoise_std = 0.f)", "vanilla_lstm_gates_concat(x_t, h_tm1, Wx, Wh, b, weightnoise_std=0.0)", Expression(const std::vector<Expression>&, const Expression&, const Expression&, const Expression&, const Expression&, float));
+Expression vanilla_lstm_gates_dropout(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
+                                      const Expression& Wh, const Expression& b, const Expression& dropout_mask_x,
+                                      const Expression& dropout_mask_h, real weightnoise_std) {
+  return gates_node(&x_t, 1, h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
+}
+DYNET_API(vanilla_lstm_gates_dropout, "vanilla_lstm_gates", "vanilla_lstm_gates_dropout(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std = 0.f)", "vanilla_lstm_gates_dropout(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std=0.0)", Expression(const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, float));
+Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
+                                             const Expression& Wx, const Expression& Wh, const Expression& b,
+                                             const Expression& dropout_mask_x, const Expression& dropout_mask_h,
+                                             real weightnoise_std) {
+  return gates_node(x_t.data(), x_t.size(), h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
+}
+DYNET_API(vanilla_lstm_gates_dropout_concat, "vanilla_lstm_gates", "vanilla_lstm_gates_dropout_concat(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std = 0.f)", "vanilla_lstm_gates_dropout_concat(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std=0.0)", Expression(const std::vector<Expression>&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, float));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // vanilla_lstm_c(c_tm1, gates) = i ⊙ g + f ⊙ c_tm1 and vanilla_lstm_h(c_t, gates) = o ⊙ tanh(c_t).
+namespace {
+// vanilla_lstm_c / _h: one thread per value; an unbatched state or gates argument is shared.
+struct CellIndex {
+  size_t H, cs, gs;  // c's and gates' batch strides (0: shared)
+};
+CellIndex cell_index(const Tensor* xs) {
+  const size_t H = xs[0].d.rows();
+  return {H, xs[0].d.bd == 1 ? 0 : H, xs[1].d.bd == 1 ? 0 : 4 * H};
+}
+template <class P>
+void lstm_c_dev_fwd(const ForwardArgs& a) {
+  const CellIndex x = cell_index(a.xs);
+  const float *c = a.xs[0].v, *gates = a.xs[1].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+    const size_t b = j / x.H, r = j % x.H;
+    const float* gt = gates + b * x.gs;
+    y[j] = gt[r] * gt[3 * x.H + r] + gt[x.H + r] * c[b * x.cs + r];
+  });
+}
+template <class P>
+void lstm_c_dev_bwd(const BackwardArgs& a) {
+  const CellIndex x = cell_index(a.xs);
+  const float *c = a.xs[0].v, *gates = a.xs[1].v, *dc = a.dEdf.v;
+  const size_t B = a.fx.d.bd, H = x.H;
+  if (a.i == 0) {  // dc_tm1 += dc ⊙ f
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, H,
+                           [=] DYNET_LAMBDA(size_t b, size_t r) { return dc[b * H + r] * gates[b * x.gs + H + r]; });
+    return;
+  }
+  // di += dc ⊙ g, df += dc ⊙ c_tm1, dg += dc ⊙ i
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, 4 * H, [=] DYNET_LAMBDA(size_t b, size_t e) {
+    const size_t block = e / H, r = e % H;
+    const float* gt = gates + b * x.gs;
+    const float d = dc[b * H + r];
+    return block == 0 ? d * gt[3 * H + r] : block == 1 ? d * c[b * x.cs + r] : block == 3 ? d * gt[r] : 0.f;
+  });
+}
+DYNET_DEVICE_KERNELS("vanilla_lstm_c", lstm_c_dev_fwd, lstm_c_dev_bwd);
+template <class P>
+void lstm_h_dev_fwd(const ForwardArgs& a) {
+  const CellIndex x = cell_index(a.xs);
+  const float *c = a.xs[0].v, *gates = a.xs[1].v;
+  float *y = a.fx.v, *tanh_c = a.aux;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+    const size_t b = j / x.H, r = j % x.H;
+    tanh_c[j] = fn::tanh(c[b * x.cs + r]);
+    y[j] = gates[b * x.gs + 2 * x.H + r] * tanh_c[j];
+  });
+}
+template <class P>
+void lstm_h_dev_bwd(const BackwardArgs& a) {
+  const CellIndex x = cell_index(a.xs);
+  const float *gates = a.xs[1].v, *dh = a.dEdf.v, *tanh_c = a.aux;
+  const size_t B = a.fx.d.bd, H = x.H;
+  if (a.i == 0) {  // dc += dh ⊙ o ⊙ (1 - tanh²(c))
+    dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, H, [=] DYNET_LAMBDA(size_t b, size_t r) {
+      const float tc = tanh_c[b * H + r];
+      return dh[b * H + r] * gates[b * x.gs + 2 * H + r] * (1.f - tc * tc);
+    });
+    return;
+  }
+  // do += dh ⊙ tanh(c)
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd != 1, B, 4 * H, [=] DYNET_LAMBDA(size_t b, size_t e) {
+    return e / H == 2 ? dh[b * H + e % H] * tanh_c[b * H + e % H] : 0.f;
+  });
+}
+DYNET_DEVICE_KERNELS("vanilla_lstm_h", lstm_h_dev_fwd, lstm_h_dev_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 template <bool kCell>
 Dim cell_shape(const ArgDims& xs, AttrView) {
   const char* op = kCell ? "vanilla_lstm_c" : "vanilla_lstm_h";
@@ -741,34 +776,7 @@ const OpId k_lstm_h = register_op({.name = "vanilla_lstm_h",
                                    .samples = cell_samples<false>,
                                    .flags = kOverwritesGradient,
                                    .partial_gradient = {.arg = 1, .quarters = 0b0100}});  // o
-
-#endif  // DYNET_CUDA_PASS
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
-                              const Expression& Wh, const Expression& b, real weightnoise_std) {
-  return gates_node(&x_t, 1, h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
-}
-DYNET_API(vanilla_lstm_gates, "vanilla_lstm_gates", "vanilla_lstm_gates(x_t, h_tm1, Wx, Wh, b, weightnoise_std = 0.f)", "vanilla_lstm_gates(x_t, h_tm1, Wx, Wh, b, weightnoise_std=0.0)", Expression(const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, float));
-Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
-                                     const Expression& Wh, const Expression& b, real weightnoise_std) {
-  return gates_node(x_t.data(), x_t.size(), h_tm1, Wx, Wh, b, nullptr, nullptr, weightnoise_std);
-}
-DYNET_API(vanilla_lstm_gates_concat, "vanilla_lstm_gates", "vanilla_lstm_gates_concat(x_t, h_tm1, Wx, Wh, b, weightnoise_std = 0.f)", "vanilla_lstm_gates_concat(x_t, h_tm1, Wx, Wh, b, weightnoise_std=0.0)", Expression(const std::vector<Expression>&, const Expression&, const Expression&, const Expression&, const Expression&, float));
-Expression vanilla_lstm_gates_dropout(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
-                                      const Expression& Wh, const Expression& b, const Expression& dropout_mask_x,
-                                      const Expression& dropout_mask_h, real weightnoise_std) {
-  return gates_node(&x_t, 1, h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
-}
-DYNET_API(vanilla_lstm_gates_dropout, "vanilla_lstm_gates", "vanilla_lstm_gates_dropout(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std = 0.f)", "vanilla_lstm_gates_dropout(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std=0.0)", Expression(const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, float));
-Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
-                                             const Expression& Wx, const Expression& Wh, const Expression& b,
-                                             const Expression& dropout_mask_x, const Expression& dropout_mask_h,
-                                             real weightnoise_std) {
-  return gates_node(x_t.data(), x_t.size(), h_tm1, Wx, Wh, b, &dropout_mask_x, &dropout_mask_h, weightnoise_std);
-}
-DYNET_API(vanilla_lstm_gates_dropout_concat, "vanilla_lstm_gates", "vanilla_lstm_gates_dropout_concat(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std = 0.f)", "vanilla_lstm_gates_dropout_concat(x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h, weightnoise_std=0.0)", Expression(const std::vector<Expression>&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, const Expression&, float));
 Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t) {
   return make_node(k_lstm_c, c_tm1, gates_t);
 }
@@ -777,7 +785,6 @@ Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t) {
   return make_node(k_lstm_h, c_t, gates_t);
 }
 DYNET_API(vanilla_lstm_h, "vanilla_lstm_h", "vanilla_lstm_h(c_t, gates_t)", "vanilla_lstm_h(c_t, gates_t)", Expression(const Expression&, const Expression&));
-
 #endif
 
 }  // namespace dynet

@@ -104,7 +104,32 @@ void grad_right(const Tensor& W, const Tensor& g, const Tensor& dx, MemPool& scr
     P::gemm_tn_unchanged(dev, k, n, m, 1.f, W.v, m, batch_sum<P>(g, scratch), m, beta, dx.v, k);
   }
 }
+}  // namespace
 
+#ifndef DYNET_CUDA_PASS
+namespace {
+using ops::Xs;
+using dev::HostPrims;
+
+bool is_matrix(const Dim& d) { return d.batch_size() == size_t(d.rows()) * d.cols(); }
+
+// The harness's reference in double: Y += A·B per batch element of Y (unbatched factors are shared).
+void add_product(const Dim& a, const std::vector<double>& A, const Dim& b, const std::vector<double>& B,
+                 std::vector<double>& Y) {
+  const size_t m = a.rows(), k = a.cols(), n = b.cols(), bd = Y.size() / (m * n);
+  for (size_t t = 0; t < bd; ++t)
+    for (size_t j = 0; j < n; ++j)
+      for (size_t i = 0; i < m; ++i)
+        for (size_t r = 0; r < k; ++r)
+          Y[t * m * n + j * m + i] += A[(a.bd > 1 ? t : 0) * m * k + r * m + i] * B[(b.bd > 1 ? t : 0) * k * n + j * k + r];
+}
+}  // namespace
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// matmul: x {m,k} · y {k,n} -> {m,n}; {m} when y is a vector {k} (as in DyNet: a {k,1} column gives {m,1},
+// which programs see in npvalue()'s shape).
+namespace {
 template <class P>
 void matmul_dev_fwd(const ForwardArgs& a) {
   multiply<P>(a.xs[0], a.xs[1], a.fx, 0.f, a.scratch);
@@ -118,7 +143,59 @@ void matmul_dev_bwd(const BackwardArgs& a) {
     grad_right<P>(a.xs[0], a.dEdf, a.dEdxi, a.scratch, beta);
 }
 DYNET_DEVICE_KERNELS("matmul", matmul_dev_fwd, matmul_dev_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
+Dim matmul_shape(const ArgDims& xs, AttrView) {
+  const Dim &x = xs[0], &y = xs[1];
+  if (!is_matrix(x) || !is_matrix(y))
+    op_error("matmul", "only matrices and vectors can be multiplied: " + x.str() + " * " + y.str());
+  if (x.cols() != y.rows()) op_error("matmul", x.str() + " cannot multiply " + y.str());
+  const unsigned bd = ops::broadcast_bd("matmul", x, y);
+  return y.nd >= 2 ? Dim({x.rows(), y.cols()}, bd) : Dim({x.rows()}, bd);
+}
+OpSample::Reference product_reference(const std::vector<Dim>& dims) {
+  return [dims](const std::vector<std::vector<double>>& xs) {
+    std::vector<double> y(dims[0].rows() * dims[1].cols() * std::max(dims[0].bd, dims[1].bd), 0.0);
+    add_product(dims[0], xs[0], dims[1], xs[1], y);
+    return y;
+  };
+}
 
+std::vector<OpSample> matmul_samples() {
+  auto b = [](ComputationGraph&, Xs x) { return x[0] * x[1]; };
+  std::vector<OpSample> samples = {{"matrix", {Dim({2, 3}), Dim({3, 4})}, b},
+          {"matrix_vector", {Dim({3, 4}), Dim({4})}, b},
+          {"row_times_column", {Dim({1, 3}), Dim({3, 1})}, b},
+          {"batched_right", {Dim({2, 3}), Dim({3, 2}, 3)}, b},
+          {"batched_left", {Dim({2, 3}, 3), Dim({3, 2})}, b},
+          {"batched_both", {Dim({2, 3}, 2), Dim({3}, 2)}, b},
+          // large enough for the oneDNN path, batch folded into the columns
+          {"large_batched_right", {Dim({32, 32}), Dim({32, 16}, 2)}, b},
+          {"inner_mismatch", {Dim({2, 3}), Dim({2, 3})}, b, -1, 1, true},
+          {"batch_mismatch", {Dim({2, 3}, 2), Dim({3}, 3)}, b, -1, 1, true},
+          {"three_dims", {Dim({2, 3, 2}), Dim({3})}, b, -1, 1, true}};
+  for (OpSample& s : samples) s.reference = product_reference(s.inputs);
+  return samples;
+}
+const OpId k_matmul = register_op({.name = "matmul",
+                                   .doc = "y = x₁ x₂ (matrix product)",
+                                   .shape = matmul_shape,
+                                   .forward = matmul_dev_fwd<HostPrims>,
+                                   .backward = matmul_dev_bwd<HostPrims>,
+                                   .batch = {.batchable = true, .shared = 1},
+                                   .samples = matmul_samples,
+                                   .flags = kOverwritesGradient,
+                                   .takes_empty = true});
+}  // namespace
+Expression operator*(const Expression& x, const Expression& y) { return make_node(k_matmul, x, y); }
+DYNET_API(operator*, "matmul", "operator*(x, y)", nullptr, Expression(const Expression&, const Expression&));
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// affine_transform: xs = {b, W1, x1, W2, x2, ...}; f = b + Σ Wi·xi. The bias may be {m} against
+// products {m,n} (added to every column).
+namespace {
 // affine_transform on devices: the bias broadcast into the output, then the products added.
 template <class P>
 void affine_dev_fwd(const ForwardArgs& a) {
@@ -155,13 +232,9 @@ void affine_dev_bwd(const BackwardArgs& a) {
   });
 }
 DYNET_DEVICE_KERNELS("affine_transform", affine_dev_fwd, affine_dev_bwd);
-
+}  // namespace
 #ifndef DYNET_CUDA_PASS
-using ops::Xs;
-using dev::HostPrims;
-
-bool is_matrix(const Dim& d) { return d.batch_size() == size_t(d.rows()) * d.cols(); }
-
+namespace {
 // Batch count of a product (or sum of products): every side either unbatched or of the common count.
 unsigned combine_bd(const char* op, unsigned bd, const Dim& d, const std::string& what) {
   if (d.bd == bd || d.bd == 1) return bd;
@@ -171,64 +244,6 @@ unsigned combine_bd(const char* op, unsigned bd, const Dim& d, const std::string
 
 Dim product_dim(unsigned m, unsigned n, unsigned bd) { return n == 1 ? Dim({m}, bd) : Dim({m, n}, bd); }
 
-// ---------------------------------------------------------------------------------------------
-// matmul: x {m,k} · y {k,n} -> {m,n}; {m} when y is a vector {k} (as in DyNet: a {k,1} column gives {m,1},
-// which programs see in npvalue()'s shape).
-Dim matmul_shape(const ArgDims& xs, AttrView) {
-  const Dim &x = xs[0], &y = xs[1];
-  if (!is_matrix(x) || !is_matrix(y))
-    op_error("matmul", "only matrices and vectors can be multiplied: " + x.str() + " * " + y.str());
-  if (x.cols() != y.rows()) op_error("matmul", x.str() + " cannot multiply " + y.str());
-  const unsigned bd = ops::broadcast_bd("matmul", x, y);
-  return y.nd >= 2 ? Dim({x.rows(), y.cols()}, bd) : Dim({x.rows()}, bd);
-}
-// The harness's reference in double: Y += A·B per batch element of Y (unbatched factors are shared).
-void add_product(const Dim& a, const std::vector<double>& A, const Dim& b, const std::vector<double>& B,
-                 std::vector<double>& Y) {
-  const size_t m = a.rows(), k = a.cols(), n = b.cols(), bd = Y.size() / (m * n);
-  for (size_t t = 0; t < bd; ++t)
-    for (size_t j = 0; j < n; ++j)
-      for (size_t i = 0; i < m; ++i)
-        for (size_t r = 0; r < k; ++r)
-          Y[t * m * n + j * m + i] += A[(a.bd > 1 ? t : 0) * m * k + r * m + i] * B[(b.bd > 1 ? t : 0) * k * n + j * k + r];
-}
-OpSample::Reference product_reference(const std::vector<Dim>& dims) {
-  return [dims](const std::vector<std::vector<double>>& xs) {
-    std::vector<double> y(dims[0].rows() * dims[1].cols() * std::max(dims[0].bd, dims[1].bd), 0.0);
-    add_product(dims[0], xs[0], dims[1], xs[1], y);
-    return y;
-  };
-}
-
-std::vector<OpSample> matmul_samples() {
-  auto b = [](ComputationGraph&, Xs x) { return x[0] * x[1]; };
-  std::vector<OpSample> samples = {{"matrix", {Dim({2, 3}), Dim({3, 4})}, b},
-          {"matrix_vector", {Dim({3, 4}), Dim({4})}, b},
-          {"row_times_column", {Dim({1, 3}), Dim({3, 1})}, b},
-          {"batched_right", {Dim({2, 3}), Dim({3, 2}, 3)}, b},
-          {"batched_left", {Dim({2, 3}, 3), Dim({3, 2})}, b},
-          {"batched_both", {Dim({2, 3}, 2), Dim({3}, 2)}, b},
-          // large enough for the oneDNN path, batch folded into the columns
-          {"large_batched_right", {Dim({32, 32}), Dim({32, 16}, 2)}, b},
-          {"inner_mismatch", {Dim({2, 3}), Dim({2, 3})}, b, -1, 1, true},
-          {"batch_mismatch", {Dim({2, 3}, 2), Dim({3}, 3)}, b, -1, 1, true},
-          {"three_dims", {Dim({2, 3, 2}), Dim({3})}, b, -1, 1, true}};
-  for (OpSample& s : samples) s.reference = product_reference(s.inputs);
-  return samples;
-}
-const OpId k_matmul = register_op({.name = "matmul",
-                                   .doc = "y = x₁ x₂ (matrix product)",
-                                   .shape = matmul_shape,
-                                   .forward = matmul_dev_fwd<HostPrims>,
-                                   .backward = matmul_dev_bwd<HostPrims>,
-                                   .batch = {.batchable = true, .shared = 1},
-                                   .samples = matmul_samples,
-                                   .flags = kOverwritesGradient,
-                                   .takes_empty = true});
-
-// ---------------------------------------------------------------------------------------------
-// affine_transform: xs = {b, W1, x1, W2, x2, ...}; f = b + Σ Wi·xi. The bias may be {m} against
-// products {m,n} (added to every column).
 Dim affine_shape(const ArgDims& xs, AttrView) {
   constexpr const char* op = "affine_transform";
   const size_t n = xs.size();
@@ -345,13 +360,7 @@ const OpId k_affine = register_op({.name = "affine_transform",
                                    .samples = affine_samples,
                                    .flags = kOverwritesGradient,
                                    .takes_empty = true});
-
-#endif  // DYNET_CUDA_PASS
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-Expression operator*(const Expression& x, const Expression& y) { return make_node(k_matmul, x, y); }
-DYNET_API(operator*, "matmul", "operator*(x, y)", nullptr, Expression(const Expression&, const Expression&));
 Expression affine_transform(const std::initializer_list<Expression>& xs) {
   return make_node_n(k_affine, xs);
 }

@@ -12,25 +12,9 @@
 #endif
 
 namespace dynet {
-namespace {
-struct PickAttr {
-  const unsigned* pv = nullptr;                 // single index read at forward time
-  const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
-  uint32_t n = 0;                               // number of indices (inline ones follow in the tail)
-  uint32_t per_batch = 0;                       // 1: the vector forms
-  uint32_t axis = 0;
-  uint32_t unused = 0;  // keeps the struct free of padding (attributes are hashed bytewise)
-};
-struct RangeAttr {
-  uint32_t s, e, axis;
-};
-struct TransposeAttr {
-  uint32_t n = 0;
-  uint32_t perm[DYNET_MAX_TENSOR_DIM] = {};
-};
-}  // namespace
 
-// The indices these ops read at forward time, validated, into ids (defined with the CPU kernels below;
+// ---- device kernels: gathers from host-validated indices (kept in aux for backward) ----
+// The indices these ops read at forward time, validated, into ids (defined in their ops' sections below;
 // the CUDA pass links to the host pass's definitions): one per output batch element (pick), per selected
 // row or column (select_rows/cols: kAxis 0 or 1), per output batch element (pick_batch_elems).
 void pick_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids);
@@ -40,8 +24,35 @@ void pick_batch_indices(AttrView a, const Dim& x, unsigned* ids);
 // returns their number.
 unsigned strided_select_axes(const Dim& x, AttrView a, unsigned* first, unsigned* step, unsigned* count);
 
+#ifndef DYNET_CUDA_PASS
 namespace {
-// ---- device kernels: gathers from host-validated indices (kept in aux for backward) ----
+using ops::Xs;
+using ops::ArrayMap;
+using ops::CArrayMap;
+
+using ops::arg_batch;
+
+using ops::Fibers;
+using ops::fibers;
+
+inline void copy_floats(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
+inline void add_floats(float* dst, const float* src, size_t n) { ArrayMap(dst, n) += CArrayMap(src, n); }
+
+std::string idx_str(unsigned v) { return std::to_string(v); }
+}  // namespace
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// pick(x, v, d): x[v] along dim d, which is removed. Vector forms pick one index per batch element.
+namespace {
+struct PickAttr {
+  const unsigned* pv = nullptr;                 // single index read at forward time
+  const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
+  uint32_t n = 0;                               // number of indices (inline ones follow in the tail)
+  uint32_t per_batch = 0;                       // 1: the vector forms
+  uint32_t axis = 0;
+  uint32_t unused = 0;  // keeps the struct free of padding (attributes are hashed bytewise)
+};
 // y(b, o, i) = x(b', o, ids[b], i) for pick along an axis [inner, n, outer] of each batch element.
 template <class P>
 void pick_dev_fwd(const ForwardArgs& a) {
@@ -75,255 +86,9 @@ void pick_dev_bwd(const BackwardArgs& a) {
   });
 }
 DYNET_DEVICE_KERNELS("pick", pick_dev_fwd, pick_dev_bwd);
-
-// select_rows / select_cols: y(o, k, i) = x(o, ids[k], i); the gradient scatters (ids may repeat).
-template <unsigned kAxis>
-struct SelectDev {
-  template <class P>
-  static void fwd(const ForwardArgs& a) {
-    const dev::Fibers f = dev::fibers(a.xs[0].d, kAxis, true);
-    const size_t k = a.fx.d[kAxis], inner = f.inner, n = f.n;
-    std::vector<unsigned> host(k);
-    select_indices(a.attr, kAxis, a.xs[0].d, host.data());
-    unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
-    a.fx.device->copy_from_host(ids, host.data(), k * sizeof(unsigned));
-    const float* x = a.xs[0].v;
-    float* y = a.fx.v;
-    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
-      const size_t i = j % inner, t = (j / inner) % k, o = j / (inner * k);
-      y[j] = x[(o * n + ids[t]) * inner + i];
-    });
-  }
-  template <class P>
-  static void bwd(const BackwardArgs& a) {
-    const dev::Fibers f = dev::fibers(a.xs[0].d, kAxis, true);
-    const size_t k = a.fx.d[kAxis], inner = f.inner, n = f.n;
-    const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
-    const float* g = a.dEdf.v;
-    float* dx = a.dEdxi.v;
-    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
-      const size_t i = j % inner, t = (j / inner) % k, o = j / (inner * k);
-      dev::atomic_add(dx + (o * n + ids[t]) * inner + i, g[j]);
-    });
-  }
-};
-DYNET_DEVICE_KERNELS("select_rows", SelectDev<0>::fwd, SelectDev<0>::bwd);
-DYNET_DEVICE_KERNELS("select_cols", SelectDev<1>::fwd, SelectDev<1>::bwd);
-
-// pick_batch_elems: y[b] = x[ids[b]]; the gradient scatters (ids may repeat).
-template <class P>
-void pick_batch_dev_fwd(const ForwardArgs& a) {
-  const size_t B = a.fx.d.bd, bs = a.xs[0].d.batch_size();
-  std::vector<unsigned> host(B);
-  pick_batch_indices(a.attr, a.xs[0].d, host.data());
-  unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
-  a.fx.device->copy_from_host(ids, host.data(), B * sizeof(unsigned));
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { y[j] = x[ids[j / bs] * bs + j % bs]; });
-}
-template <class P>
-void pick_batch_dev_bwd(const BackwardArgs& a) {
-  const size_t bs = a.xs[0].d.batch_size();
-  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
-  const float* g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  P::for_each(a.fx.device, a.fx.d.size(),
-              [=] DYNET_LAMBDA(size_t j) { dev::atomic_add(dx + ids[j / bs] * bs + j % bs, g[j]); });
-}
-DYNET_DEVICE_KERNELS("pick_batch_elems", pick_batch_dev_fwd, pick_batch_dev_bwd);
-
-// pick_range: contiguous slices of each fiber.
-template <class P>
-void pick_range_dev_fwd(const ForwardArgs& a) {
-  const RangeAttr& r = a.attr.as<RangeAttr>();
-  const dev::Fibers f = dev::fibers(a.xs[0].d, r.axis, true);
-  const size_t len = size_t(r.e - r.s) * f.inner, n = f.n, inner = f.inner, s = r.s;
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(),
-              [=] DYNET_LAMBDA(size_t j) { y[j] = x[((j / len) * n + s) * inner + j % len]; });
-}
-template <class P>
-void pick_range_dev_bwd(const BackwardArgs& a) {
-  const RangeAttr& r = a.attr.as<RangeAttr>();
-  const dev::Fibers f = dev::fibers(a.xs[0].d, r.axis, true);
-  const size_t len = size_t(r.e - r.s) * f.inner, n = f.n, inner = f.inner, s = r.s;
-  const float* g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  P::for_each(a.fx.device, a.fx.d.size(),
-              [=] DYNET_LAMBDA(size_t j) { dx[((j / len) * n + s) * inner + j % len] += g[j]; });
-}
-DYNET_DEVICE_KERNELS("pick_range", pick_range_dev_fwd, pick_range_dev_bwd);
-
-// concatenate along an axis: each argument's block of every fiber; unbatched arguments broadcast.
-template <class P>
-void concatenate_dev_fwd(const ForwardArgs& a) {
-  const unsigned axis = a.attr.as<unsigned>();
-  const dev::Fibers fo = dev::fibers(a.fx.d, axis, false);
-  const size_t obs = a.fx.d.batch_size(), row = size_t(fo.n) * fo.inner;
-  size_t offset = 0;
-  for (unsigned i = 0; i < a.n; ++i) {
-    const Tensor& x = a.xs[i];
-    const size_t len = size_t(x.d[axis]) * fo.inner, xbs = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : xbs;
-    const float* xv = x.v;
-    float* y = a.fx.v;
-    const size_t off = offset;
-    P::for_each(a.fx.device, a.fx.d.bd * xbs, [=] DYNET_LAMBDA(size_t j) {
-      const size_t b = j / xbs, r = j % xbs;
-      y[b * obs + (r / len) * row + off + r % len] = xv[b * xs + r];
-    });
-    offset += len;
-  }
-}
-template <class P>
-void concatenate_dev_bwd(const BackwardArgs& a) {
-  const unsigned axis = a.attr.as<unsigned>();
-  const dev::Fibers fo = dev::fibers(a.fx.d, axis, false);
-  const size_t obs = a.fx.d.batch_size(), row = size_t(fo.n) * fo.inner;
-  size_t offset = 0;
-  for (unsigned i = 0; i < a.i; ++i) offset += size_t(a.xs[i].d[axis]) * fo.inner;
-  const Tensor& x = a.xs[a.i];
-  const size_t len = size_t(x.d[axis]) * fo.inner, xbs = x.d.batch_size();
-  const float* g = a.dEdf.v;
-  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, a.fx.d.bd, xbs, [=] DYNET_LAMBDA(size_t b, size_t r) {
-    return g[b * obs + (r / len) * row + offset + r % len];
-  });
-}
-DYNET_DEVICE_KERNELS("concatenate", concatenate_dev_fwd, concatenate_dev_bwd);
-
-// concatenate_to_batch: the arguments one after another.
-template <class P>
-void concatenate_to_batch_fwd(const ForwardArgs& a) {
-  size_t offset = 0;
-  for (unsigned i = 0; i < a.n; ++i) {
-    a.fx.device->copy(a.fx.v + offset, a.xs[i].v, a.xs[i].d.size() * sizeof(float));
-    offset += a.xs[i].d.size();
-  }
-}
-template <class P>
-void concatenate_to_batch_bwd(const BackwardArgs& a) {
-  size_t offset = 0;
-  for (unsigned i = 0; i < a.i; ++i) offset += a.xs[i].d.size();
-  a.fx.device->axpy(1.f, a.dEdf.v + offset, a.dEdxi.v, a.dEdxi.d.size());
-}
-DYNET_DEVICE_KERNELS("concatenate_to_batch", concatenate_to_batch_fwd, concatenate_to_batch_bwd);
-
-// reshape aliases its argument on every device; its gradient adds straight through.
-template <class P>
-void reshape_fwd(const ForwardArgs& a) {
-  a.fx.v = a.xs[0].v;
-}
-template <class P>
-void reshape_bwd(const BackwardArgs& a) {
-  a.fx.device->axpy(1.f, a.dEdf.v, a.dEdxi.v, a.dEdxi.d.size());
-}
-DYNET_DEVICE_KERNELS("reshape", reshape_fwd, reshape_bwd);
-
-// transpose: output element j of each batch element reads input offset src(j) (a bijection).
-struct Permutation {
-  unsigned n = 0;
-  size_t odim[DYNET_MAX_TENSOR_DIM], istride[DYNET_MAX_TENSOR_DIM];  // per output dim: size, input stride
-  DYNET_HD size_t src(size_t j) const {
-    size_t s = 0;
-    for (unsigned k = 0; k < n; ++k) {
-      s += (j % odim[k]) * istride[k];
-      j /= odim[k];
-    }
-    return s;
-  }
-};
-Permutation permutation(const Dim& x, const TransposeAttr& t) {
-  Permutation p;
-  size_t stride[DYNET_MAX_TENSOR_DIM], s = 1;
-  for (unsigned k = 0; k < t.n; ++k) {
-    stride[k] = s;
-    s *= x[k];
-  }
-  p.n = t.n;
-  for (unsigned k = 0; k < t.n; ++k) {
-    p.odim[k] = x[t.perm[k]];
-    p.istride[k] = stride[t.perm[k]];
-  }
-  return p;
-}
-template <class P>
-void transpose_dev_fwd(const ForwardArgs& a) {
-  const Permutation p = permutation(a.xs[0].d, a.attr.as<TransposeAttr>());
-  const size_t bs = a.fx.d.batch_size();
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { y[j] = x[(j / bs) * bs + p.src(j % bs)]; });
-}
-template <class P>
-void transpose_dev_bwd(const BackwardArgs& a) {
-  const Permutation p = permutation(a.xs[0].d, a.attr.as<TransposeAttr>());
-  const size_t bs = a.fx.d.batch_size();
-  const float* g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { dx[(j / bs) * bs + p.src(j % bs)] += g[j]; });
-}
-DYNET_DEVICE_KERNELS("transpose", transpose_dev_fwd, transpose_dev_bwd);
-
-// strided_select: output element j reads input element in(j) (distinct j read distinct elements).
-struct StridedPlan {
-  unsigned rank = 0;
-  size_t base = 0, count[dev::kAxes], step[dev::kAxes];  // step: along the axis, in input elements
-  DYNET_HD size_t in(size_t j) const {
-    size_t off = base;
-    for (unsigned k = 0; k < rank; ++k) {
-      off += (j % count[k]) * step[k];
-      j /= count[k];
-    }
-    return off;
-  }
-};
-StridedPlan strided_plan(const Dim& x, AttrView a) {
-  unsigned first[dev::kAxes], step[dev::kAxes], count[dev::kAxes];
-  StridedPlan p;
-  p.rank = strided_select_axes(x, a, first, step, count);
-  size_t stride = 1;
-  for (unsigned k = 0; k < p.rank; ++k) {
-    p.base += first[k] * stride;
-    p.count[k] = count[k];
-    p.step[k] = step[k] * stride;
-    stride *= k < x.nd ? x.d[k] : x.bd;
-  }
-  return p;
-}
-template <class P>
-void strided_select_dev_fwd(const ForwardArgs& a) {
-  const StridedPlan p = strided_plan(a.xs[0].d, a.attr);
-  const float* x = a.xs[0].v;
-  float* y = a.fx.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { y[j] = x[p.in(j)]; });
-}
-template <class P>
-void strided_select_dev_bwd(const BackwardArgs& a) {
-  const StridedPlan p = strided_plan(a.xs[0].d, a.attr);
-  const float* g = a.dEdf.v;
-  float* dx = a.dEdxi.v;
-  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { dx[p.in(j)] += g[j]; });
-}
-DYNET_DEVICE_KERNELS("strided_select", strided_select_dev_fwd, strided_select_dev_bwd);
-
+}  // namespace
 #ifndef DYNET_CUDA_PASS
-using ops::Xs;
-using ops::ArrayMap;
-using ops::CArrayMap;
-
-using ops::arg_batch;
-
-using ops::Fibers;
-using ops::fibers;
-
-inline void copy_floats(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
-inline void add_floats(float* dst, const float* src, size_t n) { ArrayMap(dst, n) += CArrayMap(src, n); }
-
-std::string idx_str(unsigned v) { return std::to_string(v); }
-
-// ---------------------------------------------------------------------------------------------
-// pick(x, v, d): x[v] along dim d, which is removed. Vector forms pick one index per batch element.
+namespace {
 Dim pick_shape(const ArgDims& xs, AttrView a) {
   const Dim& x = xs[0];
   const PickAttr& p = a.as<PickAttr>();
@@ -432,9 +197,69 @@ const OpId k_pick = register_op({.name = "pick",
 Expression pick_node(const Expression& x, PickAttr p, const unsigned* ids) {
   return make_node_with_ids(k_pick, x, p, ids, p.n);
 }
+}  // namespace
+void pick_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids) {
+  const PickAttr& p = a.as<PickAttr>();
+  const ops::IndexList src = ops::index_list<PickAttr>("pick", a);
+  for (size_t b = 0; b < B; ++b) {
+    const unsigned v = src.ids[b % src.n];
+    if (v >= x[p.axis])
+      op_error("pick", "index " + idx_str(v) + " out of range for dim " + idx_str(p.axis) + " (size " +
+                           idx_str(x[p.axis]) + ") of input " + x.str());
+    ids[b] = v;
+  }
+}
+Expression pick(const Expression& x, unsigned v, unsigned d) { return pick_node(x, PickAttr{nullptr, nullptr, 1, 0, d}, &v); }
+DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", nullptr, Expression(const Expression&, unsigned, unsigned));
+Expression pick(const Expression& x, const unsigned* pv, unsigned d) {
+  if (!pv) throw std::invalid_argument("pick: null index pointer");
+  return pick_node(x, PickAttr{pv, nullptr, 1, 0, d}, nullptr);
+}
+DYNET_API(pick, "pick", "pick(x, pv: payload, d = 0)", "pick(e, index=0, dim=0)", Expression(const Expression&, const unsigned*, unsigned));
+Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d) {
+  if (v.empty()) throw std::invalid_argument("pick: empty index vector");
+  return pick_node(x, PickAttr{nullptr, nullptr, static_cast<uint32_t>(v.size()), 1, d}, v.data());
+}
+DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", nullptr, Expression(const Expression&, const std::vector<unsigned>&, unsigned));
+Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d) {
+  if (!pv) throw std::invalid_argument("pick: null index pointer");
+  if (pv->empty()) throw std::invalid_argument("pick: empty index vector");
+  return pick_node(x, PickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 1, d}, nullptr);
+}
+DYNET_API(pick, "pick", "pick(x, pv: payload, d = 0)", "pick_batch(e, indices, dim=0)", Expression(const Expression&, const std::vector<unsigned>*, unsigned));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // pick_range(x, s, e, d): x[s:e) along dim d.
+namespace {
+struct RangeAttr {
+  uint32_t s, e, axis;
+};
+// pick_range: contiguous slices of each fiber.
+template <class P>
+void pick_range_dev_fwd(const ForwardArgs& a) {
+  const RangeAttr& r = a.attr.as<RangeAttr>();
+  const dev::Fibers f = dev::fibers(a.xs[0].d, r.axis, true);
+  const size_t len = size_t(r.e - r.s) * f.inner, n = f.n, inner = f.inner, s = r.s;
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t j) { y[j] = x[((j / len) * n + s) * inner + j % len]; });
+}
+template <class P>
+void pick_range_dev_bwd(const BackwardArgs& a) {
+  const RangeAttr& r = a.attr.as<RangeAttr>();
+  const dev::Fibers f = dev::fibers(a.xs[0].d, r.axis, true);
+  const size_t len = size_t(r.e - r.s) * f.inner, n = f.n, inner = f.inner, s = r.s;
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t j) { dx[((j / len) * n + s) * inner + j % len] += g[j]; });
+}
+DYNET_DEVICE_KERNELS("pick_range", pick_range_dev_fwd, pick_range_dev_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 Dim pick_range_shape(const ArgDims& xs, AttrView a) {
   const RangeAttr& r = a.as<RangeAttr>();
   const Dim& x = xs[0];
@@ -481,9 +306,56 @@ const OpId k_pick_range = register_op({.name = "pick_range",
                                        .backward = pick_range_bwd,
                                        .batch = {.batchable = true},
                                        .samples = pick_range_samples});
+}  // namespace
+Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d) {
+  return make_node(k_pick_range, x, RangeAttr{s, e, d});
+}
+DYNET_API(pick_range, "pick_range", "pick_range(x, s, e, d = 0)", "pick_range(x, s, e, d=0)", Expression(const Expression&, unsigned, unsigned, unsigned));
+Expression pickrange(const Expression& x, unsigned s, unsigned e) { return pick_range(x, s, e, 0); }
+DYNET_API(pickrange, "pick_range", "pickrange(x, s, e)", "pickrange(x, s, e)", Expression(const Expression&, unsigned, unsigned));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // concatenate(xs, d): along dim d; the other dims must match; unbatched arguments broadcast.
+namespace {
+// concatenate along an axis: each argument's block of every fiber; unbatched arguments broadcast.
+template <class P>
+void concatenate_dev_fwd(const ForwardArgs& a) {
+  const unsigned axis = a.attr.as<unsigned>();
+  const dev::Fibers fo = dev::fibers(a.fx.d, axis, false);
+  const size_t obs = a.fx.d.batch_size(), row = size_t(fo.n) * fo.inner;
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.n; ++i) {
+    const Tensor& x = a.xs[i];
+    const size_t len = size_t(x.d[axis]) * fo.inner, xbs = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : xbs;
+    const float* xv = x.v;
+    float* y = a.fx.v;
+    const size_t off = offset;
+    P::for_each(a.fx.device, a.fx.d.bd * xbs, [=] DYNET_LAMBDA(size_t j) {
+      const size_t b = j / xbs, r = j % xbs;
+      y[b * obs + (r / len) * row + off + r % len] = xv[b * xs + r];
+    });
+    offset += len;
+  }
+}
+template <class P>
+void concatenate_dev_bwd(const BackwardArgs& a) {
+  const unsigned axis = a.attr.as<unsigned>();
+  const dev::Fibers fo = dev::fibers(a.fx.d, axis, false);
+  const size_t obs = a.fx.d.batch_size(), row = size_t(fo.n) * fo.inner;
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.i; ++i) offset += size_t(a.xs[i].d[axis]) * fo.inner;
+  const Tensor& x = a.xs[a.i];
+  const size_t len = size_t(x.d[axis]) * fo.inner, xbs = x.d.batch_size();
+  const float* g = a.dEdf.v;
+  dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, a.fx.d.bd, xbs, [=] DYNET_LAMBDA(size_t b, size_t r) {
+    return g[b * obs + (r / len) * row + offset + r % len];
+  });
+}
+DYNET_DEVICE_KERNELS("concatenate", concatenate_dev_fwd, concatenate_dev_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 Dim concatenate_shape(const ArgDims& xs, AttrView a) {
   const unsigned axis = a.as<unsigned>();
   if (axis >= DYNET_MAX_TENSOR_DIM)
@@ -601,9 +473,37 @@ const OpId k_concatenate = register_op({.name = "concatenate",
                                         .batch = {.batchable = true, .by_pointer = true},
                                         .samples = concatenate_samples,
                                         .takes_empty = true});
+}  // namespace
+Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d) {
+  return make_node_n(k_concatenate, xs, &d, sizeof(d));
+}
+DYNET_API(concatenate, "concatenate", "concatenate(xs, d = 0)", nullptr, Expression(const std::initializer_list<Expression>&, unsigned));
+Expression concatenate(const std::vector<Expression>& xs, unsigned d) {
+  return make_node_n(k_concatenate, xs, &d, sizeof(d));
+}
+DYNET_API(concatenate, "concatenate", "concatenate(xs, d = 0)", "concatenate(xs, d=0)", Expression(const std::vector<Expression>&, unsigned));
+Expression concatenate_cols(const std::initializer_list<Expression>& xs) { return concatenate(xs, 1); }
+DYNET_API(concatenate_cols, "concatenate", "concatenate_cols(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
+Expression concatenate_cols(const std::vector<Expression>& xs) { return concatenate(xs, 1); }
+DYNET_API(concatenate_cols, "concatenate", "concatenate_cols(xs)", "concatenate_cols(xs)", Expression(const std::vector<Expression>&));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // reshape(x, d): the same values under a new shape (no copy).
+namespace {
+// reshape aliases its argument on every device; its gradient adds straight through.
+template <class P>
+void reshape_fwd(const ForwardArgs& a) {
+  a.fx.v = a.xs[0].v;
+}
+template <class P>
+void reshape_bwd(const BackwardArgs& a) {
+  a.fx.device->axpy(1.f, a.dEdf.v, a.dEdxi.v, a.dEdxi.d.size());
+}
+DYNET_DEVICE_KERNELS("reshape", reshape_fwd, reshape_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 Dim reshape_shape(const ArgDims& xs, AttrView a) {
   const Dim& to = a.as<Dim>();
   const Dim& x = xs[0];
@@ -633,9 +533,65 @@ const OpId k_reshape = register_op({.name = "reshape",
                                     .batch = {.why_not = "its value is its argument's memory: there is nothing to compute"},
                                     .samples = reshape_samples,
                                     .flags = kAliasOutput});
+}  // namespace
+Expression reshape(const Expression& x, const Dim& d) { return make_node(k_reshape, x, d); }
+DYNET_API(reshape, "reshape", "reshape(x, d)", "reshape(x, d, batch_size=1)", Expression(const Expression&, const Dim&));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // transpose(x, dims): output dim j = input dim dims[j], for each batch element.
+namespace {
+struct TransposeAttr {
+  uint32_t n = 0;
+  uint32_t perm[DYNET_MAX_TENSOR_DIM] = {};
+};
+// transpose: output element j of each batch element reads input offset src(j) (a bijection).
+struct Permutation {
+  unsigned n = 0;
+  size_t odim[DYNET_MAX_TENSOR_DIM], istride[DYNET_MAX_TENSOR_DIM];  // per output dim: size, input stride
+  DYNET_HD size_t src(size_t j) const {
+    size_t s = 0;
+    for (unsigned k = 0; k < n; ++k) {
+      s += (j % odim[k]) * istride[k];
+      j /= odim[k];
+    }
+    return s;
+  }
+};
+Permutation permutation(const Dim& x, const TransposeAttr& t) {
+  Permutation p;
+  size_t stride[DYNET_MAX_TENSOR_DIM], s = 1;
+  for (unsigned k = 0; k < t.n; ++k) {
+    stride[k] = s;
+    s *= x[k];
+  }
+  p.n = t.n;
+  for (unsigned k = 0; k < t.n; ++k) {
+    p.odim[k] = x[t.perm[k]];
+    p.istride[k] = stride[t.perm[k]];
+  }
+  return p;
+}
+template <class P>
+void transpose_dev_fwd(const ForwardArgs& a) {
+  const Permutation p = permutation(a.xs[0].d, a.attr.as<TransposeAttr>());
+  const size_t bs = a.fx.d.batch_size();
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { y[j] = x[(j / bs) * bs + p.src(j % bs)]; });
+}
+template <class P>
+void transpose_dev_bwd(const BackwardArgs& a) {
+  const Permutation p = permutation(a.xs[0].d, a.attr.as<TransposeAttr>());
+  const size_t bs = a.fx.d.batch_size();
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { dx[(j / bs) * bs + p.src(j % bs)] += g[j]; });
+}
+DYNET_DEVICE_KERNELS("transpose", transpose_dev_fwd, transpose_dev_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 Dim transpose_shape(const ArgDims& xs, AttrView a) {
   const TransposeAttr& t = a.as<TransposeAttr>();
   const Dim& x = xs[0];
@@ -745,14 +701,63 @@ const OpId k_transpose = register_op({.name = "transpose",
                                       .backward = transpose_bwd,
                                       .batch = {.batchable = true},
                                       .samples = transpose_samples});
+}  // namespace
+Expression transpose(const Expression& x, const std::vector<unsigned>& dims) {
+  if (dims.size() > DYNET_MAX_TENSOR_DIM)
+    op_error("transpose", idx_str(unsigned(dims.size())) + " dims given; at most " +
+                              idx_str(DYNET_MAX_TENSOR_DIM) + " are supported");
+  TransposeAttr t;
+  t.n = static_cast<uint32_t>(dims.size());
+  for (size_t j = 0; j < dims.size(); ++j) t.perm[j] = dims[j];
+  return make_node(k_transpose, x, t);
+}
+DYNET_API(transpose, "transpose", "transpose(x, dims = {1, 0})", "transpose(x, dims=[1, 0])", Expression(const Expression&, const std::vector<unsigned>&));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // select_rows / select_cols: gather rows (dim 0) or columns (dim 1); the same list for every batch element.
+namespace {
 struct SelectAttr {
   const std::vector<unsigned>* p = nullptr;  // read at forward time
   uint32_t n = 0;                            // number of indices (inline ones follow in the tail)
   uint32_t unused = 0;                       // no padding: attributes are hashed bytewise
 };
+// select_rows / select_cols: y(o, k, i) = x(o, ids[k], i); the gradient scatters (ids may repeat).
+template <unsigned kAxis>
+struct SelectDev {
+  template <class P>
+  static void fwd(const ForwardArgs& a) {
+    const dev::Fibers f = dev::fibers(a.xs[0].d, kAxis, true);
+    const size_t k = a.fx.d[kAxis], inner = f.inner, n = f.n;
+    std::vector<unsigned> host(k);
+    select_indices(a.attr, kAxis, a.xs[0].d, host.data());
+    unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+    a.fx.device->copy_from_host(ids, host.data(), k * sizeof(unsigned));
+    const float* x = a.xs[0].v;
+    float* y = a.fx.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+      const size_t i = j % inner, t = (j / inner) % k, o = j / (inner * k);
+      y[j] = x[(o * n + ids[t]) * inner + i];
+    });
+  }
+  template <class P>
+  static void bwd(const BackwardArgs& a) {
+    const dev::Fibers f = dev::fibers(a.xs[0].d, kAxis, true);
+    const size_t k = a.fx.d[kAxis], inner = f.inner, n = f.n;
+    const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+    const float* g = a.dEdf.v;
+    float* dx = a.dEdxi.v;
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) {
+      const size_t i = j % inner, t = (j / inner) % k, o = j / (inner * k);
+      dev::atomic_add(dx + (o * n + ids[t]) * inner + i, g[j]);
+    });
+  }
+};
+DYNET_DEVICE_KERNELS("select_rows", SelectDev<0>::fwd, SelectDev<0>::bwd);
+DYNET_DEVICE_KERNELS("select_cols", SelectDev<1>::fwd, SelectDev<1>::bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 template <unsigned kAxis>
 constexpr const char* select_name() {
   return kAxis == 0 ? "select_rows" : "select_cols";
@@ -866,15 +871,74 @@ Expression select_node(OpId op, const Expression& x, const std::vector<unsigned>
   const auto blob = attr_with_tail(s, ids->data(), ids->size());
   return make_node_n(op, &x, 1, blob.data(), blob.bytes());
 }
+}  // namespace
+void select_indices(AttrView a, unsigned axis, const Dim& x, unsigned* ids) {
+  const SelectAttr& s = a.as<SelectAttr>();
+  const char* op = axis == 0 ? select_name<0>() : select_name<1>();
+  const unsigned* src = s.p ? s.p->data() : a.tail<unsigned, SelectAttr>();
+  if (s.p && s.p->size() != s.n)
+    op_error(op, "the index vector changed size after the node was created (" + idx_str(s.n) + " -> " +
+                     std::to_string(s.p->size()) + ")");
+  for (size_t k = 0; k < s.n; ++k) {
+    if (src[k] >= x[axis])
+      op_error(op, "index " + idx_str(src[k]) + " out of range for input " + x.str() + " (dim " + idx_str(x[axis]) + ")");
+    ids[k] = src[k];
+  }
+}
+Expression select_rows(const Expression& x, const std::vector<unsigned>& rows) {
+  return select_node(k_select_rows, x, nullptr, &rows);
+}
+DYNET_API(select_rows, "select_rows", "select_rows(x, rows)", "select_rows(x, rs)", Expression(const Expression&, const std::vector<unsigned>&));
+Expression select_rows(const Expression& x, const std::vector<unsigned>* prows) {
+  if (!prows) throw std::invalid_argument("select_rows: null index pointer");
+  return select_node(k_select_rows, x, prows, nullptr);
+}
+DYNET_API(select_rows, "select_rows", "select_rows(x, prows)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
+Expression select_cols(const Expression& x, const std::vector<unsigned>& cols) {
+  return select_node(k_select_cols, x, nullptr, &cols);
+}
+DYNET_API(select_cols, "select_cols", "select_cols(x, cols)", "select_cols(x, cs)", Expression(const Expression&, const std::vector<unsigned>&));
+Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols) {
+  if (!pcols) throw std::invalid_argument("select_cols: null index pointer");
+  return select_node(k_select_cols, x, pcols, nullptr);
+}
+DYNET_API(select_cols, "select_cols", "select_cols(x, pcols)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // pick_batch_elem(s)(x, v): batch elements v[0], v[1], ... of x as a new batch (bd = |v|).
+namespace {
 struct BatchPickAttr {
   const unsigned* pv = nullptr;                 // single index read at forward time
   const std::vector<unsigned>* pvec = nullptr;  // indices read at forward time
   uint32_t n = 0;                               // number of indices (inline ones follow in the tail)
   uint32_t unused = 0;                          // no padding: attributes are hashed bytewise
 };
+// pick_batch_elems: y[b] = x[ids[b]]; the gradient scatters (ids may repeat).
+template <class P>
+void pick_batch_dev_fwd(const ForwardArgs& a) {
+  const size_t B = a.fx.d.bd, bs = a.xs[0].d.batch_size();
+  std::vector<unsigned> host(B);
+  pick_batch_indices(a.attr, a.xs[0].d, host.data());
+  unsigned* ids = reinterpret_cast<unsigned*>(a.aux);
+  a.fx.device->copy_from_host(ids, host.data(), B * sizeof(unsigned));
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { y[j] = x[ids[j / bs] * bs + j % bs]; });
+}
+template <class P>
+void pick_batch_dev_bwd(const BackwardArgs& a) {
+  const size_t bs = a.xs[0].d.batch_size();
+  const unsigned* ids = reinterpret_cast<const unsigned*>(a.aux);
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(),
+              [=] DYNET_LAMBDA(size_t j) { dev::atomic_add(dx + ids[j / bs] * bs + j % bs, g[j]); });
+}
+DYNET_DEVICE_KERNELS("pick_batch_elems", pick_batch_dev_fwd, pick_batch_dev_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 constexpr const char* kPickBatch = "pick_batch_elems";
 void check_batch_index(unsigned v, const Dim& x) {
   if (v >= x.bd)
@@ -940,9 +1004,57 @@ Expression pick_batch_node(const Expression& x, BatchPickAttr p, const unsigned*
   if (p.n == 0) op_error(kPickBatch, "empty index list");
   return make_node_with_ids(k_pick_batch, x, p, ids, p.n);
 }
+}  // namespace
+void pick_batch_indices(AttrView a, const Dim& x, unsigned* ids) {
+  const BatchPickAttr& p = a.as<BatchPickAttr>();
+  const unsigned* src = ops::index_list<BatchPickAttr>(kPickBatch, a).ids;
+  for (size_t b = 0; b < p.n; ++b) {
+    check_batch_index(src[b], x);
+    ids[b] = src[b];
+  }
+}
+Expression pick_batch_elem(const Expression& x, unsigned v) {
+  return pick_batch_node(x, BatchPickAttr{nullptr, nullptr, 1, 0}, &v);
+}
+DYNET_API(pick_batch_elem, "pick_batch_elems", "pick_batch_elem(x, v: payload)", "pick_batch_elem(x, v)", Expression(const Expression&, unsigned));
+Expression pick_batch_elem(const Expression& x, const unsigned* pv) {
+  if (!pv) op_error(kPickBatch, "null index pointer");
+  return pick_batch_node(x, BatchPickAttr{pv, nullptr, 1, 0}, nullptr);
+}
+DYNET_API(pick_batch_elem, "pick_batch_elems", "pick_batch_elem(x, pv: payload)", nullptr, Expression(const Expression&, const unsigned*));
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>& v) {
+  return pick_batch_node(x, BatchPickAttr{nullptr, nullptr, static_cast<uint32_t>(v.size()), 0}, v.data());
+}
+DYNET_API(pick_batch_elems, "pick_batch_elems", "pick_batch_elems(x, v: payload)", "pick_batch_elems(x, vs)", Expression(const Expression&, const std::vector<unsigned>&));
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>* pv) {
+  if (!pv) op_error(kPickBatch, "null index pointer");
+  return pick_batch_node(x, BatchPickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 0}, nullptr);
+}
+DYNET_API(pick_batch_elems, "pick_batch_elems", "pick_batch_elems(x, pv: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // concatenate_to_batch(xs): the batch elements of xs[0], then of xs[1], ... (same per-element dims).
+namespace {
+// concatenate_to_batch: the arguments one after another.
+template <class P>
+void concatenate_to_batch_fwd(const ForwardArgs& a) {
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.n; ++i) {
+    a.fx.device->copy(a.fx.v + offset, a.xs[i].v, a.xs[i].d.size() * sizeof(float));
+    offset += a.xs[i].d.size();
+  }
+}
+template <class P>
+void concatenate_to_batch_bwd(const BackwardArgs& a) {
+  size_t offset = 0;
+  for (unsigned i = 0; i < a.i; ++i) offset += a.xs[i].d.size();
+  a.fx.device->axpy(1.f, a.dEdf.v + offset, a.dEdxi.v, a.dEdxi.d.size());
+}
+DYNET_DEVICE_KERNELS("concatenate_to_batch", concatenate_to_batch_fwd, concatenate_to_batch_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 Dim concatenate_to_batch_shape(const ArgDims& xs, AttrView) {
   Dim out = xs[0];
   out.bd = 0;
@@ -969,15 +1081,68 @@ const OpId k_concatenate_to_batch = register_op({.name = "concatenate_to_batch",
                                                  .backward = concatenate_to_batch_bwd<dev::HostPrims>,
                                                  .batch = {.why_not = "its output lays whole arguments one after another along the batch"},
                                                  .samples = concatenate_to_batch_samples});
+}  // namespace
+Expression concatenate_to_batch(const std::initializer_list<Expression>& xs) {
+  return make_node_n(k_concatenate_to_batch, xs);
+}
+DYNET_API(concatenate_to_batch, "concatenate_to_batch", "concatenate_to_batch(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
+Expression concatenate_to_batch(const std::vector<Expression>& xs) { return make_node_n(k_concatenate_to_batch, xs); }
+DYNET_API(concatenate_to_batch, "concatenate_to_batch", "concatenate_to_batch(xs)", "concatenate_to_batch(xs)", Expression(const std::vector<Expression>&));
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // strided_select(x, strides, from, to): x[from_k : to_k : strides_k] on every axis k, numpy-style.
 // Axis k < x.nd is dim k; axis x.nd is the batch. Missing entries mean stride 1, from 0, to size.
+namespace {
 constexpr unsigned kMaxAxes = DYNET_MAX_TENSOR_DIM + 1;
 struct StridedAttr {
   uint32_t n_strides = 0, n_from = 0, n_to = 0;
   int32_t strides[kMaxAxes] = {}, from[kMaxAxes] = {}, to[kMaxAxes] = {};
 };
+// strided_select: output element j reads input element in(j) (distinct j read distinct elements).
+struct StridedPlan {
+  unsigned rank = 0;
+  size_t base = 0, count[dev::kAxes], step[dev::kAxes];  // step: along the axis, in input elements
+  DYNET_HD size_t in(size_t j) const {
+    size_t off = base;
+    for (unsigned k = 0; k < rank; ++k) {
+      off += (j % count[k]) * step[k];
+      j /= count[k];
+    }
+    return off;
+  }
+};
+StridedPlan strided_plan(const Dim& x, AttrView a) {
+  unsigned first[dev::kAxes], step[dev::kAxes], count[dev::kAxes];
+  StridedPlan p;
+  p.rank = strided_select_axes(x, a, first, step, count);
+  size_t stride = 1;
+  for (unsigned k = 0; k < p.rank; ++k) {
+    p.base += first[k] * stride;
+    p.count[k] = count[k];
+    p.step[k] = step[k] * stride;
+    stride *= k < x.nd ? x.d[k] : x.bd;
+  }
+  return p;
+}
+template <class P>
+void strided_select_dev_fwd(const ForwardArgs& a) {
+  const StridedPlan p = strided_plan(a.xs[0].d, a.attr);
+  const float* x = a.xs[0].v;
+  float* y = a.fx.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { y[j] = x[p.in(j)]; });
+}
+template <class P>
+void strided_select_dev_bwd(const BackwardArgs& a) {
+  const StridedPlan p = strided_plan(a.xs[0].d, a.attr);
+  const float* g = a.dEdf.v;
+  float* dx = a.dEdxi.v;
+  P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t j) { dx[p.in(j)] += g[j]; });
+}
+DYNET_DEVICE_KERNELS("strided_select", strided_select_dev_fwd, strided_select_dev_bwd);
+}  // namespace
+#ifndef DYNET_CUDA_PASS
+namespace {
 // Every axis of the input resolved to (size, first, step, count).
 struct StridedAxes {
   unsigned rank = 0;
@@ -1086,97 +1251,12 @@ const OpId k_strided_select = register_op({.name = "strided_select",
                                            .backward = strided_bwd,
                                            .batch = {.why_not = "its last entry may select from the batch"},
                                            .samples = strided_samples});
-
-#endif  // DYNET_CUDA_PASS
 }  // namespace
-
-#ifndef DYNET_CUDA_PASS
-void pick_indices(AttrView a, const Dim& x, unsigned B, unsigned* ids) {
-  const PickAttr& p = a.as<PickAttr>();
-  const ops::IndexList src = ops::index_list<PickAttr>("pick", a);
-  for (size_t b = 0; b < B; ++b) {
-    const unsigned v = src.ids[b % src.n];
-    if (v >= x[p.axis])
-      op_error("pick", "index " + idx_str(v) + " out of range for dim " + idx_str(p.axis) + " (size " +
-                           idx_str(x[p.axis]) + ") of input " + x.str());
-    ids[b] = v;
-  }
-}
-void select_indices(AttrView a, unsigned axis, const Dim& x, unsigned* ids) {
-  const SelectAttr& s = a.as<SelectAttr>();
-  const char* op = axis == 0 ? select_name<0>() : select_name<1>();
-  const unsigned* src = s.p ? s.p->data() : a.tail<unsigned, SelectAttr>();
-  if (s.p && s.p->size() != s.n)
-    op_error(op, "the index vector changed size after the node was created (" + idx_str(s.n) + " -> " +
-                     std::to_string(s.p->size()) + ")");
-  for (size_t k = 0; k < s.n; ++k) {
-    if (src[k] >= x[axis])
-      op_error(op, "index " + idx_str(src[k]) + " out of range for input " + x.str() + " (dim " + idx_str(x[axis]) + ")");
-    ids[k] = src[k];
-  }
-}
-void pick_batch_indices(AttrView a, const Dim& x, unsigned* ids) {
-  const BatchPickAttr& p = a.as<BatchPickAttr>();
-  const unsigned* src = ops::index_list<BatchPickAttr>(kPickBatch, a).ids;
-  for (size_t b = 0; b < p.n; ++b) {
-    check_batch_index(src[b], x);
-    ids[b] = src[b];
-  }
-}
 unsigned strided_select_axes(const Dim& x, AttrView a, unsigned* first, unsigned* step, unsigned* count) {
   const StridedAxes r = resolve_strides(x, a.as<StridedAttr>());
   for (unsigned k = 0; k < r.rank; ++k) first[k] = r.first[k], step[k] = r.step[k], count[k] = r.count[k];
   return r.rank;
 }
-
-Expression pick(const Expression& x, unsigned v, unsigned d) { return pick_node(x, PickAttr{nullptr, nullptr, 1, 0, d}, &v); }
-DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", nullptr, Expression(const Expression&, unsigned, unsigned));
-Expression pick(const Expression& x, const unsigned* pv, unsigned d) {
-  if (!pv) throw std::invalid_argument("pick: null index pointer");
-  return pick_node(x, PickAttr{pv, nullptr, 1, 0, d}, nullptr);
-}
-DYNET_API(pick, "pick", "pick(x, pv: payload, d = 0)", "pick(e, index=0, dim=0)", Expression(const Expression&, const unsigned*, unsigned));
-Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d) {
-  if (v.empty()) throw std::invalid_argument("pick: empty index vector");
-  return pick_node(x, PickAttr{nullptr, nullptr, static_cast<uint32_t>(v.size()), 1, d}, v.data());
-}
-DYNET_API(pick, "pick", "pick(x, v: payload, d = 0)", nullptr, Expression(const Expression&, const std::vector<unsigned>&, unsigned));
-Expression pick(const Expression& x, const std::vector<unsigned>* pv, unsigned d) {
-  if (!pv) throw std::invalid_argument("pick: null index pointer");
-  if (pv->empty()) throw std::invalid_argument("pick: empty index vector");
-  return pick_node(x, PickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 1, d}, nullptr);
-}
-DYNET_API(pick, "pick", "pick(x, pv: payload, d = 0)", "pick_batch(e, indices, dim=0)", Expression(const Expression&, const std::vector<unsigned>*, unsigned));
-Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d) {
-  return make_node(k_pick_range, x, RangeAttr{s, e, d});
-}
-DYNET_API(pick_range, "pick_range", "pick_range(x, s, e, d = 0)", "pick_range(x, s, e, d=0)", Expression(const Expression&, unsigned, unsigned, unsigned));
-Expression pickrange(const Expression& x, unsigned s, unsigned e) { return pick_range(x, s, e, 0); }
-DYNET_API(pickrange, "pick_range", "pickrange(x, s, e)", "pickrange(x, s, e)", Expression(const Expression&, unsigned, unsigned));
-Expression pick_batch_elem(const Expression& x, unsigned v) {
-  return pick_batch_node(x, BatchPickAttr{nullptr, nullptr, 1, 0}, &v);
-}
-DYNET_API(pick_batch_elem, "pick_batch_elems", "pick_batch_elem(x, v: payload)", "pick_batch_elem(x, v)", Expression(const Expression&, unsigned));
-Expression pick_batch_elem(const Expression& x, const unsigned* pv) {
-  if (!pv) op_error(kPickBatch, "null index pointer");
-  return pick_batch_node(x, BatchPickAttr{pv, nullptr, 1, 0}, nullptr);
-}
-DYNET_API(pick_batch_elem, "pick_batch_elems", "pick_batch_elem(x, pv: payload)", nullptr, Expression(const Expression&, const unsigned*));
-Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>& v) {
-  return pick_batch_node(x, BatchPickAttr{nullptr, nullptr, static_cast<uint32_t>(v.size()), 0}, v.data());
-}
-DYNET_API(pick_batch_elems, "pick_batch_elems", "pick_batch_elems(x, v: payload)", "pick_batch_elems(x, vs)", Expression(const Expression&, const std::vector<unsigned>&));
-Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>* pv) {
-  if (!pv) op_error(kPickBatch, "null index pointer");
-  return pick_batch_node(x, BatchPickAttr{nullptr, pv, static_cast<uint32_t>(pv->size()), 0}, nullptr);
-}
-DYNET_API(pick_batch_elems, "pick_batch_elems", "pick_batch_elems(x, pv: payload)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
-Expression concatenate_to_batch(const std::initializer_list<Expression>& xs) {
-  return make_node_n(k_concatenate_to_batch, xs);
-}
-DYNET_API(concatenate_to_batch, "concatenate_to_batch", "concatenate_to_batch(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
-Expression concatenate_to_batch(const std::vector<Expression>& xs) { return make_node_n(k_concatenate_to_batch, xs); }
-DYNET_API(concatenate_to_batch, "concatenate_to_batch", "concatenate_to_batch(xs)", "concatenate_to_batch(xs)", Expression(const std::vector<Expression>&));
 Expression strided_select(const Expression& x, const std::vector<int>& strides, const std::vector<int>& from,
                           const std::vector<int>& to) {
   if (strides.size() > kMaxAxes || from.size() > kMaxAxes || to.size() > kMaxAxes)
@@ -1191,49 +1271,6 @@ Expression strided_select(const Expression& x, const std::vector<int>& strides, 
   return make_node(k_strided_select, x, s);
 }
 DYNET_API(strided_select, "strided_select", "strided_select(x, strides, from = {}, to = {})", "strided_select(x, strides, range_from, range_to)", Expression(const Expression&, const std::vector<int>&, const std::vector<int>&, const std::vector<int>&));
-Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d) {
-  return make_node_n(k_concatenate, xs, &d, sizeof(d));
-}
-DYNET_API(concatenate, "concatenate", "concatenate(xs, d = 0)", nullptr, Expression(const std::initializer_list<Expression>&, unsigned));
-Expression concatenate(const std::vector<Expression>& xs, unsigned d) {
-  return make_node_n(k_concatenate, xs, &d, sizeof(d));
-}
-DYNET_API(concatenate, "concatenate", "concatenate(xs, d = 0)", "concatenate(xs, d=0)", Expression(const std::vector<Expression>&, unsigned));
-Expression concatenate_cols(const std::initializer_list<Expression>& xs) { return concatenate(xs, 1); }
-DYNET_API(concatenate_cols, "concatenate", "concatenate_cols(xs)", nullptr, Expression(const std::initializer_list<Expression>&));
-Expression concatenate_cols(const std::vector<Expression>& xs) { return concatenate(xs, 1); }
-DYNET_API(concatenate_cols, "concatenate", "concatenate_cols(xs)", "concatenate_cols(xs)", Expression(const std::vector<Expression>&));
-Expression reshape(const Expression& x, const Dim& d) { return make_node(k_reshape, x, d); }
-DYNET_API(reshape, "reshape", "reshape(x, d)", "reshape(x, d, batch_size=1)", Expression(const Expression&, const Dim&));
-Expression transpose(const Expression& x, const std::vector<unsigned>& dims) {
-  if (dims.size() > DYNET_MAX_TENSOR_DIM)
-    op_error("transpose", idx_str(unsigned(dims.size())) + " dims given; at most " +
-                              idx_str(DYNET_MAX_TENSOR_DIM) + " are supported");
-  TransposeAttr t;
-  t.n = static_cast<uint32_t>(dims.size());
-  for (size_t j = 0; j < dims.size(); ++j) t.perm[j] = dims[j];
-  return make_node(k_transpose, x, t);
-}
-DYNET_API(transpose, "transpose", "transpose(x, dims = {1, 0})", "transpose(x, dims=[1, 0])", Expression(const Expression&, const std::vector<unsigned>&));
-Expression select_rows(const Expression& x, const std::vector<unsigned>& rows) {
-  return select_node(k_select_rows, x, nullptr, &rows);
-}
-DYNET_API(select_rows, "select_rows", "select_rows(x, rows)", "select_rows(x, rs)", Expression(const Expression&, const std::vector<unsigned>&));
-Expression select_rows(const Expression& x, const std::vector<unsigned>* prows) {
-  if (!prows) throw std::invalid_argument("select_rows: null index pointer");
-  return select_node(k_select_rows, x, prows, nullptr);
-}
-DYNET_API(select_rows, "select_rows", "select_rows(x, prows)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
-Expression select_cols(const Expression& x, const std::vector<unsigned>& cols) {
-  return select_node(k_select_cols, x, nullptr, &cols);
-}
-DYNET_API(select_cols, "select_cols", "select_cols(x, cols)", "select_cols(x, cs)", Expression(const Expression&, const std::vector<unsigned>&));
-Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols) {
-  if (!pcols) throw std::invalid_argument("select_cols: null index pointer");
-  return select_node(k_select_cols, x, pcols, nullptr);
-}
-DYNET_API(select_cols, "select_cols", "select_cols(x, pcols)", nullptr, Expression(const Expression&, const std::vector<unsigned>*));
-
 #endif
 
 }  // namespace dynet
