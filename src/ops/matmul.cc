@@ -131,18 +131,18 @@ void add_product(const Dim& a, const std::vector<double>& A, const Dim& b, const
 // which programs see in npvalue()'s shape).
 namespace {
 template <class P>
-void matmul_dev_fwd(const ForwardArgs& a) {
+void matmul_fwd(const ForwardArgs& a) {
   multiply<P>(a.xs[0], a.xs[1], a.fx, 0.f, a.scratch);
 }
 template <class P>
-void matmul_dev_bwd(const BackwardArgs& a) {
+void matmul_bwd(const BackwardArgs& a) {
   const float beta = a.overwrite ? 0.f : 1.f;
   if (a.i == 0)
     grad_left<P>(a.dEdf, a.xs[1], a.dEdxi, a.scratch, a.low_rank, beta);
   else
     grad_right<P>(a.xs[0], a.dEdf, a.dEdxi, a.scratch, beta);
 }
-DYNET_DEVICE_KERNELS("matmul", matmul_dev_fwd, matmul_dev_bwd);
+DYNET_DEVICE_KERNELS("matmul", matmul_fwd, matmul_bwd);
 }  // namespace
 #ifndef DYNET_CUDA_PASS
 namespace {
@@ -181,8 +181,8 @@ std::vector<OpSample> matmul_samples() {
 const OpId k_matmul = register_op({.name = "matmul",
                                    .doc = "y = x₁ x₂ (matrix product)",
                                    .shape = matmul_shape,
-                                   .forward = matmul_dev_fwd<HostPrims>,
-                                   .backward = matmul_dev_bwd<HostPrims>,
+                                   .forward = matmul_fwd<HostPrims>,
+                                   .backward = matmul_bwd<HostPrims>,
                                    .batch = {.batchable = true, .shared = 1},
                                    .samples = matmul_samples,
                                    .flags = kOverwritesGradient,
