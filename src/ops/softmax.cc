@@ -165,11 +165,31 @@ void softmax_bwd(const BackwardArgs& a) {
     Array2Map(dx + o * block, f.inner, f.n) += yb * (gb.colwise() - dot);
   }
 }
+// softmax (or log_softmax) along dim d in double: the samples' reference.
+OpSample::Reference softmax_reference(const Dim& dim, unsigned d, bool log) {
+  return [dim, d, log](const std::vector<std::vector<double>>& xs) {
+    const Fibers f = fibers(dim, d);
+    std::vector<double> y(xs[0].size());
+    for (size_t o = 0; o < f.outer; ++o)
+      for (size_t i = 0; i < f.inner; ++i) {
+        const double* x = xs[0].data() + o * f.n * f.inner + i;
+        double m = -INFINITY, z = 0;
+        for (size_t k = 0; k < f.n; ++k) m = std::max(m, x[k * f.inner]);
+        for (size_t k = 0; k < f.n; ++k) z += std::exp(x[k * f.inner] - m);
+        for (size_t k = 0; k < f.n; ++k) {
+          const double v = x[k * f.inner] - m - std::log(z);
+          y[o * f.n * f.inner + i + k * f.inner] = log ? v : std::exp(v);
+        }
+      }
+    return y;
+  };
+}
+
 std::vector<OpSample> softmax_samples() {
   auto along = [](unsigned d) {
     return [d](ComputationGraph&, Xs x) { return softmax(x[0], d); };
   };
-  return {{"vector", {Dim({5})}, along(0), -2, 2},
+  std::vector<OpSample> samples = {{"vector", {Dim({5})}, along(0), -2, 2},
           {"matrix", {Dim({4, 3})}, along(0), -2, 2},
           {"matrix_dim1", {Dim({3, 4})}, along(1), -2, 2},
           {"tensor_dim1", {Dim({2, 3, 4})}, along(1), -2, 2},
@@ -177,6 +197,9 @@ std::vector<OpSample> softmax_samples() {
           {"batched_dim1", {Dim({3, 2}, 2)}, along(1), -2, 2},
           {"bad_dim", {Dim({3})}, along(DYNET_MAX_TENSOR_DIM), -1, 1, true},
           {"dim_past_rank", {Dim({3, 4})}, along(2), -1, 1, true}};
+  const unsigned dims[] = {0, 0, 1, 1, 0, 1};
+  for (size_t k = 0; k < std::size(dims); ++k) samples[k].reference = softmax_reference(samples[k].inputs[0], dims[k], false);
+  return samples;
 }
 const OpId k_softmax = register_op({.name = "softmax",
                                     .doc = "y = exp(x) / Σ exp(x) along dim d",
@@ -248,9 +271,11 @@ void log_softmax_bwd(const BackwardArgs& a) {
 }
 std::vector<OpSample> log_softmax_samples() {
   auto build = [](ComputationGraph&, Xs x) { return log_softmax(x[0]); };
-  return {{"vector", {Dim({5})}, build, -2, 2},
-          {"matrix", {Dim({4, 3})}, build, -2, 2},
-          {"batched", {Dim({4}, 3)}, build, -2, 2}};
+  std::vector<OpSample> samples = {{"vector", {Dim({5})}, build, -2, 2},
+                                   {"matrix", {Dim({4, 3})}, build, -2, 2},
+                                   {"batched", {Dim({4}, 3)}, build, -2, 2}};
+  for (OpSample& x : samples) x.reference = softmax_reference(x.inputs[0], 0, true);
+  return samples;
 }
 const OpId k_log_softmax = register_op({.name = "log_softmax",
                                         .doc = "y = x - log Σ exp(x) (each column)",
@@ -334,13 +359,27 @@ void logsumexp_bwd(const BackwardArgs& a) {
 }
 std::vector<OpSample> logsumexp_samples() {
   auto build = [](ComputationGraph&, Xs x) { return logsumexp(x); };
-  return {{"single", {Dim({4})}, build, -2, 2},
+  std::vector<OpSample> samples = {{"single", {Dim({4})}, build, -2, 2},
           {"two", {Dim({3, 2}), Dim({3, 2})}, build, -2, 2},
           {"three", {Dim({4}), Dim({4}), Dim({4})}, build, -2, 2},
           {"batched", {Dim({3}, 2), Dim({3}, 2)}, build, -2, 2},
           {"broadcast", {Dim({3}, 2), Dim({3})}, build, -2, 2},
           {"bad_shape", {Dim({3}), Dim({4})}, build, -1, 1, true},
           {"bad_batch", {Dim({3}, 2), Dim({3}, 3)}, build, -1, 1, true}};
+  for (OpSample& x : samples)  // an unbatched argument repeats against the batched ones
+    x.reference = [dims = x.inputs](const std::vector<std::vector<double>>& xs) {
+      const size_t n = dims[0].batch_size();
+      size_t size = 0;
+      for (const std::vector<double>& v : xs) size = std::max(size, v.size());
+      std::vector<double> y(size);
+      for (size_t i = 0; i < size; ++i) {
+        double z = 0;
+        for (size_t k = 0; k < xs.size(); ++k) z += std::exp(xs[k][dims[k].bd == 1 ? i % n : i]);
+        y[i] = std::log(z);
+      }
+      return y;
+    };
+  return samples;
 }
 const OpId k_logsumexp = register_op({.name = "logsumexp",
                                       .doc = "y = log Σᵢ exp(xᵢ) (elementwise over the list)",
