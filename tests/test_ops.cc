@@ -481,6 +481,7 @@ INSTANTIATE_TEST_SUITE_P(Registry, OpHarness, ::testing::ValuesIn(all_cases()),
 TEST(OpRegistry, EveryOpHasGoodSamples) {
   const auto& reg = op_registry();
   for (const OpDef& d : reg) {
+    if (std::string(d.name).rfind("harness_", 0) == 0) continue;  // the tests' own ops (test_devices.cc registers some)
     std::vector<OpSample> samples = d.samples ? d.samples() : std::vector<OpSample>{};
     size_t good = 0;
     for (const OpSample& s : samples) good += !s.bad;
