@@ -291,10 +291,22 @@ std::vector<OpSample> pick_range_samples() {
   auto range = [](unsigned s, unsigned e, unsigned d) {
     return [s, e, d](ComputationGraph&, Xs x) { return pick_range(x[0], s, e, d); };
   };
-  return {{"vector", {Dim({5})}, range(1, 4, 0)},
-          {"matrix_cols", {Dim({4, 3})}, range(1, 3, 1)},
-          {"tensor_middle", {Dim({2, 4, 3})}, range(2, 4, 1)},
-          {"batched", {Dim({4, 2}, 2)}, range(0, 2, 0)},
+  // x[s:e) along dim d: fibers [inner, n, outer·batch] of x, and of y with e - s in the middle.
+  auto reference = [](const Dim& dim, unsigned s, unsigned e, unsigned d) {
+    return [dim, s, e, d](const std::vector<std::vector<double>>& xs) {
+      const Fibers f = fibers(dim, d);
+      std::vector<double> y(f.inner * (e - s) * f.outer);
+      for (size_t o = 0; o < f.outer; ++o)
+        for (size_t k = s; k < e; ++k)
+          for (size_t i = 0; i < f.inner; ++i) y[(o * (e - s) + k - s) * f.inner + i] = xs[0][(o * f.n + k) * f.inner + i];
+      return y;
+    };
+  };
+  return {{"vector", {Dim({5})}, range(1, 4, 0), -1, 1, false, {}, nullptr, nullptr, reference(Dim({5}), 1, 4, 0)},
+          {"matrix_cols", {Dim({4, 3})}, range(1, 3, 1), -1, 1, false, {}, nullptr, nullptr, reference(Dim({4, 3}), 1, 3, 1)},
+          {"tensor_middle", {Dim({2, 4, 3})}, range(2, 4, 1), -1, 1, false, {}, nullptr, nullptr,
+           reference(Dim({2, 4, 3}), 2, 4, 1)},
+          {"batched", {Dim({4, 2}, 2)}, range(0, 2, 0), -1, 1, false, {}, nullptr, nullptr, reference(Dim({4, 2}, 2), 0, 2, 0)},
           {"empty", {Dim({5})}, range(2, 2, 0), -1, 1, true},
           {"past_end", {Dim({5})}, range(3, 6, 0), -1, 1, true},
           {"bad_dim", {Dim({5})}, range(0, 1, 1), -1, 1, true}};
@@ -518,12 +530,14 @@ Dim reshape_shape(const ArgDims& xs, AttrView a) {
 }
 std::vector<OpSample> reshape_samples() {
   auto to = [](Dim d) { return [d](ComputationGraph&, Xs x) { return reshape(x[0], d); }; };
-  return {{"vector_to_matrix", {Dim({6})}, to(Dim({2, 3}))},
-          {"keeps_batch", {Dim({2, 3}, 2)}, to(Dim({3, 2}))},
-          {"batch_into_dims", {Dim({2, 3}, 2)}, to(Dim({12}))},
-          {"dims_into_batch", {Dim({6})}, to(Dim({3}, 2))},
-          {"wrong_size", {Dim({6})}, to(Dim({4})), -1, 1, true},
-          {"wrong_batch", {Dim({2}, 3)}, to(Dim({2}, 2)), -1, 1, true}};
+  std::vector<OpSample> samples = {{"vector_to_matrix", {Dim({6})}, to(Dim({2, 3}))},
+                                   {"keeps_batch", {Dim({2, 3}, 2)}, to(Dim({3, 2}))},
+                                   {"batch_into_dims", {Dim({2, 3}, 2)}, to(Dim({12}))},
+                                   {"dims_into_batch", {Dim({6})}, to(Dim({3}, 2))},
+                                   {"wrong_size", {Dim({6})}, to(Dim({4})), -1, 1, true},
+                                   {"wrong_batch", {Dim({2}, 3)}, to(Dim({2}, 2)), -1, 1, true}};
+  for (OpSample& x : samples) x.reference = elementwise_reference([](double v) { return v; });  // the same values
+  return samples;
 }
 const OpId k_reshape = register_op({.name = "reshape",
                                     .doc = "y = x viewed with dim d (same values, column-major; no copy)",
@@ -683,7 +697,25 @@ void transpose_bwd(const BackwardArgs& a) {
 }
 std::vector<OpSample> transpose_samples() {
   auto perm = [](std::vector<unsigned> p) { return [p](ComputationGraph&, Xs x) { return transpose(x[0], p); }; };
-  return {{"matrix", {Dim({3, 4})}, perm({1, 0})},
+  // Output dim j is input dim p[j]: output element (c_0, c_1, ..., b) is input element with c_j at p[j].
+  auto reference = [](const Dim& d, std::vector<unsigned> p) {
+    return [d, p](const std::vector<std::vector<double>>& xs) {
+      size_t stride[DYNET_MAX_TENSOR_DIM], size[DYNET_MAX_TENSOR_DIM];
+      for (unsigned k = 0, st = 1; k < p.size(); st *= k < d.nd ? d.d[k] : 1, ++k) stride[k] = st;
+      for (size_t j = 0; j < p.size(); ++j) size[j] = p[j] < d.nd ? d.d[p[j]] : 1;
+      std::vector<double> y(xs[0].size());
+      for (size_t i = 0; i < y.size(); ++i) {
+        size_t rest = i % d.batch_size(), at = i / d.batch_size() * d.batch_size();
+        for (size_t j = 0; j < p.size(); ++j) {
+          at += rest % size[j] * stride[p[j]];
+          rest /= size[j];
+        }
+        y[i] = xs[0][at];
+      }
+      return y;
+    };
+  };
+  std::vector<OpSample> samples = {{"matrix", {Dim({3, 4})}, perm({1, 0})},
           {"vector", {Dim({3})}, perm({1, 0})},
           {"identity", {Dim({2, 3})}, perm({0, 1})},
           {"rotate3", {Dim({2, 3, 4})}, perm({2, 0, 1})},
@@ -693,6 +725,9 @@ std::vector<OpSample> transpose_samples() {
           {"repeated", {Dim({3, 3})}, perm({0, 0}), -1, 1, true},
           {"out_of_range", {Dim({3, 3})}, perm({0, 2}), -1, 1, true},
           {"too_few", {Dim({2, 3, 4})}, perm({1, 0}), -1, 1, true}};
+  const std::vector<unsigned> perms[] = {{1, 0}, {1, 0}, {0, 1}, {2, 0, 1}, {0, 2, 1}, {1, 0}, {1, 2, 0}};
+  for (size_t k = 0; k < std::size(perms); ++k) samples[k].reference = reference(samples[k].inputs[0], perms[k]);
+  return samples;
 }
 const OpId k_transpose = register_op({.name = "transpose",
                                       .doc = "y[i_{dims[0]}, i_{dims[1]}, ...] = x[i_0, i_1, ...] (output dim j = input dim dims[j])",
