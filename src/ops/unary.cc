@@ -73,18 +73,21 @@ struct CpuKernels<fn::logistic_row> {
 };
 #endif
 
-// The row's math as a functor in dynet::fn (so that unqualified calls find the vocabulary), and its device
-// kernels: y[i] = f(x[i]), dE/dx[i] += f'(x[i], y[i], g[i]).
+// The row's math as a functor in dynet::fn (so that unqualified calls find the vocabulary), and its kernels:
+// y[i] = f(x[i], p), dE/dx[i] += f'(x[i], y[i], g[i], p). p is the node's float attribute for rows that take
+// one (elu's α, silu's β), 0 for the others, whose math ignores it. On the CPU the row runs over Eigen arrays
+// (or the CpuKernels above); on devices over floats.
+inline float row_param(AttrView a) { return a.words ? a.as<float>() : 0.f; }
 #define DYNET_UNARY_ROW(FN, NAME, FWD, BWD)                                                                     \
   }                                                                                                             \
   namespace fn {                                                                                                \
   struct FN##_row {                                                                                             \
     template <class X>                                                                                          \
-    static DYNET_HD auto f(const X& x) {                                                                        \
+    static DYNET_HD auto f(const X& x, float p) {                                                               \
       return FWD;                                                                                               \
     }                                                                                                           \
     template <class X, class Y, class G>                                                                        \
-    static DYNET_HD auto df(const X& x, const Y& y, const G& g) {                                               \
+    static DYNET_HD auto df(const X& x, const Y& y, const G& g, float p) {                                      \
       return BWD;                                                                                               \
     }                                                                                                           \
   };                                                                                                            \
@@ -92,37 +95,42 @@ struct CpuKernels<fn::logistic_row> {
   namespace {                                                                                                   \
   template <class P>                                                                                            \
   void FN##_dev_fwd(const ForwardArgs& a) {                                                                     \
+    const float p = row_param(a.attr);                                                                          \
     const float* x = a.xs[0].v;                                                                                 \
     float* y = a.fx.v;                                                                                          \
-    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = fn::FN##_row::f(x[i]); });     \
+    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = fn::FN##_row::f(x[i], p); });  \
   }                                                                                                             \
   template <class P>                                                                                            \
   void FN##_dev_bwd(const BackwardArgs& a) {                                                                    \
+    const float p = row_param(a.attr);                                                                          \
     const float *x = a.xs[0].v, *y = a.fx.v, *g = a.dEdf.v;                                                     \
     float* d = a.dEdxi.v;                                                                                       \
     P::for_each(a.fx.device, a.fx.d.size(),                                                                     \
-                [=] DYNET_LAMBDA(size_t i) { d[i] += fn::FN##_row::df(x[i], y[i], g[i]); });                    \
+                [=] DYNET_LAMBDA(size_t i) { d[i] += fn::FN##_row::df(x[i], y[i], g[i], p); });                 \
   }                                                                                                             \
   DYNET_DEVICE_KERNELS(NAME, FN##_dev_fwd, FN##_dev_bwd);
 
+// The row's kernels and its registration (rows with a parameter define their public function and samples
+// themselves, below the table).
 #ifdef DYNET_CUDA_PASS
-#define DYNET_UNARY(FN, NAME, DOC, FWD, BWD, LO, HI, KINK) DYNET_UNARY_ROW(FN, NAME, FWD, BWD)
+#define DYNET_UNARY_OP(FN, NAME, DOC, FWD, BWD) DYNET_UNARY_ROW(FN, NAME, FWD, BWD)
 #else
-#define DYNET_UNARY(FN, NAME, DOC, FWD, BWD, LO, HI, KINK)                                                         \
+#define DYNET_UNARY_OP(FN, NAME, DOC, FWD, BWD)                                                                    \
   DYNET_UNARY_ROW(FN, NAME, FWD, BWD)                                                                              \
   void FN##_fwd(const ForwardArgs& a) {                                                                            \
     using K = CpuKernels<fn::FN##_row>;                                                                            \
     if constexpr (K::own)                                                                                          \
       K::fwd(a.xs[0].v, a.fx.v, a.fx.d.size());                                                                    \
     else                                                                                                           \
-      cpu::arr(a.fx) = fn::FN##_row::f(cpu::carr(a.xs[0]));                                                        \
+      cpu::arr(a.fx) = fn::FN##_row::f(cpu::carr(a.xs[0]), row_param(a.attr));                                     \
   }                                                                                                                \
   void FN##_bwd(const BackwardArgs& a) {                                                                           \
     using K = CpuKernels<fn::FN##_row>;                                                                            \
     if constexpr (K::own)                                                                                          \
       K::bwd(a.fx.v, a.dEdf.v, a.dEdxi.v, a.fx.d.size());                                                          \
     else                                                                                                           \
-      cpu::arr(a.dEdxi) += fn::FN##_row::df(cpu::carr(a.xs[0]), cpu::carr(a.fx), cpu::carr(a.dEdf));               \
+      cpu::arr(a.dEdxi) +=                                                                                         \
+          fn::FN##_row::df(cpu::carr(a.xs[0]), cpu::carr(a.fx), cpu::carr(a.dEdf), row_param(a.attr));              \
   }                                                                                                                \
   std::vector<OpSample> FN##_samples();                                                                            \
   const OpId k_##FN = register_op({.name = NAME,                                                                   \
@@ -131,14 +139,21 @@ struct CpuKernels<fn::logistic_row> {
                                    .forward = FN##_fwd,                                                            \
                                    .backward = FN##_bwd,                                                           \
                                    .batch = {.batchable = true},                                                   \
-                                   .samples = FN##_samples});                                                      \
+                                   .samples = FN##_samples});
+#endif
+
+#ifdef DYNET_CUDA_PASS
+#define DYNET_UNARY(FN, NAME, DOC, FWD, BWD, LO, HI, KINK) DYNET_UNARY_ROW(FN, NAME, FWD, BWD)
+#else
+#define DYNET_UNARY(FN, NAME, DOC, FWD, BWD, LO, HI, KINK)                                                         \
+  DYNET_UNARY_OP(FN, NAME, DOC, FWD, BWD)                                                                          \
   }                                                                                                                \
   Expression FN(const Expression& x) { return make_node(k_##FN, x); }                                             \
   DYNET_API(FN, NAME, ops::public_name(#FN "(x)"), ops::public_name(#FN "(x)"), Expression(const Expression&)); \
   namespace {                                                                                                      \
   std::vector<OpSample> FN##_samples() {                                                                           \
     std::vector<OpSample> s = unary_samples(static_cast<Expression (*)(const Expression&)>(FN), LO, HI, KINK);    \
-    for (OpSample& x : s) x.reference = elementwise_reference([](double v) { return double(fn::FN##_row::f(v)); }); \
+    for (OpSample& x : s) x.reference = elementwise_reference([](double v) { return double(fn::FN##_row::f(v, 0.f)); }); \
     return s;                                                                                                      \
   }
 #endif
@@ -174,72 +189,16 @@ DYNET_UNARY(softsign,    "softsign",    "y = x / (1 + abs(x))",                x
 DYNET_UNARY(selu,        "selu",        "y = λ (x > 0 ? x : α (e^x - 1)), λ = 1.0507, α = 1.6733", kSeluLambda * select(x > 0, x, kSeluAlpha * expm1(x)), select(x > 0, kSeluLambda * g, g * (y + kSeluLambda * kSeluAlpha)), -2, 2, 0.f)
 // clang-format on
 #undef DYNET_UNARY
-#undef DYNET_UNARY_ROW
 
-// Rows with a parameter p (the node's float attribute), written once as the rows above: y = f(x, p),
-// dE/dx = f'(x, y, g, p). σ(βx) of silu is recomputed in backward rather than kept: it is one vectorised
+// Rows with a parameter p: σ(βx) of silu is recomputed in backward rather than kept: it is one vectorised
 // logistic, cheaper than an aux buffer's memory traffic.
-#define DYNET_UNARY_PARAM_ROW(FN, NAME, FWD, BWD)                                                             \
-  }                                                                                                           \
-  namespace fn {                                                                                              \
-  struct FN##_row {                                                                                           \
-    template <class X>                                                                                        \
-    static DYNET_HD auto f(const X& x, float p) {                                                             \
-      return FWD;                                                                                             \
-    }                                                                                                         \
-    template <class X, class Y, class G>                                                                      \
-    static DYNET_HD auto df(const X& x, const Y& y, const G& g, float p) {                                    \
-      return BWD;                                                                                             \
-    }                                                                                                         \
-  };                                                                                                          \
-  }                                                                                                           \
-  namespace {                                                                                                 \
-  template <class P>                                                                                          \
-  void FN##_dev_fwd(const ForwardArgs& a) {                                                                   \
-    const float p = a.attr.as<float>();                                                                       \
-    const float* x = a.xs[0].v;                                                                               \
-    float* y = a.fx.v;                                                                                        \
-    P::for_each(a.fx.device, a.fx.d.size(), [=] DYNET_LAMBDA(size_t i) { y[i] = fn::FN##_row::f(x[i], p); }); \
-  }                                                                                                           \
-  template <class P>                                                                                          \
-  void FN##_dev_bwd(const BackwardArgs& a) {                                                                  \
-    const float p = a.attr.as<float>();                                                                       \
-    const float *x = a.xs[0].v, *y = a.fx.v, *g = a.dEdf.v;                                                   \
-    float* d = a.dEdxi.v;                                                                                     \
-    P::for_each(a.fx.device, a.fx.d.size(),                                                                   \
-                [=] DYNET_LAMBDA(size_t i) { d[i] += fn::FN##_row::df(x[i], y[i], g[i], p); });               \
-  }                                                                                                           \
-  DYNET_DEVICE_KERNELS(NAME, FN##_dev_fwd, FN##_dev_bwd);
-
-#ifdef DYNET_CUDA_PASS
-#define DYNET_UNARY_PARAM(FN, NAME, DOC, FWD, BWD) DYNET_UNARY_PARAM_ROW(FN, NAME, FWD, BWD)
-#else
-#define DYNET_UNARY_PARAM(FN, NAME, DOC, FWD, BWD)                                                             \
-  DYNET_UNARY_PARAM_ROW(FN, NAME, FWD, BWD)                                                                    \
-  void FN##_fwd(const ForwardArgs& a) {                                                                        \
-    cpu::arr(a.fx) = fn::FN##_row::f(cpu::carr(a.xs[0]), a.attr.as<float>());                                 \
-  }                                                                                                            \
-  void FN##_bwd(const BackwardArgs& a) {                                                                       \
-    cpu::arr(a.dEdxi) +=                                                                                       \
-        fn::FN##_row::df(cpu::carr(a.xs[0]), cpu::carr(a.fx), cpu::carr(a.dEdf), a.attr.as<float>());          \
-  }                                                                                                            \
-  std::vector<OpSample> FN##_samples();                                                                        \
-  const OpId k_##FN = register_op({.name = NAME,                                                               \
-                                   .doc = DOC,                                                                 \
-                                   .shape = same_shape,                                                        \
-                                   .forward = FN##_fwd,                                                        \
-                                   .backward = FN##_bwd,                                                       \
-                                   .batch = {.batchable = true},                                               \
-                                   .samples = FN##_samples});
-#endif
-
 // clang-format off
-//                name   name    math                                  y = f(x, p)                                dE/dx
-DYNET_UNARY_PARAM(elu,  "elu",  "y = x > 0 ? x : α (e^x - 1)",        select(x > 0, x, p * expm1(x)),            select(x > 0, g, g * (y + p)))
-DYNET_UNARY_PARAM(silu, "silu", "y = x σ(βx)",                        x * logistic(p * x),                       g * logistic(p * x) * (1 + p * x * (1 - logistic(p * x))))
+//             name  name    math                                  y = f(x, p)                                dE/dx
+DYNET_UNARY_OP(elu,  "elu",  "y = x > 0 ? x : α (e^x - 1)",        select(x > 0, x, p * expm1(x)),            select(x > 0, g, g * (y + p)))
+DYNET_UNARY_OP(silu, "silu", "y = x σ(βx)",                        x * logistic(p * x),                       g * logistic(p * x) * (1 + p * x * (1 - logistic(p * x))))
 // clang-format on
-#undef DYNET_UNARY_PARAM
-#undef DYNET_UNARY_PARAM_ROW
+#undef DYNET_UNARY_OP
+#undef DYNET_UNARY_ROW
 
 #ifndef DYNET_CUDA_PASS
 std::vector<OpSample> elu_samples() {
