@@ -288,28 +288,27 @@ void pick_range_bwd(const BackwardArgs& a) {
     add_floats(a.dEdxi.v + (size_t(o) * f.n + r.s) * f.inner, a.dEdf.v + o * len, len);
 }
 std::vector<OpSample> pick_range_samples() {
-  auto range = [](unsigned s, unsigned e, unsigned d) {
-    return [s, e, d](ComputationGraph&, Xs x) { return pick_range(x[0], s, e, d); };
+  // x[s:e) along dim d; a good sample's reference copies those values from fibers [inner, n, outer·batch].
+  auto range = [](const char* name, Dim x, unsigned s, unsigned e, unsigned d, bool bad = false) {
+    OpSample sample{name, {x}, [s, e, d](ComputationGraph&, Xs xs) { return pick_range(xs[0], s, e, d); }, -1, 1, bad};
+    if (!bad)
+      sample.reference = [x, s, e, d](const std::vector<std::vector<double>>& xs) {
+        const Fibers f = fibers(x, d);
+        std::vector<double> y(f.inner * (e - s) * f.outer);
+        for (size_t o = 0; o < f.outer; ++o)
+          for (size_t k = s; k < e; ++k)
+            for (size_t i = 0; i < f.inner; ++i) y[(o * (e - s) + k - s) * f.inner + i] = xs[0][(o * f.n + k) * f.inner + i];
+        return y;
+      };
+    return sample;
   };
-  // x[s:e) along dim d: fibers [inner, n, outer·batch] of x, and of y with e - s in the middle.
-  auto reference = [](const Dim& dim, unsigned s, unsigned e, unsigned d) {
-    return [dim, s, e, d](const std::vector<std::vector<double>>& xs) {
-      const Fibers f = fibers(dim, d);
-      std::vector<double> y(f.inner * (e - s) * f.outer);
-      for (size_t o = 0; o < f.outer; ++o)
-        for (size_t k = s; k < e; ++k)
-          for (size_t i = 0; i < f.inner; ++i) y[(o * (e - s) + k - s) * f.inner + i] = xs[0][(o * f.n + k) * f.inner + i];
-      return y;
-    };
-  };
-  return {{"vector", {Dim({5})}, range(1, 4, 0), -1, 1, false, {}, nullptr, nullptr, reference(Dim({5}), 1, 4, 0)},
-          {"matrix_cols", {Dim({4, 3})}, range(1, 3, 1), -1, 1, false, {}, nullptr, nullptr, reference(Dim({4, 3}), 1, 3, 1)},
-          {"tensor_middle", {Dim({2, 4, 3})}, range(2, 4, 1), -1, 1, false, {}, nullptr, nullptr,
-           reference(Dim({2, 4, 3}), 2, 4, 1)},
-          {"batched", {Dim({4, 2}, 2)}, range(0, 2, 0), -1, 1, false, {}, nullptr, nullptr, reference(Dim({4, 2}, 2), 0, 2, 0)},
-          {"empty", {Dim({5})}, range(2, 2, 0), -1, 1, true},
-          {"past_end", {Dim({5})}, range(3, 6, 0), -1, 1, true},
-          {"bad_dim", {Dim({5})}, range(0, 1, 1), -1, 1, true}};
+  return {range("vector", Dim({5}), 1, 4, 0),
+          range("matrix_cols", Dim({4, 3}), 1, 3, 1),
+          range("tensor_middle", Dim({2, 4, 3}), 2, 4, 1),
+          range("batched", Dim({4, 2}, 2), 0, 2, 0),
+          range("empty", Dim({5}), 2, 2, 0, true),
+          range("past_end", Dim({5}), 3, 6, 0, true),
+          range("bad_dim", Dim({5}), 0, 1, 1, true)};
 }
 const OpId k_pick_range = register_op({.name = "pick_range",
                                        .doc = "y = x[s:e) along dim d",
@@ -695,39 +694,44 @@ void transpose_bwd(const BackwardArgs& a) {
   for (size_t b = 0; b < a.fx.d.bd; ++b)
     permute<true>(a.dEdf.batch_ptr(b), gdims, t.n, inverse, a.dEdxi.batch_ptr(b));
 }
-std::vector<OpSample> transpose_samples() {
-  auto perm = [](std::vector<unsigned> p) { return [p](ComputationGraph&, Xs x) { return transpose(x[0], p); }; };
-  // Output dim j is input dim p[j]: output element (c_0, c_1, ..., b) is input element with c_j at p[j].
-  auto reference = [](const Dim& d, std::vector<unsigned> p) {
-    return [d, p](const std::vector<std::vector<double>>& xs) {
-      size_t stride[DYNET_MAX_TENSOR_DIM], size[DYNET_MAX_TENSOR_DIM];
-      for (unsigned k = 0, st = 1; k < p.size(); st *= k < d.nd ? d.d[k] : 1, ++k) stride[k] = st;
-      for (size_t j = 0; j < p.size(); ++j) size[j] = p[j] < d.nd ? d.d[p[j]] : 1;
-      std::vector<double> y(xs[0].size());
-      for (size_t i = 0; i < y.size(); ++i) {
-        size_t rest = i % d.batch_size(), at = i / d.batch_size() * d.batch_size();
-        for (size_t j = 0; j < p.size(); ++j) {
-          at += rest % size[j] * stride[p[j]];
-          rest /= size[j];
-        }
-        y[i] = xs[0][at];
+// transpose's math in double: output dim j is input dim p[j], so output element (c_0, c_1, ..., b) is the
+// input element whose coordinate p[j] is c_j.
+OpSample::Reference transpose_reference(const Dim& d, const std::vector<unsigned>& p) {
+  return [d, p](const std::vector<std::vector<double>>& xs) {
+    size_t stride[DYNET_MAX_TENSOR_DIM], size[DYNET_MAX_TENSOR_DIM];
+    for (size_t k = 0, st = 1; k < p.size(); ++k) {
+      stride[k] = st;
+      st *= k < d.nd ? d.d[k] : 1;
+    }
+    for (size_t j = 0; j < p.size(); ++j) size[j] = p[j] < d.nd ? d.d[p[j]] : 1;
+    std::vector<double> y(xs[0].size());
+    for (size_t i = 0; i < y.size(); ++i) {
+      size_t rest = i % d.batch_size(), at = i / d.batch_size() * d.batch_size();
+      for (size_t j = 0; j < p.size(); ++j) {
+        at += rest % size[j] * stride[p[j]];
+        rest /= size[j];
       }
-      return y;
-    };
+      y[i] = xs[0][at];
+    }
+    return y;
   };
-  std::vector<OpSample> samples = {{"matrix", {Dim({3, 4})}, perm({1, 0})},
-          {"vector", {Dim({3})}, perm({1, 0})},
-          {"identity", {Dim({2, 3})}, perm({0, 1})},
-          {"rotate3", {Dim({2, 3, 4})}, perm({2, 0, 1})},
-          {"swap_outer", {Dim({2, 3, 4})}, perm({0, 2, 1})},
-          {"batched", {Dim({3, 2}, 2)}, perm({1, 0})},
-          {"batched3", {Dim({2, 3, 2}, 2)}, perm({1, 2, 0})},
-          {"repeated", {Dim({3, 3})}, perm({0, 0}), -1, 1, true},
-          {"out_of_range", {Dim({3, 3})}, perm({0, 2}), -1, 1, true},
-          {"too_few", {Dim({2, 3, 4})}, perm({1, 0}), -1, 1, true}};
-  const std::vector<unsigned> perms[] = {{1, 0}, {1, 0}, {0, 1}, {2, 0, 1}, {0, 2, 1}, {1, 0}, {1, 2, 0}};
-  for (size_t k = 0; k < std::size(perms); ++k) samples[k].reference = reference(samples[k].inputs[0], perms[k]);
-  return samples;
+}
+std::vector<OpSample> transpose_samples() {
+  auto perm = [](const char* name, Dim x, std::vector<unsigned> p, bool bad = false) {
+    OpSample s{name, {x}, [p](ComputationGraph&, Xs xs) { return transpose(xs[0], p); }, -1, 1, bad};
+    if (!bad) s.reference = transpose_reference(x, p);
+    return s;
+  };
+  return {perm("matrix", Dim({3, 4}), {1, 0}),
+          perm("vector", Dim({3}), {1, 0}),
+          perm("identity", Dim({2, 3}), {0, 1}),
+          perm("rotate3", Dim({2, 3, 4}), {2, 0, 1}),
+          perm("swap_outer", Dim({2, 3, 4}), {0, 2, 1}),
+          perm("batched", Dim({3, 2}, 2), {1, 0}),
+          perm("batched3", Dim({2, 3, 2}, 2), {1, 2, 0}),
+          perm("repeated", Dim({3, 3}), {0, 0}, true),
+          perm("out_of_range", Dim({3, 3}), {0, 2}, true),
+          perm("too_few", Dim({2, 3, 4}), {1, 0}, true)};
 }
 const OpId k_transpose = register_op({.name = "transpose",
                                       .doc = "y[i_{dims[0]}, i_{dims[1]}, ...] = x[i_0, i_1, ...] (output dim j = input dim dims[j])",

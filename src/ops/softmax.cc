@@ -186,20 +186,20 @@ OpSample::Reference softmax_reference(const Dim& dim, unsigned d, bool log) {
 }
 
 std::vector<OpSample> softmax_samples() {
-  auto along = [](unsigned d) {
-    return [d](ComputationGraph&, Xs x) { return softmax(x[0], d); };
+  // A good sample along dim d carries its reference; a bad one does not need it.
+  auto along = [](const char* name, Dim x, unsigned d, bool bad = false) {
+    OpSample s{name, {x}, [d](ComputationGraph&, Xs xs) { return softmax(xs[0], d); }, -2, 2, bad};
+    if (!bad) s.reference = softmax_reference(x, d, false);
+    return s;
   };
-  std::vector<OpSample> samples = {{"vector", {Dim({5})}, along(0), -2, 2},
-          {"matrix", {Dim({4, 3})}, along(0), -2, 2},
-          {"matrix_dim1", {Dim({3, 4})}, along(1), -2, 2},
-          {"tensor_dim1", {Dim({2, 3, 4})}, along(1), -2, 2},
-          {"batched", {Dim({3, 2}, 3)}, along(0), -2, 2},
-          {"batched_dim1", {Dim({3, 2}, 2)}, along(1), -2, 2},
-          {"bad_dim", {Dim({3})}, along(DYNET_MAX_TENSOR_DIM), -1, 1, true},
-          {"dim_past_rank", {Dim({3, 4})}, along(2), -1, 1, true}};
-  const unsigned dims[] = {0, 0, 1, 1, 0, 1};
-  for (size_t k = 0; k < std::size(dims); ++k) samples[k].reference = softmax_reference(samples[k].inputs[0], dims[k], false);
-  return samples;
+  return {along("vector", Dim({5}), 0),
+          along("matrix", Dim({4, 3}), 0),
+          along("matrix_dim1", Dim({3, 4}), 1),
+          along("tensor_dim1", Dim({2, 3, 4}), 1),
+          along("batched", Dim({3, 2}, 3), 0),
+          along("batched_dim1", Dim({3, 2}, 2), 1),
+          along("bad_dim", Dim({3}), DYNET_MAX_TENSOR_DIM, true),
+          along("dim_past_rank", Dim({3, 4}), 2, true)};
 }
 const OpId k_softmax = register_op({.name = "softmax",
                                     .doc = "y = exp(x) / Σ exp(x) along dim d",
