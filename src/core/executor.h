@@ -31,7 +31,8 @@ class Executor {
   virtual void backward(VariableIndex last, bool full) = 0;
 
   virtual bool computed(VariableIndex i) const = 0;
-  virtual const Tensor& value(VariableIndex i) = 0;  // of a computed node
+  // Node i's value, or null while it is not computed: a read's one call.
+  virtual const Tensor* computed_value(VariableIndex i) = 0;
   // The gradient of node i from the last backward(): zeros for a node that does not lead to the loss
   // (DyNet's behaviour). Throws when no backward covered node i.
   virtual const Tensor& gradient(VariableIndex i) = 0;

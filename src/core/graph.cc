@@ -382,15 +382,16 @@ const Tensor& ComputationGraph::forward(VariableIndex last) {
 const Tensor& ComputationGraph::incremental_forward(const Expression& last) { return incremental_forward(last.i); }
 const Tensor& ComputationGraph::incremental_forward(VariableIndex last) {
   check_index(last, "incremental_forward");
-  if (!exec_->computed(last)) {
-    // A node added from now on is not merged with one computed before: an input_ptr or lookup may read
-    // other values by then.
-    cse_forget();
+  if (const Tensor* v = exec_->computed_value(last)) return *v;
+  // A node added from now on is not merged with one computed before: an input_ptr or lookup may read other
+  // values by then.
+  cse_forget();
+  {
     // Parameter values are read under the shared side of the parameter lock: no update runs meanwhile.
     std::shared_lock<detail::ParameterLock> lock(detail::parameter_lock());
     exec_->forward(last);
   }
-  return exec_->value(last);
+  return *exec_->computed_value(last);
 }
 
 const Tensor& ComputationGraph::get_value(VariableIndex i) { return incremental_forward(i); }
@@ -465,9 +466,9 @@ void ComputationGraph::dump(const std::string& filename, bool show_values, bool 
   };
   for (VariableIndex i = 0; i < nodes_.size(); ++i) {
     describe_node(*os, i);
-    if (show_values && exec_->computed(i)) {
+    if (const Tensor* v = show_values ? exec_->computed_value(i) : nullptr) {
       *os << " value=";
-      print(exec_->value(i));
+      print(*v);
     }
     if (show_gradients && exec_->has_gradient(i)) {
       *os << " grad=";

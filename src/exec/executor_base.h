@@ -23,7 +23,9 @@ class ExecutorBase : public Executor {
   void rebind(const ComputationGraph& cg) override;
 
   bool computed(VariableIndex i) const final { return i < computed_.size() && computed_[i]; }
-  const Tensor& value(VariableIndex i) final { return computed_[i] == kUnwrittenRecord ? write_record(i, false) : fx_[i]; }
+  const Tensor* computed_value(VariableIndex i) final { return computed(i) ? &value(i) : nullptr; }
+  // Of a computed node.
+  const Tensor& value(VariableIndex i) { return computed_[i] == kUnwrittenRecord ? write_record(i, false) : fx_[i]; }
   const Tensor& gradient(VariableIndex i) override;
   bool has_gradient(VariableIndex i) const final { return has_backward_ && i < backward_upto_ && grad_state_[i]; }
   size_t num_evaluated() const final { return prefix_; }
