@@ -40,7 +40,6 @@ Expression plus_offsets(const Expression& x, const std::vector<float>& offsets) 
 // hinge_dim(x, c, d, m): the hinge loss along dim d of a matrix x, one correct index per fiber:
 // y[j] = Σ_{i≠c_j} max(0, m - x[c_j, j] + x[i, j]) for d = 0 (columns), transposed for d = 1 (rows).
 // One index vector for every batch element, or one per batch element.
-// The attributes the device kernels read too.
 struct HingeAttr {
   const unsigned* pv = nullptr;                 // single index read at forward time
   const std::vector<unsigned>* pvec = nullptr;  // one index per batch element, read at forward time
