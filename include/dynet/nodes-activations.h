@@ -6,37 +6,10 @@
 
 namespace dynet {
 
-struct Rectify : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Rectify");
-    return (::dynet::rectify(x[0])).i;
-  }
-};
-
-struct LogisticSigmoid : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "LogisticSigmoid");
-    return (::dynet::logistic(x[0])).i;
-  }
-};
-
-struct SoftSign : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "SoftSign");
-    return (::dynet::softsign(x[0])).i;
-  }
-};
-
-struct Erf : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Erf");
-    return (::dynet::erf(x[0])).i;
-  }
-};
+DYNET_BUILTIN_NODE(Rectify, 1, rectify)
+DYNET_BUILTIN_NODE(LogisticSigmoid, 1, logistic)
+DYNET_BUILTIN_NODE(SoftSign, 1, softsign)
+DYNET_BUILTIN_NODE(Erf, 1, erf)
 
 struct ExponentialLinearUnit : detail::BuiltinNode {
   // lambda · elu(x, alpha): elu with lambda = 1, selu with DyNet's constants
@@ -47,12 +20,6 @@ struct ExponentialLinearUnit : detail::BuiltinNode {
   }
 };
 
-struct SigmoidLinearUnit : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "SigmoidLinearUnit");
-    return (::dynet::silu(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(SigmoidLinearUnit, 1, silu)
 
 }  // namespace dynet

@@ -6,12 +6,6 @@
 
 namespace dynet {
 
-struct AffineTransform : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, -1, "AffineTransform");
-    return (::dynet::affine_transform(x)).i;
-  }
-};
+DYNET_BUILTIN_NODE(AffineTransform, -1, affine_transform)
 
 }  // namespace dynet

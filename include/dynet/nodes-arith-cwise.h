@@ -6,36 +6,9 @@
 
 namespace dynet {
 
-struct CwiseSum : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "CwiseSum");
-    return (x[0] + x[1]).i;
-  }
-};
-
-struct CwiseMultiply : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "CwiseMultiply");
-    return (::dynet::cmult(x[0], x[1])).i;
-  }
-};
-
-struct CwiseQuotient : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "CwiseQuotient");
-    return (::dynet::cdiv(x[0], x[1])).i;
-  }
-};
-
-struct Pow : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "Pow");
-    return (::dynet::pow(x[0], x[1])).i;
-  }
-};
+DYNET_BUILTIN_NODE(CwiseSum, 2, operator+)
+DYNET_BUILTIN_NODE(CwiseMultiply, 2, cmult)
+DYNET_BUILTIN_NODE(CwiseQuotient, 2, cdiv)
+DYNET_BUILTIN_NODE(Pow, 2, pow)
 
 }  // namespace dynet

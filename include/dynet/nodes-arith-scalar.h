@@ -6,28 +6,8 @@
 
 namespace dynet {
 
-struct ScalarAdd : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "ScalarAdd");
-    return (x[0] + x[1]).i;
-  }
-};
-
-struct ScalarMultiply : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "ScalarMultiply");
-    return (::dynet::cmult(x[0], x[1])).i;
-  }
-};
-
-struct ScalarQuotient : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "ScalarQuotient");
-    return (::dynet::cdiv(x[0], x[1])).i;
-  }
-};
+DYNET_BUILTIN_NODE(ScalarAdd, 2, operator+)
+DYNET_BUILTIN_NODE(ScalarMultiply, 2, cmult)
+DYNET_BUILTIN_NODE(ScalarQuotient, 2, cdiv)
 
 }  // namespace dynet

@@ -6,44 +6,10 @@
 
 namespace dynet {
 
-struct Sum : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, -1, "Sum");
-    return (::dynet::sum(x)).i;
-  }
-};
-
-struct SumElements : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "SumElements");
-    return (::dynet::sum_elems(x[0])).i;
-  }
-};
-
-struct SumBatches : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "SumBatches");
-    return (::dynet::sum_batches(x[0])).i;
-  }
-};
-
-struct Average : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, -1, "Average");
-    return (::dynet::average(x)).i;
-  }
-};
-
-struct AddVectorToAllColumns : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "AddVectorToAllColumns");
-    return (::dynet::colwise_add(x[0], x[1])).i;
-  }
-};
+DYNET_BUILTIN_NODE(Sum, -1, sum)
+DYNET_BUILTIN_NODE(SumElements, 1, sum_elems)
+DYNET_BUILTIN_NODE(SumBatches, 1, sum_batches)
+DYNET_BUILTIN_NODE(Average, -1, average)
+DYNET_BUILTIN_NODE(AddVectorToAllColumns, 2, colwise_add)
 
 }  // namespace dynet

@@ -6,76 +6,14 @@
 
 namespace dynet {
 
-struct Negate : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Negate");
-    return (-x[0]).i;
-  }
-};
-
-struct Sqrt : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Sqrt");
-    return (::dynet::sqrt(x[0])).i;
-  }
-};
-
-struct Abs : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Abs");
-    return (::dynet::abs(x[0])).i;
-  }
-};
-
-struct Exp : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Exp");
-    return (::dynet::exp(x[0])).i;
-  }
-};
-
-struct Square : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Square");
-    return (::dynet::square(x[0])).i;
-  }
-};
-
-struct Cube : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Cube");
-    return (::dynet::cube(x[0])).i;
-  }
-};
-
-struct Log : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Log");
-    return (::dynet::log(x[0])).i;
-  }
-};
-
-struct LogGamma : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "LogGamma");
-    return (::dynet::lgamma(x[0])).i;
-  }
-};
-
-struct LogSigmoid : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "LogSigmoid");
-    return (::dynet::log_sigmoid(x[0])).i;
-  }
-};
+DYNET_BUILTIN_NODE(Negate, 1, operator-)
+DYNET_BUILTIN_NODE(Sqrt, 1, sqrt)
+DYNET_BUILTIN_NODE(Abs, 1, abs)
+DYNET_BUILTIN_NODE(Exp, 1, exp)
+DYNET_BUILTIN_NODE(Square, 1, square)
+DYNET_BUILTIN_NODE(Cube, 1, cube)
+DYNET_BUILTIN_NODE(Log, 1, log)
+DYNET_BUILTIN_NODE(LogGamma, 1, lgamma)
+DYNET_BUILTIN_NODE(LogSigmoid, 1, log_sigmoid)
 
 }  // namespace dynet

@@ -6,28 +6,8 @@
 
 namespace dynet {
 
-struct Concatenate : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, -1, "Concatenate");
-    return (::dynet::concatenate(x, std::forward<S>(s)...)).i;
-  }
-};
-
-struct ConcatenateColumns : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, -1, "ConcatenateColumns");
-    return (::dynet::concatenate_cols(x)).i;
-  }
-};
-
-struct ConcatenateToBatch : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, -1, "ConcatenateToBatch");
-    return (::dynet::concatenate_to_batch(x)).i;
-  }
-};
+DYNET_BUILTIN_NODE(Concatenate, -1, concatenate)
+DYNET_BUILTIN_NODE(ConcatenateColumns, -1, concatenate_cols)
+DYNET_BUILTIN_NODE(ConcatenateToBatch, -1, concatenate_to_batch)
 
 }  // namespace dynet

@@ -6,69 +6,14 @@
 
 namespace dynet {
 
-struct AverageColumns : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "AverageColumns");
-    return (::dynet::average_cols(x[0])).i;
-  }
-};
-
-struct SumColumns : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "SumColumns");
-    return (::dynet::sum_cols(x[0])).i;
-  }
-};
-
-struct Filter1DNarrow : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "Filter1DNarrow");
-    return (::dynet::filter1d_narrow(x[0], x[1])).i;
-  }
-};
-
-struct FoldRows : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "FoldRows");
-    return (::dynet::fold_rows(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct KMaxPooling : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "KMaxPooling");
-    return (::dynet::kmax_pooling(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct KMHNGram : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "KMHNGram");
-    return (::dynet::kmh_ngram(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct Conv1DNarrow : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "Conv1DNarrow");
-    return (::dynet::conv1d_narrow(x[0], x[1])).i;
-  }
-};
-
-struct Conv1DWide : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "Conv1DWide");
-    return (::dynet::conv1d_wide(x[0], x[1])).i;
-  }
-};
+DYNET_BUILTIN_NODE(AverageColumns, 1, average_cols)
+DYNET_BUILTIN_NODE(SumColumns, 1, sum_cols)
+DYNET_BUILTIN_NODE(Filter1DNarrow, 2, filter1d_narrow)
+DYNET_BUILTIN_NODE(FoldRows, 1, fold_rows)
+DYNET_BUILTIN_NODE(KMaxPooling, 1, kmax_pooling)
+DYNET_BUILTIN_NODE(KMHNGram, 1, kmh_ngram)
+DYNET_BUILTIN_NODE(Conv1DNarrow, 2, conv1d_narrow)
+DYNET_BUILTIN_NODE(Conv1DWide, 2, conv1d_wide)
 
 struct MaxPooling1D : detail::BuiltinNode {
   template <class... S>

@@ -6,12 +6,6 @@
 
 namespace dynet {
 
-struct CumulativeSum : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "CumulativeSum");
-    return (::dynet::cumsum(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(CumulativeSum, 1, cumsum)
 
 }  // namespace dynet

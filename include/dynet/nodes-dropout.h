@@ -6,44 +6,10 @@
 
 namespace dynet {
 
-struct Dropout : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Dropout");
-    return (::dynet::dropout(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct DropoutDim : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "DropoutDim");
-    return (::dynet::dropout_dim(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct DropoutBatch : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "DropoutBatch");
-    return (::dynet::dropout_batch(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct BlockDropout : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "BlockDropout");
-    return (::dynet::block_dropout(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct GaussianNoise : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "GaussianNoise");
-    return (::dynet::noise(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(Dropout, 1, dropout)
+DYNET_BUILTIN_NODE(DropoutDim, 1, dropout_dim)
+DYNET_BUILTIN_NODE(DropoutBatch, 1, dropout_batch)
+DYNET_BUILTIN_NODE(BlockDropout, 1, block_dropout)
+DYNET_BUILTIN_NODE(GaussianNoise, 1, noise)
 
 }  // namespace dynet

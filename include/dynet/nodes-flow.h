@@ -22,28 +22,8 @@ struct Identity : detail::BuiltinNode {
   }
 };
 
-struct NoBackprop : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "NoBackprop");
-    return (::dynet::nobackprop(x[0])).i;
-  }
-};
-
-struct FlipGradient : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "FlipGradient");
-    return (::dynet::flip_gradient(x[0])).i;
-  }
-};
-
-struct ScaleGradient : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "ScaleGradient");
-    return (::dynet::scale_gradient(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(NoBackprop, 1, nobackprop)
+DYNET_BUILTIN_NODE(FlipGradient, 1, flip_gradient)
+DYNET_BUILTIN_NODE(ScaleGradient, 1, scale_gradient)
 
 }  // namespace dynet

@@ -6,20 +6,7 @@
 
 namespace dynet {
 
-struct Hinge : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Hinge");
-    return (::dynet::hinge(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct HingeDim : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "HingeDim");
-    return (::dynet::hinge_dim(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(Hinge, 1, hinge)
+DYNET_BUILTIN_NODE(HingeDim, 1, hinge_dim)
 
 }  // namespace dynet

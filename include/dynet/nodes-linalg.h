@@ -6,36 +6,9 @@
 
 namespace dynet {
 
-struct MatrixInverse : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "MatrixInverse");
-    return (::dynet::inverse(x[0])).i;
-  }
-};
-
-struct LogDet : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "LogDet");
-    return (::dynet::logdet(x[0])).i;
-  }
-};
-
-struct TraceOfProduct : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "TraceOfProduct");
-    return (::dynet::trace_of_product(x[0], x[1])).i;
-  }
-};
-
-struct Transpose : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Transpose");
-    return (::dynet::transpose(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(MatrixInverse, 1, inverse)
+DYNET_BUILTIN_NODE(LogDet, 1, logdet)
+DYNET_BUILTIN_NODE(TraceOfProduct, 2, trace_of_product)
+DYNET_BUILTIN_NODE(Transpose, 1, transpose)
 
 }  // namespace dynet

@@ -6,20 +6,7 @@
 
 namespace dynet {
 
-struct LogSumExp : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, -1, "LogSumExp");
-    return (::dynet::logsumexp(x)).i;
-  }
-};
-
-struct LogSumExpDimension : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "LogSumExpDimension");
-    return (::dynet::logsumexp_dim(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(LogSumExp, -1, logsumexp)
+DYNET_BUILTIN_NODE(LogSumExpDimension, 1, logsumexp_dim)
 
 }  // namespace dynet

@@ -6,28 +6,8 @@
 
 namespace dynet {
 
-struct PairwiseRankLoss : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "PairwiseRankLoss");
-    return (::dynet::pairwise_rank_loss(x[0], x[1], std::forward<S>(s)...)).i;
-  }
-};
-
-struct BinaryLogLoss : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "BinaryLogLoss");
-    return (::dynet::binary_log_loss(x[0], x[1])).i;
-  }
-};
-
-struct PoissonRegressionLoss : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "PoissonRegressionLoss");
-    return (::dynet::poisson_loss(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(PairwiseRankLoss, 2, pairwise_rank_loss)
+DYNET_BUILTIN_NODE(BinaryLogLoss, 2, binary_log_loss)
+DYNET_BUILTIN_NODE(PoissonRegressionLoss, 1, poisson_loss)
 
 }  // namespace dynet

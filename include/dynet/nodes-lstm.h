@@ -25,20 +25,7 @@ struct VanillaLSTMGates : detail::BuiltinNode {
   }
 };
 
-struct VanillaLSTMC : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "VanillaLSTMC");
-    return (::dynet::vanilla_lstm_c(x[0], x[1])).i;
-  }
-};
-
-struct VanillaLSTMH : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "VanillaLSTMH");
-    return (::dynet::vanilla_lstm_h(x[0], x[1])).i;
-  }
-};
+DYNET_BUILTIN_NODE(VanillaLSTMC, 2, vanilla_lstm_c)
+DYNET_BUILTIN_NODE(VanillaLSTMH, 2, vanilla_lstm_h)
 
 }  // namespace dynet

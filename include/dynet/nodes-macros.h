@@ -6,6 +6,8 @@
 //   Expression y(&cg, cg.add_function<Tanh>({x.i}));
 // means tanh(x). Argument counts and indices are checked (std::invalid_argument naming the node);
 // the side information is whatever the expr.h function takes after the expressions.
+// DYNET_BUILTIN_NODE(Tanh, 1, tanh) declares such a tag: add_function<Tanh>(args, side...) is
+// tanh(the 1 argument, side...); arity -1 passes all the arguments as one vector.
 #pragma once
 
 #include <stdexcept>
@@ -40,5 +42,31 @@ std::vector<Expression> builtin_args(ComputationGraph& g, const A& a, int arity,
   return x;
 }
 
+template <class F, size_t... I, class... S>
+VariableIndex call_builtin(F fn, const std::vector<Expression>& x, std::index_sequence<I...>, S&&... side) {
+  return fn(x[I]..., std::forward<S>(side)...).i;
+}
+
+// A built-in node's op: fn(its Arity argument expressions..., side...), or for Arity -1 fn(all of them
+// as a vector, side...).
+template <int Arity, class A, class F, class... S>
+VariableIndex add_builtin(ComputationGraph& g, const A& a, const char* name, F fn, S&&... side) {
+  const std::vector<Expression> x = builtin_args(g, a, Arity, name);
+  if constexpr (Arity < 0)
+    return fn(x, std::forward<S>(side)...).i;
+  else
+    return call_builtin(fn, x, std::make_index_sequence<size_t(Arity)>{}, std::forward<S>(side)...);
+}
+
 }  // namespace detail
 }  // namespace dynet
+
+#define DYNET_BUILTIN_NODE(NAME, ARITY, FN)                                                                        \
+  struct NAME : detail::BuiltinNode {                                                                              \
+    template <class A, class... S>                                                                                 \
+    static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... side) {                                     \
+      return detail::add_builtin<ARITY>(                                                                           \
+          g, a, #NAME, [](auto&&... e) { return ::dynet::FN(std::forward<decltype(e)>(e)...); },                  \
+          std::forward<S>(side)...);                                                                               \
+    }                                                                                                              \
+  };

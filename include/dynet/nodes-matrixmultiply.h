@@ -6,12 +6,6 @@
 
 namespace dynet {
 
-struct MatrixMultiply : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "MatrixMultiply");
-    return (x[0] * x[1]).i;
-  }
-};
+DYNET_BUILTIN_NODE(MatrixMultiply, 2, operator*)
 
 }  // namespace dynet

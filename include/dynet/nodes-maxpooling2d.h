@@ -6,12 +6,6 @@
 
 namespace dynet {
 
-struct MaxPooling2D : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "MaxPooling2D");
-    return (::dynet::maxpooling2d(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(MaxPooling2D, 1, maxpooling2d)
 
 }  // namespace dynet

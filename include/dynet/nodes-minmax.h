@@ -6,36 +6,9 @@
 
 namespace dynet {
 
-struct Min : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "Min");
-    return (::dynet::min(x[0], x[1])).i;
-  }
-};
-
-struct Max : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, -1, "Max");
-    return (::dynet::max(x)).i;
-  }
-};
-
-struct MinDimension : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "MinDimension");
-    return (::dynet::min_dim(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct MaxDimension : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "MaxDimension");
-    return (::dynet::max_dim(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(Min, 2, min)
+DYNET_BUILTIN_NODE(Max, -1, max)
+DYNET_BUILTIN_NODE(MinDimension, 1, min_dim)
+DYNET_BUILTIN_NODE(MaxDimension, 1, max_dim)
 
 }  // namespace dynet

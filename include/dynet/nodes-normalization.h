@@ -6,12 +6,6 @@
 
 namespace dynet {
 
-struct WeightNormalization : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "WeightNormalization");
-    return (::dynet::weight_norm(x[0], x[1])).i;
-  }
-};
+DYNET_BUILTIN_NODE(WeightNormalization, 2, weight_norm)
 
 }  // namespace dynet

@@ -6,20 +6,7 @@
 
 namespace dynet {
 
-struct SquaredNorm : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "SquaredNorm");
-    return (::dynet::squared_norm(x[0])).i;
-  }
-};
-
-struct L2Norm : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "L2Norm");
-    return (::dynet::l2_norm(x[0])).i;
-  }
-};
+DYNET_BUILTIN_NODE(SquaredNorm, 1, squared_norm)
+DYNET_BUILTIN_NODE(L2Norm, 1, l2_norm)
 
 }  // namespace dynet

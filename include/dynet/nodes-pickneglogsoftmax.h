@@ -6,12 +6,6 @@
 
 namespace dynet {
 
-struct PickNegLogSoftmax : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "PickNegLogSoftmax");
-    return (::dynet::pickneglogsoftmax(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(PickNegLogSoftmax, 1, pickneglogsoftmax)
 
 }  // namespace dynet

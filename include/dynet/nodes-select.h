@@ -6,37 +6,10 @@
 
 namespace dynet {
 
-struct SelectRows : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "SelectRows");
-    return (::dynet::select_rows(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct SelectCols : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "SelectCols");
-    return (::dynet::select_cols(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct PickElement : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "PickElement");
-    return (::dynet::pick(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct PickRange : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "PickRange");
-    return (::dynet::pick_range(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(SelectRows, 1, select_rows)
+DYNET_BUILTIN_NODE(SelectCols, 1, select_cols)
+DYNET_BUILTIN_NODE(PickElement, 1, pick)
+DYNET_BUILTIN_NODE(PickRange, 1, pick_range)
 
 struct PickBatchElements : detail::BuiltinNode {
   template <class A>

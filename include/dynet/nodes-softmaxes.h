@@ -6,52 +6,11 @@
 
 namespace dynet {
 
-struct Softmax : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Softmax");
-    return (::dynet::softmax(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct LogSoftmax : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "LogSoftmax");
-    return (::dynet::log_softmax(x[0])).i;
-  }
-};
-
-struct RestrictedLogSoftmax : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "RestrictedLogSoftmax");
-    return (::dynet::log_softmax(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct Sparsemax : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "Sparsemax");
-    return (::dynet::sparsemax(x[0])).i;
-  }
-};
-
-struct SparsemaxLoss : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "SparsemaxLoss");
-    return (::dynet::sparsemax_loss(x[0], std::forward<S>(s)...)).i;
-  }
-};
-
-struct ConstrainedSoftmax : detail::BuiltinNode {
-  template <class A>
-  static VariableIndex add_to(ComputationGraph& g, const A& a) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 2, "ConstrainedSoftmax");
-    return (::dynet::constrained_softmax(x[0], x[1])).i;
-  }
-};
+DYNET_BUILTIN_NODE(Softmax, 1, softmax)
+DYNET_BUILTIN_NODE(LogSoftmax, 1, log_softmax)
+DYNET_BUILTIN_NODE(RestrictedLogSoftmax, 1, log_softmax)
+DYNET_BUILTIN_NODE(Sparsemax, 1, sparsemax)
+DYNET_BUILTIN_NODE(SparsemaxLoss, 1, sparsemax_loss)
+DYNET_BUILTIN_NODE(ConstrainedSoftmax, 2, constrained_softmax)
 
 }  // namespace dynet

@@ -6,12 +6,6 @@
 
 namespace dynet {
 
-struct ToDevice : detail::BuiltinNode {
-  template <class A, class... S>
-  static VariableIndex add_to(ComputationGraph& g, const A& a, S&&... s) {
-    const std::vector<Expression> x = detail::builtin_args(g, a, 1, "ToDevice");
-    return (::dynet::to_device(x[0], std::forward<S>(s)...)).i;
-  }
-};
+DYNET_BUILTIN_NODE(ToDevice, 1, to_device)
 
 }  // namespace dynet

@@ -227,6 +227,52 @@ TEST(BuiltinNodeNames, BuildTheMatchingOps) {
   EXPECT_EQ(E(cg.add_function<InputNode>(Dim({2}), std::vector<float>{1.f, 2.f})).dim(), Dim({2}));
 }
 
+template <class Node>
+Expression built(ComputationGraph& cg, std::vector<VariableIndex> args) {
+  return Expression(&cg, cg.add_function<Node>(args));
+}
+
+// The names that DYNET_BUILTIN_NODE declares in one line, with their arguments alone.
+TEST(BuiltinNodeNames, OneLineNamesBuildTheirFunctions) {
+  ComputationGraph cg;
+  Expression x = input(cg, Dim({3}), {0.2f, 0.5f, 0.7f});
+  Expression y = input(cg, Dim({3}), {1.5f, 2.f, 3.f});
+  struct Row {
+    const char* name;
+    Expression node, function;
+  };
+#define UNARY(N, F, X) {#N, built<N>(cg, {X.i}), F(X)}
+#define BINARY(N, F) {#N, built<N>(cg, {x.i, y.i}), F(x, y)}
+#define LIST(N, F) {#N, built<N>(cg, {x.i, y.i}), F({x, y})}
+  const std::vector<Row> rows = {
+      UNARY(Tanh, tanh, x), UNARY(Sin, sin, x), UNARY(Cos, cos, x), UNARY(Tan, tan, x), UNARY(Asin, asin, x),
+      UNARY(Acos, acos, x), UNARY(Atan, atan, x), UNARY(Sinh, sinh, x), UNARY(Cosh, cosh, x), UNARY(Asinh, asinh, x),
+      UNARY(Acosh, acosh, y), UNARY(Atanh, atanh, x), UNARY(Rectify, rectify, x), UNARY(LogisticSigmoid, logistic, x),
+      UNARY(SoftSign, softsign, x), UNARY(Erf, erf, x), UNARY(SigmoidLinearUnit, silu, x), UNARY(Negate, -, x),
+      UNARY(Sqrt, sqrt, x), UNARY(Abs, abs, x), UNARY(Exp, exp, x), UNARY(Square, square, x), UNARY(Cube, cube, x),
+      UNARY(Log, log, x), UNARY(LogGamma, lgamma, x), UNARY(LogSigmoid, log_sigmoid, x),
+      UNARY(SumElements, sum_elems, x), UNARY(SumBatches, sum_batches, x), UNARY(SumColumns, sum_cols, x),
+      UNARY(AverageColumns, average_cols, x), UNARY(Transpose, transpose, x),
+      UNARY(Softmax, softmax, x), UNARY(LogSoftmax, log_softmax, x), UNARY(Sparsemax, sparsemax, x),
+      UNARY(SquaredNorm, squared_norm, x), UNARY(L2Norm, l2_norm, x), BINARY(CwiseSum, operator+),
+      BINARY(CwiseMultiply, cmult), BINARY(CwiseQuotient, cdiv), BINARY(Pow, pow), BINARY(Min, min),
+      BINARY(DotProduct, dot_product), BINARY(SquaredEuclideanDistance, squared_distance),
+      BINARY(L1Distance, l1_distance), BINARY(CircularConvolution, circ_conv), BINARY(CircularCorrelation, circ_corr),
+      BINARY(BinaryLogLoss, binary_log_loss), LIST(Sum, sum), LIST(Average, average), LIST(Max, max),
+      LIST(LogSumExp, logsumexp), LIST(Concatenate, concatenate), LIST(ConcatenateColumns, concatenate_cols),
+      {"CumulativeSum", Expression(&cg, cg.add_function<CumulativeSum>({x.i}, 0u)), cumsum(x, 0)},
+  };
+#undef UNARY
+#undef BINARY
+#undef LIST
+  for (const Row& r : rows) {
+    SCOPED_TRACE(r.name);
+    EXPECT_NE(r.node.i, r.function.i);
+    EXPECT_EQ(r.node.dim(), r.function.dim());
+    expect_near(vals(r.node), vals(r.function));
+  }
+}
+
 TEST(BuiltinNodeNames, WrongArgumentsAndMissingCounterpartsThrow) {
   ComputationGraph cg;
   Expression x = input(cg, Dim({3}), {1.f, 2.f, 3.f});
