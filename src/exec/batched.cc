@@ -681,6 +681,12 @@ void BatchedExecutor::complete_partial(const float* p, size_t n) {
   }
 }
 
+bool BatchedExecutor::claim_quarters(VariableIndex, const Tensor& dx, uint8_t quarters) {
+  return take_quarters(dx.v, dx.d.size(), dx.d.rows(), quarters);
+}
+bool BatchedExecutor::claim_whole(VariableIndex, const Tensor& dx) { return claim_for_overwrite(dx.v, dx.d.size()); }
+void BatchedExecutor::zero_for_adding(VariableIndex, const Tensor& dx) { zero_before_use(dx.v, dx.d.size()); }
+
 void BatchedExecutor::backward(VariableIndex last, bool full) {
   fused_index_ready_ = false;
   partial_.clear();
@@ -770,15 +776,10 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
           if (!reached_node(reached_, i)) return;
           const NodeRec& r = cg_->node(i);
           profile::Scope scope(profile::Phase::kBackward, r.op, 1, nullptr, &r.dim);
-          // What backward_node reads (the node's gradient) and accumulates into (its reached arguments').
-          zero_before_use(grad_ptr_[i], r.dim.size());
           if (!(r.flags & kNoGradient)) {
             const VariableIndex* a = cg_->node_args(i);
             for (unsigned k = 0; k < r.nargs; ++k)
-              if (reached_node(reached_, a[k])) {
-                zero_before_use(grad_ptr_[a[k]], cg_->node(a[k]).dim.size());
-                gradient_record(a[k]);  // backward_node reads grad_
-              }
+              if (reached_node(reached_, a[k])) gradient_record(a[k]);  // backward_node reads grad_
           }
           backward_node(i);
         },
@@ -917,17 +918,15 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     if (def.batch.is_shared(a)) {
       const VariableIndex x = shared_gradient_node(g, a);
       if (x == kNone) continue;
-      Tensor& dx = gradient_record(x);
-      const bool overwrite = overwrites && claim_for_overwrite(dx.v, dx.d.size());
-      if (!overwrite) zero_before_use(dx.v, dx.d.size());
       // Deferred weight-gradient products are host GEMMs: CPU nodes only.
       // A deferred update keeps pointers to this batch's gradient (or what is computed from it), which
       // a recycled batch's memory does not outlive.
       const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
-      backward(BackwardArgs{.xs = xs, .n = nargs, .fx = fx, .dEdf = dEdf, .i = a, .dEdxi = dx, .attr = attr,
-                            .aux = g.aux, .scratch = scratch_pool,
-                            .low_rank = r0.device || g.recycled ? nullptr : &sink, .repeat = repeat, .members = k,
-                            .overwrite = overwrite, .reached = reached});
+      BackwardArgs args{.xs = xs, .n = nargs, .fx = fx, .dEdf = dEdf, .i = a, .dEdxi = gradient_record(x), .attr = attr,
+                        .aux = g.aux, .scratch = scratch_pool, .low_rank = r0.device || g.recycled ? nullptr : &sink,
+                        .repeat = repeat, .members = k, .reached = reached};
+      prepare_argument_gradient(args, def, !r0.device, x);
+      backward(args);
       repeat = true;
       continue;
     }
@@ -946,22 +945,19 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     }
     if (!any) continue;
     Tensor d(xs[a].d, dst[0], dev, DeviceMempool::DEDFS);
-    // Its quarters alone (OpDef::partial_gradient) into a view, one column per output column; else
-    // written by the kernel where it can (a scratch buffer, or a view nothing was written to yet).
-    const uint8_t quarters = overwrites && view ? own_quarters(def, a, bdim, xs[a].d) : 0;
-    const bool own = quarters && take_quarters(dst[0], size_t(k) * n, xs[a].d.rows(), quarters);
-    bool overwrite = !own && overwrites && (!view || claim_for_overwrite(dst[0], size_t(k) * n));
-    if (view && !overwrite && !own) zero_before_use(dst[0], size_t(k) * n);
-    if (!view) {
-      d.v = scratch_pool.allocate_floats(xs[a].d.size());
+    BackwardArgs args{.xs = xs, .n = nargs, .fx = fx, .dEdf = dEdf, .i = a, .dEdxi = d, .attr = attr, .aux = g.aux,
+                      .scratch = scratch_pool, .repeat = repeat, .members = k, .reached = reached};
+    if (view) {
+      prepare_argument_gradient(args, def, !r0.device, kNone);
+    } else {  // a scratch buffer, written by the kernel where it can
+      d.v = args.dEdxi.v = scratch_pool.allocate_floats(xs[a].d.size());
+      args.overwrite = overwrites;
       if (r0.device) [[unlikely]]
         dev->fill(d.v, xs[a].d.size(), 0.f);
-      else if (!overwrite)
+      else if (!overwrites)
         std::memset(d.v, 0, xs[a].d.size() * sizeof(float));
     }
-    backward(BackwardArgs{.xs = xs, .n = nargs, .fx = fx, .dEdf = dEdf, .i = a, .dEdxi = d, .attr = attr, .aux = g.aux,
-                          .scratch = scratch_pool, .repeat = repeat, .members = k, .overwrite = overwrite,
-                          .reached = reached, .own_quarters = own});
+    backward(args);
     repeat = true;
     if (!view && r0.device) [[unlikely]] {
       scatter_on_device(dev, g, a, d.v, rep, n);

@@ -199,6 +199,9 @@ class BatchedExecutor : public SimpleExecutor {
   static size_t chunks_of(size_t n) { return (n + kZeroChunk - 1) / kZeroChunk; }
   // Batch b's floats: its members' values (or gradients) one after another.
   size_t batch_floats(const Batch& b) const { return size_t(b.size) * cg_->node(members(b)[0]).dim.size(); }
+  bool claim_quarters(VariableIndex x, const Tensor& dx, uint8_t quarters) override;
+  bool claim_whole(VariableIndex x, const Tensor& dx) override;
+  void zero_for_adding(VariableIndex x, const Tensor& dx) override;
   void zero_before_use(const float* p, size_t n);
   bool claim_for_overwrite(const float* p, size_t n);
   // OpDef::partial_gradient: batch gradients [p, p + n) of `rows`-row columns whose quarters in `written`

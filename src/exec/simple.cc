@@ -57,7 +57,7 @@ void SimpleExecutor::forward(VariableIndex last) {
 }
 
 void SimpleExecutor::backward(VariableIndex last, bool full) {
-  // Each CPU gradient is zeroed where first used (zero_gradient_once), not the whole block up front: a
+  // Each CPU gradient is zeroed where first used (zero_for_adding), not the whole block up front: a
   // BiLSTM minibatch's gradients are tens of MB, out of the caches again before the kernels
   // accumulated into them.
   prepare_backward(last, full, false);
@@ -72,8 +72,7 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
       if (!reached_[i]) continue;
       const NodeRec& r = cg_->node(static_cast<VariableIndex>(i));
       profile::Scope scope(profile::Phase::kBackward, r.op, 1, nullptr, &r.dim);
-      zero_gradient_once(static_cast<VariableIndex>(i));  // read by backward_node (its arguments': there)
-      backward_node(static_cast<VariableIndex>(i), true);
+      backward_node(static_cast<VariableIndex>(i));
     }
   } catch (...) {
     // Nothing reached the parameters yet (see below), so a failed backward leaves them as they were.
@@ -83,15 +82,38 @@ void SimpleExecutor::backward(VariableIndex last, bool full) {
   push_parameter_gradients();
 }
 
-void SimpleExecutor::zero_gradient_once(VariableIndex i) {
-  const uint8_t state = grad_zeroed_[i];
+bool SimpleExecutor::claim_quarters(VariableIndex x, const Tensor&, uint8_t quarters) {
+  uint8_t& state = grad_zeroed_[x];
+  if (state == 1 || (state & quarters)) return false;
+  const uint8_t written = state | kPartial | quarters;
+  state = written == (kPartial | 0xF) ? 1 : written;
+  return true;
+}
+
+bool SimpleExecutor::claim_whole(VariableIndex x, const Tensor&) {
+  if (grad_zeroed_[x] != 0) return false;
+  grad_zeroed_[x] = 1;
+  return true;
+}
+
+void SimpleExecutor::zero_for_adding(VariableIndex x, const Tensor& g) {
+  const uint8_t state = grad_zeroed_[x];
   if (state == 1) return;
-  grad_zeroed_[i] = 1;
-  const Tensor& g = grad_[i];
+  grad_zeroed_[x] = 1;
   if (state & kPartial)
     zero_other_quarters(g.v, g.d.size(), g.d.rows(), state & 0xF);
-  else if (!cg_->node(i).device)
+  else if (!cg_->node(x).device)
     std::memset(g.v, 0, g.d.size() * sizeof(float));  // others: zeroed already
+}
+
+void SimpleExecutor::prepare_argument_gradient(BackwardArgs& args, const OpDef& def, bool host, VariableIndex x) {
+  const uint8_t quarters = host ? own_quarters(def, args.i, args.fx.d, args.dEdxi.d) : 0;
+  if (quarters && claim_quarters(x, args.dEdxi, quarters))
+    args.own_quarters = true;
+  else if (host && (def.flags & kOverwritesGradient) && claim_whole(x, args.dEdxi))
+    args.overwrite = true;
+  else
+    zero_for_adding(x, args.dEdxi);
 }
 
 void zero_other_quarters(float* p, size_t n, size_t rows, uint8_t written) {
@@ -109,8 +131,9 @@ void SimpleExecutor::push_parameter_gradients() {
   }
 }
 
-void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
+void SimpleExecutor::backward_node(VariableIndex i) {
   const NodeRec& r = cg_->node(i);
+  zero_for_adding(i, grad_[i]);  // what the kernels read (and a flush_low_rank adds to)
   if ((r.flags & kHasEmpty) && r.dim.size() == 0) [[unlikely]]
     return;  // no gradient to pass on (or to a parameter)
   if (low_rank_head_[i] >= 0) flush_low_rank(i);
@@ -140,23 +163,7 @@ void SimpleExecutor::backward_node(VariableIndex i, bool lazy_zero) {
     BackwardArgs args{.xs = xs, .n = r.nargs, .fx = fx_[i], .dEdf = grad_[i], .i = static_cast<unsigned>(k),
                       .dEdxi = grad_[a[k]], .attr = attr, .aux = aux_[i], .scratch = scratch,
                       .low_rank = r.device ? nullptr : &sink, .repeat = repeat, .reached = reached};
-    if (lazy_zero && grad_zeroed_[a[k]] != 1) {
-      // The argument's first contribution: written by ops that can, else zeroed here, in cache for it;
-      // a partial writer's quarters are written alone while no one else wrote there.
-      uint8_t& state = grad_zeroed_[a[k]];
-      const bool cpu = !r.device && !cg_->node(a[k]).device;
-      const uint8_t own = cpu ? own_quarters(def, unsigned(k), fx_[i].d, grad_[a[k]].d) : 0;
-      if (own && !(state & own)) {
-        const uint8_t written = state | kPartial | own;
-        state = written == (kPartial | 0xF) ? 1 : written;
-        args.own_quarters = true;
-      } else if (state == 0 && (def.flags & kOverwritesGradient) && cpu) {
-        state = 1;
-        args.overwrite = true;
-      } else {
-        zero_gradient_once(a[k]);
-      }
-    }
+    prepare_argument_gradient(args, def, !r.device && !cg_->node(a[k]).device, a[k]);
     backward(args);
     repeat = true;
   }

@@ -30,16 +30,22 @@ class SimpleExecutor : public ExecutorBase {
   // holds elsewhere (a parser's unread scores).
   void mark_needed(VariableIndex last);
   // Runs node i's backward into every reached argument (parameter nodes push their gradient).
-  // lazy_zero: the arguments' gradients are zeroed where first used (grad_zeroed_), or written by
-  // their first contribution (kOverwritesGradient ops).
-  void backward_node(VariableIndex i, bool lazy_zero = false);
+  void backward_node(VariableIndex i);
+  // The backward step both executors share: how the kernel call in args adds to argument gradient dx
+  // (node x, or kNone for a batch's concatenated gradient). Where nothing was written to it yet in this
+  // pass, a host kernel writes it (kOverwritesGradient) or its quarters alone (OpDef::partial_gradient);
+  // otherwise it is zeroed, where it was not yet, and added to.
+  void prepare_argument_gradient(BackwardArgs& args, const OpDef& def, bool host, VariableIndex x);
+  // What prepare_argument_gradient asks of the record of what was written: here per node (grad_zeroed_),
+  // in the batched executor per memory chunk. True: the caller's kernel writes that part first.
+  virtual bool claim_quarters(VariableIndex x, const Tensor& dx, uint8_t quarters);
+  virtual bool claim_whole(VariableIndex x, const Tensor& dx);
+  virtual void zero_for_adding(VariableIndex x, const Tensor& dx);
   // Pushes the gradients of the parameter nodes the reverse pass reached (param_nodes_) into the
   // parameters' storage: after the whole pass has succeeded.
   void push_parameter_gradients();
   // Runs the deferred low-rank updates into node i's gradient as one GEMM over the gathered columns.
   void flush_low_rank(VariableIndex i);
-  // Zeroes reached node i's CPU gradient unless that was done in this backward pass (grad_zeroed_).
-  void zero_gradient_once(VariableIndex i);
 
   std::vector<VariableIndex> needed_;
   std::vector<uint32_t> seen_;  // by node: the mark_needed pass that listed it
@@ -48,7 +54,7 @@ class SimpleExecutor : public ExecutorBase {
   std::vector<int> low_rank_head_;
   std::vector<VariableIndex> param_nodes_;  // parameter nodes reached by the running backward
   // Simple backward: which reached nodes' gradients are zeroed or written yet (1), or partly written
-  // (kPartial | the quarters written, OpDef::partial_gradient: completed by zero_gradient_once, which
+  // (kPartial | the quarters written, OpDef::partial_gradient: completed by zero_for_adding, which
   // every reached node gets before its own backward).
   std::vector<uint8_t> grad_zeroed_;
   static constexpr uint8_t kPartial = 0x80;
