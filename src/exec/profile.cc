@@ -265,29 +265,30 @@ void write_trace() {
   if (tracing()) write_trace_locked(r);
 }
 
-void record(Phase phase, OpId op, unsigned members, uint64_t begin_ns, uint64_t end_ns, size_t gathered_bytes,
-            const Dim* member_dim) {
+// Calls add(data, thread, max_events) for the process-wide record (while profiling or tracing) and for
+// each running Collector that takes this thread.
+template <class Add>
+void record_into(Add add) {
   Registry& r = registry();
   const uint32_t thread = thread_number();
   std::lock_guard<std::mutex> lock(r.mutex);
   const bool trace = tracing();
-  if (profiling_flag > 0 || trace)
-    r.global.add(phase, op, members, begin_ns, end_ns, gathered_bytes, member_dim, thread, trace ? kMaxTraceEvents : 0);
+  if (profiling_flag > 0 || trace) add(r.global, thread, trace ? kMaxTraceEvents : 0);
   for (Collector::State* s : r.running)
-    if (s->all_threads || s->thread == thread)
-      s->data.add(phase, op, members, begin_ns, end_ns, gathered_bytes, member_dim, thread, s->max_events);
+    if (s->all_threads || s->thread == thread) add(s->data, thread, s->max_events);
+}
+
+void record(Phase phase, OpId op, unsigned members, uint64_t begin_ns, uint64_t end_ns, size_t gathered_bytes,
+            const Dim* member_dim) {
+  record_into([&](auto& data, uint32_t thread, size_t max_events) {
+    data.add(phase, op, members, begin_ns, end_ns, gathered_bytes, member_dim, thread, max_events);
+  });
 }
 
 void record_pass(size_t nodes, uint64_t begin_ns, uint64_t end_ns, uint64_t schedule_ns) {
-  Registry& r = registry();
-  const uint32_t thread = thread_number();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  const bool trace = tracing();
-  if (profiling_flag > 0 || trace)
-    r.global.add_pass(nodes, begin_ns, end_ns, schedule_ns, thread, trace ? kMaxTraceEvents : 0);
-  for (Collector::State* s : r.running)
-    if (s->all_threads || s->thread == thread)
-      s->data.add_pass(nodes, begin_ns, end_ns, schedule_ns, thread, s->max_events);
+  record_into([&](auto& data, uint32_t thread, size_t max_events) {
+    data.add_pass(nodes, begin_ns, end_ns, schedule_ns, thread, max_events);
+  });
 }
 
 std::string timing_table() {

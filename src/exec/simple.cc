@@ -107,10 +107,14 @@ void SimpleExecutor::zero_for_adding(VariableIndex x, const Tensor& g) {
 }
 
 void SimpleExecutor::prepare_argument_gradient(BackwardArgs& args, const OpDef& def, bool host, VariableIndex x) {
-  const uint8_t quarters = host ? own_quarters(def, args.i, args.fx.d, args.dEdxi.d) : 0;
-  if (quarters && claim_quarters(x, args.dEdxi, quarters))
+  // OpDef::partial_gradient's quarters apply to an argument with one column per output column.
+  const OpDef::PartialGradient p = def.partial_gradient;
+  const Dim &fx = args.fx.d, &dx = args.dEdxi.d;
+  const bool overwrites = host && (def.flags & kOverwritesGradient);
+  if (overwrites && p.quarters && args.i == p.arg && dx.bd == fx.bd && dx.rows() % 4 == 0 &&
+      claim_quarters(x, args.dEdxi, p.quarters))
     args.own_quarters = true;
-  else if (host && (def.flags & kOverwritesGradient) && claim_whole(x, args.dEdxi))
+  else if (overwrites && claim_whole(x, args.dEdxi))
     args.overwrite = true;
   else
     zero_for_adding(x, args.dEdxi);

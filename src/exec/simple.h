@@ -8,14 +8,6 @@
 
 namespace dynet {
 
-// The quarters that OpDef::partial_gradient lets argument k's gradient call write alone, for an output of
-// dim fx and an argument of dim x (one argument column per output column); 0 where that does not apply.
-inline uint8_t own_quarters(const OpDef& def, unsigned k, const Dim& fx, const Dim& x) {
-  const OpDef::PartialGradient p = def.partial_gradient;
-  const bool applies = p.quarters && k == p.arg && (def.flags & kOverwritesGradient) && x.bd == fx.bd && x.rows() % 4 == 0;
-  return applies ? p.quarters : 0;
-}
-
 class SimpleExecutor : public ExecutorBase {
  public:
   using ExecutorBase::ExecutorBase;
