@@ -14,7 +14,9 @@
 #include "dynet/expr.h"
 #include "dynet/init.h"
 #include "dynet/training.h"
+#include "exec/profile.h"
 #include "kernels/device/emulated.h"
+#include "tree_lstm_model.h"
 
 namespace dynet {
 namespace {
@@ -546,6 +548,99 @@ TEST(Devices, SegmentGathersAndScatters) {
     dev->deallocate(dst);
     dev->deallocate(src);
   }
+}
+
+}  // namespace
+
+// (In namespace dynet, where GoogleTest's comparisons and printing find them.)
+DeviceCounters operator-(const DeviceCounters& a, const DeviceCounters& b) {
+  return {a.launches - b.launches, a.syncs - b.syncs, a.uploads - b.uploads, a.upload_bytes - b.upload_bytes,
+          a.downloads - b.downloads, a.download_bytes - b.download_bytes};
+}
+std::ostream& operator<<(std::ostream& os, const DeviceCounters& c) {
+  return os << c.launches << " launches, " << c.syncs << " syncs, " << c.uploads << " uploads (" << c.upload_bytes
+            << " bytes), " << c.downloads << " downloads (" << c.download_bytes << " bytes)";
+}
+bool operator==(const DeviceCounters& a, const DeviceCounters& b) {
+  return a.launches == b.launches && a.syncs == b.syncs && a.uploads == b.uploads &&
+         a.upload_bytes == b.upload_bytes && a.downloads == b.downloads && a.download_bytes == b.download_bytes;
+}
+
+namespace {
+
+// Each Device call counts what it queues on a GPU: the emulated device as the CUDA one; the CPU nothing.
+TEST(DeviceCounters, EachCallCountsWhatItQueues) {
+  for (Device* dev : test_devices()) {
+    float* p = static_cast<float*>(dev->allocate(8 * sizeof(float)));
+    const std::vector<float> values(8, 1.f);
+    std::vector<float> back(8);
+    const float* from[] = {p, p + 4};
+    const DeviceCounters before = dev->counters();
+    dev->copy_from_host(p, values.data(), 32);                              // an upload
+    dev->gather_segments(p, from, 2, 2);                                    // its pointers uploaded, a kernel
+    dev->scale(p, 8, 2.f);                                                  // a kernel
+    EXPECT_DOUBLE_EQ(dev->squared_norm(p, 8), 32.);                        // zeroing, a kernel, a download
+    dev->copy_to_host(back.data(), p, 32);                                  // a download
+    dev->synchronize();
+    dev->copy_from_host(p, values.data(), 0);                               // nothing
+    EXPECT_EQ(dev->counters() - before, (DeviceCounters{4, 3, 2, 32 + 2 * sizeof(float*), 2, 32 + sizeof(double)}))
+        << dev->name;
+    dev->deallocate(p);
+  }
+  Device* cpu = cpu_device();
+  const DeviceCounters before = cpu->counters();
+  std::vector<float> x(4, 1.f);
+  cpu->scale(x.data(), 4, 2.f);
+  cpu->synchronize();
+  EXPECT_EQ(cpu->counters() - before, DeviceCounters{});
+}
+
+// What one training step of an autobatched Tree-LSTM (64 trees, as bench/ trains them) queues on a device.
+// The launch budget pins today's count so that it only goes down (the GPU executor's target is <= 1,000 launches
+// and <= 1 sync a step); a GPU queues the same work as the emulated device.
+DeviceCounters tree_lstm_step(Device* dev) {
+  ParameterCollection pc;
+  const auto model = test::tree_lstm(pc, 16, 64, dev);
+  SimpleSGDTrainer trainer(pc);
+  DeviceCounters step;
+  for (int k = 0; k < 2; ++k) {  // the first step allocates the trainer's state
+    const DeviceCounters before = dev->counters();
+    ComputationGraph g;
+    g.set_execution_strategy(1);
+    Expression loss = model(g);
+    EXPECT_TRUE(std::isfinite(as_scalar(loss.value())));
+    g.backward(loss);
+    trainer.update();
+    step = dev->counters() - before;
+  }
+  return step;
+}
+
+TEST(DeviceCounters, TreeLstmStepWithinItsLaunchBudget) {
+  const DeviceCounters emu = tree_lstm_step(emulated_device());
+  RecordProperty("counters", ::testing::PrintToString(emu));
+  std::cout << "Tree-LSTM step of 64 trees on EMU:0: " << emu << "\n";
+  EXPECT_LE(emu.launches, 496u);
+  EXPECT_LE(emu.syncs, 2u);  // the loss read, the gradient norm (one per device)
+  EXPECT_LE(emu.uploads, 54u);
+  for (Device* g : gpus()) EXPECT_EQ(tree_lstm_step(g), emu) << g->name;
+}
+
+// --dynet-profiling's table (profile::timing_table) ends with each device's counts since profile::reset().
+TEST(DeviceCounters, TheTimingTableReportsThemSinceTheLastReset) {
+  Device* emu = emulated_device();
+  float* p = static_cast<float*>(emu->allocate(4 * sizeof(float)));
+  emu->fill(p, 4, 1.f);
+  profile::reset();
+  const std::vector<float> values(4, 2.f);
+  emu->copy_from_host(p, values.data(), values.size() * sizeof(float));
+  emu->scale(p, 4, 2.f);
+  emu->scale(p, 4, 2.f);
+  const std::string table = profile::timing_table();
+  EXPECT_NE(table.find("EMU:0: 2 kernel launches, 0 waits for the device, 1 uploads (0 KB), 0 downloads"),
+            std::string::npos)
+      << table;
+  emu->deallocate(p);
 }
 
 TEST(Gpu, DevicesAreUsable) {

@@ -10,15 +10,17 @@
 
 namespace dynet::test {
 
-// `trees` random binary trees (post-order, 2-7 leaves, random words), cells of `hidden` units.
+// `trees` random binary trees (post-order, 2-7 leaves, random words), cells of `hidden` units, its
+// parameters on `device` (null: the default device).
 inline std::function<Expression(ComputationGraph&)> tree_lstm(ParameterCollection& pc, unsigned hidden,
-                                                              unsigned trees) {
+                                                              unsigned trees, Device* device = nullptr) {
   constexpr unsigned kVocab = 15, kEmbed = 6, kClasses = 3;
   const unsigned h = hidden;
-  LookupParameter embed = pc.add_lookup_parameters(kVocab, {kEmbed});
-  Parameter lw = pc.add_parameters({3 * h, kEmbed}), lb = pc.add_parameters({3 * h});
-  Parameter ul = pc.add_parameters({5 * h, h}), ur = pc.add_parameters({5 * h, h}), nb = pc.add_parameters({5 * h});
-  Parameter ow = pc.add_parameters({kClasses, h}), ob = pc.add_parameters({kClasses});
+  LookupParameter embed = pc.add_lookup_parameters(kVocab, {kEmbed}, "", device);
+  auto weight = [&](const Dim& d) { return pc.add_parameters(d, 0.f, "", device); };
+  Parameter lw = weight({3 * h, kEmbed}), lb = weight({3 * h});
+  Parameter ul = weight({5 * h, h}), ur = weight({5 * h, h}), nb = weight({5 * h});
+  Parameter ow = weight({kClasses, h}), ob = weight({kClasses});
   struct TreeNode {
     int left, right;
     unsigned word;

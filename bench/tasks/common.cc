@@ -128,6 +128,25 @@ double cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+dynet::DeviceCounters device_counters() {
+  dynet::DeviceCounters sum;
+  for (const dynet::Device* d : dynet::get_device_manager()->get_devices()) {
+    if (d->type == dynet::DeviceType::CPU) continue;
+    const dynet::DeviceCounters c = d->counters();
+    sum.launches += c.launches;
+    sum.syncs += c.syncs;
+    sum.uploads += c.uploads;
+    sum.upload_bytes += c.upload_bytes;
+    sum.downloads += c.downloads;
+    sum.download_bytes += c.download_bytes;
+  }
+  return sum;
+}
+dynet::DeviceCounters operator-(const dynet::DeviceCounters& a, const dynet::DeviceCounters& b) {
+  return {a.launches - b.launches, a.syncs - b.syncs, a.uploads - b.uploads, a.upload_bytes - b.upload_bytes,
+          a.downloads - b.downloads, a.download_bytes - b.download_bytes};
+}
+
 double peak_rss_mb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -455,19 +474,22 @@ void generate_dataset(const std::string& dir, double scale, uint64_t seed) {
 }
 
 void print_result(const Result& r) {
+  auto per_step = [&r](uint64_t n) { return r.steps > 0 ? double(n) / r.steps : 0.0; };
   std::printf(
       "{\"task\": \"%s\", \"impl\": \"ours-cpp\", \"minibatch\": %u, \"steps\": %d, \"warmup\": %d, "
       "\"units\": %.0f, \"unit\": \"%s\", \"seconds\": %.6f, \"throughput\": %.3f, \"loss\": %.6f, "
       "\"loss_unit\": \"%s\", \"peak_rss_mb\": %.1f, \"minor_faults_per_step\": %.1f, \"data\": \"%s\", "
       "\"threads\": %d, \"update_batch\": %u, \"ranks\": %d, \"reduce_seconds\": %.6f, \"reduce_wait_seconds\": %.6f, "
       "\"update_seconds\": %.6f, \"workers\": %u, \"own_trainers\": %s, \"exclusive_updates\": %s, \"dev_examples\": %d, \"dev_loss\": %.6f, "
-      "\"autobatch\": %d, \"manual\": %s, \"cpu_seconds\": %.6f}\n",
+      "\"autobatch\": %d, \"manual\": %s, \"cpu_seconds\": %.6f, \"launches_per_step\": %.1f, "
+      "\"syncs_per_step\": %.1f, \"uploads_per_step\": %.1f, \"downloads_per_step\": %.1f}\n",
       r.task.c_str(), r.minibatch, r.steps, r.warmup, r.units, r.unit.c_str(), r.seconds,
       r.seconds > 0 ? r.units / r.seconds : 0.0, r.loss_count > 0 ? r.loss_sum / r.loss_count : 0.0,
       r.loss_unit.c_str(), peak_rss_mb(), r.steps > 0 ? r.minor_faults / r.steps : 0.0, r.data.c_str(), r.threads,
       r.update_batch, r.ranks, r.reduce_seconds, r.reduce_wait_seconds, r.update_seconds, r.workers,
       r.own_trainers ? "true" : "false", r.exclusive_updates ? "true" : "false", r.dev_examples, r.dev_loss_count > 0 ? r.dev_loss_sum / r.dev_loss_count : 0.0,
-      r.autobatch, r.manual ? "true" : "false", r.cpu_seconds);
+      r.autobatch, r.manual ? "true" : "false", r.cpu_seconds, per_step(r.device_work.launches),
+      per_step(r.device_work.syncs), per_step(r.device_work.uploads), per_step(r.device_work.downloads));
   std::fflush(stdout);
 }
 

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dynet/devices.h"
 #include "dynet/expr.h"
 #include "dynet/mp.h"
 #include "dynet/mpi.h"
@@ -156,6 +157,7 @@ struct Result {
   bool manual = false;
   double minor_faults = 0;  // minor page faults during the timed steps (getrusage)
   double cpu_seconds = 0;   // CPU time of the timed steps: on a busy machine, less noisy than `seconds`
+  dynet::DeviceCounters device_work;  // queued on the devices other than the CPU during the timed steps
 };
 void print_result(const Result& result);
 
@@ -174,6 +176,9 @@ struct StepOutcome {
 // Minor page faults and CPU seconds (user + system, all threads) of the process so far (getrusage).
 double minor_faults();
 double cpu_seconds();
+// The counters of the devices other than the CPU, summed, and b's subtracted from a's.
+dynet::DeviceCounters device_counters();
+dynet::DeviceCounters operator-(const dynet::DeviceCounters& a, const dynet::DeviceCounters& b);
 
 // Runs options.warmup untimed steps, then options.steps timed ones; step(k) trains on example k.
 template <typename StepFn>
@@ -188,6 +193,7 @@ Result train_and_time(const Options& options, StepFn&& step) {
   r.autobatch = options.autobatch;
   r.manual = options.manual;
   const double faults_before = minor_faults(), cpu_before = cpu_seconds();
+  const dynet::DeviceCounters work_before = device_counters();
   auto start = std::chrono::steady_clock::now();
   for (int k = 0; k < options.steps; ++k) {
     StepOutcome out = step(options.warmup + k);
@@ -198,6 +204,7 @@ Result train_and_time(const Options& options, StepFn&& step) {
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.minor_faults = minor_faults() - faults_before;
   r.cpu_seconds = cpu_seconds() - cpu_before;
+  r.device_work = device_counters() - work_before;
   return r;
 }
 
@@ -250,12 +257,14 @@ Result train_on_workers(const Options& options, dynet::Trainer& trainer, const s
   r.data = data_kind(options.data_dir);
   dynet::mp::asynchronous_updates = !options.exclusive_updates;
   const double faults = minor_faults(), cpu = cpu_seconds();
+  const dynet::DeviceCounters work = device_counters();
   const auto start = std::chrono::steady_clock::now();
   const StepOutcome total = dynet::mp::run_mp_minibatch_trainer(
       std::vector<dynet::mp::ILearner<size_t, StepOutcome>*>(options.workers, &learner), trainers, timed);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.minor_faults = minor_faults() - faults;
   r.cpu_seconds = cpu_seconds() - cpu;
+  r.device_work = device_counters() - work;
   r.loss_sum = total.loss;
   r.loss_count = total.loss_terms;
   r.units = total.units;

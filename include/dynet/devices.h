@@ -2,6 +2,7 @@
 // configured with -DDYNET_CUDA=ON and are chosen by --dynet-gpus, --dynet-devices or --dynet-gpu-ids.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -15,6 +16,14 @@ struct DefaultDevice;
 }
 
 namespace dynet {
+
+// Work queued on a device, counted as a GPU runs it: kernel launches (cuBLAS calls and copies on the
+// device included), waits of the host for the device (syncs: every download is one), copies from the host
+// (uploads) and to it (downloads) with their bytes. The emulated device counts what a GPU would for the
+// same program; the CPU, which runs its kernels inline, counts nothing. Totals since the process started.
+struct DeviceCounters {
+  uint64_t launches = 0, syncs = 0, uploads = 0, upload_bytes = 0, downloads = 0, download_bytes = 0;
+};
 
 // One device (DyNet's Device): a name ("CPU", "GPU:0"), the memory its tensors live in and the kernels
 // that run there. Graph nodes run on their arguments' device (to_device moves values between devices);
@@ -51,6 +60,10 @@ struct Device {
   virtual double squared_norm(const float* x, size_t n);           // Σ x², accumulated in double
   // Σ x² over rows rows[k] of x (rows of `row` floats; rows[] in host memory): one wait, not one per row.
   virtual double squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row);
+  // *sum += Σ x² (over rows[k] of x: add_squared_norm_rows), sum a double in this device's memory, without
+  // waiting: several sums read back at once cost one wait.
+  virtual void add_squared_norm(const float* x, size_t n, double* sum);
+  virtual void add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum);
   // dst row k += src row rows[k] (add) or ← it: rows of `row` floats; rows[] in host memory.
   virtual void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add);
   // dst row rows[k] += src row k (rows may repeat).
@@ -61,6 +74,14 @@ struct Device {
   virtual void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n);
   // Waits until everything queued on the device is done (host reads of device memory come after it).
   virtual void synchronize();
+
+  DeviceCounters counters() const;
+  // For the implementations of devices and of kernel launches: counts work queued here (not on the CPU), a
+  // copy of each size that is not 0 (a download waits: it counts as a sync too).
+  void count_work(unsigned launches, size_t upload_bytes = 0, size_t download_bytes = 0, bool sync = false);
+
+ private:
+  std::atomic<uint64_t> launches_{0}, syncs_{0}, uploads_{0}, upload_bytes_{0}, downloads_{0}, download_bytes_{0};
 };
 
 // The CPU: host memory, kernels run on the calling thread. edevice is the Eigen device DyNet-style node

@@ -222,12 +222,19 @@ class Trainer {
   // clip_gradients() without taking the parameter lock; throws (see refuse_non_finite_gradients)
   // when a gradient value is NaN or Inf, whether or not clipping is enabled.
   float gradient_scale();
-  double squared_gradient_norm(double (*sum)(const float*, size_t)) const;
+  double squared_gradient_norm(double (*sum)(const float*, size_t));
   // Clears every gradient of the collection and throws std::runtime_error naming the parameters
   // whose gradients are not finite.
   [[noreturn]] void refuse_non_finite_gradients(double squared_norm);
 
   std::vector<Tensor*> values_;  // update_rule's argument, reused across calls
+  // Per device other than the CPU: a double in its memory that squared_gradient_norm sums into, read once.
+  struct NormSum {
+    Device* device;
+    double* sum;
+    bool used;
+  };
+  std::vector<NormSum> norm_sums_;
   std::vector<ShadowState> state_;  // shadow_state(), fetched by the first update
   bool state_known_ = false;
   bool warned_update_epoch_ = false;

@@ -29,35 +29,77 @@ void* Device::allocate_parameters(size_t bytes) {
   return p;
 }
 void Device::deallocate_parameters(void* p) { deallocate(p); }
-// (Nothing to copy: an empty std::vector's data() may be null, which memcpy must not get even then.)
-void Device::copy_to_host(void* dst, const void* src, size_t bytes) {
-  if (bytes) std::memcpy(dst, src, bytes);
-}
-void Device::copy_from_host(void* dst, const void* src, size_t bytes) {
-  if (bytes) std::memcpy(dst, src, bytes);
-}
-void Device::copy(void* dst, const void* src, size_t bytes) {
-  if (bytes) std::memmove(dst, src, bytes);
-}
-void Device::accumulate_from_host(float* y, const float* x, size_t n) { axpy(1.f, x, y, n); }
-void Device::fill(float* x, size_t n, float value) { std::fill(x, x + n, value); }
-void Device::axpy(float a, const float* x, float* y, size_t n) {
+// Each entry point counts what the CUDA device's counts (src/kernels/cuda/device.cu): the emulated device
+// stands in for a GPU in the counters too. The work itself is done by the helpers below, which count nothing.
+namespace {
+void add_scaled(float a, const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
-void Device::scale(float* x, size_t n, float a) {
-  for (size_t i = 0; i < n; ++i) x[i] *= a;
-}
-double Device::squared_norm(const float* x, size_t n) {
+double sum_of_squares(const float* x, size_t n) {
   double s = 0;
   for (size_t i = 0; i < n; ++i) s += double(x[i]) * x[i];
   return s;
 }
+}  // namespace
+
+// (Nothing to copy: an empty std::vector's data() may be null, which memcpy must not get even then.)
+void Device::copy_to_host(void* dst, const void* src, size_t bytes) {
+  if (!bytes) return;
+  count_work(0, 0, bytes);
+  std::memcpy(dst, src, bytes);
+}
+void Device::copy_from_host(void* dst, const void* src, size_t bytes) {
+  if (!bytes) return;
+  count_work(0, bytes);
+  std::memcpy(dst, src, bytes);
+}
+void Device::copy(void* dst, const void* src, size_t bytes) {
+  if (!bytes) return;
+  count_work(1);
+  std::memmove(dst, src, bytes);
+}
+void Device::accumulate_from_host(float* y, const float* x, size_t n) {
+  if (!n) return;
+  count_work(1, n * sizeof(float));
+  add_scaled(1.f, x, y, n);
+}
+void Device::fill(float* x, size_t n, float value) {
+  count_work(n != 0);
+  std::fill(x, x + n, value);
+}
+void Device::axpy(float a, const float* x, float* y, size_t n) {
+  count_work(n != 0);
+  add_scaled(a, x, y, n);
+}
+void Device::scale(float* x, size_t n, float a) {
+  count_work(n != 0);
+  for (size_t i = 0; i < n; ++i) x[i] *= a;
+}
+double Device::squared_norm(const float* x, size_t n) {
+  if (!n) return 0;
+  count_work(2, 0, sizeof(double));  // zeroing the sum, summing, reading it
+  return sum_of_squares(x, n);
+}
 double Device::squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row) {
+  if (!n || !row) return 0;
+  count_work(2, n * sizeof(unsigned), sizeof(double));
   double s = 0;
-  for (size_t k = 0; k < n; ++k) s += squared_norm(x + size_t(rows[k]) * row, row);
+  for (size_t k = 0; k < n; ++k) s += sum_of_squares(x + size_t(rows[k]) * row, row);
   return s;
 }
+void Device::add_squared_norm(const float* x, size_t n, double* sum) {
+  if (!n) return;
+  count_work(1);
+  *sum += sum_of_squares(x, n);
+}
+void Device::add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) {
+  if (!n || !row) return;
+  count_work(1, n * sizeof(unsigned));
+  for (size_t k = 0; k < n; ++k) *sum += sum_of_squares(x + size_t(rows[k]) * row, row);
+}
 void Device::gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) {
+  if (!n || !row) return;
+  count_work(1, n * sizeof(unsigned));
   for (size_t k = 0; k < n; ++k) {
     const float* s = src + size_t(rows[k]) * row;
     float* d = dst + k * row;
@@ -68,18 +110,38 @@ void Device::gather_rows(float* dst, const float* src, const unsigned* rows, siz
   }
 }
 void Device::scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row) {
-  for (size_t k = 0; k < n; ++k) {
-    float* d = dst + size_t(rows[k]) * row;
-    for (size_t j = 0; j < row; ++j) d[j] += src[k * row + j];
-  }
+  if (!n || !row) return;
+  count_work(1, n * sizeof(unsigned));
+  for (size_t k = 0; k < n; ++k) add_scaled(1.f, src + k * row, dst + size_t(rows[k]) * row, row);
 }
 void Device::gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) {
-  for (size_t k = 0; k < count; ++k) copy(dst + k * n, srcs[k], n * sizeof(float));
+  if (!count || !n) return;
+  count_work(1, count * sizeof(float*));
+  for (size_t k = 0; k < count; ++k) std::memmove(dst + k * n, srcs[k], n * sizeof(float));
 }
 void Device::scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) {
-  for (size_t k = 0; k < count; ++k) axpy(1.f, src + k * n, dsts[k], n);
+  if (!count || !n) return;
+  count_work(1, count * sizeof(float*));
+  for (size_t k = 0; k < count; ++k) add_scaled(1.f, src + k * n, dsts[k], n);
 }
-void Device::synchronize() {}
+void Device::synchronize() { count_work(0, 0, 0, true); }
+
+DeviceCounters Device::counters() const {
+  auto get = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+  return {get(launches_), get(syncs_), get(uploads_), get(upload_bytes_), get(downloads_), get(download_bytes_)};
+}
+void Device::count_work(unsigned launches, size_t upload_bytes, size_t download_bytes, bool sync) {
+  if (!backend) return;
+  auto add = [](std::atomic<uint64_t>& c, uint64_t n) {
+    if (n) c.fetch_add(n, std::memory_order_relaxed);
+  };
+  add(launches_, launches);
+  add(uploads_, upload_bytes != 0);
+  add(upload_bytes_, upload_bytes);
+  add(downloads_, download_bytes != 0);
+  add(download_bytes_, download_bytes);
+  add(syncs_, sync || download_bytes);
+}
 
 // ---- the device manager ----
 

@@ -1,5 +1,7 @@
 #include "exec/profile.h"
 
+#include "core/device.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -212,6 +214,7 @@ struct Registry {
   Collected global;  // for --dynet-profiling and DYNET_TRACE, reported at exit
   std::string trace_file;
   std::vector<Collector::State*> running;
+  DeviceCounters counted_from[256];  // each device's counters at the last reset(), by Device::index
 };
 
 // Never destroyed: a Collector (a Python object, say) may be released after static destructors ran.
@@ -294,12 +297,23 @@ void record_pass(size_t nodes, uint64_t begin_ns, uint64_t end_ns, uint64_t sche
 std::string timing_table() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  return r.global.table();
+  std::ostringstream os;
+  os << r.global.table();
+  for (const Device* d : get_device_manager()->get_devices()) {
+    if (d->backend == kCpuBackend) continue;
+    const DeviceCounters c = d->counters(), &from = r.counted_from[d->index];
+    os << d->name << ": " << c.launches - from.launches << " kernel launches, " << c.syncs - from.syncs
+       << " waits for the device, " << c.uploads - from.uploads << " uploads ("
+       << (c.upload_bytes - from.upload_bytes) / 1024 << " KB), " << c.downloads - from.downloads << " downloads ("
+       << (c.download_bytes - from.download_bytes) / 1024 << " KB)\n";
+  }
+  return os.str();
 }
 void reset() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.global.clear();
+  for (const Device* d : get_device_manager()->get_devices()) r.counted_from[d->index] = d->counters();
 }
 
 // ---- Collector ----

@@ -338,13 +338,21 @@ void lookup_fwd(const ForwardArgs& a) {
   if (scale != 1.f) dev.scale(a.fx.v, a.fx.d.size(), scale);
 }
 void lookup_grad(AttrView a, const Tensor& g, const float* aux) {
-  LookupParameterStorage* p = a.as<LookupAttr>().p;
-  if (!detail::host_addressable(g.device)) {  // the rows read back, then one scatter into the table's gradient
-    std::vector<unsigned> ids(g.d.bd);
-    g.device->copy_to_host(ids.data(), aux, ids.size() * sizeof(unsigned));
+  const LookupAttr& l = a.as<LookupAttr>();
+  LookupParameterStorage* p = l.p;
+  if (!detail::host_addressable(g.device)) {  // one scatter into the table's gradient
+    // Inline indices (a batched lookup's always) are in host memory; those read through a pointer at forward
+    // time are read back from aux (a wait for the device).
+    std::vector<unsigned> read;
+    const unsigned* ids = l.pindex || l.pindices ? nullptr : lookup_indices(l, a).ids;
+    if (!ids) {
+      read.resize(g.d.bd);
+      g.device->copy_to_host(read.data(), aux, read.size() * sizeof(unsigned));
+      ids = read.data();
+    }
     std::lock_guard<std::mutex> lock(p->grad_mutex);
-    g.device->scatter_add_rows(p->all_grads.v, g.v, ids.data(), ids.size(), p->dim.size());
-    p->non_zero_grads.insert(ids.begin(), ids.end());
+    g.device->scatter_add_rows(p->all_grads.v, g.v, ids, g.d.bd, p->dim.size());
+    p->non_zero_grads.insert(ids, ids + g.d.bd);
     p->nonzero_grad = true;
     return;
   }

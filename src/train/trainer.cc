@@ -350,7 +350,9 @@ Trainer::Trainer(ParameterCollection& m, real lr) : learning_rate(lr), model(&m)
   check_learning_rate("Trainer", lr);
 }
 
-Trainer::~Trainer() = default;
+Trainer::~Trainer() {
+  for (const NormSum& s : norm_sums_) s.device->deallocate(s.sum);
+}
 
 // Parameters on devices: their gradients are complete once the devices' queued work is done, and rules
 // without device kernels (EGTrainer, custom update_rule overrides) then read their managed memory.
@@ -375,28 +377,46 @@ float Trainer::clip_gradients() {
 
 // Each parameter under its mutex: during asynchronous training, graphs on other threads may be
 // adding to the gradients while this update holds only the shared side of the parameter lock.
-double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) const {
+double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) {
   double sq = 0;
   const ParameterCollectionStorage& s = model->get_storage();
-  // On devices the device sums (its own kernels, in double).
-  auto of = [sum](const Tensor& t, const float* v, size_t n) {
-    return detail::host_addressable(t.device) ? sum(v, n) : t.device->squared_norm(v, n);
+  // A device sums its gradients with its own kernels, in double, into one double of its memory that is read
+  // once at the end: one wait per device, not one per parameter.
+  for (NormSum& n : norm_sums_) n.used = false;
+  auto device_sum = [this](Device* d) {
+    auto it = std::find_if(norm_sums_.begin(), norm_sums_.end(), [d](const NormSum& n) { return n.device == d; });
+    if (it == norm_sums_.end()) it = norm_sums_.insert(it, {d, static_cast<double*>(d->allocate(sizeof(double))), false});
+    if (!it->used) d->fill(reinterpret_cast<float*>(it->sum), 2, 0.f);  // (+0.f twice: the bits of +0.0)
+    it->used = true;
+    return it->sum;
+  };
+  auto add = [&](const Tensor& t, const float* v, size_t n) {
+    if (detail::host_addressable(t.device))
+      sq += sum(v, n);
+    else
+      t.device->add_squared_norm(v, n, device_sum(t.device));
   };
   for (const auto& p : s.params) {
     std::lock_guard<std::mutex> lock(p->grad_mutex);
-    if (p->nonzero_grad) sq += of(p->g, p->g.v, p->dim.size());
+    if (p->nonzero_grad) add(p->g, p->g.v, p->dim.size());
   }
   for (const auto& p : s.lookup_params) {
     std::lock_guard<std::mutex> lock(p->grad_mutex);
     if (!p->nonzero_grad) continue;
     if (p->all_updated) {
-      sq += of(p->all_grads, p->all_grads.v, p->all_dim.size());
-    } else if (!detail::host_addressable(p->all_grads.device)) {  // one sum on the device, not one per row
+      add(p->all_grads, p->all_grads.v, p->all_dim.size());
+    } else if (Device* d = p->all_grads.device; !detail::host_addressable(d)) {  // one kernel, not one per row
       const std::vector<unsigned> rows(p->non_zero_grads.begin(), p->non_zero_grads.end());
-      sq += p->all_grads.device->squared_norm_rows(p->all_grads.v, rows.data(), rows.size(), p->dim.size());
+      d->add_squared_norm_rows(p->all_grads.v, rows.data(), rows.size(), p->dim.size(), device_sum(d));
     } else {
-      for (size_t r : p->non_zero_grads) sq += of(p->all_grads, p->grads[r].v, p->dim.size());
+      for (size_t r : p->non_zero_grads) add(p->all_grads, p->grads[r].v, p->dim.size());
     }
+  }
+  for (NormSum& n : norm_sums_) {
+    if (!n.used) continue;
+    double device_sq = 0;
+    n.device->copy_to_host(&device_sq, n.sum, sizeof(double));
+    sq += device_sq;
   }
   return sq;
 }

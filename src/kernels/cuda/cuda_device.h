@@ -40,6 +40,8 @@ struct CudaDevice : Device {
   void scale(float* x, size_t n, float a) override;
   double squared_norm(const float* x, size_t n) override;
   double squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row) override;
+  void add_squared_norm(const float* x, size_t n, double* sum) override;
+  void add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) override;
   void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) override;
   void scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row) override;
   void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) override;
@@ -57,6 +59,8 @@ struct CudaDevice : Device {
   // Σ at(i)² for i < n (at: a __device__ functor giving the i-th value), in double; the caller holds staging_mutex_.
   template <class At>
   double sum_of_squares(size_t n, At at);
+  template <class At>
+  void add_squares(size_t n, At at, double* sum);  // *sum += Σ at(i)², queued
   std::mutex staging_mutex_;
   void* device_staging_ = nullptr;
   size_t device_staging_bytes_ = 0;

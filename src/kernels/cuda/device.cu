@@ -130,6 +130,7 @@ void* CudaDevice::host_staging(size_t bytes) {
 void CudaDevice::copy_to_host(void* host_dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
   make_current();
+  count_work(0, 0, bytes);
   // Small reads (losses, values) through the pinned buffer; large ones straight into pageable memory.
   constexpr size_t kStaged = size_t(1) << 22;
   if (bytes <= kStaged) {
@@ -147,6 +148,7 @@ void CudaDevice::copy_to_host(void* host_dst, const void* src, size_t bytes) {
 void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
   if (bytes == 0) return;
   make_current();
+  count_work(0, bytes);
   // From pageable memory the call returns once the source has been staged, so the caller may reuse it.
   cuda_check(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (from host)");
 }
@@ -154,6 +156,7 @@ void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
 void CudaDevice::copy(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
   make_current();
+  count_work(1);
   cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync (on device)");
 }
 
@@ -178,16 +181,35 @@ void CudaDevice::scale(float* x, size_t n, float a) {
 }
 
 template <class At>
-double CudaDevice::sum_of_squares(size_t n, At at) {
-  cuda_check(cudaMemsetAsync(norm_, 0, sizeof(double), stream), "cudaMemsetAsync");
-  squared_norm_kernel<<<std::min(dev::cuda_detail::blocks_for(n), 1024u), dev::cuda_detail::kThreads, 0, stream>>>(n, at, norm_);
+void CudaDevice::add_squares(size_t n, At at, double* sum) {
+  count_work(1);
+  squared_norm_kernel<<<std::min(dev::cuda_detail::blocks_for(n), 1024u), dev::cuda_detail::kThreads, 0, stream>>>(n, at, sum);
   cuda_check(cudaGetLastError(), "squared_norm kernel launch");
+}
+template <class At>
+double CudaDevice::sum_of_squares(size_t n, At at) {
+  count_work(1, 0, sizeof(double));  // the memset (add_squares counts the kernel), the read
+  cuda_check(cudaMemsetAsync(norm_, 0, sizeof(double), stream), "cudaMemsetAsync");
+  add_squares(n, at, norm_);
   double s = 0;
   cuda_check(cudaMemcpyAsync(&s, norm_, sizeof(double), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   return s;
 }
 
+void CudaDevice::add_squared_norm(const float* x, size_t n, double* sum) {
+  if (n == 0) return;
+  make_current();
+  add_squares(n, [=] __device__(size_t i) { return x[i]; }, sum);
+}
+void CudaDevice::add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) {
+  if (n == 0 || row == 0) return;
+  make_current();
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  unsigned* r = static_cast<unsigned*>(device_staging(n * sizeof(unsigned)));
+  copy_from_host(r, rows, n * sizeof(unsigned));
+  add_squares(n * row, [=] __device__(size_t i) { return x[size_t(r[i / row]) * row + i % row]; }, sum);
+}
 double CudaDevice::squared_norm(const float* x, size_t n) {
   if (n == 0) return 0;
   make_current();
@@ -248,6 +270,7 @@ void CudaDevice::scatter_add_segments(float* const* dsts, const float* src, size
 
 void CudaDevice::synchronize() {
   make_current();
+  count_work(0, 0, 0, true);
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 

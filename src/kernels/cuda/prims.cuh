@@ -50,6 +50,7 @@ struct CudaPrims {
     if (n == 0) return;
     CudaDevice& c = cuda_device(d);
     c.make_current();
+    c.count_work(1);
     cuda_detail::for_each_kernel<<<cuda_detail::blocks_for(n), cuda_detail::kThreads, 0, c.stream>>>(n, f);
     cuda_detail::check_launch("for_each kernel launch");
   }
@@ -68,6 +69,7 @@ struct CudaPrims {
     CudaDevice& c = cuda_device(d);
     c.make_current();
     const unsigned grid = static_cast<unsigned>(std::min<size_t>(outer, 65535u * 16));
+    c.count_work(1);
     cuda_detail::reduce_kernel<<<grid, cuda_detail::kThreads, 0, c.stream>>>(outer, n, init, value, combine, store);
     cuda_detail::check_launch("reduce kernel launch");
   }
@@ -77,6 +79,7 @@ struct CudaPrims {
     if (M == 0 || N == 0) return;
     CudaDevice& c = cuda_device(d);
     c.make_current();
+    c.count_work(1);
     cublas_check(cublasSgemm_64(c.blas, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, M,
                              N, K, &alpha, A, lda, B, ldb, &beta, C, ldc),
                  "cublasSgemm_64");
@@ -94,6 +97,7 @@ struct CudaPrims {
     if (M == 0 || N == 0 || count == 0) return;
     CudaDevice& c = cuda_device(d);
     c.make_current();
+    c.count_work(1);
     cublas_check(cublasSgemmStridedBatched_64(c.blas, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                            M, N, K, &alpha, A, lda, stride_a, B, ldb, stride_b, &beta, C, ldc,
                                            stride_c, count),

@@ -106,15 +106,22 @@ DYNET_HD inline double digamma(double x) { return digamma_t(x); }
 
 namespace dynet::dev {
 
+// A launch of a kernel on d, for its counters (Device::counters): where a GPU would launch one.
+inline void count_launch(Device* d, bool launches = true) {
+  if (d) d->count_work(launches);
+}
+
 // The emulated device's backend: the kernels run on the calling thread.
 struct HostPrims {
   static constexpr Backend kBackend = kEmulatedBackend;
   template <class F>
-  static void for_each(Device*, size_t n, F f) {
+  static void for_each(Device* d, size_t n, F f) {
+    count_launch(d, n != 0);
     for (size_t i = 0; i < n; ++i) f(i);
   }
   template <class T, class V, class C, class S>
-  static void reduce(Device*, size_t outer, size_t n, T init, V value, C combine, S store) {
+  static void reduce(Device* d, size_t outer, size_t n, T init, V value, C combine, S store) {
+    count_launch(d, outer != 0);
     for (size_t o = 0; o < outer; ++o) {
       T acc = init;
       for (size_t k = 0; k < n; ++k) acc = combine(acc, value(o, k));
