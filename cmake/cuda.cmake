@@ -54,9 +54,11 @@ find_package(CUDAToolkit REQUIRED)
 set(DYNET_CUDA_LIBRARIES CUDA::cudart CUDA::cublas)
 message(STATUS "dynet: CUDA backend on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
 
-# The device-neutral sources: op family files and trainer code with device kernels (DYNET_DEVICE_KERNELS,
-# _FORWARD, or DYNET_DEVICE_PRIMS::); the others stay host-only. Their contents decide, so a change to any of them re-runs the configure step.
-file(GLOB op_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/ops/*.cc ${CMAKE_CURRENT_SOURCE_DIR}/src/train/*.cc)
+# The device-neutral sources: op family files, trainer and executor code with device kernels
+# (DYNET_DEVICE_KERNELS, _FORWARD, or DYNET_DEVICE_PRIMS::); the others stay host-only. Their contents decide, so a
+# change to any of them re-runs the configure step.
+file(GLOB op_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/ops/*.cc ${CMAKE_CURRENT_SOURCE_DIR}/src/train/*.cc
+     ${CMAKE_CURRENT_SOURCE_DIR}/src/exec/*.cc)
 set(cuda_pass_units "")
 foreach(src ${op_sources})
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${src})

@@ -530,30 +530,31 @@ TEST(AutobatchModels, LSTMWithDropout) {
 // The models with their parameters on each test device (the emulated one; GPUs where there are some):
 // every strategy gives the CPU's loss and parameter gradients under the same strategy (within the device
 // harness's tolerance; random nodes take their keys in schedule order, so their masks agree too), and
-// batches as many nodes as on the CPU without elementwise fusion (which is CPU-only).
+// batches as many nodes as on the CPU, with elementwise fusion (fused_kernels.cc on devices) and without.
 TEST(AutobatchModels, OnDevices) {
   const std::pair<const char*, Model (*)(ParameterCollection&)> models[] = {
       {"BiLSTM tagger", tagger_model}, {"Tree-LSTM", tree_lstm_model}, {"LSTM with dropout", dropout_lstm_model}};
-  for (const auto& [name, make] : models) {
-    ParameterCollection cpu_pc;
-    const Model cpu_model = make(cpu_pc);
-    std::vector<Outcome> want;
-    for (int strategy : {0, 1, 2}) want.push_back(run(cpu_pc, strategy, cpu_model, false));
-    for (Device* dev : test::test_devices()) {
-      SCOPED_TRACE(std::string(name) + " on " + dev->name);
-      test::DefaultDevice on(dev);
-      ParameterCollection pc;
-      const Model model = make(pc);
-      ASSERT_EQ(pc.parameters_list()[0]->values.device, dev);
-      test::copy_parameter_values(pc, cpu_pc);
-      for (int strategy : {0, 1, 2}) {
-        const Outcome got = run(pc, strategy, model);
-        expect_same(got, want[strategy], strategy, 1e-4);
-        EXPECT_EQ(got.batched, want[strategy].batched) << "strategy " << strategy;
+  for (const auto& [name, make] : models)
+    for (bool fusion : {true, false}) {
+      ParameterCollection cpu_pc;
+      const Model cpu_model = make(cpu_pc);
+      std::vector<Outcome> want;
+      for (int strategy : {0, 1, 2}) want.push_back(run(cpu_pc, strategy, cpu_model, fusion));
+      for (Device* dev : test::test_devices()) {
+        SCOPED_TRACE(std::string(name) + " on " + dev->name + (fusion ? ", fused" : ""));
+        test::DefaultDevice on(dev);
+        ParameterCollection pc;
+        const Model model = make(pc);
+        ASSERT_EQ(pc.parameters_list()[0]->values.device, dev);
+        test::copy_parameter_values(pc, cpu_pc);
+        for (int strategy : {0, 1, 2}) {
+          const Outcome got = run(pc, strategy, model, fusion);
+          expect_same(got, want[strategy], strategy, 1e-4);
+          EXPECT_EQ(got.batched, want[strategy].batched) << "strategy " << strategy;
+        }
+        EXPECT_GT(want[1].batched, 0u);
       }
-      EXPECT_GT(want[1].batched, 0u);
     }
-  }
 }
 
 // Reading values mid-graph computes what they need only; the rest of the graph still batches.

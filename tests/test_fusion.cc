@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "device_test_util.h"
 #include "dynet/expr.h"
 #include "exec/batched.h"
 #include "tree_lstm_model.h"
@@ -126,6 +127,15 @@ TEST(Fusion, WideTreeLSTMAgreesWithUnfusedAndSimple) {
   expect_modes_agree(pc, test::tree_lstm(pc, 128, 24));
 }
 
+// On devices other than the CPU the regions run fused_kernels.cc: one launch per batch each way.
+TEST(Fusion, TreeLSTMOnDevicesAgreesWithUnfusedAndSimple) {
+  for (Device* dev : test::test_devices()) {
+    SCOPED_TRACE(dev->name);
+    ParameterCollection pc;
+    expect_modes_agree(pc, test::tree_lstm(pc, 6, 4, dev));
+  }
+}
+
 TEST(Fusion, LSTMChainAgreesWithUnfusedAndSimple) {
   ParameterCollection pc;
   expect_modes_agree(pc, lstm_model(pc));
@@ -136,12 +146,12 @@ struct Chain {
   std::vector<Expression> xs, gates, mids, outs;
   Expression loss;
 };
-Chain build_chain(ComputationGraph& g, Parameter w) {
+Chain build_chain(ComputationGraph& g, Parameter w, Device* dev) {
   Chain c;
   Expression W = parameter(g, w);
   std::vector<Expression> terms;
   for (unsigned k = 0; k < 4; ++k) {
-    c.xs.push_back(input(g, {3}, std::vector<float>{0.1f * k, -0.4f, 0.3f + 0.2f * k}));
+    c.xs.push_back(input(g, {3}, std::vector<float>{0.1f * k, -0.4f, 0.3f + 0.2f * k}, dev));
     c.gates.push_back(W * c.xs.back());                   // 8: two halves of 4
     Expression a = logistic(pick_range(c.gates.back(), 0, 4));
     c.mids.push_back(tanh(pick_range(c.gates.back(), 4, 8)));  // fused away: only read inside
@@ -154,40 +164,45 @@ Chain build_chain(ComputationGraph& g, Parameter w) {
 
 // value() and gradient() of fused intermediates (none of which has memory after the forward pass)
 // equal the simple executor's, before and after a node outside the region starts using one of them;
-// so do the gradients of region outputs that are also read inside their region.
+// so do the gradients of region outputs that are also read inside their region. On every device.
 TEST(Fusion, IntermediatesAnswerValueAndGradient) {
-  ParameterCollection pc;
-  Parameter w = pc.add_parameters({8, 3});
-  auto read = [&](const Mode& m, bool extend) {
-    pc.reset_gradient();
-    auto g = graph(m);
-    Chain c = build_chain(*g, w);
-    Expression loss = c.loss;
-    loss.value();
-    if (m.fusion) {
-      EXPECT_GT(fused_members(*g), 0u);
-      EXPECT_FALSE(g->executor().computed(c.mids[0].i)) << "the intermediate was not fused away";
-    }
-    std::vector<std::vector<float>> out;
-    for (auto& e : c.mids) out.push_back(as_vector(e.value()));  // computed now, through the ordinary path
-    if (extend) loss = loss + sum_elems(cmult(c.mids[1], c.mids[2]));  // the intermediates get a reader outside
-    loss.value();
-    g->backward(loss, true);
-    for (auto& e : c.mids) out.push_back(as_vector(e.gradient()));
-    for (auto& e : c.outs) out.push_back(as_vector(e.gradient()));
-    for (auto& e : c.gates) out.push_back(as_vector(e.gradient()));
-    for (auto& e : c.xs) out.push_back(as_vector(e.gradient()));
-    out.push_back(as_vector(w.get_storage().g));
-    out.push_back({as_scalar(loss.value())});
-    return out;
-  };
-  for (bool extend : {false, true}) {
-    const auto want = read(kModes[0], extend);
-    for (const Mode& m : kModes) {
-      const auto got = read(m, extend);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t k = 0; k < want.size(); ++k)
-        expect_near(got[k], want[k], m.str() + (extend ? " extended" : "") + " read " + std::to_string(k));
+  std::vector<Device*> devices = test::test_devices();
+  devices.insert(devices.begin(), cpu_device());
+  for (Device* dev : devices) {
+    SCOPED_TRACE(dev->name);
+    ParameterCollection pc;
+    Parameter w = pc.add_parameters({8, 3}, 0.f, "", dev);
+    auto read = [&](const Mode& m, bool extend) {
+      pc.reset_gradient();
+      auto g = graph(m);
+      Chain c = build_chain(*g, w, dev);
+      Expression loss = c.loss;
+      loss.value();
+      if (m.fusion) {
+        EXPECT_GT(fused_members(*g), 0u);
+        EXPECT_FALSE(g->executor().computed(c.mids[0].i)) << "the intermediate was not fused away";
+      }
+      std::vector<std::vector<float>> out;
+      for (auto& e : c.mids) out.push_back(as_vector(e.value()));  // computed now, through the ordinary path
+      if (extend) loss = loss + sum_elems(cmult(c.mids[1], c.mids[2]));  // the intermediates get a reader outside
+      loss.value();
+      g->backward(loss, true);
+      for (auto& e : c.mids) out.push_back(as_vector(e.gradient()));
+      for (auto& e : c.outs) out.push_back(as_vector(e.gradient()));
+      for (auto& e : c.gates) out.push_back(as_vector(e.gradient()));
+      for (auto& e : c.xs) out.push_back(as_vector(e.gradient()));
+      out.push_back(as_vector(w.get_storage().g));
+      out.push_back({as_scalar(loss.value())});
+      return out;
+    };
+    for (bool extend : {false, true}) {
+      const auto want = read(kModes[0], extend);
+      for (const Mode& m : kModes) {
+        const auto got = read(m, extend);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t k = 0; k < want.size(); ++k)
+          expect_near(got[k], want[k], m.str() + (extend ? " extended" : "") + " read " + std::to_string(k));
+      }
     }
   }
 }
@@ -224,14 +239,14 @@ TEST(Fusion, MidGraphReadsAndCheckpoints) {
   ParameterCollection pc;
   Parameter w = pc.add_parameters({8, 3});
   Model build = [&](ComputationGraph& g) {
-    Chain a = build_chain(g, w);
+    Chain a = build_chain(g, w, nullptr);
     g.incremental_forward(a.outs[1]);  // the middle of the graph only
     EXPECT_FALSE(g.executor().computed(a.outs[2].i));
     g.checkpoint();
-    Chain discarded = build_chain(g, w);
+    Chain discarded = build_chain(g, w, nullptr);
     discarded.loss.value();
     g.revert();
-    Chain b = build_chain(g, w);
+    Chain b = build_chain(g, w, nullptr);
     b.mids[3].value();
     return a.loss + b.loss + sum_elems(cmult(b.outs[0], b.mids[1]));
   };

@@ -248,6 +248,9 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<const float*> fused_in_;
   std::vector<float*> fused_out_grad_, fused_dst_;
   std::vector<uint8_t> fused_live_;
+  std::vector<uint8_t> fused_upload_;  // backward_fused_on_device's arrays, staged for one upload
+  void backward_fused_on_device(uint8_t device, const fusion::Program& p, unsigned k, const float* out,
+                                fusion::DeviceCapture capture);
   std::vector<uint64_t> fused_overwrite_;
   std::vector<uint32_t> fused_order_;
   struct FusedAt {

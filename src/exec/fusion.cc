@@ -11,6 +11,7 @@
 #include "exec/profile.h"
 #include "kernels/cpu/clones.h"
 #include "kernels/cpu/exp.h"
+#include "kernels/device/prims.h"
 
 namespace dynet {
 namespace fusion {
@@ -29,15 +30,35 @@ struct PickRange {
 };
 }  // namespace
 
+namespace {
+DeviceFusion g_device_fusion[kNumBackends];
+}  // namespace
+
+void register_device_fusion(Backend backend, DeviceForward forward, DeviceBackward backward) {
+  g_device_fusion[backend] = {forward, backward};
+}
+const DeviceFusion* device_fusion(Backend backend) {
+  return g_device_fusion[backend].forward ? &g_device_fusion[backend] : nullptr;
+}
+DeviceProgram device_program(const Program& p) {
+  DeviceProgram d;
+  d.n = p.n;
+  d.nodes = static_cast<uint16_t>(p.code.size());
+  d.inputs = static_cast<uint16_t>(p.inputs());
+  std::copy(p.code.begin(), p.code.end(), d.code);
+  return d;
+}
+
 int kind_of(const ComputationGraph& cg, VariableIndex i) {
   const NodeRec& r = cg.node(i);
-  if (r.device || r.dim.bd != 1 || (r.flags & kHasEmpty)) return -1;
+  if (r.dim.bd != 1 || (r.flags & kHasEmpty)) return -1;
+  if (r.device && !device_fusion(backend_of(r.device))) return -1;
   const OpTable& t = op_table();
   const size_t n = r.dim.size();
   const VariableIndex* a = cg.node_args(i);
   auto same = [&](unsigned k) {
     const NodeRec& x = cg.node(a[k]);
-    return x.device == 0 && x.dim.bd == 1 && x.dim.size() == n;
+    return x.device == r.device && x.dim.bd == 1 && x.dim.size() == n;
   };
   if (r.op == t.logistic || r.op == t.tanh) return r.nargs == 1 && same(0) ? (r.op == t.tanh ? kTanh : kLogistic) : -1;
   if (r.op == t.cmult || r.op == t.add)
@@ -47,7 +68,7 @@ int kind_of(const ComputationGraph& cg, VariableIndex i) {
     std::memcpy(&p, cg.node_attr(i), sizeof p);
     const NodeRec& x = cg.node(a[0]);
     // A slice of a column vector is contiguous: read in place.
-    if (p.axis == 0 && x.device == 0 && x.dim.bd == 1 && x.dim.size() == x.dim.d[0]) return kPick;
+    if (p.axis == 0 && x.device == r.device && x.dim.bd == 1 && x.dim.size() == x.dim.d[0]) return kPick;
   }
   return -1;
 }
@@ -535,9 +556,10 @@ void BatchedExecutor::run_fused(const uint32_t* group, unsigned k) {
     }
   }
   const VariableIndex out0 = plan_.outputs(r0)[0];
+  const uint8_t device = cg_->node(out0).device;
   profile::Scope scope(profile::Phase::kForward, cg_->node(out0).op, k, &run_ns_);
   scope.set_gathered(0, &cg_->node(out0).dim);
-  MemPool& pool = fx_pool(0);
+  MemPool& pool = fx_pool(device);
   const MemPool::Mark mark = pool.mark();
   Batch g;
   g.first = static_cast<uint32_t>(order_.size());
@@ -556,9 +578,16 @@ void BatchedExecutor::run_fused(const uint32_t* group, unsigned k) {
         fused_in_[size_t(j) * nin + q] = value_ptr_[x[q]];
       }
     }
-    fusion::forward(p, k, fused_in_.data(), out);
+    if (device) {
+      Device* dev = detail::device_at(device);
+      const PoolScope scratch(scratch_pool(device));
+      const float* const* in = dev::upload(dev, scratch_pool(device), fused_in_.data(), fused_in_.size());
+      fusion::device_fusion(backend_of(device))->forward(dev, fusion::device_program(p), k, in, out);
+    } else {
+      fusion::forward(p, k, fused_in_.data(), out);
+    }
     if (cg_->check_validity() &&
-        !Tensor(Dim({static_cast<unsigned>(size_t(nout) * k * n)}), out, detail::device_at(0), DeviceMempool::FXS)
+        !Tensor(Dim({static_cast<unsigned>(size_t(nout) * k * n)}), out, detail::device_at(device), DeviceMempool::FXS)
              .is_valid())
       throw std::runtime_error("NaN or Inf detected in the value of node " + std::to_string(out0) + " (" +
                                op_def(cg_->node(out0).op).name + ", computed in a fused region with " +
@@ -625,8 +654,31 @@ void BatchedExecutor::backward_fused(const Batch& g) {
   for (unsigned j = 0; j < k; ++j)
     for (unsigned q = 0; q < nin; ++q)
       if (float* d = fused_dst_[size_t(j) * nin + q]; d && !(fused_overwrite_[j] >> q & 1)) zero_before_use(d, p.input_sizes[q]);
-  fusion::backward(p, k, fused_in_.data(), value_ptr_[m[0]], fused_out_grad_.data(), fused_dst_.data(),
-                   fused_live_.data(), nullptr, fused_overwrite_.data());
+  if (const uint8_t device = cg_->node(m[0]).device)
+    backward_fused_on_device(device, p, k, value_ptr_[m[0]], {});
+  else
+    fusion::backward(p, k, fused_in_.data(), value_ptr_[m[0]], fused_out_grad_.data(), fused_dst_.data(),
+                     fused_live_.data(), nullptr, fused_overwrite_.data());
+}
+
+// The fused backward on a device: the member arrays (fused_in_, fused_out_grad_, fused_dst_, fused_live_) in one
+// upload, then one launch.
+void BatchedExecutor::backward_fused_on_device(uint8_t device, const fusion::Program& p, unsigned k, const float* out,
+                                               fusion::DeviceCapture capture) {
+  Device* dev = detail::device_at(device);
+  const size_t nin = fused_in_.size(), nout = fused_out_grad_.size(), ndst = fused_dst_.size();
+  const size_t pointers = (nin + nout + ndst) * sizeof(void*);
+  fused_upload_.resize(pointers + k);
+  std::memcpy(fused_upload_.data(), fused_in_.data(), nin * sizeof(void*));
+  std::memcpy(fused_upload_.data() + nin * sizeof(void*), fused_out_grad_.data(), nout * sizeof(void*));
+  std::memcpy(fused_upload_.data() + (nin + nout) * sizeof(void*), fused_dst_.data(), ndst * sizeof(void*));
+  std::memcpy(fused_upload_.data() + pointers, fused_live_.data(), k);
+  MemPool& scratch = scratch_pool(device);
+  const PoolScope scope(scratch);
+  const uint8_t* at = dev::upload(dev, scratch, fused_upload_.data(), fused_upload_.size());
+  const auto array = [at](size_t offset) { return reinterpret_cast<float* const*>(at + offset * sizeof(void*)); };
+  fusion::device_fusion(backend_of(device))
+      ->backward(dev, fusion::device_program(p), k, array(0), out, array(nin), array(nin + nout), at + pointers, capture);
 }
 
 // For members' gradients one after another from p (`member` floats each, n in all): the chunks of the
@@ -687,12 +739,15 @@ const Tensor& BatchedExecutor::gradient(VariableIndex i) {
   if (it == fused_at_.end() || it->node != i || it->batch == kNone) return ExecutorBase::gradient(i);
   const NodeRec& r = cg_->node(i);
   const size_t n = r.dim.size();
-  float* sum = grad_pool_.allocate_floats(n);
+  Device* const dev = detail::device_at(r.device);
+  // On a device, in its gradient pool, the sum added up there.
+  MemPool& pool = r.device ? device_pools(r.device).grad : grad_pool_;
+  float* sum = pool.allocate_floats(n);
   if (grad_state_[i])
-    std::memcpy(sum, gradient_record(i).v, n * sizeof(float));
+    dev->copy(sum, gradient_record(i).v, n * sizeof(float));
   else
-    std::memset(sum, 0, n * sizeof(float));
-  float* part = grad_pool_.allocate_floats(n);
+    dev->fill(sum, n, 0.f);
+  float* part = pool.allocate_floats(n);
   for (; it != fused_at_.end() && it->node == i; ++it) {
     const Batch& g = batches_[it->batch];
     const fusion::Program& p = programs_[g.program];
@@ -707,12 +762,17 @@ const Tensor& BatchedExecutor::gradient(VariableIndex i) {
     fused_dst_.assign(size_t(k) * nin, nullptr);
     for (size_t t = 0; t < size_t(k) * nin; ++t) fused_in_[t] = value_ptr_[args_[g.args + t]];
     const fusion::Capture capture{it->member, it->slot, part};
-    fusion::backward(p, k, fused_in_.data(), value_ptr_[m[0]], fused_out_grad_.data(), fused_dst_.data(),
-                     fused_live_.data(), &capture);
-    for (size_t t = 0; t < n; ++t) sum[t] += part[t];
+    if (r.device) {
+      backward_fused_on_device(r.device, p, k, value_ptr_[m[0]], capture);
+      dev->axpy(1.f, part, sum, n);
+    } else {
+      fusion::backward(p, k, fused_in_.data(), value_ptr_[m[0]], fused_out_grad_.data(), fused_dst_.data(),
+                       fused_live_.data(), &capture);
+      for (size_t t = 0; t < n; ++t) sum[t] += part[t];
+    }
     it->batch = kNone;
   }
-  grad_[i] = Tensor(r.dim, sum, detail::device_at(0), DeviceMempool::DEDFS);
+  grad_[i] = Tensor(r.dim, sum, dev, DeviceMempool::DEDFS);
   grad_state_[i] = 1;
   return grad_[i];
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/device.h"
 #include "core/op.h"
 
 namespace dynet::fusion {
@@ -109,5 +110,27 @@ struct Capture {
 void backward(const Program& p, unsigned k, const float* const* in, const float* out, float* const* out_grad,
               float* const* in_grad, const uint8_t* live, const Capture* capture = nullptr,
               const uint64_t* overwrite = nullptr);
+
+// The same on devices other than the CPU (fused_kernels.cc): one launch each, the program passed by value, every
+// array (in, out_grad, in_grad, live, capture.to) in the device's memory; input gradients are added to, never
+// written (a device's gradients are zeroed when allocated). capture.to null: no capture.
+struct DeviceProgram {
+  uint32_t n = 0;
+  uint16_t nodes = 0, inputs = 0;
+  Instr code[kMaxNodes];
+};
+using DeviceCapture = Capture;
+using DeviceForward = void (*)(Device* dev, const DeviceProgram& p, unsigned k, const float* const* in, float* out);
+using DeviceBackward = void (*)(Device* dev, const DeviceProgram& p, unsigned k, const float* const* in,
+                                const float* out, float* const* out_grad, float* const* in_grad, const uint8_t* live,
+                                DeviceCapture capture);
+void register_device_fusion(Backend backend, DeviceForward forward, DeviceBackward backward);
+struct DeviceFusion {
+  DeviceForward forward = nullptr;
+  DeviceBackward backward = nullptr;
+};
+// Null where the backend has no fused kernels (its nodes are then never fused).
+const DeviceFusion* device_fusion(Backend backend);
+DeviceProgram device_program(const Program& p);
 
 }  // namespace dynet::fusion
