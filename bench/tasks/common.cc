@@ -130,21 +130,9 @@ double cpu_seconds() {
 
 dynet::DeviceCounters device_counters() {
   dynet::DeviceCounters sum;
-  for (const dynet::Device* d : dynet::get_device_manager()->get_devices()) {
-    if (d->type == dynet::DeviceType::CPU) continue;
-    const dynet::DeviceCounters c = d->counters();
-    sum.launches += c.launches;
-    sum.syncs += c.syncs;
-    sum.uploads += c.uploads;
-    sum.upload_bytes += c.upload_bytes;
-    sum.downloads += c.downloads;
-    sum.download_bytes += c.download_bytes;
-  }
+  for (const dynet::Device* d : dynet::get_device_manager()->get_devices())
+    if (d->type != dynet::DeviceType::CPU) sum += d->counters();
   return sum;
-}
-dynet::DeviceCounters operator-(const dynet::DeviceCounters& a, const dynet::DeviceCounters& b) {
-  return {a.launches - b.launches, a.syncs - b.syncs, a.uploads - b.uploads, a.upload_bytes - b.upload_bytes,
-          a.downloads - b.downloads, a.download_bytes - b.download_bytes};
 }
 
 double peak_rss_mb() {

@@ -176,9 +176,8 @@ struct StepOutcome {
 // Minor page faults and CPU seconds (user + system, all threads) of the process so far (getrusage).
 double minor_faults();
 double cpu_seconds();
-// The counters of the devices other than the CPU, summed, and b's subtracted from a's.
+// The counters of the devices other than the CPU, summed.
 dynet::DeviceCounters device_counters();
-dynet::DeviceCounters operator-(const dynet::DeviceCounters& a, const dynet::DeviceCounters& b);
 
 // Runs options.warmup untimed steps, then options.steps timed ones; step(k) trains on example k.
 template <typename StepFn>

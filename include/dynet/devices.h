@@ -23,6 +23,20 @@ namespace dynet {
 // same program; the CPU, which runs its kernels inline, counts nothing. Totals since the process started.
 struct DeviceCounters {
   uint64_t launches = 0, syncs = 0, uploads = 0, upload_bytes = 0, downloads = 0, download_bytes = 0;
+  // Fieldwise: the work between two readings (later - earlier), or on several devices (+=).
+  DeviceCounters operator-(const DeviceCounters& o) const {
+    return {launches - o.launches, syncs - o.syncs, uploads - o.uploads, upload_bytes - o.upload_bytes,
+            downloads - o.downloads, download_bytes - o.download_bytes};
+  }
+  DeviceCounters& operator+=(const DeviceCounters& o) {
+    launches += o.launches, syncs += o.syncs, uploads += o.uploads;
+    upload_bytes += o.upload_bytes, downloads += o.downloads, download_bytes += o.download_bytes;
+    return *this;
+  }
+  bool operator==(const DeviceCounters& o) const {
+    return launches == o.launches && syncs == o.syncs && uploads == o.uploads && upload_bytes == o.upload_bytes &&
+           downloads == o.downloads && download_bytes == o.download_bytes;
+  }
 };
 
 // One device (DyNet's Device): a name ("CPU", "GPU:0"), the memory its tensors live in and the kernels
