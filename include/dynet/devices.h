@@ -92,9 +92,12 @@ struct Device {
   DeviceCounters counters() const;
   // For the implementations of devices and of kernel launches: counts work queued here (not on the CPU), a
   // copy of each size that is not 0 (a download waits: it counts as a sync too).
-  void count_work(unsigned launches, size_t upload_bytes = 0, size_t download_bytes = 0, bool sync = false);
+  void count_work(unsigned launches, size_t upload_bytes = 0, size_t download_bytes = 0, bool sync = false) {
+    if (backend) count_queued(launches, upload_bytes, download_bytes, sync);
+  }
 
  private:
+  void count_queued(unsigned launches, size_t upload_bytes, size_t download_bytes, bool sync);
   std::atomic<uint64_t> launches_{0}, syncs_{0}, uploads_{0}, upload_bytes_{0}, downloads_{0}, download_bytes_{0};
 };
 

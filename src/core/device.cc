@@ -130,8 +130,7 @@ DeviceCounters Device::counters() const {
   auto get = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
   return {get(launches_), get(syncs_), get(uploads_), get(upload_bytes_), get(downloads_), get(download_bytes_)};
 }
-void Device::count_work(unsigned launches, size_t upload_bytes, size_t download_bytes, bool sync) {
-  if (!backend) return;
+void Device::count_queued(unsigned launches, size_t upload_bytes, size_t download_bytes, bool sync) {
   auto add = [](std::atomic<uint64_t>& c, uint64_t n) {
     if (n) c.fetch_add(n, std::memory_order_relaxed);
   };
