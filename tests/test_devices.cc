@@ -14,6 +14,7 @@
 #include "dynet/expr.h"
 #include "dynet/init.h"
 #include "dynet/training.h"
+#include "exec/fusion.h"
 #include "exec/profile.h"
 #include "kernels/device/emulated.h"
 #include "tree_lstm_model.h"
@@ -477,6 +478,9 @@ TEST(DeviceHarness, CudaKernelsMatchTheEmulatedOnes) {
     EXPECT_EQ(device_kernels(op, kCudaBackend) != nullptr, device_kernels(op, kEmulatedBackend) != nullptr)
         << op_registry()[i].name;
   }
+  // and the fused regions' kernels (exec/fused_kernels.cc), which are not an op's
+  EXPECT_NE(fusion::device_fusion(kCudaBackend), nullptr);
+  EXPECT_NE(fusion::device_fusion(kEmulatedBackend), nullptr);
 }
 
 // Checks that depend on values or on indices read at forward time (bounds, norms, pointer forms) run for
