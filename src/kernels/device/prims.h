@@ -154,14 +154,16 @@ struct ArgList {
   const float* const* v;
   const size_t* stride;
 };
+// (One upload: the pointers, then the strides.)
 inline ArgList upload_args(Device* dev, MemPool& scratch, const Tensor* xs, size_t n, size_t bs) {
-  std::vector<const float*> ptrs(n);
-  std::vector<size_t> strides(n);
+  static_assert(sizeof(const float*) == sizeof(uintptr_t) && sizeof(size_t) == sizeof(uintptr_t));
+  std::vector<uintptr_t> host(2 * n);
   for (size_t i = 0; i < n; ++i) {
-    ptrs[i] = xs[i].v;
-    strides[i] = xs[i].d.bd == 1 ? 0 : bs;
+    host[i] = reinterpret_cast<uintptr_t>(xs[i].v);
+    host[n + i] = xs[i].d.bd == 1 ? 0 : bs;
   }
-  return {upload(dev, scratch, ptrs.data(), n), upload(dev, scratch, strides.data(), n)};
+  const uintptr_t* at = upload(dev, scratch, host.data(), host.size());
+  return {reinterpret_cast<const float* const*>(at), reinterpret_cast<const size_t*>(at + n)};
 }
 
 // *p += v, atomically on GPUs (several threads may add into one element, e.g. repeated rows).
