@@ -72,10 +72,8 @@ struct Device {
   virtual void axpy(float a, const float* x, float* y, size_t n);  // y += a x
   virtual void scale(float* x, size_t n, float a);                 // x *= a
   virtual double squared_norm(const float* x, size_t n);           // Σ x², accumulated in double
-  // Σ x² over rows rows[k] of x (rows of `row` floats; rows[] in host memory): one wait, not one per row.
-  virtual double squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row);
-  // *sum += Σ x² (over rows[k] of x: add_squared_norm_rows), sum a double in this device's memory, without
-  // waiting: several sums read back at once cost one wait.
+  // *sum += Σ x² (add_squared_norm_rows: over rows rows[k] of x, rows of `row` floats, rows[] in host memory),
+  // sum a double in this device's memory, without waiting: several sums read back at once cost one wait.
   virtual void add_squared_norm(const float* x, size_t n, double* sum);
   virtual void add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum);
   // dst row k += src row rows[k] (add) or ← it: rows of `row` floats; rows[] in host memory.

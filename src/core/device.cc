@@ -80,13 +80,6 @@ double Device::squared_norm(const float* x, size_t n) {
   count_work(2, 0, sizeof(double));  // zeroing the sum, summing, reading it
   return sum_of_squares(x, n);
 }
-double Device::squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row) {
-  if (!n || !row) return 0;
-  count_work(2, n * sizeof(unsigned), sizeof(double));
-  double s = 0;
-  for (size_t k = 0; k < n; ++k) s += sum_of_squares(x + size_t(rows[k]) * row, row);
-  return s;
-}
 void Device::add_squared_norm(const float* x, size_t n, double* sum) {
   if (!n) return;
   count_work(1);

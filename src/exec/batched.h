@@ -250,7 +250,7 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<uint8_t> fused_live_;
   std::vector<uint8_t> fused_upload_;  // backward_fused_on_device's arrays, staged for one upload
   void backward_fused_on_device(uint8_t device, const fusion::Program& p, unsigned k, const float* out,
-                                fusion::DeviceCapture capture);
+                                fusion::Capture capture);
   std::vector<uint64_t> fused_overwrite_;
   std::vector<uint32_t> fused_order_;
   struct FusedAt {

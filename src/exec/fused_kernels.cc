@@ -52,7 +52,7 @@ void device_forward(Device* dev, const DeviceProgram& program, unsigned k, const
 // in-region consumers' contributions added), while inputs may be shared by members, so those are added atomically.
 template <class P>
 void device_backward(Device* dev, const DeviceProgram& program, unsigned k, const float* const* in, const float* out,
-                     float* const* out_grad, float* const* in_grad, const uint8_t* live, DeviceCapture capture) {
+                     float* const* out_grad, float* const* in_grad, const uint8_t* live, Capture capture) {
   const DeviceProgram p = program;
   const size_t n = p.n;
   const unsigned first = capture.to ? capture.member : 0, members = capture.to ? 1 : k;

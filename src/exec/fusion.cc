@@ -634,6 +634,9 @@ void BatchedExecutor::backward_fused(const Batch& g) {
       fused_in_[size_t(j) * nin + q] = value_ptr_[x];
       fused_dst_[size_t(j) * nin + q] = fused_live_[j] && reached_at(x) ? grad_ptr_[x] : nullptr;
     }
+  // (A device's gradients are zeroed when allocated: nothing below applies there.)
+  if (const uint8_t device = cg_->node(m[0]).device)
+    return backward_fused_on_device(device, p, k, value_ptr_[m[0]], {});
   // An input that the members' picks tile (Program::tiled) and whose gradients lie one after another
   // (a view of the batch that made them, as a cell's gates usually are) is written by the region's
   // backward, not zeroed and added to, when nothing was written there yet (claim_for_overwrite).
@@ -654,17 +657,14 @@ void BatchedExecutor::backward_fused(const Batch& g) {
   for (unsigned j = 0; j < k; ++j)
     for (unsigned q = 0; q < nin; ++q)
       if (float* d = fused_dst_[size_t(j) * nin + q]; d && !(fused_overwrite_[j] >> q & 1)) zero_before_use(d, p.input_sizes[q]);
-  if (const uint8_t device = cg_->node(m[0]).device)
-    backward_fused_on_device(device, p, k, value_ptr_[m[0]], {});
-  else
-    fusion::backward(p, k, fused_in_.data(), value_ptr_[m[0]], fused_out_grad_.data(), fused_dst_.data(),
-                     fused_live_.data(), nullptr, fused_overwrite_.data());
+  fusion::backward(p, k, fused_in_.data(), value_ptr_[m[0]], fused_out_grad_.data(), fused_dst_.data(),
+                   fused_live_.data(), nullptr, fused_overwrite_.data());
 }
 
 // The fused backward on a device: the member arrays (fused_in_, fused_out_grad_, fused_dst_, fused_live_) in one
 // upload, then one launch.
 void BatchedExecutor::backward_fused_on_device(uint8_t device, const fusion::Program& p, unsigned k, const float* out,
-                                               fusion::DeviceCapture capture) {
+                                               fusion::Capture capture) {
   Device* dev = detail::device_at(device);
   const size_t nin = fused_in_.size(), nout = fused_out_grad_.size(), ndst = fused_dst_.size();
   const size_t pointers = (nin + nout + ndst) * sizeof(void*);

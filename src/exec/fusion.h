@@ -119,11 +119,10 @@ struct DeviceProgram {
   uint16_t nodes = 0, inputs = 0;
   Instr code[kMaxNodes];
 };
-using DeviceCapture = Capture;
 using DeviceForward = void (*)(Device* dev, const DeviceProgram& p, unsigned k, const float* const* in, float* out);
 using DeviceBackward = void (*)(Device* dev, const DeviceProgram& p, unsigned k, const float* const* in,
                                 const float* out, float* const* out_grad, float* const* in_grad, const uint8_t* live,
-                                DeviceCapture capture);
+                                Capture capture);
 void register_device_fusion(Backend backend, DeviceForward forward, DeviceBackward backward);
 struct DeviceFusion {
   DeviceForward forward = nullptr;

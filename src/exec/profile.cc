@@ -301,11 +301,10 @@ std::string timing_table() {
   os << r.global.table();
   for (const Device* d : get_device_manager()->get_devices()) {
     if (d->backend == kCpuBackend) continue;
-    const DeviceCounters c = d->counters(), &from = r.counted_from[d->index];
-    os << d->name << ": " << c.launches - from.launches << " kernel launches, " << c.syncs - from.syncs
-       << " waits for the device, " << c.uploads - from.uploads << " uploads ("
-       << (c.upload_bytes - from.upload_bytes) / 1024 << " KB), " << c.downloads - from.downloads << " downloads ("
-       << (c.download_bytes - from.download_bytes) / 1024 << " KB)\n";
+    const DeviceCounters c = d->counters() - r.counted_from[d->index];
+    os << d->name << ": " << c.launches << " kernel launches, " << c.syncs << " waits for the device, " << c.uploads
+       << " uploads (" << c.upload_bytes / 1024 << " KB), " << c.downloads << " downloads (" << c.download_bytes / 1024
+       << " KB)\n";
   }
   return os.str();
 }

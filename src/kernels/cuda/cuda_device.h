@@ -39,7 +39,6 @@ struct CudaDevice : Device {
   void axpy(float a, const float* x, float* y, size_t n) override;
   void scale(float* x, size_t n, float a) override;
   double squared_norm(const float* x, size_t n) override;
-  double squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row) override;
   void add_squared_norm(const float* x, size_t n, double* sum) override;
   void add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) override;
   void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) override;
@@ -56,11 +55,9 @@ struct CudaDevice : Device {
   // caller holds staging_mutex_ until the work that reads it is queued (the stream orders the rest).
   void* device_staging(size_t bytes);
   void* host_staging(size_t bytes);  // pinned, same rule
-  // Σ at(i)² for i < n (at: a __device__ functor giving the i-th value), in double; the caller holds staging_mutex_.
+  // *sum += Σ at(i)² for i < n (at: a __device__ functor giving the i-th value), in double, queued.
   template <class At>
-  double sum_of_squares(size_t n, At at);
-  template <class At>
-  void add_squares(size_t n, At at, double* sum);  // *sum += Σ at(i)², queued
+  void add_squares(size_t n, At at, double* sum);
   std::mutex staging_mutex_;
   void* device_staging_ = nullptr;
   size_t device_staging_bytes_ = 0;

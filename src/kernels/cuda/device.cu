@@ -186,17 +186,6 @@ void CudaDevice::add_squares(size_t n, At at, double* sum) {
   squared_norm_kernel<<<std::min(dev::cuda_detail::blocks_for(n), 1024u), dev::cuda_detail::kThreads, 0, stream>>>(n, at, sum);
   cuda_check(cudaGetLastError(), "squared_norm kernel launch");
 }
-template <class At>
-double CudaDevice::sum_of_squares(size_t n, At at) {
-  count_work(1, 0, sizeof(double));  // the memset (add_squares counts the kernel), the read
-  cuda_check(cudaMemsetAsync(norm_, 0, sizeof(double), stream), "cudaMemsetAsync");
-  add_squares(n, at, norm_);
-  double s = 0;
-  cuda_check(cudaMemcpyAsync(&s, norm_, sizeof(double), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
-  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  return s;
-}
-
 void CudaDevice::add_squared_norm(const float* x, size_t n, double* sum) {
   if (n == 0) return;
   make_current();
@@ -213,17 +202,14 @@ void CudaDevice::add_squared_norm_rows(const float* x, const unsigned* rows, siz
 double CudaDevice::squared_norm(const float* x, size_t n) {
   if (n == 0) return 0;
   make_current();
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  return sum_of_squares(n, [=] __device__(size_t i) { return x[i]; });
-}
-
-double CudaDevice::squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row) {
-  if (n == 0 || row == 0) return 0;
-  make_current();
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  unsigned* r = static_cast<unsigned*>(device_staging(n * sizeof(unsigned)));
-  copy_from_host(r, rows, n * sizeof(unsigned));
-  return sum_of_squares(n * row, [=] __device__(size_t i) { return x[size_t(r[i / row]) * row + i % row]; });
+  std::lock_guard<std::mutex> lock(staging_mutex_);  // norm_ is shared
+  count_work(1, 0, sizeof(double));                  // the memset (add_squared_norm counts the kernel), the read
+  cuda_check(cudaMemsetAsync(norm_, 0, sizeof(double), stream), "cudaMemsetAsync");
+  add_squared_norm(x, n, norm_);
+  double s = 0;
+  cuda_check(cudaMemcpyAsync(&s, norm_, sizeof(double), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return s;
 }
 
 void CudaDevice::gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) {

@@ -154,15 +154,20 @@ struct ArgList {
   const float* const* v;
   const size_t* stride;
 };
-// (One upload: the pointers, then the strides.)
+// The pointers, then the strides, in one upload; written in place where the host addresses the memory (the
+// CPU's generic kernels call this per node: no allocation, no copy).
 inline ArgList upload_args(Device* dev, MemPool& scratch, const Tensor* xs, size_t n, size_t bs) {
   static_assert(sizeof(const float*) == sizeof(uintptr_t) && sizeof(size_t) == sizeof(uintptr_t));
-  std::vector<uintptr_t> host(2 * n);
+  uintptr_t* at = static_cast<uintptr_t*>(scratch.allocate(2 * n * sizeof(uintptr_t)));
+  thread_local std::vector<uintptr_t> staging;
+  const bool in_place = detail::host_addressable(dev);
+  if (!in_place) staging.resize(2 * n);
+  uintptr_t* host = in_place ? at : staging.data();
   for (size_t i = 0; i < n; ++i) {
     host[i] = reinterpret_cast<uintptr_t>(xs[i].v);
     host[n + i] = xs[i].d.bd == 1 ? 0 : bs;
   }
-  const uintptr_t* at = upload(dev, scratch, host.data(), host.size());
+  if (!in_place && n) dev->copy_from_host(at, host, 2 * n * sizeof(uintptr_t));
   return {reinterpret_cast<const float* const*>(at), reinterpret_cast<const size_t*>(at + n)};
 }
 
