@@ -470,14 +470,17 @@ void print_result(const Result& r) {
       "\"threads\": %d, \"update_batch\": %u, \"ranks\": %d, \"reduce_seconds\": %.6f, \"reduce_wait_seconds\": %.6f, "
       "\"update_seconds\": %.6f, \"workers\": %u, \"own_trainers\": %s, \"exclusive_updates\": %s, \"dev_examples\": %d, \"dev_loss\": %.6f, "
       "\"autobatch\": %d, \"manual\": %s, \"cpu_seconds\": %.6f, \"launches_per_step\": %.1f, "
-      "\"syncs_per_step\": %.1f, \"uploads_per_step\": %.1f, \"downloads_per_step\": %.1f}\n",
+      "\"syncs_per_step\": %.1f, \"uploads_per_step\": %.1f, \"downloads_per_step\": %.1f, \"wait_ms_per_step\": %.3f, "
+      "\"nodes_per_step\": %.1f, \"host_ns_per_node\": %.1f}\n",
       r.task.c_str(), r.minibatch, r.steps, r.warmup, r.units, r.unit.c_str(), r.seconds,
       r.seconds > 0 ? r.units / r.seconds : 0.0, r.loss_count > 0 ? r.loss_sum / r.loss_count : 0.0,
       r.loss_unit.c_str(), peak_rss_mb(), r.steps > 0 ? r.minor_faults / r.steps : 0.0, r.data.c_str(), r.threads,
       r.update_batch, r.ranks, r.reduce_seconds, r.reduce_wait_seconds, r.update_seconds, r.workers,
       r.own_trainers ? "true" : "false", r.exclusive_updates ? "true" : "false", r.dev_examples, r.dev_loss_count > 0 ? r.dev_loss_sum / r.dev_loss_count : 0.0,
       r.autobatch, r.manual ? "true" : "false", r.cpu_seconds, per_step(r.device_work.launches),
-      per_step(r.device_work.syncs), per_step(r.device_work.uploads), per_step(r.device_work.downloads));
+      per_step(r.device_work.syncs), per_step(r.device_work.uploads), per_step(r.device_work.downloads),
+      per_step(r.device_work.wait_ns) * 1e-6, r.steps > 0 ? r.nodes / r.steps : 0.0,
+      r.nodes > 0 ? (r.seconds * 1e9 - double(r.device_work.wait_ns)) / r.nodes : 0.0);
   std::fflush(stdout);
 }
 

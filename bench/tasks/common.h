@@ -158,6 +158,7 @@ struct Result {
   double minor_faults = 0;  // minor page faults during the timed steps (getrusage)
   double cpu_seconds = 0;   // CPU time of the timed steps: on a busy machine, less noisy than `seconds`
   dynet::DeviceCounters device_work;  // queued on the devices other than the CPU during the timed steps
+  double nodes = 0;                   // in the timed steps' graphs
 };
 void print_result(const Result& result);
 
@@ -165,10 +166,12 @@ void print_result(const Result& result);
 // transitions, sentences) and the number of throughput units it processed.
 struct StepOutcome {
   double loss = 0, loss_terms = 0, units = 0;
+  double nodes = 0;  // in the step's graph (filled in by the training loops below)
   StepOutcome& operator+=(const StepOutcome& o) {
     loss += o.loss;
     loss_terms += o.loss_terms;
     units += o.units;
+    nodes += o.nodes;
     return *this;
   }
 };
@@ -199,6 +202,7 @@ Result train_and_time(const Options& options, StepFn&& step) {
     r.loss_sum += out.loss;
     r.loss_count += out.loss_terms;
     r.units += out.units;
+    r.nodes += out.nodes;
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.minor_faults = minor_faults() - faults_before;
@@ -224,6 +228,7 @@ Result train_on_workers(const Options& options, dynet::Trainer& trainer, const s
       dynet::ComputationGraph cg;
       dynet::Expression loss = (*group_loss)(cg, group);
       StepOutcome out = (*outcome_of)(*group[0]);
+      out.nodes = cg.size();
       out.loss = dynet::as_scalar(cg.forward(loss));
       if (learn) cg.backward(loss);
       return out;
@@ -267,6 +272,7 @@ Result train_on_workers(const Options& options, dynet::Trainer& trainer, const s
   r.loss_sum = total.loss;
   r.loss_count = total.loss_terms;
   r.units = total.units;
+  r.nodes = total.nodes;
   return r;
 }
 
@@ -337,6 +343,7 @@ Result train_groups_with_adam(const Options& options, dynet::ParameterCollection
     if (!group.empty()) {
       dynet::ComputationGraph cg;
       dynet::Expression loss = group_loss(cg, group);
+      out.nodes = cg.size();
       out.loss = dynet::as_scalar(cg.forward(loss));
       cg.backward(loss);
     }
@@ -346,7 +353,7 @@ Result train_groups_with_adam(const Options& options, dynet::ParameterCollection
       update_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - update_start).count();
     if (dist) {
       const std::vector<double> total = dist->sum(std::vector<double>{out.loss, out.loss_terms, out.units});
-      out = StepOutcome{total[0], total[1], total[2]};
+      out = StepOutcome{total[0], total[1], total[2], out.nodes};
     }
     return out;
   });

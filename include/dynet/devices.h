@@ -19,23 +19,28 @@ namespace dynet {
 
 // Work queued on a device, counted as a GPU runs it: kernel launches (cuBLAS calls and copies on the
 // device included), waits of the host for the device (syncs: every download is one), copies from the host
-// (uploads) and to it (downloads) with their bytes. The emulated device counts what a GPU would for the
-// same program; the CPU, which runs its kernels inline, counts nothing. Totals since the process started.
+// (uploads) and to it (downloads) with their bytes, and the nanoseconds the host spent waiting (wait_ns:
+// a step's time less these is the host's own). The emulated device counts what a GPU would for the same
+// program (its waits take no time); the CPU, which runs its kernels inline, counts nothing. Totals since
+// the process started.
 struct DeviceCounters {
-  uint64_t launches = 0, syncs = 0, uploads = 0, upload_bytes = 0, downloads = 0, download_bytes = 0;
+  uint64_t launches = 0, syncs = 0, uploads = 0, upload_bytes = 0, downloads = 0, download_bytes = 0, wait_ns = 0;
   // Fieldwise: the work between two readings (later - earlier), or on several devices (+=).
   DeviceCounters operator-(const DeviceCounters& o) const {
-    return {launches - o.launches, syncs - o.syncs, uploads - o.uploads, upload_bytes - o.upload_bytes,
-            downloads - o.downloads, download_bytes - o.download_bytes};
+    return {launches - o.launches,   syncs - o.syncs,
+            uploads - o.uploads,     upload_bytes - o.upload_bytes,
+            downloads - o.downloads, download_bytes - o.download_bytes,
+            wait_ns - o.wait_ns};
   }
   DeviceCounters& operator+=(const DeviceCounters& o) {
     launches += o.launches, syncs += o.syncs, uploads += o.uploads;
     upload_bytes += o.upload_bytes, downloads += o.downloads, download_bytes += o.download_bytes;
+    wait_ns += o.wait_ns;
     return *this;
   }
   bool operator==(const DeviceCounters& o) const {
     return launches == o.launches && syncs == o.syncs && uploads == o.uploads && upload_bytes == o.upload_bytes &&
-           downloads == o.downloads && download_bytes == o.download_bytes;
+           downloads == o.downloads && download_bytes == o.download_bytes && wait_ns == o.wait_ns;
   }
 };
 
@@ -93,10 +98,12 @@ struct Device {
   void count_work(unsigned launches, size_t upload_bytes = 0, size_t download_bytes = 0, bool sync = false) {
     if (backend) count_queued(launches, upload_bytes, download_bytes, sync);
   }
+  void count_wait_ns(uint64_t ns) { wait_ns_.fetch_add(ns, std::memory_order_relaxed); }
 
  private:
   void count_queued(unsigned launches, size_t upload_bytes, size_t download_bytes, bool sync);
-  std::atomic<uint64_t> launches_{0}, syncs_{0}, uploads_{0}, upload_bytes_{0}, downloads_{0}, download_bytes_{0};
+  std::atomic<uint64_t> launches_{0}, syncs_{0}, uploads_{0}, upload_bytes_{0}, downloads_{0}, download_bytes_{0},
+      wait_ns_{0};
 };
 
 // The CPU: host memory, kernels run on the calling thread. edevice is the Eigen device DyNet-style node

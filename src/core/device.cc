@@ -121,7 +121,8 @@ void Device::synchronize() { count_work(0, 0, 0, true); }
 
 DeviceCounters Device::counters() const {
   auto get = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
-  return {get(launches_), get(syncs_), get(uploads_), get(upload_bytes_), get(downloads_), get(download_bytes_)};
+  return {get(launches_),  get(syncs_),          get(uploads_), get(upload_bytes_),
+          get(downloads_), get(download_bytes_), get(wait_ns_)};
 }
 void Device::count_queued(unsigned launches, size_t upload_bytes, size_t download_bytes, bool sync) {
   auto add = [](std::atomic<uint64_t>& c, uint64_t n) {

@@ -160,7 +160,12 @@ struct Collected {
       os << std::left << std::setw(26) << "(scheduling)" << std::right << std::setw(12) << schedule_ns * 1e-6
          << std::setw(12) << 0.0 << std::setw(8) << std::setprecision(1) << pct(schedule_ns) << std::setw(11)
          << schedule_nodes << "\n";
-    os << "total " << std::setprecision(3) << total * 1e-6 << " ms\n";
+    // Per node run: on a GPU the kernels are queued, so this is the host's own time per node.
+    uint64_t nodes = 0;
+    for (const auto& r : rows) nodes += r.second.nodes;
+    os << "total " << std::setprecision(3) << total * 1e-6 << " ms";
+    if (nodes) os << ", " << std::setprecision(0) << double(total) / double(nodes) << " ns per node";
+    os << "\n";
     return os.str();
   }
 
@@ -302,7 +307,8 @@ std::string timing_table() {
   for (const Device* d : get_device_manager()->get_devices()) {
     if (d->backend == kCpuBackend) continue;
     const DeviceCounters c = d->counters() - r.counted_from[d->index];
-    os << d->name << ": " << c.launches << " kernel launches, " << c.syncs << " waits for the device, " << c.uploads
+    os << d->name << ": " << c.launches << " kernel launches, " << c.syncs << " waits for the device ("
+       << std::fixed << std::setprecision(3) << c.wait_ns * 1e-6 << " ms), " << c.uploads
        << " uploads (" << c.upload_bytes / 1024 << " KB), " << c.downloads << " downloads (" << c.download_bytes / 1024
        << " KB)\n";
   }

@@ -159,6 +159,22 @@ void SimpleExecutor::backward_node(VariableIndex i) {
     return reached_[a[k]] && (!(r.flags & kHasEmpty) || cg_->node(a[k]).dim.size() != 0);
   };
   for (size_t k = 0; k < r.nargs && k < 64; ++k) reached |= uint64_t(gets_call(k)) << k;
+  if ((def.flags & kGradientsInOneCall) && r.device) {
+    every_dx_.assign(r.nargs, nullptr);
+    size_t first = r.nargs;
+    for (size_t k = 0; k < r.nargs; ++k) {
+      if (!gets_call(k)) continue;
+      first = std::min(first, k);
+      zero_for_adding(a[k], grad_[a[k]]);
+      every_dx_[k] = grad_[a[k]].v;
+    }
+    if (first == r.nargs) return;
+    const PoolScope scratch_scope(scratch);
+    backward(BackwardArgs{.xs = xs, .n = r.nargs, .fx = fx_[i], .dEdf = grad_[i], .i = static_cast<unsigned>(first),
+                          .dEdxi = grad_[a[first]], .attr = attr, .aux = aux_[i], .scratch = scratch,
+                          .member_dx = every_dx_.data(), .reached = reached});
+    return;
+  }
   for (size_t k = 0; k < r.nargs; ++k) {
     if (!gets_call(k)) continue;
     const PoolScope scratch_scope(scratch);

@@ -45,6 +45,7 @@ class SimpleExecutor : public ExecutorBase {
   std::vector<LowRankUpdate> low_rank_updates_;  // deferred weight-gradient updates (see op.h)
   std::vector<int> low_rank_head_;
   std::vector<VariableIndex> param_nodes_;  // parameter nodes reached by the running backward
+  std::vector<float*> every_dx_;  // a kGradientsInOneCall node's arguments' gradients
   // Simple backward: which reached nodes' gradients are zeroed or written yet (1), or partly written
   // (kPartial | the quarters written, OpDef::partial_gradient: completed by zero_for_adding, which
   // every reached node gets before its own backward).

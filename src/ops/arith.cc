@@ -487,7 +487,27 @@ struct List {
   static void bwd(const BackwardArgs& a) {
     const float scale = kAverage ? 1.f / a.n : 1.f;
     const float* g = a.dEdf.v;
-    const size_t bs = a.fx.d.batch_size();
+    const size_t bs = a.fx.d.batch_size(), bd = a.fx.d.bd;
+    if (a.member_dx) {  // kGradientsInOneCall: dxₖ += scale · g for every k, an unbatched dxₖ summing the batch
+      thread_local std::vector<Tensor> dx;
+      dx.clear();
+      for (unsigned k = 0; k < a.n; ++k) dx.emplace_back(a.xs[k].d, a.member_dx[k]);
+      const dev::ArgList d = dev::upload_args(a.fx.device, a.scratch, dx.data(), a.n, bs);
+      P::for_each(a.fx.device, size_t(a.n) * bs, [=] DYNET_LAMBDA(size_t i) {
+        const size_t k = i / bs, e = i % bs;
+        float* out = const_cast<float*>(d.v[k]);
+        if (!out) return;
+        // Atomic: an argument may repeat.
+        if (d.stride[k]) {
+          for (size_t b = 0; b < bd; ++b) dev::atomic_add(out + b * bs + e, g[b * bs + e] * scale);
+          return;
+        }
+        float s = 0.f;
+        for (size_t b = 0; b < bd; ++b) s += g[b * bs + e];
+        dev::atomic_add(out + e, s * scale);
+      });
+      return;
+    }
     dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, a.dEdxi.d.bd == a.fx.d.bd, a.fx.d.bd, bs,
                            [=] DYNET_LAMBDA(size_t b, size_t j) { return g[b * bs + j] * scale; });
   }
@@ -532,6 +552,13 @@ std::vector<OpSample> list_samples(Expression (*f)(const std::vector<Expression>
         for (size_t i = 0; i < y.size(); ++i) y[i] += xs[k][dims[k].bd == 1 ? i % n : i] / (average ? xs.size() : 1);
       return y;
     };
+  // Arguments that repeat add into one gradient more than once (on devices in one kernel: atomically).
+  samples.push_back({"repeated", {Dim({3}, 2), Dim({3})}, [f](ComputationGraph&, Xs x) { return f({x[0], x[1], x[0], x[1]}); }});
+  samples.back().reference = [average](const std::vector<std::vector<double>>& xs) {
+    std::vector<double> y(6);
+    for (size_t i = 0; i < y.size(); ++i) y[i] = 2 * (xs[0][i] + xs[1][i % 3]) / (average ? 4 : 1);
+    return y;
+  };
   return samples;
 }
 constexpr char kListSum[] = "sum";
@@ -542,14 +569,16 @@ const OpId k_sum = register_op({.name = kListSum,
                                 .forward = List<false>::fwd<dev::HostPrims>,
                                 .backward = List<false>::bwd<dev::HostPrims>,
                                 .batch = {.batchable = true},
-                                .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(sum), false); }});
+                                .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(sum), false); },
+                                .flags = kGradientsInOneCall});
 const OpId k_average = register_op({.name = kListAverage,
                                     .doc = "y = (1/n) Σᵢ xᵢ",
                                     .shape = list_shape<kListAverage>,
                                     .forward = List<true>::fwd<dev::HostPrims>,
                                     .backward = List<true>::bwd<dev::HostPrims>,
                                     .batch = {.batchable = true},
-                                    .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(average), true); }});
+                                    .samples = [] { return list_samples(static_cast<Expression (*)(Xs)>(average), true); },
+                                    .flags = kGradientsInOneCall});
 }  // namespace
 Expression sum(const std::initializer_list<Expression>& xs) { return make_node_n(k_sum, xs); }
 DYNET_API(sum, "sum", "sum(xs)", nullptr, Expression(const std::initializer_list<Expression>&));

@@ -51,6 +51,8 @@ struct CudaDevice : Device {
   cublasHandle_t blas = nullptr;
 
  private:
+  // cudaStreamSynchronize, its time counted (DeviceCounters::wait_ns).
+  void wait_for_stream();
   // Device memory of at least `bytes` for data staged from the host (row indices, host values); the
   // caller holds staging_mutex_ until the work that reads it is queued (the stream orders the rest).
   void* device_staging(size_t bytes);

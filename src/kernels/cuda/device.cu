@@ -1,5 +1,6 @@
 // The CUDA device and its registration with the core (set_gpu_runtime) when the library loads.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -137,12 +138,12 @@ void CudaDevice::copy_to_host(void* host_dst, const void* src, size_t bytes) {
     std::lock_guard<std::mutex> lock(staging_mutex_);
     void* h = host_staging(kStaged);
     cuda_check(cudaMemcpyAsync(h, src, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (to host)");
-    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    wait_for_stream();
     std::memcpy(host_dst, h, bytes);
     return;
   }
   cuda_check(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (to host)");
-  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  wait_for_stream();
 }
 
 void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
@@ -208,7 +209,7 @@ double CudaDevice::squared_norm(const float* x, size_t n) {
   add_squared_norm(x, n, norm_);
   double s = 0;
   cuda_check(cudaMemcpyAsync(&s, norm_, sizeof(double), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
-  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  wait_for_stream();
   return s;
 }
 
@@ -254,10 +255,16 @@ void CudaDevice::scatter_add_segments(float* const* dsts, const float* src, size
   });
 }
 
+void CudaDevice::wait_for_stream() {
+  const auto start = std::chrono::steady_clock::now();
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  count_wait_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
 void CudaDevice::synchronize() {
   make_current();
   count_work(0, 0, 0, true);
-  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  wait_for_stream();
 }
 
 // ---- registration ----
