@@ -77,9 +77,10 @@ struct Device {
   virtual void axpy(float a, const float* x, float* y, size_t n);  // y += a x
   virtual void scale(float* x, size_t n, float a);                 // x *= a
   virtual double squared_norm(const float* x, size_t n);           // Σ x², accumulated in double
-  // *sum += Σ x² (add_squared_norm_rows: over rows rows[k] of x, rows of `row` floats, rows[] in host memory),
-  // sum a double in this device's memory, without waiting: several sums read back at once cost one wait.
-  virtual void add_squared_norm(const float* x, size_t n, double* sum);
+  // *sum += Σ x² over the count segments xs[k] of ns[k] floats (the lists in host memory: one kernel), or
+  // (add_squared_norm_rows) over rows rows[k] of x, rows of `row` floats, rows[] in host memory; sum a
+  // double in this device's memory, without waiting: several sums read back at once cost one wait.
+  virtual void add_squared_norms(const float* const* xs, const size_t* ns, size_t count, double* sum);
   virtual void add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum);
   // dst row k += src row rows[k] (add) or ← it: rows of `row` floats; rows[] in host memory.
   virtual void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add);

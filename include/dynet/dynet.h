@@ -203,6 +203,7 @@ class ComputationGraph {
   uint64_t cse_hash(VariableIndex i) const;
   bool cse_equal(VariableIndex a, VariableIndex b) const;
   void cse_forget();
+  void switch_executor(int strategy);
   void mark_empty(NodeRec& r, const char* op, bool takes_empty);
 
   std::vector<NodeRec> nodes_;

@@ -233,6 +233,8 @@ class Trainer {
     Device* device;
     double* sum;
     bool used;
+    std::vector<const float*> xs;  // the gradients summed in one kernel, and their sizes
+    std::vector<size_t> ns;
   };
   std::vector<NormSum> norm_sums_;
   std::vector<ShadowState> state_;  // shadow_state(), fetched by the first update

@@ -329,12 +329,7 @@ void ComputationGraph::clear() {
 void ComputationGraph::renew(int strategy) {
   clear();
   strategy = std::max(strategy, 0);
-  if (strategy == strategy_) return;
-  GraphVectors spare;  // the node vectors kept with the acquired executor go back with ours
-  std::unique_ptr<Executor> next = acquire_executor(*this, strategy, &spare);
-  release_executor(std::move(exec_), strategy_, std::move(spare));
-  exec_ = std::move(next);
-  strategy_ = strategy;
+  if (strategy != strategy_) switch_executor(strategy);
 }
 
 void ComputationGraph::checkpoint() {
@@ -366,9 +361,18 @@ void ComputationGraph::set_execution_strategy(int strategy) {
   if (strategy == strategy_) return;
   if (!checkpoints_.empty())
     throw std::runtime_error("ComputationGraph::set_execution_strategy: not while a checkpoint is set");
-  exec_ = make_executor(*this, strategy);
-  strategy_ = strategy;
+  switch_executor(strategy);
   cse_forget();
+}
+
+// A spare executor of the strategy (what earlier graphs learned: fusion programs, buffer sizes), ours
+// kept for later graphs.
+void ComputationGraph::switch_executor(int strategy) {
+  GraphVectors spare;  // the node vectors kept with the acquired executor go back with ours
+  std::unique_ptr<Executor> next = acquire_executor(*this, strategy, &spare);
+  release_executor(std::move(exec_), strategy_, std::move(spare));
+  exec_ = std::move(next);
+  strategy_ = strategy;
 }
 
 size_t ComputationGraph::num_evaluated() const { return exec_->num_evaluated(); }

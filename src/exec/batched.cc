@@ -14,6 +14,9 @@
 namespace dynet {
 
 namespace {
+
+// Whole 64-byte lines of floats: scratch taken from a block keeps the block's alignment.
+constexpr size_t round_up(size_t n) { return (n + 15) & ~size_t(15); }
 // Running k nodes as one saves k-1 calls (each about as costly as copying this many floats: the op's
 // dispatch, shape handling and the executor's bookkeeping) and k-1 reads of every shared argument.
 // Concatenating arguments that do not already lie one after another costs a copy forward and a
@@ -949,13 +952,12 @@ void BatchedExecutor::backward_batch(const Batch& g) {
                       .scratch = scratch_pool, .repeat = repeat, .members = k, .reached = reached};
     if (view) {
       prepare_argument_gradient(args, def, !r0.device, kNone);
+    } else if (r0.device) [[unlikely]] {
+      d.v = args.dEdxi.v = zeroed_scratch(r0.device, xs[a].d.size(), scratch_pool);
     } else {  // a scratch buffer, written by the kernel where it can
       d.v = args.dEdxi.v = scratch_pool.allocate_floats(xs[a].d.size());
       args.overwrite = overwrites;
-      if (r0.device) [[unlikely]]
-        dev->fill(d.v, xs[a].d.size(), 0.f);
-      else if (!overwrites)
-        std::memset(d.v, 0, xs[a].d.size() * sizeof(float));
+      if (!overwrites) std::memset(d.v, 0, xs[a].d.size() * sizeof(float));
     }
     backward(args);
     repeat = true;
@@ -981,6 +983,19 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       }
     }
   }
+}
+
+float* BatchedExecutor::zeroed_scratch(uint8_t d, size_t n, MemPool& scratch) {
+  n = round_up(n);
+  zeroed_used_[d] += n;
+  if (zeroed_used_[d] <= zeroed_floats_[d]) {
+    float* p = device_next_[d];
+    device_next_[d] += n;
+    return p;
+  }
+  float* p = scratch.allocate_floats(n);
+  detail::device_at(d)->fill(p, n, 0.f);
+  return p;
 }
 
 // ---- Batches on devices other than the CPU: the same layout, data moved through the Device interface
@@ -1024,6 +1039,10 @@ void BatchedExecutor::scatter_on_device(Device* dev, const Batch& g, unsigned a,
 void BatchedExecutor::device_gradient_layout() {
   std::vector<size_t>& floats = device_floats_;
   floats.assign(256, 0);
+  zeroed_floats_.resize(256);
+  zeroed_used_.resize(256);
+  for (unsigned d = 0; d < 256; ++d) zeroed_floats_[d] = std::max(zeroed_floats_[d], zeroed_used_[d]);
+  zeroed_used_.assign(256, 0);
   for_each_group<false>(
       [&](VariableIndex i) {
         const NodeRec& r = cg_->node(i);
@@ -1036,7 +1055,7 @@ void BatchedExecutor::device_gradient_layout() {
   std::vector<float*>& next = device_next_;
   next.assign(256, nullptr);
   for (unsigned d = 1; d < 256; ++d)
-    if (floats[d]) next[d] = device_gradient_block(static_cast<uint8_t>(d), floats[d]);
+    if (floats[d]) next[d] = device_gradient_block(static_cast<uint8_t>(d), round_up(floats[d]) + zeroed_floats_[d]);
   for_each_group<false>(
       [&](VariableIndex i) {
         const NodeRec& r = cg_->node(i);
@@ -1061,6 +1080,8 @@ void BatchedExecutor::device_gradient_layout() {
           }
         at += size_t(b.size) * n;
       });
+  for (unsigned d = 1; d < 256; ++d)
+    if (next[d]) next[d] += round_up(floats[d]) - floats[d];  // the scratch starts aligned
 }
 
 void BatchedExecutor::invalidate() {

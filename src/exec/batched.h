@@ -113,7 +113,12 @@ class BatchedExecutor : public SimpleExecutor {
   void gather_on_device(Device* dev, float* dst, const VariableIndex* margs, unsigned nargs, unsigned k, unsigned a,
                         unsigned rep, size_t n);
   void scatter_on_device(Device* dev, const Batch& g, unsigned a, const float* d, size_t rep, size_t n);
+  // Lays the device nodes' gradients out in one zeroed block per device, followed by zeroed scratch for
+  // the argument gradients backward_batch computes apart: as much as the largest earlier pass used.
   void device_gradient_layout();
+  // n zeroed floats on device d for such an argument gradient: from the block's scratch while it lasts,
+  // else from `scratch`, zeroed with a launch of its own.
+  float* zeroed_scratch(uint8_t d, size_t n, MemPool& scratch);
   // Calls single(i) for each node that ran alone and batch(b) for each batch, in computation order
   // (reversed: in reverse).
   template <bool kReversed, class Single, class Multi>
@@ -239,6 +244,7 @@ class BatchedExecutor : public SimpleExecutor {
   std::vector<float*> segments_;  // gather_on_device, scatter_on_device: the members' memory
   std::vector<size_t> device_floats_;  // device_gradient_layout: floats and next free gradient per device
   std::vector<float*> device_next_;
+  std::vector<size_t> zeroed_floats_, zeroed_used_;  // per device: the block's scratch, and what this pass took
   // Elementwise fusion: the programs (kept across passes and graphs), this pass's regions, the
   // interpreter's per-member pointers, and the fused intermediates of the last backward (gradient()).
   bool fusion_ = true;

@@ -380,21 +380,29 @@ float Trainer::clip_gradients() {
 double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) {
   double sq = 0;
   const ParameterCollectionStorage& s = model->get_storage();
-  // A device sums its gradients with its own kernels, in double, into one double of its memory that is read
-  // once at the end: one wait per device, not one per parameter.
+  // A device sums its gradients in double with one kernel over all of them (lookup tables' rows apart) into
+  // one double of its memory that is read once at the end: one wait per device, not one per parameter.
   for (NormSum& n : norm_sums_) n.used = false;
-  auto device_sum = [this](Device* d) {
+  auto device_sum = [this](Device* d) -> NormSum& {
     auto it = std::find_if(norm_sums_.begin(), norm_sums_.end(), [d](const NormSum& n) { return n.device == d; });
-    if (it == norm_sums_.end()) it = norm_sums_.insert(it, {d, static_cast<double*>(d->allocate(sizeof(double))), false});
-    if (!it->used) d->fill(reinterpret_cast<float*>(it->sum), 2, 0.f);  // (+0.f twice: the bits of +0.0)
+    if (it == norm_sums_.end())
+      it = norm_sums_.insert(it, {d, static_cast<double*>(d->allocate(sizeof(double))), false, {}, {}});
+    if (!it->used) {
+      d->fill(reinterpret_cast<float*>(it->sum), 2, 0.f);  // (+0.f twice: the bits of +0.0)
+      it->xs.clear();
+      it->ns.clear();
+    }
     it->used = true;
-    return it->sum;
+    return *it;
   };
   auto add = [&](const Tensor& t, const float* v, size_t n) {
-    if (detail::host_addressable(t.device))
+    if (detail::host_addressable(t.device)) {
       sq += sum(v, n);
-    else
-      t.device->add_squared_norm(v, n, device_sum(t.device));
+      return;
+    }
+    NormSum& s = device_sum(t.device);
+    s.xs.push_back(v);
+    s.ns.push_back(n);
   };
   for (const auto& p : s.params) {
     std::lock_guard<std::mutex> lock(p->grad_mutex);
@@ -407,13 +415,14 @@ double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) {
       add(p->all_grads, p->all_grads.v, p->all_dim.size());
     } else if (Device* d = p->all_grads.device; !detail::host_addressable(d)) {  // one kernel, not one per row
       const std::vector<unsigned> rows(p->non_zero_grads.begin(), p->non_zero_grads.end());
-      d->add_squared_norm_rows(p->all_grads.v, rows.data(), rows.size(), p->dim.size(), device_sum(d));
+      d->add_squared_norm_rows(p->all_grads.v, rows.data(), rows.size(), p->dim.size(), device_sum(d).sum);
     } else {
       for (size_t r : p->non_zero_grads) add(p->all_grads, p->grads[r].v, p->dim.size());
     }
   }
   for (NormSum& n : norm_sums_) {
     if (!n.used) continue;
+    n.device->add_squared_norms(n.xs.data(), n.ns.data(), n.xs.size(), n.sum);
     double device_sq = 0;
     n.device->copy_to_host(&device_sq, n.sum, sizeof(double));
     sq += device_sq;

@@ -187,10 +187,32 @@ void CudaDevice::add_squares(size_t n, At at, double* sum) {
   squared_norm_kernel<<<std::min(dev::cuda_detail::blocks_for(n), 1024u), dev::cuda_detail::kThreads, 0, stream>>>(n, at, sum);
   cuda_check(cudaGetLastError(), "squared_norm kernel launch");
 }
-void CudaDevice::add_squared_norm(const float* x, size_t n, double* sum) {
-  if (n == 0) return;
+void CudaDevice::add_squared_norms(const float* const* xs, const size_t* ns, size_t count, double* sum) {
+  // The pointers, then where each segment starts among all the values (count + 1 offsets), in one upload.
+  thread_local std::vector<uintptr_t> lists;
+  lists.resize(2 * count + 1);
+  size_t total = 0;
+  for (size_t k = 0; k < count; ++k) {
+    lists[k] = reinterpret_cast<uintptr_t>(xs[k]);
+    lists[count + k] = total;
+    total += ns[k];
+  }
+  lists[2 * count] = total;
+  if (total == 0) return;
   make_current();
-  add_squares(n, [=] __device__(size_t i) { return x[i]; }, sum);
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  auto* d = static_cast<uintptr_t*>(device_staging(lists.size() * sizeof(uintptr_t)));
+  copy_from_host(d, lists.data(), lists.size() * sizeof(uintptr_t));
+  const float* const* p = reinterpret_cast<const float* const*>(d);
+  const uintptr_t* start = d + count;
+  add_squares(total, [=] __device__(size_t i) {
+    size_t lo = 0, hi = count;  // the segment k with start[k] <= i < start[k + 1]
+    while (hi - lo > 1) {
+      const size_t mid = (lo + hi) / 2;
+      (start[mid] <= i ? lo : hi) = mid;
+    }
+    return p[lo][i - start[lo]];
+  }, sum);
 }
 void CudaDevice::add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) {
   if (n == 0 || row == 0) return;
@@ -204,9 +226,9 @@ double CudaDevice::squared_norm(const float* x, size_t n) {
   if (n == 0) return 0;
   make_current();
   std::lock_guard<std::mutex> lock(staging_mutex_);  // norm_ is shared
-  count_work(1, 0, sizeof(double));                  // the memset (add_squared_norm counts the kernel), the read
+  count_work(1, 0, sizeof(double));                  // the memset (add_squares counts the kernel), the read
   cuda_check(cudaMemsetAsync(norm_, 0, sizeof(double), stream), "cudaMemsetAsync");
-  add_squared_norm(x, n, norm_);
+  add_squares(n, [=] __device__(size_t i) { return x[i]; }, norm_);
   double s = 0;
   cuda_check(cudaMemcpyAsync(&s, norm_, sizeof(double), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
   wait_for_stream();
