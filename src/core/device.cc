@@ -109,12 +109,12 @@ void Device::scatter_add_rows(float* dst, const float* src, const unsigned* rows
 }
 void Device::gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) {
   if (!count || !n) return;
-  count_work(1, count * sizeof(float*));
+  count_work(1, detail::list_upload_bytes(count * sizeof(float*)));
   for (size_t k = 0; k < count; ++k) std::memmove(dst + k * n, srcs[k], n * sizeof(float));
 }
 void Device::scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) {
   if (!count || !n) return;
-  count_work(1, count * sizeof(float*));
+  count_work(1, detail::list_upload_bytes(count * sizeof(float*)));
   for (size_t k = 0; k < count; ++k) add_scaled(1.f, src + k * n, dsts[k], n);
 }
 void Device::synchronize() { count_work(0, 0, 0, true); }

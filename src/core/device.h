@@ -54,6 +54,10 @@ extern Device* g_devices[256];
 inline Device* device_at(unsigned index) { return g_devices[index]; }
 // Whether host code may read and write the memory of tensors on this device directly.
 inline bool host_addressable(const Device* d) { return d == nullptr || d->backend == kCpuBackend; }
+// The Device calls' pointer lists of at most this many bytes reach a GPU's kernel in its parameters (well
+// under CUDA's 4 KB), not by an upload of their own; the bytes a list of `bytes` uploads.
+constexpr size_t kListBytesByValue = 2048;
+inline size_t list_upload_bytes(size_t bytes) { return bytes <= kListBytesByValue ? 0 : bytes; }
 // Set once a device other than the CPU exists: until then every node is on the CPU and graph
 // construction skips the device bookkeeping.
 extern bool g_multi_device;

@@ -49,6 +49,7 @@ void rule_kernel(Device* dev, const RuleArgs& r, float* const* t, size_t n, cons
         break;
       }
     }
+    if (a.clear_gradient) g[i] = 0.f;
   });
 }
 const bool kRegistered = (register_rule_kernel(DYNET_DEVICE_PRIMS::kBackend, rule_kernel<DYNET_DEVICE_PRIMS>), true);
@@ -60,6 +61,7 @@ namespace {
 RuleKernel g_rule_kernels[kNumBackends] = {};  // zero-initialised before any registration runs
 
 thread_local DeviceRowUpdate* t_row_update = nullptr;  // the innermost one alive on this thread
+thread_local DeviceClearingUpdate* t_clearing = nullptr;
 }  // namespace
 
 void register_rule_kernel(Backend backend, RuleKernel k) { g_rule_kernels[backend] = k; }
@@ -69,6 +71,8 @@ DeviceRowUpdate::DeviceRowUpdate(std::vector<unsigned> rows, size_t row)
   t_row_update = this;
 }
 DeviceRowUpdate::~DeviceRowUpdate() { t_row_update = outer_; }
+DeviceClearingUpdate::DeviceClearingUpdate() : outer_(t_clearing) { t_clearing = this; }
+DeviceClearingUpdate::~DeviceClearingUpdate() { t_clearing = outer_; }
 
 bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
   Device* dev = values[0]->device;
@@ -79,7 +83,10 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
   DeviceRowUpdate* rows = t_row_update;
   if (!rows || rows->done_ || rows->rows_.empty() || values[0]->d.size() != rows->row_) {
     for (size_t i = 0; i < values.size() && i < 5; ++i) t[i] = values[i]->v;
-    k(dev, r, t, values[0]->d.size(), nullptr, 0);
+    RuleArgs a = r;
+    a.clear_gradient = t_clearing != nullptr;
+    k(dev, a, t, values[0]->d.size(), nullptr, 0);
+    if (a.clear_gradient) t_clearing->done_ = true;
     return true;
   }
   // values[i] is row rows[0] of its table: the table starts that many rows before it.

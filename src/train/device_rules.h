@@ -16,6 +16,7 @@ enum class UpdateRule : uint8_t { SGD, Momentum, Adagrad, Adadelta, RMSProp, Ada
 struct RuleArgs {
   UpdateRule rule;
   float lr, gscale, weight_decay, a = 0.f, b = 0.f, eps = 0.f;
+  bool clear_gradient = false;  // the kernel zeroes each gradient value once it has used it
 };
 // t = {values, gradient, state...} in the trainer's shadow_state order: n floats each (rows == nullptr),
 // or the first n floats of the rows listed (rows of `row` floats; rows[] in the device's memory).
@@ -45,6 +46,22 @@ class DeviceRowUpdate {
   size_t row_;
   bool done_ = false;
   DeviceRowUpdate* outer_;
+};
+
+// While one is alive on its thread, a device_update of a whole tensor also zeroes its gradient in the same
+// kernel, and done() says so: the trainer's clearing of the gradient then needs no launch of its own.
+class DeviceClearingUpdate {
+ public:
+  DeviceClearingUpdate();
+  ~DeviceClearingUpdate();
+  DeviceClearingUpdate(const DeviceClearingUpdate&) = delete;
+  DeviceClearingUpdate& operator=(const DeviceClearingUpdate&) = delete;
+  bool done() const { return done_; }
+
+ private:
+  friend bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values);
+  bool done_ = false;
+  DeviceClearingUpdate* outer_;
 };
 
 }  // namespace dynet

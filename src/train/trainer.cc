@@ -537,7 +537,9 @@ void Trainer::update_parameter(size_t index, float gscale, std::vector<std::stri
   if (late && !gradient_finite(p)) {
     late->push_back(p.name);
   } else if (p.nonzero_grad || !zero_gradient_is_noop()) {  // without a gradient g is all zero
+    DeviceClearingUpdate clearing;
     update_params(gscale, index);
+    if (clearing.done()) p.nonzero_grad = false;  // zeroed by the update's kernel
   }
   p.clear_grad();
 }

@@ -258,23 +258,47 @@ void CudaDevice::scatter_add_rows(float* dst, const float* src, const unsigned* 
   });
 }
 
-// One kernel per list, the pointers uploaded first: a batch of 64 members is one launch, not 64 copies.
+namespace {
+// A short pointer list as a kernel parameter (detail::kListBytesByValue).
+template <class T>
+struct ListByValue {
+  T v[detail::kListBytesByValue / sizeof(T)];
+  ListByValue(const T* host, size_t count) { std::copy(host, host + count, v); }
+  __host__ __device__ const T& operator[](size_t i) const { return v[i]; }
+};
+// List: a ListByValue or a device pointer to the list.
+template <class List>
+void gather_kernel(CudaDevice* d, float* dst, List p, size_t count, size_t n) {
+  CudaPrims::for_each(d, count * n, [=] __host__ __device__(size_t i) { dst[i] = p[i / n][i % n]; });
+}
+template <class List>
+void scatter_add_kernel(CudaDevice* d, List p, const float* src, size_t count, size_t n) {
+  CudaPrims::for_each(d, count * n, [=] __host__ __device__(size_t i) {
+    dev::atomic_add(p[i / n] + i % n, src[i]);  // segments may repeat
+  });
+}
+}  // namespace
+
+// One kernel per list, the pointers in its parameters or uploaded first: a batch of 64 members is one
+// launch, not 64 copies.
 void CudaDevice::gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) {
   if (count == 0 || n == 0) return;
+  if (count * sizeof(float*) <= detail::kListBytesByValue)
+    return gather_kernel(this, dst, ListByValue<const float*>(srcs, count), count, n);
   std::lock_guard<std::mutex> lock(staging_mutex_);
   const float** p = static_cast<const float**>(device_staging(count * sizeof(float*)));
   copy_from_host(p, srcs, count * sizeof(float*));
-  CudaPrims::for_each(this, count * n, [=] __host__ __device__(size_t i) { dst[i] = p[i / n][i % n]; });
+  gather_kernel(this, dst, p, count, n);
 }
 
 void CudaDevice::scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) {
   if (count == 0 || n == 0) return;
+  if (count * sizeof(float*) <= detail::kListBytesByValue)
+    return scatter_add_kernel(this, ListByValue<float*>(dsts, count), src, count, n);
   std::lock_guard<std::mutex> lock(staging_mutex_);
   float** p = static_cast<float**>(device_staging(count * sizeof(float*)));
   copy_from_host(p, dsts, count * sizeof(float*));
-  CudaPrims::for_each(this, count * n, [=] __host__ __device__(size_t i) {
-    dev::atomic_add(p[i / n] + i % n, src[i]);  // segments may repeat
-  });
+  scatter_add_kernel(this, p, src, count, n);
 }
 
 void CudaDevice::wait_for_stream() {
