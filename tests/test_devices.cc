@@ -594,7 +594,9 @@ TEST(DeviceCounters, EachCallCountsWhatItQueues) {
     dev->copy_to_host(gathered.data(), q, gathered.size() * sizeof(float));
     EXPECT_EQ(gathered, std::vector<float>(many.size(), 1.f)) << dev->name;
     dev->deallocate(p);
-    dev->deallocate(q);
+    const uint64_t syncs = dev->counters().syncs;
+    dev->deallocate(q);  // freeing waits for the queued work
+    EXPECT_EQ(dev->counters().syncs, syncs + 1) << dev->name;
   }
   Device* cpu = cpu_device();
   const DeviceCounters before = cpu->counters();

@@ -18,7 +18,8 @@ struct DefaultDevice;
 namespace dynet {
 
 // Work queued on a device, counted as a GPU runs it: kernel launches (cuBLAS calls and copies on the
-// device included), waits of the host for the device (syncs: every download is one), copies from the host
+// device included), waits of the host for the device (syncs: every download is one, and every freeing of
+// device memory, which waits for the work queued), copies from the host
 // (uploads) and to it (downloads) with their bytes, and the nanoseconds the host spent waiting (wait_ns:
 // a step's time less these is the host's own). The emulated device counts what a GPU would for the same
 // program (its waits take no time); the CPU, which runs its kernels inline, counts nothing. Totals since

@@ -2,7 +2,10 @@
 // arrays; these must give the same steps).
 #include "train/device_rules.h"
 
+#include <algorithm>
+#include <mutex>
 #include <stdexcept>
+#include <vector>
 
 #include "kernels/device/prims.h"
 
@@ -93,15 +96,27 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
   const size_t first = size_t(rows->rows_[0]) * rows->row_;
   for (size_t i = 0; i < values.size() && i < 5; ++i) t[i] = values[i]->v - first;
   const size_t bytes = rows->rows_.size() * sizeof(unsigned);
-  auto* listed = static_cast<unsigned*>(dev->allocate(bytes));
-  try {
-    dev->copy_from_host(listed, rows->rows_.data(), bytes);
-    k(dev, r, t, rows->rows_.size() * rows->row_, listed, rows->row_);
-  } catch (...) {
-    dev->deallocate(listed);
-    throw;
+  // The row list goes to device memory kept for it (per device, grown when short): allocating it per update
+  // cost a cudaMalloc, and freeing it a wait for the device. Held until the kernel is queued behind the copy.
+  struct RowList {
+    Device* device;
+    unsigned* rows;
+    size_t bytes;
+  };
+  static std::mutex mutex;
+  static std::vector<RowList> lists;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = std::find_if(lists.begin(), lists.end(), [dev](const RowList& l) { return l.device == dev; });
+  if (it == lists.end()) it = lists.insert(lists.end(), RowList{dev, nullptr, 0});
+  if (it->bytes < bytes) {
+    dev->deallocate(it->rows);
+    it->rows = nullptr;
+    it->bytes = 0;
+    it->rows = static_cast<unsigned*>(dev->allocate(2 * bytes));
+    it->bytes = 2 * bytes;
   }
-  dev->deallocate(listed);  // after the kernel: a device's deallocate waits for the work queued on it
+  dev->copy_from_host(it->rows, rows->rows_.data(), bytes);
+  k(dev, r, t, rows->rows_.size() * rows->row_, it->rows, rows->row_);
   rows->done_ = true;
   return true;
 }

@@ -91,8 +91,12 @@ void* CudaDevice::allocate(size_t bytes) {
 }
 
 void CudaDevice::deallocate(void* p) {
+  if (!p) return;
   make_current();
+  count_work(0, 0, 0, true);
+  const auto start = std::chrono::steady_clock::now();
   cudaFree(p);  // waits for the work queued on the device, so nothing still reads it
+  count_wait_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
 }
 
 void* CudaDevice::allocate_parameters(size_t bytes) {
