@@ -91,6 +91,8 @@ struct Device {
   // are in host memory: the autobatching executor concatenates and splits its members' values with these.
   virtual void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n);
   virtual void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n);
+  // dsts[k] += srcs[k], ns[k] floats each, for k < count, in one kernel (dsts may repeat; lists in host memory).
+  virtual void add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count);
   // Waits until everything queued on the device is done (host reads of device memory come after it).
   virtual void synchronize();
 

@@ -120,6 +120,11 @@ void Device::scatter_add_segments(float* const* dsts, const float* src, size_t c
   count_work(1, detail::list_upload_bytes(count * sizeof(float*)));
   for (size_t k = 0; k < count; ++k) add_scaled(1.f, src + k * n, dsts[k], n);
 }
+void Device::add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count) {
+  if (std::all_of(ns, ns + count, [](size_t n) { return n == 0; })) return;
+  count_work(1, detail::list_upload_bytes((3 * count + 1) * sizeof(uintptr_t)));  // as a GPU: the lists, offsets
+  for (size_t k = 0; k < count; ++k) add_scaled(1.f, srcs[k], dsts[k], ns[k]);
+}
 void Device::synchronize() { count_work(0, 0, 0, true); }
 
 DeviceCounters Device::counters() const {

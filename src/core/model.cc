@@ -187,6 +187,8 @@ void ParameterStorage::copy(const ParameterStorage& val) {
   copy_values(values, val.values);
 }
 void ParameterStorage::accumulate_grad(const Tensor& d) {
+  if (detail::HeldGradients* held = detail::HeldGradients::current(); held && !detail::host_addressable(g.device))
+    return held->hold(this, d);
   std::lock_guard<std::mutex> lock(grad_mutex);
   const size_t n = dim.size();
   if (!nonzero_grad && d.d.bd == 1) {  // g is all zero (clear_grad): a copy reads half as much memory
@@ -206,6 +208,40 @@ void ParameterStorage::set_value(const std::vector<float>& val) {
                                 name + " " + dim.str());
   dev(values).copy_from_host(values.v, val.data(), val.size() * sizeof(float));
 }
+
+namespace detail {
+namespace {
+thread_local HeldGradients* t_held = nullptr;
+}
+HeldGradients::HeldGradients() : outer_(t_held) { t_held = this; }
+HeldGradients::~HeldGradients() { t_held = outer_; }
+HeldGradients* HeldGradients::current() { return t_held; }
+void HeldGradients::hold(ParameterStorage* p, const Tensor& g) {
+  const size_t n = p->dim.size();
+  for (size_t b = 0; b < g.d.bd; ++b) held_.push_back({p, g.v + b * n});  // a batched gradient: summed
+}
+void HeldGradients::push() {
+  auto key = [](const Held& h) { return std::pair(h.p->g.device, h.p); };  // by device, then address
+  std::stable_sort(held_.begin(), held_.end(), [&](const Held& a, const Held& b) { return key(a) < key(b); });
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (size_t k = 0; k < held_.size(); ++k)
+    if (k == 0 || held_[k].p != held_[k - 1].p) locks.emplace_back(held_[k].p->grad_mutex);
+  // Adding into a gradient that is all zero (nonzero_grad false: cleared) is as right as copying.
+  std::vector<float*> dsts;
+  std::vector<const float*> srcs;
+  std::vector<size_t> ns;
+  for (size_t k = 0; k < held_.size(); ++k) {
+    ParameterStorage* p = held_[k].p;
+    dsts.push_back(p->g.v), srcs.push_back(held_[k].g), ns.push_back(p->dim.size());
+    p->nonzero_grad = true;
+    if (k + 1 == held_.size() || held_[k + 1].p->g.device != p->g.device) {
+      p->g.device->add_segments(dsts.data(), srcs.data(), ns.data(), dsts.size());
+      dsts.clear(), srcs.clear(), ns.clear();
+    }
+  }
+  held_.clear();
+}
+}  // namespace detail
 
 // ---- LookupParameterStorage ----
 void LookupParameterStorage::scale_parameters(float a) { dev(all_values).scale(all_values.v, all_dim.size(), a); }

@@ -14,6 +14,10 @@
 
 #include <pthread.h>
 
+#include <vector>
+
+#include "dynet/model.h"
+
 namespace dynet::detail {
 
 class ParameterLock {
@@ -44,5 +48,30 @@ ParameterLock& parameter_lock();
 // each parameter's values under the parameter's mutex instead of aliasing them, since asynchronous
 // updates on other threads write values under that mutex alone.
 inline int asynchronous_sessions = 0;
+
+// While one is alive on its thread, ParameterStorage::accumulate_grad holds back gradients on devices other
+// than the CPU; push() adds them all, on each device with one kernel (Device::add_segments), under their
+// parameters' mutexes (taken in address order, so pushes on several threads cannot deadlock). The
+// executors push a backward pass's parameter gradients so: one launch per device, not one per parameter.
+// Destroyed without push(), it drops what it holds (a failed pass leaves the parameters alone).
+class HeldGradients {
+ public:
+  HeldGradients();
+  ~HeldGradients();
+  HeldGradients(const HeldGradients&) = delete;
+  HeldGradients& operator=(const HeldGradients&) = delete;
+  // The innermost alive on this thread, or null.
+  static HeldGradients* current();
+  void hold(ParameterStorage* p, const Tensor& g);
+  void push();
+
+ private:
+  struct Held {
+    ParameterStorage* p;
+    const float* g;
+  };
+  std::vector<Held> held_;
+  HeldGradients* outer_;
+};
 
 }  // namespace dynet::detail

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/device.h"
+#include "core/param_lock.h"
 #include "exec/profile.h"
 #include "kernels/cpu/gemm.h"
 
@@ -129,10 +130,12 @@ void zero_other_quarters(float* p, size_t n, size_t rows, uint8_t written) {
 
 // Parameter gradients go to the shared storage only once the whole reverse pass has succeeded.
 void SimpleExecutor::push_parameter_gradients() {
+  detail::HeldGradients held;  // those on devices: one launch per device
   for (VariableIndex i : param_nodes_) {
     const NodeRec& r = cg_->node(i);
     op_def(r.op).param_grad(AttrView{cg_->node_attr(i), r.attr_words}, grad_[i], aux_[i]);
   }
+  held.push();
 }
 
 void SimpleExecutor::backward_node(VariableIndex i) {

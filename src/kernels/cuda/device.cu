@@ -281,7 +281,42 @@ void scatter_add_kernel(CudaDevice* d, List p, const float* src, size_t count, s
     dev::atomic_add(p[i / n] + i % n, src[i]);  // segments may repeat
   });
 }
+
+// Segment k of `lists` (3·count + 1 words: the destinations, the sources, where each starts among all the
+// `total` values, and the total) gets its source added.
+template <class List>
+void add_segments_kernel(CudaDevice* d, List lists, size_t count, size_t total) {
+  CudaPrims::for_each(d, total, [=] __host__ __device__(size_t i) {
+    size_t lo = 0, hi = count;  // the segment k with start[k] <= i < start[k + 1]
+    while (hi - lo > 1) {
+      const size_t mid = (lo + hi) / 2;
+      (lists[2 * count + mid] <= i ? lo : hi) = mid;
+    }
+    const size_t e = i - lists[2 * count + lo];
+    dev::atomic_add(reinterpret_cast<float*>(lists[lo]) + e, reinterpret_cast<const float*>(lists[count + lo])[e]);
+  });
+}
 }  // namespace
+
+void CudaDevice::add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count) {
+  thread_local std::vector<uintptr_t> lists;
+  lists.resize(3 * count + 1);
+  size_t total = 0;
+  for (size_t k = 0; k < count; ++k) {
+    lists[k] = reinterpret_cast<uintptr_t>(dsts[k]);
+    lists[count + k] = reinterpret_cast<uintptr_t>(srcs[k]);
+    lists[2 * count + k] = total;
+    total += ns[k];
+  }
+  lists[3 * count] = total;
+  if (total == 0) return;
+  if (lists.size() * sizeof(uintptr_t) <= detail::kListBytesByValue)
+    return add_segments_kernel(this, ListByValue<uintptr_t>(lists.data(), lists.size()), count, total);
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  auto* d = static_cast<uintptr_t*>(device_staging(lists.size() * sizeof(uintptr_t)));
+  copy_from_host(d, lists.data(), lists.size() * sizeof(uintptr_t));
+  add_segments_kernel(this, static_cast<const uintptr_t*>(d), count, total);
+}
 
 // One kernel per list, the pointers in its parameters or uploaded first: a batch of 64 members is one
 // launch, not 64 copies.
