@@ -15,6 +15,7 @@
 #include "dynet/model.h"
 #include "dynet/param-init.h"
 #include "dynet/training.h"
+#include "kernels/device/emulated.h"
 
 #include "temp_dir.h"
 
@@ -46,44 +47,52 @@ Expression counting_loss(ComputationGraph& g, Parameter W, LookupParameter E, un
   return sum_elems(parameter(g, W)) + sum_elems(lookup(g, E, row));
 }
 
+// The CPU, and the emulated device: there backward holds the parameter gradients back and pushes them with
+// one kernel per pass (detail::HeldGradients), and updates clear the gradients in their kernels.
+std::vector<Device*> devices() { return {cpu_device(), emulated_device()}; }
+
 TEST(Threads, BackwardFromManyThreadsLosesNoGradient) {
-  ParameterCollection m;
-  Parameter W = m.add_parameters({3, 4}, ParameterInitConst(0.5f));
-  LookupParameter E = m.add_lookup_parameters(kThreads, {5}, ParameterInitConst(0.f));
-  constexpr int kSteps = 200;
-  in_threads(kThreads, [&](int t) {
-    for (int s = 0; s < kSteps; ++s) {
-      ComputationGraph g;
-      g.backward(counting_loss(g, W, E, unsigned(t)));
-    }
-  });
-  for (size_t k = 0; k < W.dim().size(); ++k) EXPECT_EQ(W.gradients()->v[k], float(kThreads * kSteps));
-  const LookupParameterStorage& s = E.get_storage();
-  EXPECT_EQ(s.non_zero_grads.size(), size_t(kThreads));
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(s.grads[t].v[4], float(kSteps));
+  for (Device* dev : devices()) {
+    ParameterCollection m;
+    Parameter W = m.add_parameters({3, 4}, ParameterInitConst(0.5f), "", dev);
+    LookupParameter E = m.add_lookup_parameters(kThreads, {5}, ParameterInitConst(0.f), "", dev);
+    constexpr int kSteps = 200;
+    in_threads(kThreads, [&](int t) {
+      for (int s = 0; s < kSteps; ++s) {
+        ComputationGraph g;
+        g.backward(counting_loss(g, W, E, unsigned(t)));
+      }
+    });
+    for (size_t k = 0; k < W.dim().size(); ++k) EXPECT_EQ(W.gradients()->v[k], float(kThreads * kSteps)) << dev->name;
+    const LookupParameterStorage& s = E.get_storage();
+    EXPECT_EQ(s.non_zero_grads.size(), size_t(kThreads));
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(s.grads[t].v[4], float(kSteps)) << dev->name;
+  }
 }
 
 // Threads run backward and update() (on one shared trainer) concurrently: with SGD at rate 1 and no
 // clipping every accumulated gradient moves the values by exactly its size once, so after a last
 // update W = 0.5 - (number of backward calls) exactly. A lost, doubled or torn gradient shows.
 TEST(Threads, UpdatesApplyEachGradientExactlyOnce) {
-  ParameterCollection m;
-  Parameter W = m.add_parameters({8}, ParameterInitConst(0.5f));
-  LookupParameter E = m.add_lookup_parameters(kThreads, {3}, ParameterInitConst(0.f));
-  SimpleSGDTrainer sgd(m, 1.f);
-  sgd.clipping_enabled = false;
-  constexpr int kSteps = 3000;
-  in_threads(kThreads, [&](int t) {
-    for (int s = 0; s < kSteps; ++s) {
-      ComputationGraph g;
-      g.backward(counting_loss(g, W, E, unsigned(t)));
-      if (s % (t + 1) == 0) sgd.update();  // threads update at different rates
-    }
-  });
-  sgd.update();
-  for (size_t k = 0; k < W.dim().size(); ++k) EXPECT_EQ(W.values()->v[k], 0.5f - kThreads * kSteps);
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(E.get_storage().values[t].v[0], -float(kSteps));
-  EXPECT_EQ(W.gradients()->v[0], 0.f);
+  for (Device* dev : devices()) {
+    ParameterCollection m;
+    Parameter W = m.add_parameters({8}, ParameterInitConst(0.5f), "", dev);
+    LookupParameter E = m.add_lookup_parameters(kThreads, {3}, ParameterInitConst(0.f), "", dev);
+    SimpleSGDTrainer sgd(m, 1.f);
+    sgd.clipping_enabled = false;
+    const int steps = dev == cpu_device() ? 3000 : 500;
+    in_threads(kThreads, [&](int t) {
+      for (int s = 0; s < steps; ++s) {
+        ComputationGraph g;
+        g.backward(counting_loss(g, W, E, unsigned(t)));
+        if (s % (t + 1) == 0) sgd.update();  // threads update at different rates
+      }
+    });
+    sgd.update();
+    for (size_t k = 0; k < W.dim().size(); ++k) EXPECT_EQ(W.values()->v[k], 0.5f - kThreads * steps) << dev->name;
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(E.get_storage().values[t].v[0], -float(steps)) << dev->name;
+    EXPECT_EQ(W.gradients()->v[0], 0.f) << dev->name;
+  }
 }
 
 // A small classifier trained by four threads with one Adam trainer (clipping on, sparse embedding
