@@ -191,6 +191,19 @@ void CudaDevice::add_squares(size_t n, At at, double* sum) {
   squared_norm_kernel<<<std::min(dev::cuda_detail::blocks_for(n), 1024u), dev::cuda_detail::kThreads, 0, stream>>>(n, at, sum);
   cuda_check(cudaGetLastError(), "squared_norm kernel launch");
 }
+namespace {
+// The segment k < count with starts[first + k] <= i < starts[first + k + 1] (ascending from 0).
+template <class List>
+__host__ __device__ size_t segment_of(const List& starts, size_t first, size_t count, size_t i) {
+  size_t lo = 0, hi = count;
+  while (hi - lo > 1) {
+    const size_t mid = (lo + hi) / 2;
+    (starts[first + mid] <= i ? lo : hi) = mid;
+  }
+  return lo;
+}
+}  // namespace
+
 void CudaDevice::add_squared_norms(const float* const* xs, const size_t* ns, size_t count, double* sum) {
   // The pointers, then where each segment starts among all the values (count + 1 offsets), in one upload.
   thread_local std::vector<uintptr_t> lists;
@@ -210,12 +223,8 @@ void CudaDevice::add_squared_norms(const float* const* xs, const size_t* ns, siz
   const float* const* p = reinterpret_cast<const float* const*>(d);
   const uintptr_t* start = d + count;
   add_squares(total, [=] __device__(size_t i) {
-    size_t lo = 0, hi = count;  // the segment k with start[k] <= i < start[k + 1]
-    while (hi - lo > 1) {
-      const size_t mid = (lo + hi) / 2;
-      (start[mid] <= i ? lo : hi) = mid;
-    }
-    return p[lo][i - start[lo]];
+    const size_t k = segment_of(start, 0, count, i);
+    return p[k][i - start[k]];
   }, sum);
 }
 void CudaDevice::add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) {
@@ -287,13 +296,8 @@ void scatter_add_kernel(CudaDevice* d, List p, const float* src, size_t count, s
 template <class List>
 void add_segments_kernel(CudaDevice* d, List lists, size_t count, size_t total) {
   CudaPrims::for_each(d, total, [=] __host__ __device__(size_t i) {
-    size_t lo = 0, hi = count;  // the segment k with start[k] <= i < start[k + 1]
-    while (hi - lo > 1) {
-      const size_t mid = (lo + hi) / 2;
-      (lists[2 * count + mid] <= i ? lo : hi) = mid;
-    }
-    const size_t e = i - lists[2 * count + lo];
-    dev::atomic_add(reinterpret_cast<float*>(lists[lo]) + e, reinterpret_cast<const float*>(lists[count + lo])[e]);
+    const size_t k = segment_of(lists, 2 * count, count, i), e = i - lists[2 * count + k];
+    dev::atomic_add(reinterpret_cast<float*>(lists[k]) + e, reinterpret_cast<const float*>(lists[count + k])[e]);
   });
 }
 }  // namespace
