@@ -182,6 +182,23 @@ TEST(Autobatch, RenewSwitchesTheExecutor) {
   }
 }
 
+// Executors pass from graph to graph (the spare ones, what they learned kept), but not their settings.
+TEST(Autobatch, ASpareExecutorStartsWithTheDefaultSettings) {
+  const BatchedExecutor* first = nullptr;
+  bool by_default = false;
+  {
+    ComputationGraph g;
+    g.set_execution_strategy(1);
+    first = batched(g);
+    by_default = first->fusion();
+    const_cast<BatchedExecutor*>(first)->set_fusion(!by_default);
+  }
+  ComputationGraph g;
+  g.set_execution_strategy(1);
+  EXPECT_EQ(batched(g), first);  // the spare
+  EXPECT_EQ(batched(g)->fusion(), by_default);
+}
+
 // ---- whole models under every strategy ----
 
 struct Outcome {

@@ -37,6 +37,16 @@ void set_tensor(Tensor& t, const Dim& d, float* v, Device* device, DeviceMempool
 }  // namespace
 
 BatchedExecutor::BatchedExecutor(const ComputationGraph& cg, int strategy) : SimpleExecutor(cg), strategy_(strategy) {
+  default_settings();
+}
+
+// A spare executor's next graph starts with the environment's settings, whatever the last one set.
+void BatchedExecutor::rebind(const ComputationGraph& cg) {
+  SimpleExecutor::rebind(cg);
+  default_settings();
+}
+
+void BatchedExecutor::default_settings() {
   const char* env = std::getenv("DYNET_FUSION");
   fusion_ = !(env && std::string(env) == "0");
   env = std::getenv("DYNET_RECYCLE_GRADIENTS");

@@ -20,6 +20,7 @@ class BatchedExecutor : public SimpleExecutor {
   // 2: by depth (all nodes of one depth and signature together).
   BatchedExecutor(const ComputationGraph& cg, int strategy);
 
+  void rebind(const ComputationGraph& cg) override;
   void forward(VariableIndex last) override;
   void backward(VariableIndex last, bool full) override;
   void invalidate() override;
@@ -67,6 +68,7 @@ class BatchedExecutor : public SimpleExecutor {
   }
 
  private:
+  void default_settings();  // fusion and recycling as the environment says
   void schedule_agenda();
   void schedule_by_depth();
   // Runs `k` ready nodes (positions) of one signature, batched when that pays off (else one by one).
