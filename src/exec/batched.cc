@@ -14,9 +14,9 @@
 namespace dynet {
 
 namespace {
-
 // Whole 64-byte lines of floats: scratch taken from a block keeps the block's alignment.
 constexpr size_t round_up(size_t n) { return (n + 15) & ~size_t(15); }
+
 // Running k nodes as one saves k-1 calls (each about as costly as copying this many floats: the op's
 // dispatch, shape handling and the executor's bookkeeping) and k-1 reads of every shared argument.
 // Concatenating arguments that do not already lie one after another costs a copy forward and a
