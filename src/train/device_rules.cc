@@ -116,7 +116,10 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
     it->bytes = 2 * bytes;
   }
   dev->copy_from_host(it->rows, rows->rows_.data(), bytes);
-  k(dev, r, t, rows->rows_.size() * rows->row_, it->rows, rows->row_);
+  RuleArgs a = r;
+  a.clear_gradient = t_clearing != nullptr;
+  k(dev, a, t, rows->rows_.size() * rows->row_, it->rows, rows->row_);
+  if (a.clear_gradient) t_clearing->done_ = true;
   rows->done_ = true;
   return true;
 }

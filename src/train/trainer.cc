@@ -547,6 +547,7 @@ void Trainer::update_parameter(size_t index, float gscale, std::vector<std::stri
 void Trainer::update_lookup_parameter(size_t index, float gscale, std::vector<std::string>* late) {
   LookupParameterStorage& p = *model->get_storage().lookup_params[index];
   std::lock_guard<std::mutex> lock(p.grad_mutex);
+  DeviceClearingUpdate clearing;
   if (late && !gradient_finite(p)) {
     late->push_back(p.name);
   } else if (!sparse_updates_enabled || p.all_updated) {
@@ -560,6 +561,10 @@ void Trainer::update_lookup_parameter(size_t index, float gscale, std::vector<st
       next = all_rows.done() ? p.non_zero_grads.end() : std::next(next);
     }
     for (; next != p.non_zero_grads.end(); ++next) update_lookup_params(gscale, index, *next);
+  }
+  if (clearing.done()) {  // the update's kernel zeroed every gradient row it read: all that are nonzero
+    p.non_zero_grads.clear();
+    p.nonzero_grad = false;
   }
   p.clear_grad();
 }
