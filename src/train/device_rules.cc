@@ -83,44 +83,41 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
   const RuleKernel k = g_rule_kernels[dev->backend];
   if (!k) throw std::runtime_error("Trainer: no update kernels for " + dev->name + " in this build");
   float* t[5] = {};
+  RuleArgs a = r;
+  a.clear_gradient = t_clearing != nullptr;
   DeviceRowUpdate* rows = t_row_update;
   if (!rows || rows->done_ || rows->rows_.empty() || values[0]->d.size() != rows->row_) {
     for (size_t i = 0; i < values.size() && i < 5; ++i) t[i] = values[i]->v;
-    RuleArgs a = r;
-    a.clear_gradient = t_clearing != nullptr;
     k(dev, a, t, values[0]->d.size(), nullptr, 0);
-    if (a.clear_gradient) t_clearing->done_ = true;
-    return true;
+  } else {
+    // values[i] is row rows[0] of its table: the table starts that many rows before it.
+    const size_t first = size_t(rows->rows_[0]) * rows->row_;
+    for (size_t i = 0; i < values.size() && i < 5; ++i) t[i] = values[i]->v - first;
+    const size_t bytes = rows->rows_.size() * sizeof(unsigned);
+    // The row list goes to device memory kept for it (per device, grown when short): allocating it per
+    // update cost a cudaMalloc, and freeing it a wait for the device. Held until the kernel is queued.
+    struct RowList {
+      Device* device;
+      unsigned* rows;
+      size_t bytes;
+    };
+    static std::mutex mutex;
+    static std::vector<RowList> lists;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = std::find_if(lists.begin(), lists.end(), [dev](const RowList& l) { return l.device == dev; });
+    if (it == lists.end()) it = lists.insert(lists.end(), RowList{dev, nullptr, 0});
+    if (it->bytes < bytes) {
+      dev->deallocate(it->rows);
+      it->rows = nullptr;
+      it->bytes = 0;
+      it->rows = static_cast<unsigned*>(dev->allocate(2 * bytes));
+      it->bytes = 2 * bytes;
+    }
+    dev->copy_from_host(it->rows, rows->rows_.data(), bytes);
+    k(dev, a, t, rows->rows_.size() * rows->row_, it->rows, rows->row_);
+    rows->done_ = true;
   }
-  // values[i] is row rows[0] of its table: the table starts that many rows before it.
-  const size_t first = size_t(rows->rows_[0]) * rows->row_;
-  for (size_t i = 0; i < values.size() && i < 5; ++i) t[i] = values[i]->v - first;
-  const size_t bytes = rows->rows_.size() * sizeof(unsigned);
-  // The row list goes to device memory kept for it (per device, grown when short): allocating it per update
-  // cost a cudaMalloc, and freeing it a wait for the device. Held until the kernel is queued behind the copy.
-  struct RowList {
-    Device* device;
-    unsigned* rows;
-    size_t bytes;
-  };
-  static std::mutex mutex;
-  static std::vector<RowList> lists;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = std::find_if(lists.begin(), lists.end(), [dev](const RowList& l) { return l.device == dev; });
-  if (it == lists.end()) it = lists.insert(lists.end(), RowList{dev, nullptr, 0});
-  if (it->bytes < bytes) {
-    dev->deallocate(it->rows);
-    it->rows = nullptr;
-    it->bytes = 0;
-    it->rows = static_cast<unsigned*>(dev->allocate(2 * bytes));
-    it->bytes = 2 * bytes;
-  }
-  dev->copy_from_host(it->rows, rows->rows_.data(), bytes);
-  RuleArgs a = r;
-  a.clear_gradient = t_clearing != nullptr;
-  k(dev, a, t, rows->rows_.size() * rows->row_, it->rows, rows->row_);
-  if (a.clear_gradient) t_clearing->done_ = true;
-  rows->done_ = true;
+  if (t_clearing) t_clearing->done_ = true;
   return true;
 }
 #endif

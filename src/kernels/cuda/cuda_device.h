@@ -58,6 +58,10 @@ struct CudaDevice : Device {
   // caller holds staging_mutex_ until the work that reads it is queued (the stream orders the rest).
   void* device_staging(size_t bytes);
   void* host_staging(size_t bytes);  // pinned, same rule
+  // kernel(list) over `count` values of T from the host: the list travels in the kernel's parameters (a
+  // ListByValue) when it fits detail::kListBytesByValue, else staged in device memory first.
+  template <class T, class Kernel>
+  void with_list(const T* host, size_t count, Kernel kernel);
   // *sum += Σ at(i)² for i < n (at: a __device__ functor giving the i-th value), in double, queued.
   template <class At>
   void add_squares(size_t n, At at, double* sum);

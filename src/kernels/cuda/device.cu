@@ -94,9 +94,8 @@ void CudaDevice::deallocate(void* p) {
   if (!p) return;
   make_current();
   count_work(0, 0, 0, true);
-  const auto start = std::chrono::steady_clock::now();
-  cudaFree(p);  // waits for the work queued on the device, so nothing still reads it
-  count_wait_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  wait_for_stream();  // what is queued may still read it (cudaFree would wait too, untimed)
+  cudaFree(p);
 }
 
 void* CudaDevice::allocate_parameters(size_t bytes) {
@@ -279,6 +278,18 @@ struct ListByValue {
   ListByValue(const T* host, size_t count) { std::copy(host, host + count, v); }
   __host__ __device__ const T& operator[](size_t i) const { return v[i]; }
 };
+}  // namespace
+
+template <class T, class Kernel>
+void CudaDevice::with_list(const T* host, size_t count, Kernel kernel) {
+  if (count * sizeof(T) <= detail::kListBytesByValue) return kernel(ListByValue<T>(host, count));
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  T* d = static_cast<T*>(device_staging(count * sizeof(T)));
+  copy_from_host(d, host, count * sizeof(T));
+  kernel(static_cast<const T*>(d));
+}
+
+namespace {
 // List: a ListByValue or a device pointer to the list.
 template <class List>
 void gather_kernel(CudaDevice* d, float* dst, List p, size_t count, size_t n) {
@@ -314,34 +325,19 @@ void CudaDevice::add_segments(float* const* dsts, const float* const* srcs, cons
   }
   lists[3 * count] = total;
   if (total == 0) return;
-  if (lists.size() * sizeof(uintptr_t) <= detail::kListBytesByValue)
-    return add_segments_kernel(this, ListByValue<uintptr_t>(lists.data(), lists.size()), count, total);
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  auto* d = static_cast<uintptr_t*>(device_staging(lists.size() * sizeof(uintptr_t)));
-  copy_from_host(d, lists.data(), lists.size() * sizeof(uintptr_t));
-  add_segments_kernel(this, static_cast<const uintptr_t*>(d), count, total);
+  with_list(lists.data(), lists.size(), [&](auto l) { add_segments_kernel(this, l, count, total); });
 }
 
 // One kernel per list, the pointers in its parameters or uploaded first: a batch of 64 members is one
 // launch, not 64 copies.
 void CudaDevice::gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) {
   if (count == 0 || n == 0) return;
-  if (count * sizeof(float*) <= detail::kListBytesByValue)
-    return gather_kernel(this, dst, ListByValue<const float*>(srcs, count), count, n);
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  const float** p = static_cast<const float**>(device_staging(count * sizeof(float*)));
-  copy_from_host(p, srcs, count * sizeof(float*));
-  gather_kernel(this, dst, p, count, n);
+  with_list(srcs, count, [&](auto p) { gather_kernel(this, dst, p, count, n); });
 }
 
 void CudaDevice::scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) {
   if (count == 0 || n == 0) return;
-  if (count * sizeof(float*) <= detail::kListBytesByValue)
-    return scatter_add_kernel(this, ListByValue<float*>(dsts, count), src, count, n);
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  float** p = static_cast<float**>(device_staging(count * sizeof(float*)));
-  copy_from_host(p, dsts, count * sizeof(float*));
-  scatter_add_kernel(this, p, src, count, n);
+  with_list(dsts, count, [&](auto p) { scatter_add_kernel(this, p, src, count, n); });
 }
 
 void CudaDevice::wait_for_stream() {
