@@ -55,7 +55,7 @@ struct DeviceCounters {
 // state). The rest moves data and runs the few kernels the engine itself needs. The base class implements
 // them for host memory (the CPU).
 struct Device {
-  Device(int id, DeviceType t, std::string n) : device_id(id), type(t), name(std::move(n)) {}
+  Device(int id, DeviceType t, std::string n);
   virtual ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -95,6 +95,16 @@ struct Device {
   virtual void add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count);
   // Waits until everything queued on the device is done (host reads of device memory come after it).
   virtual void synchronize();
+  // A small read the host collects later instead of waiting for it now (the trainer's gradient norm is
+  // collected with the next step's loss). read_later queues a copy of bytes <= kLaterReadBytes from src and
+  // returns its ticket, or kNoTicket while too many are outstanding (read it now instead). collect copies it
+  // to host_dst and frees the ticket once it has arrived, and returns whether it had; it waits for it (a
+  // sync) only when `wait`. A GPU's read arrives when the device reaches it, the emulated device's with its
+  // next wait, the CPU's at once.
+  static constexpr size_t kLaterReadBytes = 64;
+  static constexpr unsigned kNoTicket = ~0u, kLaterReads = 32;  // at most kLaterReads outstanding
+  virtual unsigned read_later(const void* src, size_t bytes);
+  virtual bool collect(unsigned ticket, void* host_dst, bool wait);
 
   DeviceCounters counters() const;
   // For the implementations of devices and of kernel launches: counts work queued here (not on the CPU), a
@@ -103,9 +113,12 @@ struct Device {
     if (backend) count_queued(launches, upload_bytes, download_bytes, sync);
   }
   void count_wait_ns(uint64_t ns) { wait_ns_.fetch_add(ns, std::memory_order_relaxed); }
+  void count_later_read(size_t bytes);  // a download that waits for nothing (read_later)
 
  private:
   void count_queued(unsigned launches, size_t upload_bytes, size_t download_bytes, bool sync);
+  struct LaterReads;  // read_later's slots (device.cc)
+  std::unique_ptr<LaterReads> later_;
   std::atomic<uint64_t> launches_{0}, syncs_{0}, uploads_{0}, upload_bytes_{0}, downloads_{0}, download_bytes_{0},
       wait_ns_{0};
 };

@@ -55,7 +55,11 @@ class Trainer {
   // A gradient holding NaN or Inf (clipping on or off) refuses the whole update before anything
   // changes: it throws std::runtime_error naming the parameters and clears all gradients, so the
   // model stays usable and the next step starts afresh (DyNet threw only with clipping on and kept
-  // the bad gradients, so every later update threw again).
+  // the bad gradients, so every later update threw again). With every parameter on one GPU the check
+  // runs in the update's kernels instead, so that the update waits for nothing: an update with a bad
+  // gradient changes nothing and returns, and the next update() throws (not naming the parameters),
+  // changes nothing either and clears the gradients. `clips` and `updates` (which leaves out a refused
+  // update) are then settled by the next update(), status() or save().
   //
   // Threads: any number of graphs may run forward and backward at once while other threads call
   // update() (on this trainer or another over the same parameters). An update excludes every graph's
@@ -220,12 +224,26 @@ class Trainer {
   void unswap_before_update();
   void restore_weights();  // swap_params_to_weights() without taking the parameter lock
   // clip_gradients() without taking the parameter lock; throws (see refuse_non_finite_gradients)
-  // when a gradient value is NaN or Inf, whether or not clipping is enabled.
-  float gradient_scale();
+  // when a gradient value is NaN or Inf, whether or not clipping is enabled. With deferred_norm, it may
+  // instead leave the check to the update's kernels (DeviceGradientCheck): it then sets *deferred_norm to
+  // the squared norm in the device's memory, to be read later (settle_gradient_check), and returns 1.
+  float gradient_scale(const double** deferred_norm = nullptr);
+  // The squared gradient norm: the devices' sums queued (norm_sums_), plus the host's.
+  double queue_squared_norms(double (*sum)(const float*, size_t));
   double squared_gradient_norm(double (*sum)(const float*, size_t));
+  float scale_for_norm(double squared_norm, bool clipping, float threshold);  // counts the clips
+  // The one device every parameter is on, when an update may leave its gradient check to the device: the
+  // last update ran every rule as a device kernel, and nothing on the host needs the norm before the next
+  // update (no reducer, moving average or weight decay; not asynchronous). Else nullptr.
+  Device* deferrable_device(bool asynchronous) const;
+  // Reads the norm an earlier update left to the device (waiting only if no wait since has brought it):
+  // counts its clip, or, when it was NaN or Inf, takes back that update's count and keeps the refusal that
+  // the next update throws.
+  void settle_gradient_check();
   // Clears every gradient of the collection and throws std::runtime_error naming the parameters
   // whose gradients are not finite.
   [[noreturn]] void refuse_non_finite_gradients(double squared_norm);
+  void clear_all_gradients();
 
   std::vector<Tensor*> values_;  // update_rule's argument, reused across calls
   // Per device other than the CPU: a double in its memory that squared_gradient_norm sums into, read once.
@@ -237,6 +255,16 @@ class Trainer {
     std::vector<size_t> ns;
   };
   std::vector<NormSum> norm_sums_;
+  struct PendingCheck {  // an update's gradient norm, read later (Device::read_later)
+    Device* device = nullptr;
+    unsigned ticket = 0;
+    bool clipping = false;
+    float threshold = 0.f;
+  };
+  PendingCheck pending_check_;
+  std::string deferred_refusal_;  // a later-read norm was NaN or Inf: the next update throws this
+  bool device_rules_only_ = false;  // the last update ran rules, all of them as device kernels
+  bool device_rule_ran_ = false, host_rule_ran_ = false;  // in this update
   std::vector<ShadowState> state_;  // shadow_state(), fetched by the first update
   bool state_known_ = false;
   bool warned_update_epoch_ = false;

@@ -15,6 +15,22 @@ namespace dynet {
 
 // ---- host memory (the CPU, and the base of devices whose memory the host can address) ----
 
+// read_later's slots for devices whose memory the host addresses: the value is copied at once (the
+// emulated device runs its kernels as they are queued) and arrives with the next counted wait, as a GPU's
+// would at the latest.
+struct Device::LaterReads {
+  struct Slot {
+    bool used = false;
+    uint64_t queued_at_sync = 0;  // the device's sync count when it was queued
+    size_t bytes = 0;
+    unsigned char data[kLaterReadBytes];
+  };
+  std::mutex mutex;
+  std::vector<Slot> slots;
+};
+
+Device::Device(int id, DeviceType t, std::string n)
+    : device_id(id), type(t), name(std::move(n)), later_(std::make_unique<LaterReads>()) {}
 Device::~Device() = default;
 
 void* Device::allocate(size_t bytes) {
@@ -126,11 +142,52 @@ void Device::add_segments(float* const* dsts, const float* const* srcs, const si
   for (size_t k = 0; k < count; ++k) add_scaled(1.f, srcs[k], dsts[k], ns[k]);
 }
 void Device::synchronize() { count_work(0, 0, 0, true); }
+unsigned Device::read_later(const void* src, size_t bytes) {
+  if (bytes > kLaterReadBytes)
+    throw std::invalid_argument(name + ": read_later of " + std::to_string(bytes) + " bytes (at most " +
+                                std::to_string(kLaterReadBytes) + ")");
+  std::lock_guard<std::mutex> lock(later_->mutex);
+  auto& slots = later_->slots;
+  auto it = std::find_if(slots.begin(), slots.end(), [](const LaterReads::Slot& s) { return !s.used; });
+  if (it == slots.end()) {
+    if (slots.size() == kLaterReads) return kNoTicket;
+    it = slots.insert(slots.end(), LaterReads::Slot{});
+  }
+  count_later_read(bytes);
+  it->used = true;
+  it->queued_at_sync = syncs_.load();
+  it->bytes = bytes;
+  if (bytes) std::memcpy(it->data, src, bytes);
+  return static_cast<unsigned>(it - slots.begin());
+}
+bool Device::collect(unsigned ticket, void* host_dst, bool wait) {
+  uint64_t queued_at_sync = 0;
+  {
+    std::lock_guard<std::mutex> lock(later_->mutex);
+    if (ticket >= later_->slots.size() || !later_->slots[ticket].used)
+      throw std::invalid_argument(name + ": collect of ticket " + std::to_string(ticket) + ", not outstanding");
+    queued_at_sync = later_->slots[ticket].queued_at_sync;
+  }
+  if (backend && syncs_.load() == queued_at_sync) {  // no wait since it was queued: not there yet on a GPU
+    if (!wait) return false;
+    synchronize();
+  }
+  std::lock_guard<std::mutex> lock(later_->mutex);
+  LaterReads::Slot& slot = later_->slots[ticket];  // (the vector may have grown meanwhile)
+  if (slot.bytes) std::memcpy(host_dst, slot.data, slot.bytes);
+  slot.used = false;
+  return true;
+}
 
 DeviceCounters Device::counters() const {
   auto get = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
   return {get(launches_),  get(syncs_),          get(uploads_), get(upload_bytes_),
           get(downloads_), get(download_bytes_), get(wait_ns_)};
+}
+void Device::count_later_read(size_t bytes) {
+  if (!backend || !bytes) return;
+  downloads_.fetch_add(1, std::memory_order_relaxed);
+  download_bytes_.fetch_add(bytes, std::memory_order_relaxed);
 }
 void Device::count_queued(unsigned launches, size_t upload_bytes, size_t download_bytes, bool sync) {
   auto add = [](std::atomic<uint64_t>& c, uint64_t n) {

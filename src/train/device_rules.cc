@@ -3,6 +3,7 @@
 #include "train/device_rules.h"
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -18,13 +19,23 @@ void rule_kernel(Device* dev, const RuleArgs& r, float* const* t, size_t n, cons
   const RuleArgs a = r;
   P::for_each(dev, n, [=] DYNET_LAMBDA(size_t k) {
     const size_t i = rows ? size_t(rows[k / row]) * row + k % row : k;
-    const float gi = g[i] * a.gscale;
+    float gscale = a.gscale;
+    if (a.norm_sq) {  // as Trainer::gradient_scale computes it from the same double
+      const double sq = *a.norm_sq;
+      if (!(sq <= 1.7976931348623157e308)) {  // NaN or Inf: this update changes nothing
+        if (a.clear_gradient) g[i] = 0.f;
+        return;
+      }
+      const float norm = static_cast<float>(::sqrt(sq));
+      if (a.clipping && norm > a.clip_threshold) gscale = a.clip_threshold / norm;
+    }
+    const float gi = g[i] * gscale;
     switch (a.rule) {
       case UpdateRule::SGD:
-        x[i] -= g[i] * (a.lr * a.gscale / a.weight_decay);
+        x[i] -= g[i] * (a.lr * gscale / a.weight_decay);
         break;
       case UpdateRule::Momentum:
-        s1[i] = s1[i] * a.a - g[i] * (a.lr * a.gscale);
+        s1[i] = s1[i] * a.a - g[i] * (a.lr * gscale);
         x[i] += s1[i] / a.weight_decay;
         break;
       case UpdateRule::Adagrad:
@@ -44,8 +55,8 @@ void rule_kernel(Device* dev, const RuleArgs& r, float* const* t, size_t n, cons
         break;
       case UpdateRule::Adam:
       case UpdateRule::Amsgrad: {
-        s1[i] = s1[i] * a.a + g[i] * ((1.f - a.a) * a.gscale);
-        s2[i] = s2[i] * a.b + g[i] * g[i] * ((1.f - a.b) * a.gscale * a.gscale);
+        s1[i] = s1[i] * a.a + g[i] * ((1.f - a.a) * gscale);
+        s2[i] = s2[i] * a.b + g[i] * g[i] * ((1.f - a.b) * gscale * gscale);
         float v = s2[i];
         if (a.rule == UpdateRule::Amsgrad) v = s3[i] = fn::max(s3[i], v);
         x[i] -= s1[i] / (fn::sqrt(v) + a.eps) * (a.lr / a.weight_decay);
@@ -65,6 +76,7 @@ RuleKernel g_rule_kernels[kNumBackends] = {};  // zero-initialised before any re
 
 thread_local DeviceRowUpdate* t_row_update = nullptr;  // the innermost one alive on this thread
 thread_local DeviceClearingUpdate* t_clearing = nullptr;
+thread_local DeviceGradientCheck* t_check = nullptr;
 }  // namespace
 
 void register_rule_kernel(Backend backend, RuleKernel k) { g_rule_kernels[backend] = k; }
@@ -76,6 +88,11 @@ DeviceRowUpdate::DeviceRowUpdate(std::vector<unsigned> rows, size_t row)
 DeviceRowUpdate::~DeviceRowUpdate() { t_row_update = outer_; }
 DeviceClearingUpdate::DeviceClearingUpdate() : outer_(t_clearing) { t_clearing = this; }
 DeviceClearingUpdate::~DeviceClearingUpdate() { t_clearing = outer_; }
+DeviceGradientCheck::DeviceGradientCheck(Device* device, const double* norm_sq, bool clipping, float clip_threshold)
+    : device_(device), norm_sq_(norm_sq), clipping_(clipping), clip_threshold_(clip_threshold), outer_(t_check) {
+  t_check = this;
+}
+DeviceGradientCheck::~DeviceGradientCheck() { t_check = outer_; }
 
 bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
   Device* dev = values[0]->device;
@@ -85,6 +102,14 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
   float* t[5] = {};
   RuleArgs a = r;
   a.clear_gradient = t_clearing != nullptr;
+  if (t_check) {
+    if (t_check->device_ != dev)
+      throw std::logic_error("Trainer: a parameter on " + dev->name + " in an update checked on " +
+                             t_check->device_->name);
+    a.norm_sq = t_check->norm_sq_;
+    a.clipping = t_check->clipping_;
+    a.clip_threshold = t_check->clip_threshold_;
+  }
   DeviceRowUpdate* rows = t_row_update;
   if (!rows || rows->done_ || rows->rows_.empty() || values[0]->d.size() != rows->row_) {
     for (size_t i = 0; i < values.size() && i < 5; ++i) t[i] = values[i]->v;
@@ -102,7 +127,7 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
       size_t bytes;
     };
     static std::mutex mutex;
-    static std::vector<RowList> lists;
+    static auto& lists = *new std::vector<RowList>;  // kept as long as the devices: until the process ends
     std::lock_guard<std::mutex> lock(mutex);
     auto it = std::find_if(lists.begin(), lists.end(), [dev](const RowList& l) { return l.device == dev; });
     if (it == lists.end()) it = lists.insert(lists.end(), RowList{dev, nullptr, 0});

@@ -16,11 +16,13 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace dynet {
 
@@ -351,6 +353,13 @@ Trainer::Trainer(ParameterCollection& m, real lr) : learning_rate(lr), model(&m)
 }
 
 Trainer::~Trainer() {
+  if (pending_check_.device) {
+    double sq;
+    try {
+      pending_check_.device->collect(pending_check_.ticket, &sq, true);  // frees its slot
+    } catch (const std::exception&) {  // (a destructor does not throw; the device reported its error before)
+    }
+  }
   for (const NormSum& s : norm_sums_) s.device->deallocate(s.sum);
 }
 
@@ -371,13 +380,14 @@ void Trainer::synchronize_parameter_devices() const {
 
 float Trainer::clip_gradients() {
   ExclusiveParameters lock(detail::parameter_lock());
+  settle_gradient_check();
   synchronize_parameter_devices();
   return gradient_scale();
 }
 
 // Each parameter under its mutex: during asynchronous training, graphs on other threads may be
 // adding to the gradients while this update holds only the shared side of the parameter lock.
-double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) {
+double Trainer::queue_squared_norms(double (*sum)(const float*, size_t)) {
   double sq = 0;
   const ParameterCollectionStorage& s = model->get_storage();
   // A device sums its gradients in double with one kernel over all of them (lookup tables' rows apart) into
@@ -420,9 +430,15 @@ double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) {
       for (size_t r : p->non_zero_grads) add(p->all_grads, p->grads[r].v, p->dim.size());
     }
   }
+  for (NormSum& n : norm_sums_)
+    if (n.used) n.device->add_squared_norms(n.xs.data(), n.ns.data(), n.xs.size(), n.sum);
+  return sq;
+}
+
+double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) {
+  double sq = queue_squared_norms(sum);
   for (NormSum& n : norm_sums_) {
     if (!n.used) continue;
-    n.device->add_squared_norms(n.xs.data(), n.ns.data(), n.xs.size(), n.sum);
     double device_sq = 0;
     n.device->copy_to_host(&device_sq, n.sum, sizeof(double));
     sq += device_sq;
@@ -430,20 +446,73 @@ double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) {
   return sq;
 }
 
-float Trainer::gradient_scale() {
+float Trainer::scale_for_norm(double squared_norm, bool clipping, float threshold) {
+  const float norm = static_cast<float>(std::sqrt(squared_norm));
+  if (!clipping || !(norm > threshold)) return 1.f;
+  ++clips;
+  ++clips_since_status;
+  return threshold / norm;
+}
+
+float Trainer::gradient_scale(const double** deferred_norm) {
   // Computed whether or not clipping is on: a NaN or Inf gradient must never reach the values (a
   // finite sum of squares in double means every gradient value is finite).
+  if (deferred_norm) {  // every gradient is on one device: its sum is the whole norm
+    queue_squared_norms(sum_of_squares);
+    const auto n = std::find_if(norm_sums_.begin(), norm_sums_.end(), [](const NormSum& n) { return n.used; });
+    if (n == norm_sums_.end()) return 1.f;  // no gradient at all
+    const unsigned ticket = n->device->read_later(n->sum, sizeof(double));
+    if (ticket != Device::kNoTicket) {
+      pending_check_ = {n->device, ticket, clipping_enabled, clip_threshold};
+      *deferred_norm = n->sum;
+      return 1.f;
+    }
+  }
   double sq = squared_gradient_norm(sum_of_squares);
   if (!std::isfinite(sq)) sq = squared_gradient_norm(sum_of_squares_exact);  // float lanes overflowed?
   if (!std::isfinite(sq)) refuse_non_finite_gradients(sq);
-  const float norm = static_cast<float>(std::sqrt(sq));
-  if (!clipping_enabled) return 1.f;
-  if (norm > clip_threshold) {
-    ++clips;
-    ++clips_since_status;
-    return clip_threshold / norm;
+  return scale_for_norm(sq, clipping_enabled, clip_threshold);
+}
+
+Device* Trainer::deferrable_device(bool asynchronous) const {
+  if (asynchronous || reducer_ || !device_rules_only_ || ma_mode != MovingAverage::None) return nullptr;
+  const ParameterCollectionStorage& s = model->get_storage();
+  for (const auto& decay : s.weight_decays)
+    if (decay->get_lambda() != 0) return nullptr;
+  Device* d = nullptr;
+  auto same = [&d](Device* p) { return (d ? d : d = p) == p; };
+  for (const auto& p : s.params)
+    if (!same(p->values.device)) return nullptr;
+  for (const auto& p : s.lookup_params)
+    if (!same(p->all_values.device)) return nullptr;
+  return d && !detail::host_addressable(d) ? d : nullptr;
+}
+
+void Trainer::settle_gradient_check() {
+  const PendingCheck check = pending_check_;
+  if (!check.device) return;
+  pending_check_ = {};
+  double sq = 0;
+  check.device->collect(check.ticket, &sq, true);
+  if (std::isfinite(sq)) {
+    scale_for_norm(sq, check.clipping, check.threshold);
+    return;
   }
-  return 1.f;
+  --updates;  // its kernels changed nothing
+  --updates_since_status;
+  std::ostringstream msg;
+  msg << "Magnitude of gradient is bad: " << std::sqrt(sq) << " (NaN or Inf in a gradient of the previous update, on "
+      << check.device->name << ", whose norm the device checks and the host reads with the next update, so that "
+      << "updates wait for nothing). That update changed no value or trainer state, nor did this one; all gradients "
+         "were cleared, and the next backward() and update() start afresh.";
+  deferred_refusal_ = msg.str();
+}
+
+void Trainer::clear_all_gradients() {
+  for (const auto& p : model->get_storage().all_params) {
+    std::lock_guard<std::mutex> lock(p->grad_mutex);
+    p->clear_grad();
+  }
 }
 
 void Trainer::refuse_non_finite_gradients(double squared_norm) {
@@ -457,10 +526,7 @@ void Trainer::refuse_non_finite_gradients(double squared_norm) {
     std::lock_guard<std::mutex> lock(p->grad_mutex);
     if (!gradient_finite(*p)) bad.push_back(p->name);
   }
-  for (const auto& p : s.all_params) {
-    std::lock_guard<std::mutex> lock(p->grad_mutex);
-    p->clear_grad();
-  }
+  clear_all_gradients();
   std::ostringstream msg;
   msg << "Magnitude of gradient is bad: " << std::sqrt(squared_norm) << " (NaN or Inf in the gradient of ";
   for (size_t k = 0; k < bad.size() && k < 5; ++k) msg << (k ? ", " : "") << bad[k];
@@ -539,6 +605,7 @@ void Trainer::update_parameter(size_t index, float gscale, std::vector<std::stri
   } else if (p.nonzero_grad || !zero_gradient_is_noop()) {  // without a gradient g is all zero
     DeviceClearingUpdate clearing;
     update_params(gscale, index);
+    (clearing.done() ? device_rule_ran_ : host_rule_ran_) = true;
     if (clearing.done()) p.nonzero_grad = false;  // zeroed by the update's kernel
   }
   p.clear_grad();
@@ -548,11 +615,14 @@ void Trainer::update_lookup_parameter(size_t index, float gscale, std::vector<st
   LookupParameterStorage& p = *model->get_storage().lookup_params[index];
   std::lock_guard<std::mutex> lock(p.grad_mutex);
   DeviceClearingUpdate clearing;
+  bool ran = false;
   if (late && !gradient_finite(p)) {
     late->push_back(p.name);
   } else if (!sparse_updates_enabled || p.all_updated) {
-    if (p.nonzero_grad || !zero_gradient_is_noop()) update_lookup_params(gscale, index);
+    ran = p.nonzero_grad || !zero_gradient_is_noop();
+    if (ran) update_lookup_params(gscale, index);
   } else {
+    ran = !p.non_zero_grads.empty();
     auto next = p.non_zero_grads.begin();
     if (next != p.non_zero_grads.end() && !detail::host_addressable(p.all_values.device)) {
       // On a device the built-in rules update all the rows with one kernel (see DeviceRowUpdate).
@@ -562,6 +632,7 @@ void Trainer::update_lookup_parameter(size_t index, float gscale, std::vector<st
     }
     for (; next != p.non_zero_grads.end(); ++next) update_lookup_params(gscale, index, *next);
   }
+  if (ran) (clearing.done() ? device_rule_ran_ : host_rule_ran_) = true;
   if (clearing.done()) {  // the update's kernel zeroed every gradient row it read: all that are nonzero
     p.non_zero_grads.clear();
     p.nonzero_grad = false;
@@ -623,16 +694,26 @@ void Trainer::update_listed(const std::vector<unsigned>* params, const std::vect
 // frozen ones only lose their gradients) or the listed ones.
 void Trainer::apply_update(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params,
                            std::vector<std::string>* late) {
+  settle_gradient_check();
+  if (!deferred_refusal_.empty()) {
+    clear_all_gradients();
+    throw std::runtime_error(std::exchange(deferred_refusal_, {}));
+  }
   if (reducer_) {
     // The reducer reads and writes the gradients from the host (device parameters are in managed memory).
     synchronize_parameter_devices();
     reducer_->reduce(*model, sparse_updates_enabled);
   }
   const SubnormalsFlushed flushed(flushes_subnormals());
-  const float gscale = gradient_scale();
+  Device* const defer_on = deferrable_device(late != nullptr);
+  const double* deferred_norm = nullptr;
+  const float gscale = gradient_scale(defer_on ? &deferred_norm : nullptr);
+  std::optional<DeviceGradientCheck> check;
+  if (deferred_norm) check.emplace(defer_on, deferred_norm, clipping_enabled, clip_threshold);
   unswap_before_update();
   allocate_state();
   begin_update();
+  device_rule_ran_ = host_rule_ran_ = false;
   const ParameterCollectionStorage& s = model->get_storage();
   if (params) {
     for (size_t i : *params) update_parameter(i, gscale, late);
@@ -657,6 +738,7 @@ void Trainer::apply_update(const std::vector<unsigned>* params, const std::vecto
       }
     }
   }
+  device_rules_only_ = device_rule_ran_ && !host_rule_ran_;
   finish_update();
 }
 
@@ -866,6 +948,7 @@ void Trainer::restart(real lr) {
 }
 
 void Trainer::status() {
+  settle_gradient_check();
   std::cerr << "[lr=" << learning_rate << " clips=" << clips_since_status << " updates=" << updates_since_status
             << "] ";
   clips_since_status = 0;
@@ -879,6 +962,7 @@ void Trainer::save(std::ostream& os) {
     throw std::runtime_error(
         "Trainer::save: the parameters are swapped to their moving average; call swap_params_to_weights() first");
   ExclusiveParameters lock(detail::parameter_lock());  // no update meanwhile (allocate_state may add state)
+  settle_gradient_check();  // (the counters)
   allocate_state();  // parameters never updated yet are saved with their (zero) state
   const ParameterCollectionStorage& s = model->get_storage();
   const size_t np = s.params.size(), nlp = s.lookup_params.size();
@@ -914,6 +998,7 @@ void Trainer::populate(std::istream& is, real lr) {
 
 void Trainer::populate(std::istream& is) {
   ExclusiveParameters lock(detail::parameter_lock());
+  settle_gradient_check();  // (before the counters are replaced)
   const ParameterCollectionStorage& s = model->get_storage();
   // Everything is read into these first, so that a bad input changes nothing.
   read_header(is, "#Trainer#", s);  // the counts only need to fit: the sections carry their own

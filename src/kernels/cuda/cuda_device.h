@@ -47,6 +47,8 @@ struct CudaDevice : Device {
   void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) override;
   void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) override;
   void synchronize() override;
+  unsigned read_later(const void* src, size_t bytes) override;
+  bool collect(unsigned ticket, void* host_dst, bool wait) override;
 
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
@@ -71,6 +73,12 @@ struct CudaDevice : Device {
   void* host_staging_ = nullptr;
   size_t host_staging_bytes_ = 0;
   double* norm_ = nullptr;  // squared_norm's accumulator (device memory)
+  // read_later's slots: pinned host memory the copies land in, and an event recorded after each copy.
+  std::mutex later_mutex_;
+  unsigned char* later_host_ = nullptr;
+  cudaEvent_t later_done_[kLaterReads] = {};
+  size_t later_bytes_[kLaterReads] = {};
+  bool later_used_[kLaterReads] = {};
 };
 
 inline CudaDevice& cuda_device(Device* d) { return *static_cast<CudaDevice*>(d); }

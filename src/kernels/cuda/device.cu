@@ -64,6 +64,9 @@ CudaDevice::~CudaDevice() {
   cudaFree(norm_);
   cudaFree(device_staging_);
   cudaFreeHost(host_staging_);
+  cudaFreeHost(later_host_);
+  for (cudaEvent_t e : later_done_)
+    if (e) cudaEventDestroy(e);
 }
 
 void CudaDevice::make_current() const {
@@ -350,6 +353,47 @@ void CudaDevice::synchronize() {
   make_current();
   count_work(0, 0, 0, true);
   wait_for_stream();
+}
+
+unsigned CudaDevice::read_later(const void* src, size_t bytes) {
+  if (bytes > kLaterReadBytes)
+    throw std::invalid_argument(name + ": read_later of " + std::to_string(bytes) + " bytes (at most " +
+                                std::to_string(kLaterReadBytes) + ")");
+  make_current();
+  std::lock_guard<std::mutex> lock(later_mutex_);
+  if (!later_host_) {
+    cuda_check(cudaMallocHost(&later_host_, kLaterReads * kLaterReadBytes), "cudaMallocHost (later reads)");
+    for (cudaEvent_t& e : later_done_) cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  const unsigned k = static_cast<unsigned>(std::find(later_used_, later_used_ + kLaterReads, false) - later_used_);
+  if (k == kLaterReads) return kNoTicket;
+  count_later_read(bytes);
+  if (bytes)
+    cuda_check(cudaMemcpyAsync(later_host_ + k * kLaterReadBytes, src, bytes, cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpyAsync (later read)");
+  cuda_check(cudaEventRecord(later_done_[k], stream), "cudaEventRecord");
+  later_used_[k] = true;
+  later_bytes_[k] = bytes;
+  return k;
+}
+
+bool CudaDevice::collect(unsigned ticket, void* host_dst, bool wait) {
+  make_current();
+  std::lock_guard<std::mutex> lock(later_mutex_);
+  if (ticket >= kLaterReads || !later_used_[ticket])
+    throw std::invalid_argument(name + ": collect of ticket " + std::to_string(ticket) + ", not outstanding");
+  const cudaError_t state = cudaEventQuery(later_done_[ticket]);
+  if (state == cudaErrorNotReady) {
+    cudaGetLastError();  // not an error, but it may be left as the last one, which launch checks read
+    if (!wait) return false;
+    count_work(0, 0, 0, true);
+    wait_for_stream();
+  } else {
+    cuda_check(state, "cudaEventQuery");
+  }
+  std::memcpy(host_dst, later_host_ + ticket * kLaterReadBytes, later_bytes_[ticket]);
+  later_used_[ticket] = false;
+  return true;
 }
 
 // ---- registration ----
