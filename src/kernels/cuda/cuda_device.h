@@ -79,6 +79,14 @@ struct CudaDevice : Device {
   cudaEvent_t later_done_[kLaterReads] = {};
   size_t later_bytes_[kLaterReads] = {};
   bool later_used_[kLaterReads] = {};
+  // copy_from_host's pinned ring: a copy from pageable memory costs the host more and may wait for the device
+  // (the driver stages it), one from pinned memory is only queued. Chunks are reused once the event recorded
+  // after their last copy has passed.
+  static constexpr size_t kUploadChunk = size_t(1) << 18, kUploadChunks = 16;
+  std::mutex upload_mutex_;
+  unsigned char* upload_ring_ = nullptr;
+  cudaEvent_t upload_done_[kUploadChunks] = {};
+  size_t upload_chunk_ = 0, upload_offset_ = 0;
 };
 
 inline CudaDevice& cuda_device(Device* d) { return *static_cast<CudaDevice*>(d); }

@@ -65,7 +65,10 @@ CudaDevice::~CudaDevice() {
   cudaFree(device_staging_);
   cudaFreeHost(host_staging_);
   cudaFreeHost(later_host_);
+  cudaFreeHost(upload_ring_);
   for (cudaEvent_t e : later_done_)
+    if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : upload_done_)
     if (e) cudaEventDestroy(e);
 }
 
@@ -156,8 +159,30 @@ void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
   if (bytes == 0) return;
   make_current();
   count_work(0, bytes);
-  // From pageable memory the call returns once the source has been staged, so the caller may reuse it.
-  cuda_check(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (from host)");
+  if (bytes > kUploadChunk) {
+    // From pageable memory the call returns once the source has been staged, so the caller may reuse it.
+    cuda_check(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (from host)");
+    return;
+  }
+  std::lock_guard<std::mutex> lock(upload_mutex_);
+  if (!upload_ring_) {
+    cuda_check(cudaMallocHost(&upload_ring_, kUploadChunk * kUploadChunks), "cudaMallocHost (upload ring)");
+    for (cudaEvent_t& e : upload_done_) cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  if (upload_offset_ + bytes > kUploadChunk) {  // on to the next chunk, once its copies are done
+    cuda_check(cudaEventRecord(upload_done_[upload_chunk_], stream), "cudaEventRecord");
+    upload_chunk_ = (upload_chunk_ + 1) % kUploadChunks;
+    upload_offset_ = 0;
+    if (cudaEventQuery(upload_done_[upload_chunk_]) == cudaErrorNotReady) {
+      cudaGetLastError();  // (see collect)
+      count_work(0, 0, 0, true);
+      cuda_check(cudaEventSynchronize(upload_done_[upload_chunk_]), "cudaEventSynchronize");
+    }
+  }
+  unsigned char* staged = upload_ring_ + upload_chunk_ * kUploadChunk + upload_offset_;
+  std::memcpy(staged, host_src, bytes);
+  upload_offset_ += (bytes + 63) & ~size_t(63);
+  cuda_check(cudaMemcpyAsync(dst, staged, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (from host)");
 }
 
 void CudaDevice::copy(void* dst, const void* src, size_t bytes) {
