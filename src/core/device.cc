@@ -101,7 +101,7 @@ double Device::squared_norm(const float* x, size_t n) {
 }
 void Device::add_squared_norms(const float* const* xs, const size_t* ns, size_t count, double* sum) {
   if (std::all_of(ns, ns + count, [](size_t n) { return n == 0; })) return;
-  count_work(1, (2 * count + 1) * sizeof(uintptr_t));  // as a GPU: the lists and their offsets uploaded
+  count_work(1, detail::list_upload_bytes((2 * count + 1) * sizeof(uintptr_t)));  // as a GPU: the lists, offsets
   for (size_t k = 0; k < count; ++k) *sum += sum_of_squares(xs[k], ns[k]);
 }
 void Device::add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) {

@@ -21,12 +21,17 @@ struct RuleArgs {
   const double* norm_sq = nullptr;
   bool clipping = false;
   float clip_threshold = 0.f;
+  bool operator==(const RuleArgs&) const = default;
 };
 // t = {values, gradient, state...} in the trainer's shadow_state order: n floats each (rows == nullptr),
 // or the first n floats of the rows listed (rows of `row` floats; rows[] in the device's memory).
 using RuleKernel = void (*)(Device* dev, const RuleArgs& r, float* const* t, size_t n, const unsigned* rows,
                             size_t row);
-void register_rule_kernel(Backend backend, RuleKernel k);
+// The same step for `count` tensors of `total` floats in all, with one kernel: lists (device memory) holds
+// tensor q of segment k at [q · count + k], q < kRuleTensors, then the count + 1 offsets where each starts.
+constexpr unsigned kRuleTensors = 5;
+using RuleSegmentsKernel = void (*)(Device* dev, const RuleArgs& r, const uintptr_t* lists, size_t count, size_t total);
+void register_rule_kernel(Backend backend, RuleKernel k, RuleSegmentsKernel segments);
 
 // Runs the rule on values[0]'s device when that is not the CPU and returns true; false (nothing done)
 // for host memory, where the trainer's own rule runs.
@@ -66,6 +71,29 @@ class DeviceClearingUpdate {
   friend bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values);
   bool done_ = false;
   DeviceClearingUpdate* outer_;
+};
+
+// While one is alive on its thread, device_update queues whole-tensor updates, and flush() (or the
+// destructor) runs them with one kernel per device and rule settings: a trainer's update is a few launches,
+// not one per parameter. The caller keeps the tensors and state unread until then.
+class DeviceUpdateBatch {
+ public:
+  DeviceUpdateBatch();
+  ~DeviceUpdateBatch();
+  DeviceUpdateBatch(const DeviceUpdateBatch&) = delete;
+  DeviceUpdateBatch& operator=(const DeviceUpdateBatch&) = delete;
+  void flush();
+
+ private:
+  friend bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values);
+  struct Queued {
+    Device* device;
+    RuleArgs args;
+    float* t[kRuleTensors];
+    size_t n;
+  };
+  std::vector<Queued> queued_;
+  DeviceUpdateBatch* outer_;
 };
 
 // While one is alive on its thread, a device_update on `device` takes its gradient scale from the squared

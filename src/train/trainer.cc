@@ -710,6 +710,8 @@ void Trainer::apply_update(const std::vector<unsigned>* params, const std::vecto
   const float gscale = gradient_scale(defer_on ? &deferred_norm : nullptr);
   std::optional<DeviceGradientCheck> check;
   if (deferred_norm) check.emplace(defer_on, deferred_norm, clipping_enabled, clip_threshold);
+  std::optional<DeviceUpdateBatch> batch;  // (an asynchronous update holds each parameter's mutex only meanwhile)
+  if (!late) batch.emplace();
   unswap_before_update();
   allocate_state();
   begin_update();
@@ -738,6 +740,7 @@ void Trainer::apply_update(const std::vector<unsigned>* params, const std::vecto
       }
     }
   }
+  if (batch) batch->flush();
   device_rules_only_ = device_rule_ran_ && !host_rule_ran_;
   finish_update();
 }

@@ -218,21 +218,23 @@ void CudaDevice::add_squares(size_t n, At at, double* sum) {
   squared_norm_kernel<<<std::min(dev::cuda_detail::blocks_for(n), 1024u), dev::cuda_detail::kThreads, 0, stream>>>(n, at, sum);
   cuda_check(cudaGetLastError(), "squared_norm kernel launch");
 }
+
 namespace {
-// The segment k < count with starts[first + k] <= i < starts[first + k + 1] (ascending from 0).
+// Value i of the segments a list describes (count pointers, then where each starts): a ListByValue or a
+// device pointer to the list.
 template <class List>
-__host__ __device__ size_t segment_of(const List& starts, size_t first, size_t count, size_t i) {
-  size_t lo = 0, hi = count;
-  while (hi - lo > 1) {
-    const size_t mid = (lo + hi) / 2;
-    (starts[first + mid] <= i ? lo : hi) = mid;
+struct SegmentValue {
+  List l;
+  size_t count;
+  __device__ float operator()(size_t i) const {
+    const size_t k = dev::segment_of(l, count, count, i);
+    return reinterpret_cast<const float*>(l[k])[i - l[count + k]];
   }
-  return lo;
-}
+};
 }  // namespace
 
 void CudaDevice::add_squared_norms(const float* const* xs, const size_t* ns, size_t count, double* sum) {
-  // The pointers, then where each segment starts among all the values (count + 1 offsets), in one upload.
+  // The pointers, then where each segment starts among all the values (count + 1 offsets), in one list.
   thread_local std::vector<uintptr_t> lists;
   lists.resize(2 * count + 1);
   size_t total = 0;
@@ -244,15 +246,7 @@ void CudaDevice::add_squared_norms(const float* const* xs, const size_t* ns, siz
   lists[2 * count] = total;
   if (total == 0) return;
   make_current();
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  auto* d = static_cast<uintptr_t*>(device_staging(lists.size() * sizeof(uintptr_t)));
-  copy_from_host(d, lists.data(), lists.size() * sizeof(uintptr_t));
-  const float* const* p = reinterpret_cast<const float* const*>(d);
-  const uintptr_t* start = d + count;
-  add_squares(total, [=] __device__(size_t i) {
-    const size_t k = segment_of(start, 0, count, i);
-    return p[k][i - start[k]];
-  }, sum);
+  with_list(lists.data(), lists.size(), [&](auto l) { add_squares(total, SegmentValue<decltype(l)>{l, count}, sum); });
 }
 void CudaDevice::add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) {
   if (n == 0 || row == 0) return;
@@ -335,7 +329,7 @@ void scatter_add_kernel(CudaDevice* d, List p, const float* src, size_t count, s
 template <class List>
 void add_segments_kernel(CudaDevice* d, List lists, size_t count, size_t total) {
   CudaPrims::for_each(d, total, [=] __host__ __device__(size_t i) {
-    const size_t k = segment_of(lists, 2 * count, count, i), e = i - lists[2 * count + k];
+    const size_t k = dev::segment_of(lists, 2 * count, count, i), e = i - lists[2 * count + k];
     dev::atomic_add(reinterpret_cast<float*>(lists[k]) + e, reinterpret_cast<const float*>(lists[count + k])[e]);
   });
 }

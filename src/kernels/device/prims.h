@@ -171,6 +171,17 @@ inline ArgList upload_args(Device* dev, MemPool& scratch, const Tensor* xs, size
   return {reinterpret_cast<const float* const*>(at), reinterpret_cast<const size_t*>(at + n)};
 }
 
+// The segment k < count with starts[first + k] <= i < starts[first + k + 1] (ascending from 0).
+template <class List>
+DYNET_HD size_t segment_of(const List& starts, size_t first, size_t count, size_t i) {
+  size_t lo = 0, hi = count;
+  while (hi - lo > 1) {
+    const size_t mid = (lo + hi) / 2;
+    (starts[first + mid] <= i ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 // *p += v, atomically on GPUs (several threads may add into one element, e.g. repeated rows).
 DYNET_HD inline void atomic_add(float* p, float v) {
 #if defined(__CUDA_ARCH__)
