@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "dynet/init.h"
+#include "kernels/device/emulated.h"
 
 namespace bench {
 
@@ -73,8 +74,8 @@ Options parse_options(const char* program, int argc, char** argv, bool needs_dat
     else if (!std::strcmp(a, "--manual")) o.manual = parse_int(program, a, v) != 0;
     else if (!std::strcmp(a, "--profiling")) o.profiling = parse_int(program, a, v);
     else if (!std::strcmp(a, "--device")) {
-      if (std::strcmp(v, "cpu") && std::strcmp(v, "gpu"))
-        throw std::invalid_argument(std::string(program) + ": --device takes cpu or gpu, got '" + v + "'");
+      if (std::strcmp(v, "cpu") && std::strcmp(v, "gpu") && std::strcmp(v, "emu"))
+        throw std::invalid_argument(std::string(program) + ": --device takes cpu, gpu or emu, got '" + v + "'");
       o.device = v;
     }
     else throw std::invalid_argument(std::string(program) + ": unknown argument '" + a + "'");
@@ -103,6 +104,7 @@ void initialize_library(const Options& options) {
     params.requested_gpus = 1;
   }
   dynet::initialize(params);
+  if (options.device == "emu") dynet::default_device = dynet::emulated_device();
   omp_set_num_threads(options.threads);
 }
 

@@ -49,7 +49,8 @@ struct Options {
   bool manual = false;  // the hand-batched version of the task (lookup/pick with index vectors)
   int profiling = 0;    // DyNet's --dynet-profiling (a per-op time table at exit; 2: batch composition)
   // "gpu": the model and every graph on GPU 0 (--dynet-gpus 1); initialize() refuses with the reason when
-  // this build has no CUDA backend or the machine no usable GPU.
+  // this build has no CUDA backend or the machine no usable GPU. "emu": on the emulated device, which counts
+  // the work a GPU would be given (slowly: its kernels are generic host code).
   std::string device = "cpu";
 };
 

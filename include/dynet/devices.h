@@ -87,10 +87,21 @@ struct Device {
   virtual void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add);
   // dst row rows[k] += src row k (rows may repeat).
   virtual void scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row);
-  // dst segment k ← the n floats at srcs[k]; dsts[k] += src segment k (dsts may repeat). The pointer lists
-  // are in host memory: the autobatching executor concatenates and splits its members' values with these.
-  virtual void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n);
-  virtual void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n);
+  // Several gathers or scatter-adds in one kernel: list q pairs the block blocks[q] (counts[q] segments of
+  // ns[q] floats, one after another) with the next counts[q] pointers of ptrs. In host memory: the
+  // autobatching executor concatenates and splits its members' values with these, a batch's lists at once.
+  struct SegmentLists {
+    float* const* blocks;
+    const size_t* ns;
+    const size_t* counts;
+    size_t nlists;
+    float* const* ptrs;
+  };
+  virtual void gather_lists(const SegmentLists& l);       // segment j of a block ← the floats at its pointer
+  virtual void scatter_add_lists(const SegmentLists& l);  // the floats at its pointer += segment j (may repeat)
+  // One list: dst segment k ← the n floats at srcs[k]; dsts[k] += src segment k.
+  void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n);
+  void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n);
   // dsts[k] += srcs[k], ns[k] floats each, for k < count, in one kernel (dsts may repeat; lists in host memory).
   virtual void add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count);
   // Waits until everything queued on the device is done (host reads of device memory come after it).

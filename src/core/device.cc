@@ -126,15 +126,25 @@ void Device::scatter_add_rows(float* dst, const float* src, const unsigned* rows
   count_work(1, n * sizeof(unsigned));
   for (size_t k = 0; k < n; ++k) add_scaled(1.f, src + k * row, dst + size_t(rows[k]) * row, row);
 }
+// (As a GPU: one kernel, the list's words, segment_list_words, uploaded when they do not fit its parameters.)
+void Device::gather_lists(const SegmentLists& l) {
+  if (!detail::segment_list_floats(l)) return;
+  count_work(1, detail::list_upload_bytes(detail::segment_list_words(l) * sizeof(uintptr_t)));
+  for (size_t q = 0, at = 0; q < l.nlists; ++q)
+    for (size_t j = 0; j < l.counts[q]; ++j) std::memmove(l.blocks[q] + j * l.ns[q], l.ptrs[at++], l.ns[q] * sizeof(float));
+}
+void Device::scatter_add_lists(const SegmentLists& l) {
+  if (!detail::segment_list_floats(l)) return;
+  count_work(1, detail::list_upload_bytes(detail::segment_list_words(l) * sizeof(uintptr_t)));
+  for (size_t q = 0, at = 0; q < l.nlists; ++q)
+    for (size_t j = 0; j < l.counts[q]; ++j) add_scaled(1.f, l.blocks[q] + j * l.ns[q], l.ptrs[at++], l.ns[q]);
+}
 void Device::gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) {
-  if (!count || !n) return;
-  count_work(1, detail::list_upload_bytes(count * sizeof(float*)));
-  for (size_t k = 0; k < count; ++k) std::memmove(dst + k * n, srcs[k], n * sizeof(float));
+  gather_lists({&dst, &n, &count, 1, const_cast<float* const*>(srcs)});
 }
 void Device::scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) {
-  if (!count || !n) return;
-  count_work(1, detail::list_upload_bytes(count * sizeof(float*)));
-  for (size_t k = 0; k < count; ++k) add_scaled(1.f, src + k * n, dsts[k], n);
+  float* block = const_cast<float*>(src);
+  scatter_add_lists({&block, &n, &count, 1, dsts});
 }
 void Device::add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count) {
   if (std::all_of(ns, ns + count, [](size_t n) { return n == 0; })) return;

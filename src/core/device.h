@@ -58,6 +58,18 @@ inline bool host_addressable(const Device* d) { return d == nullptr || d->backen
 // under CUDA's 4 KB), not by an upload of their own; the bytes a list of `bytes` uploads.
 constexpr size_t kListBytesByValue = 2048;
 inline size_t list_upload_bytes(size_t bytes) { return bytes <= kListBytesByValue ? 0 : bytes; }
+// A Device::SegmentLists as a kernel reads it: the pointers, then per list its block, n, first pointer and
+// first float (where it starts among all the floats), then the total; and that total.
+inline size_t segment_list_words(const Device::SegmentLists& l) {
+  size_t pointers = 0;
+  for (size_t q = 0; q < l.nlists; ++q) pointers += l.counts[q];
+  return pointers + 4 * l.nlists + 1;
+}
+inline size_t segment_list_floats(const Device::SegmentLists& l) {
+  size_t floats = 0;
+  for (size_t q = 0; q < l.nlists; ++q) floats += l.counts[q] * l.ns[q];
+  return floats;
+}
 // Set once a device other than the CPU exists: until then every node is on the CPU and graph
 // construction skips the device bookkeeping.
 extern bool g_multi_device;

@@ -455,6 +455,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
   const MemPool::Mark fx_mark = pool.mark();
   try {
     const size_t size = out.checked_size(def.name);
+    drop_segment_lists();  // (what a batch that failed may have left)
     for (unsigned a = 0; a < nargs; ++a) {
       Tensor t = value(margs[a]);
       if (!def.batch.is_shared(a)) {
@@ -467,7 +468,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
         } else if (!contiguous[a]) {
           float* dst = pool.allocate_floats(size_t(k) * rep * n);
           if (r0.device) [[unlikely]]
-            gather_on_device(dev, dst, margs, nargs, k, a, rep, n);
+            gather_on_device(dst, margs, nargs, k, a, rep, n);
           else
             for (unsigned j = 0; j < k; ++j)
               for (unsigned r = 0; r < rep; ++r)
@@ -479,6 +480,8 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
       }
       xs_.push_back(t);
     }
+    if (r0.device) [[unlikely]]
+      flush_segment_lists(dev, true);
     AttrView attr{cg_->node_attr(m[0]), r0.attr_words};
     if (def.batch.merge) {
       member_attrs_.resize(k);
@@ -905,6 +908,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     }
   }
   bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
+  drop_segment_lists();
   const bool overwrites = (def.flags & kOverwritesGradient) && !r0.device;
   if (g.by_pointer) {
     // One call adds each member's gradient into all of its concatenated arguments' (member by member).
@@ -960,10 +964,11 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     Tensor d(xs[a].d, dst[0], dev, DeviceMempool::DEDFS);
     BackwardArgs args{.xs = xs, .n = nargs, .fx = fx, .dEdf = dEdf, .i = a, .dEdxi = d, .attr = attr, .aux = g.aux,
                       .scratch = scratch_pool, .repeat = repeat, .members = k, .reached = reached};
+    bool scatter_now = false;  // (scratch from the pool is given back below: its scatter cannot wait)
     if (view) {
       prepare_argument_gradient(args, def, !r0.device, kNone);
     } else if (r0.device) [[unlikely]] {
-      d.v = args.dEdxi.v = zeroed_scratch(r0.device, xs[a].d.size(), scratch_pool);
+      d.v = args.dEdxi.v = zeroed_scratch(r0.device, xs[a].d.size(), scratch_pool, scatter_now);
     } else {  // a scratch buffer, written by the kernel where it can
       d.v = args.dEdxi.v = scratch_pool.allocate_floats(xs[a].d.size());
       args.overwrite = overwrites;
@@ -972,7 +977,8 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     backward(args);
     repeat = true;
     if (!view && r0.device) [[unlikely]] {
-      scatter_on_device(dev, g, a, d.v, rep, n);
+      scatter_on_device(g, a, d.v, rep, n);
+      if (scatter_now) flush_segment_lists(dev, false);
     } else if (!view) {
       // The destinations lie far apart: each member's lines are requested a few members ahead.
       constexpr unsigned kAhead = 8;
@@ -993,12 +999,15 @@ void BatchedExecutor::backward_batch(const Batch& g) {
       }
     }
   }
+  if (r0.device) [[unlikely]]
+    flush_segment_lists(dev, false);
 }
 
-float* BatchedExecutor::zeroed_scratch(uint8_t d, size_t n, MemPool& scratch) {
+float* BatchedExecutor::zeroed_scratch(uint8_t d, size_t n, MemPool& scratch, bool& from_scratch) {
   n = round_up(n);
   zeroed_used_[d] += n;
-  if (zeroed_used_[d] <= zeroed_floats_[d]) {
+  from_scratch = zeroed_used_[d] > zeroed_floats_[d];
+  if (!from_scratch) {
     float* p = device_next_[d];
     device_next_[d] += n;
     return p;
@@ -1011,37 +1020,58 @@ float* BatchedExecutor::zeroed_scratch(uint8_t d, size_t n, MemPool& scratch) {
 // ---- Batches on devices other than the CPU: the same layout, data moved through the Device interface
 // (the host must not touch device memory).
 
-// Concatenates argument a of members m[0..k) (each repeated rep times, n floats each) into dst on dev, in
-// one call (on a GPU one kernel, not one copy per member).
-void BatchedExecutor::gather_on_device(Device* dev, float* dst, const VariableIndex* margs, unsigned nargs, unsigned k,
-                                       unsigned a, unsigned rep, size_t n) {
-  segments_.clear();
+// Queues the concatenation of argument a of members m[0..k) (each repeated rep times, n floats each) into
+// dst: a batch's gathers are one call (on a GPU one kernel, not one copy per member and argument).
+void BatchedExecutor::gather_on_device(float* dst, const VariableIndex* margs, unsigned nargs, unsigned k, unsigned a,
+                                       unsigned rep, size_t n) {
+  list_blocks_.push_back(dst);
+  list_ns_.push_back(n);
+  list_counts_.push_back(size_t(k) * rep);
   for (unsigned j = 0; j < k; ++j)
     for (unsigned r = 0; r < rep; ++r) segments_.push_back(value_ptr_[margs[size_t(j) * nargs + a]]);
-  dev->gather_segments(dst, segments_.data(), segments_.size(), n);
 }
 
-// Adds the members' parts of d (argument a's gradient computed apart, each member's repeated rep times)
-// into the reached members' argument gradients: one call per run of reached members.
-void BatchedExecutor::scatter_on_device(Device* dev, const Batch& g, unsigned a, const float* d, size_t rep, size_t n) {
+// Queues the adding of the members' parts of d (argument a's gradient computed apart, each member's repeated
+// rep times) into the reached members' argument gradients: a list per run of reached members.
+void BatchedExecutor::scatter_on_device(const Batch& g, unsigned a, float* d, size_t rep, size_t n) {
   const VariableIndex* m = members(g);
   const unsigned nargs = cg_->node(m[0]).nargs;
-  size_t first = 0;  // the run's first segment of d
-  auto flush = [&](size_t next) {
-    if (!segments_.empty()) dev->scatter_add_segments(segments_.data(), d + first * n, segments_.size(), n);
-    segments_.clear();
+  size_t first = 0, listed = segments_.size();  // the run's first segment of d; the segments listed before it
+  auto end_run = [&](size_t next) {
+    if (segments_.size() > listed) {
+      list_blocks_.push_back(d + first * n);
+      list_ns_.push_back(n);
+      list_counts_.push_back(segments_.size() - listed);
+      listed = segments_.size();
+    }
     first = next;
   };
-  segments_.clear();
   for (unsigned j = 0; j < g.size; ++j) {
     const VariableIndex x = member_args(g, j, nargs)[a];
     if (!reached_node(reached_, m[j]) || !reached_node(reached_, x)) {
-      flush((j + 1) * rep);
+      end_run((j + 1) * rep);
       continue;
     }
     for (size_t r = 0; r < rep; ++r) segments_.push_back(grad_ptr_[x]);
   }
-  flush(0);
+  end_run(0);
+}
+
+// Issues the queued gathers (or scatter-adds) in one call.
+void BatchedExecutor::flush_segment_lists(Device* dev, bool gather) {
+  if (!list_blocks_.empty()) {
+    const Device::SegmentLists l{list_blocks_.data(), list_ns_.data(), list_counts_.data(), list_blocks_.size(),
+                                 segments_.data()};
+    gather ? dev->gather_lists(l) : dev->scatter_add_lists(l);
+  }
+  drop_segment_lists();
+}
+
+void BatchedExecutor::drop_segment_lists() {
+  segments_.clear();
+  list_blocks_.clear();
+  list_ns_.clear();
+  list_counts_.clear();
 }
 
 // The gradients of reached nodes off the CPU: per device one zeroed block, laid out in computation order

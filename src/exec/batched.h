@@ -112,15 +112,17 @@ class BatchedExecutor : public SimpleExecutor {
   void end_of_recycled(const Batch& b);
   void recompute_recycled();
   // Batches on devices other than the CPU (batched.cc explains).
-  void gather_on_device(Device* dev, float* dst, const VariableIndex* margs, unsigned nargs, unsigned k, unsigned a,
-                        unsigned rep, size_t n);
-  void scatter_on_device(Device* dev, const Batch& g, unsigned a, const float* d, size_t rep, size_t n);
+  void gather_on_device(float* dst, const VariableIndex* margs, unsigned nargs, unsigned k, unsigned a, unsigned rep,
+                        size_t n);
+  void scatter_on_device(const Batch& g, unsigned a, float* d, size_t rep, size_t n);
+  void flush_segment_lists(Device* dev, bool gather);
+  void drop_segment_lists();
   // Lays the device nodes' gradients out in one zeroed block per device, followed by zeroed scratch for
   // the argument gradients backward_batch computes apart: as much as the largest earlier pass used.
   void device_gradient_layout();
   // n zeroed floats on device d for such an argument gradient: from the block's scratch while it lasts,
-  // else from `scratch`, zeroed with a launch of its own.
-  float* zeroed_scratch(uint8_t d, size_t n, MemPool& scratch);
+  // else from `scratch` (from_scratch: given back with it), zeroed with a launch of its own.
+  float* zeroed_scratch(uint8_t d, size_t n, MemPool& scratch, bool& from_scratch);
   // Calls single(i) for each node that ran alone and batch(b) for each batch, in computation order
   // (reversed: in reverse).
   template <bool kReversed, class Single, class Multi>
@@ -243,7 +245,10 @@ class BatchedExecutor : public SimpleExecutor {
   bool recycled_pending_ = false;  // some recycled member's gradient() needs recompute_recycled
   std::vector<uint8_t> zeroed_chunks_;
   std::vector<float*> dsts_;      // backward_batch: the arguments' gradients, by argument and member
-  std::vector<float*> segments_;  // gather_on_device, scatter_on_device: the members' memory
+  // gather_on_device, scatter_on_device: a batch's segment lists (Device::SegmentLists), queued until
+  // flush_segment_lists issues them in one call.
+  std::vector<float*> segments_, list_blocks_;
+  std::vector<size_t> list_ns_, list_counts_;
   std::vector<size_t> device_floats_;  // device_gradient_layout: floats and next free gradient per device
   std::vector<float*> device_next_;
   std::vector<size_t> zeroed_floats_, zeroed_used_;  // per device: the block's scratch, and what this pass took

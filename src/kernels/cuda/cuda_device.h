@@ -44,8 +44,8 @@ struct CudaDevice : Device {
   void add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) override;
   void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) override;
   void scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row) override;
-  void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) override;
-  void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) override;
+  void gather_lists(const SegmentLists& l) override;
+  void scatter_add_lists(const SegmentLists& l) override;
   void synchronize() override;
   unsigned read_later(const void* src, size_t bytes) override;
   bool collect(unsigned ticket, void* host_dst, bool wait) override;
@@ -67,6 +67,7 @@ struct CudaDevice : Device {
   // *sum += Σ at(i)² for i < n (at: a __device__ functor giving the i-th value), in double, queued.
   template <class At>
   void add_squares(size_t n, At at, double* sum);
+  void segment_lists(const SegmentLists& l, bool gather);  // gather_lists or scatter_add_lists
   std::mutex staging_mutex_;
   void* device_staging_ = nullptr;
   size_t device_staging_bytes_ = 0;

@@ -313,14 +313,19 @@ void CudaDevice::with_list(const T* host, size_t count, Kernel kernel) {
 
 namespace {
 // List: a ListByValue or a device pointer to the list.
+// Element i of the segment lists laid out as detail::segment_list_words says (`pointers` pointers, then the
+// lists' blocks, ns, first pointers and first floats): copied into its block (gather) or added from it.
 template <class List>
-void gather_kernel(CudaDevice* d, float* dst, List p, size_t count, size_t n) {
-  CudaPrims::for_each(d, count * n, [=] __host__ __device__(size_t i) { dst[i] = p[i / n][i % n]; });
-}
-template <class List>
-void scatter_add_kernel(CudaDevice* d, List p, const float* src, size_t count, size_t n) {
-  CudaPrims::for_each(d, count * n, [=] __host__ __device__(size_t i) {
-    dev::atomic_add(p[i / n] + i % n, src[i]);  // segments may repeat
+void segment_lists_kernel(CudaDevice* d, List l, size_t pointers, size_t nlists, size_t total, bool gather) {
+  CudaPrims::for_each(d, total, [=] __host__ __device__(size_t i) {
+    const size_t q = dev::segment_of(l, pointers + 3 * nlists, nlists, i);
+    const size_t n = l[pointers + nlists + q], at = i - l[pointers + 3 * nlists + q];
+    float* const block = reinterpret_cast<float*>(l[pointers + q]) + at;
+    float* const p = reinterpret_cast<float*>(l[l[pointers + 2 * nlists + q] + at / n]) + at % n;
+    if (gather)
+      *block = *p;
+    else
+      dev::atomic_add(p, *block);  // pointers may repeat
   });
 }
 
@@ -350,17 +355,28 @@ void CudaDevice::add_segments(float* const* dsts, const float* const* srcs, cons
   with_list(lists.data(), lists.size(), [&](auto l) { add_segments_kernel(this, l, count, total); });
 }
 
-// One kernel per list, the pointers in its parameters or uploaded first: a batch of 64 members is one
-// launch, not 64 copies.
-void CudaDevice::gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) {
-  if (count == 0 || n == 0) return;
-  with_list(srcs, count, [&](auto p) { gather_kernel(this, dst, p, count, n); });
+// One kernel for all the lists, their words in its parameters or uploaded first: a batch's arguments of 64
+// members each are one launch, not a copy per member and argument.
+void CudaDevice::segment_lists(const SegmentLists& l, bool gather) {
+  const size_t total = detail::segment_list_floats(l);
+  if (total == 0) return;
+  thread_local std::vector<uintptr_t> words;
+  words.resize(detail::segment_list_words(l));
+  const size_t pointers = words.size() - 4 * l.nlists - 1, L = l.nlists;
+  for (size_t k = 0; k < pointers; ++k) words[k] = reinterpret_cast<uintptr_t>(l.ptrs[k]);
+  for (size_t q = 0, first = 0, start = 0; q < L; ++q) {
+    words[pointers + q] = reinterpret_cast<uintptr_t>(l.blocks[q]);
+    words[pointers + L + q] = l.ns[q];
+    words[pointers + 2 * L + q] = first;
+    words[pointers + 3 * L + q] = start;
+    first += l.counts[q];
+    start += l.counts[q] * l.ns[q];
+  }
+  words[pointers + 4 * L] = total;
+  with_list(words.data(), words.size(), [&](auto w) { segment_lists_kernel(this, w, pointers, L, total, gather); });
 }
-
-void CudaDevice::scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n) {
-  if (count == 0 || n == 0) return;
-  with_list(dsts, count, [&](auto p) { scatter_add_kernel(this, p, src, count, n); });
-}
+void CudaDevice::gather_lists(const SegmentLists& l) { segment_lists(l, true); }
+void CudaDevice::scatter_add_lists(const SegmentLists& l) { segment_lists(l, false); }
 
 void CudaDevice::wait_for_stream() {
   const auto start = std::chrono::steady_clock::now();
