@@ -135,8 +135,10 @@ void gates_dev_fwd(const ForwardArgs& a) {
   Device* dev = a.fx.device;
   const size_t B = g.B, H = g.H, H4 = 4 * H;
   uint32_t seed = 0;
-  if (at.weightnoise_std > 0.f) seed = static_cast<uint32_t>(random_engine()());
-  dev->copy_from_host(a.aux, &seed, sizeof seed);
+  if (at.weightnoise_std > 0.f) {  // (kept for the backward, which draws the same noise)
+    seed = static_cast<uint32_t>(random_engine()());
+    dev->copy_from_host(a.aux, &seed, sizeof seed);
+  }
   if (g.gather_x) gather_x_dev<P>(dev, a.xs, at, g, true, a.aux + g.x_at());
   if (g.gather_h) gather_h_dev<P>(dev, a.xs, at, g, a.aux + g.h_at());
   const float* xin = g.gather_x ? a.aux + g.x_at() : a.xs[at.first_x()].v;
@@ -144,14 +146,12 @@ void gates_dev_fwd(const ForwardArgs& a) {
   const Weights w = weights_dev<P>(dev, a.xs, at, seed, a.scratch);
   float* pre = a.fx.v;
   const float* bias = w.b;
-  P::for_each(dev, H4 * B, [=] DYNET_LAMBDA(size_t j) {
-    const size_t r = j % H4;
-    pre[j] = bias[r] + (r >= H && r < 2 * H ? 1.f : 0.f);  // the forget bias
-  });
-  P::gemm(dev, false, false, long(H4), long(B), long(g.I), 1.f, w.Wx, long(H4), xin, long(g.I), 1.f, pre, long(H4));
+  P::gemm(dev, false, false, long(H4), long(B), long(g.I), 1.f, w.Wx, long(H4), xin, long(g.I), 0.f, pre, long(H4));
   P::gemm(dev, false, false, long(H4), long(B), long(H), 1.f, w.Wh, long(H4), hin, long(H), 1.f, pre, long(H4));
-  P::for_each(dev, H4 * B, [=] DYNET_LAMBDA(size_t j) {
-    pre[j] = j % H4 < 3 * H ? fn::logistic(pre[j]) : fn::tanh(pre[j]);
+  P::for_each(dev, H4 * B, [=] DYNET_LAMBDA(size_t j) {  // + b, and the forget bias
+    const size_t r = j % H4;
+    const float p = pre[j] + bias[r] + (r >= H && r < 2 * H ? 1.f : 0.f);
+    pre[j] = r < 3 * H ? fn::logistic(p) : fn::tanh(p);
   });
 }
 
@@ -209,6 +209,11 @@ void gates_dev_bwd(const BackwardArgs& a) {
       gather_x_dev<P>(dev, a.xs, at, g, false, xcat);
       factor = xcat, fs = g.I;
     }
+  }
+  if (!factor && (dx.d.bd != 1 || B == 1)) {  // d += t: the product adds into it
+    P::gemm(dev, true, false, long(rows), long(B), long(H4), 1.f, W + off * H4, long(H4), dpre, long(H4), 1.f, dx.v,
+            long(rows));
+    return;
   }
   float* t = a.scratch.allocate_floats(rows * B);
   P::gemm(dev, true, false, long(rows), long(B), long(H4), 1.f, W + off * H4, long(H4), dpre, long(H4), 0.f, t,
