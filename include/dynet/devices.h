@@ -102,6 +102,8 @@ struct Device {
   // One list: dst segment k ← the n floats at srcs[k]; dsts[k] += src segment k.
   void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n);
   void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n);
+  // dW += G · Xᵀ, column-major: G m × n, X k × n, dW m × k (a weight's gradient from n columns at once).
+  virtual void add_product_nt(float* dW, const float* G, const float* X, size_t m, size_t k, size_t n);
   // dsts[k] += srcs[k], ns[k] floats each, for k < count, in one kernel (dsts may repeat; lists in host memory).
   virtual void add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count);
   // Waits until everything queued on the device is done (host reads of device memory come after it).

@@ -151,6 +151,12 @@ void Device::add_segments(float* const* dsts, const float* const* srcs, const si
   count_work(1, detail::list_upload_bytes((3 * count + 1) * sizeof(uintptr_t)));  // as a GPU: the lists, offsets
   for (size_t k = 0; k < count; ++k) add_scaled(1.f, srcs[k], dsts[k], ns[k]);
 }
+void Device::add_product_nt(float* dW, const float* G, const float* X, size_t m, size_t k, size_t n) {
+  if (!m || !k || !n) return;
+  count_work(1);
+  for (size_t c = 0; c < n; ++c)
+    for (size_t j = 0; j < k; ++j) add_scaled(X[j + c * k], G + c * m, dW + j * m, m);
+}
 void Device::synchronize() { count_work(0, 0, 0, true); }
 unsigned Device::read_later(const void* src, size_t bytes) {
   if (bytes > kLaterReadBytes)

@@ -935,12 +935,11 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     if (def.batch.is_shared(a)) {
       const VariableIndex x = shared_gradient_node(g, a);
       if (x == kNone) continue;
-      // Deferred weight-gradient products are host GEMMs: CPU nodes only.
       // A deferred update keeps pointers to this batch's gradient (or what is computed from it), which
       // a recycled batch's memory does not outlive.
-      const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x]};
+      const LowRankSink sink{&low_rank_updates_, &low_rank_head_[x], low_rank_columns(r0.device)};
       BackwardArgs args{.xs = xs, .n = nargs, .fx = fx, .dEdf = dEdf, .i = a, .dEdxi = gradient_record(x), .attr = attr,
-                        .aux = g.aux, .scratch = scratch_pool, .low_rank = r0.device || g.recycled ? nullptr : &sink,
+                        .aux = g.aux, .scratch = scratch_pool, .low_rank = g.recycled ? nullptr : &sink,
                         .repeat = repeat, .members = k, .reached = reached};
       prepare_argument_gradient(args, def, !r0.device, x);
       backward(args);

@@ -181,11 +181,10 @@ void SimpleExecutor::backward_node(VariableIndex i) {
   for (size_t k = 0; k < r.nargs; ++k) {
     if (!gets_call(k)) continue;
     const PoolScope scratch_scope(scratch);
-    // Deferred weight-gradient products are host GEMMs: CPU nodes only.
-    const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]]};
+    const LowRankSink sink{&low_rank_updates_, &low_rank_head_[a[k]], low_rank_columns(r.device)};
     BackwardArgs args{.xs = xs, .n = r.nargs, .fx = fx_[i], .dEdf = grad_[i], .i = static_cast<unsigned>(k),
-                      .dEdxi = grad_[a[k]], .attr = attr, .aux = aux_[i], .scratch = scratch,
-                      .low_rank = r.device ? nullptr : &sink, .repeat = repeat, .reached = reached};
+                      .dEdxi = grad_[a[k]], .attr = attr, .aux = aux_[i], .scratch = scratch, .low_rank = &sink,
+                      .repeat = repeat, .reached = reached};
     prepare_argument_gradient(args, def, !r.device && !cg_->node(a[k]).device, a[k]);
     backward(args);
     repeat = true;
@@ -198,6 +197,7 @@ void SimpleExecutor::flush_low_rank(VariableIndex i) {
   const LowRankUpdate& first = low_rank_updates_[u];
   const long m = first.m, k = first.k;
   float* dW = grad_[i].v;
+  if (Device* dev = grad_[i].device; !detail::host_addressable(dev)) return flush_low_rank_on(dev, u, dW);
   if (first.next < 0) {
     cpu::gemm(false, true, m, k, first.cols, 1.f, first.g, m, first.x, k, 1.f, dW, m);
     return;
@@ -223,6 +223,45 @@ void SimpleExecutor::flush_low_rank(VariableIndex i) {
       c = 0;
     }
   }
+}
+
+// On a device: the updates' columns gathered into G and X with one call (each update a list of one segment
+// of G and one of X), then one product, slab by slab as on the CPU.
+void SimpleExecutor::flush_low_rank_on(Device* dev, int u, float* dW) {
+  const long m = low_rank_updates_[u].m, k = low_rank_updates_[u].k;
+  if (low_rank_updates_[u].next < 0) {
+    const LowRankUpdate& up = low_rank_updates_[u];
+    return dev->add_product_nt(dW, up.g, up.x, m, k, up.cols);
+  }
+  long total = 0, widest = 0;
+  for (int v = u; v >= 0; v = low_rank_updates_[v].next) {
+    total += low_rank_updates_[v].cols;
+    widest = std::max(widest, low_rank_updates_[v].cols);
+  }
+  const long slab = std::min(total, std::max({128L, (long(1) << 21) / m, widest}));
+  MemPool& pool = scratch_pool(dev->index);
+  const PoolScope scratch(pool);
+  float* G = pool.allocate_floats(size_t(m) * size_t(slab));
+  float* X = pool.allocate_floats(size_t(k) * size_t(slab));
+  std::vector<float*> blocks, ptrs;
+  std::vector<size_t> ns;
+  long c = 0;
+  auto flush = [&] {
+    const std::vector<size_t> ones(blocks.size(), 1);
+    dev->gather_lists({blocks.data(), ns.data(), ones.data(), blocks.size(), ptrs.data()});
+    dev->add_product_nt(dW, G, X, m, k, c);
+    blocks.clear(), ptrs.clear(), ns.clear();
+    c = 0;
+  };
+  for (int v = u; v >= 0; v = low_rank_updates_[v].next) {
+    const LowRankUpdate& up = low_rank_updates_[v];
+    if (c + up.cols > slab) flush();
+    blocks.insert(blocks.end(), {G + c * m, X + c * k});
+    ptrs.insert(ptrs.end(), {const_cast<float*>(up.g), const_cast<float*>(up.x)});
+    ns.insert(ns.end(), {size_t(m * up.cols), size_t(k * up.cols)});
+    c += up.cols;
+  }
+  flush();
 }
 
 }  // namespace dynet

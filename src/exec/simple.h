@@ -1,6 +1,7 @@
 // The simple executor: nodes one at a time in creation order (DyNet's SimpleExecutionEngine).
 #pragma once
 
+#include <climits>
 #include <vector>
 
 #include "exec/executor_base.h"
@@ -38,6 +39,9 @@ class SimpleExecutor : public ExecutorBase {
   void push_parameter_gradients();
   // Runs the deferred low-rank updates into node i's gradient as one GEMM over the gathered columns.
   void flush_low_rank(VariableIndex i);
+  void flush_low_rank_on(Device* dev, int u, float* dW);
+  // LowRankSink::max_columns for nodes on this device.
+  static long low_rank_columns(uint8_t device) { return device ? LONG_MAX : LowRankSink::kMaxColumns; }
 
   std::vector<VariableIndex> needed_;
   std::vector<uint32_t> seen_;  // by node: the mark_needed pass that listed it

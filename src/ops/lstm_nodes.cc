@@ -9,6 +9,7 @@
 //
 // The gates node keeps its pre-activation gradient in aux (written by each backward call), so the
 // weight gradients of a single-column step can be deferred into the executor's rank-1 batching.
+#include "kernels/cpu/low_rank.h"  // (both passes: the device backward defers weight gradients too)
 #include "kernels/device/philox.h"
 #include "kernels/device/prims.h"
 
@@ -21,7 +22,6 @@
 #include "core/mem.h"
 #include "dynet/globals.h"
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/low_rank.h"
 #include "kernels/cpu/lstm.h"
 #include "ops/api.h"
 #include "ops/common.h"
@@ -182,7 +182,10 @@ void gates_dev_bwd(const BackwardArgs& a) {
     const size_t k = i == kWx ? g.I : H;
     const float* in = i == kWx ? (g.gather_x ? a.aux + g.x_at() : a.xs[at.first_x()].v)
                                : (g.gather_h ? a.aux + g.h_at() : a.xs[kH].v);
-    P::gemm(dev, false, true, long(H4), long(k), long(B), 1.f, dpre, long(H4), in, long(k), 1.f, dx.v, long(H4));
+    if (a.low_rank && a.low_rank->takes(long(B)))  // with the weight's other updates, in one product
+      a.low_rank->add(dpre, in, long(H4), long(k), long(B));
+    else
+      P::gemm(dev, false, true, long(H4), long(k), long(B), 1.f, dpre, long(H4), in, long(k), 1.f, dx.v, long(H4));
     return;
   }
   uint32_t seed = 0;

@@ -21,9 +21,11 @@ struct LowRankSink {
   // stays in cache between steps) beats gathering the columns into the deferred GEMM (measured for
   // 800x200 and 10000x256 weights: at 16 columns gathering wins, at 32-64 direct GEMMs win by 5-10%).
   static constexpr long kMaxColumns = 31;
-  bool takes(long cols) const { return cols <= kMaxColumns; }
+  bool takes(long cols) const { return cols <= max_columns; }
   std::vector<LowRankUpdate>* updates;
   int* head;  // the destination node's list head
+  // On a device every width is deferred: there the launches cost, and the flush is one gather and one GEMM.
+  long max_columns = kMaxColumns;
   void add(const float* g, const float* x, long m, long k, long cols = 1) const {
     updates->push_back({g, x, m, k, cols, *head});
     *head = static_cast<int>(updates->size()) - 1;

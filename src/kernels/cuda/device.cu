@@ -378,6 +378,14 @@ void CudaDevice::segment_lists(const SegmentLists& l, bool gather) {
 void CudaDevice::gather_lists(const SegmentLists& l) { segment_lists(l, true); }
 void CudaDevice::scatter_add_lists(const SegmentLists& l) { segment_lists(l, false); }
 
+void CudaDevice::add_product_nt(float* dW, const float* G, const float* X, size_t m, size_t k, size_t n) {
+  if (!m || !k || !n) return;
+  make_current();
+  count_work(1);
+  const float one = 1.f;
+  cublas_check(cublasSgemm_64(blas, CUBLAS_OP_N, CUBLAS_OP_T, m, k, n, &one, G, m, X, k, &one, dW, m), "cublasSgemm_64");
+}
+
 void CudaDevice::wait_for_stream() {
   const auto start = std::chrono::steady_clock::now();
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
