@@ -99,13 +99,13 @@ struct Device {
   };
   virtual void gather_lists(const SegmentLists& l);       // segment j of a block ← the floats at its pointer
   virtual void scatter_add_lists(const SegmentLists& l);  // the floats at its pointer += segment j (may repeat)
-  // One list: dst segment k ← the n floats at srcs[k]; dsts[k] += src segment k.
+  // One list: dst segment k ← the n floats at srcs[k]; dsts[k] += src segment k. Lists of one segment each:
+  // dsts[k] += srcs[k], ns[k] floats (add_segments).
   void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n);
   void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n);
+  void add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count);
   // dW += G · Xᵀ, column-major: G m × n, X k × n, dW m × k (a weight's gradient from n columns at once).
   virtual void add_product_nt(float* dW, const float* G, const float* X, size_t m, size_t k, size_t n);
-  // dsts[k] += srcs[k], ns[k] floats each, for k < count, in one kernel (dsts may repeat; lists in host memory).
-  virtual void add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count);
   // Waits until everything queued on the device is done (host reads of device memory come after it).
   virtual void synchronize();
   // A small read the host collects later instead of waiting for it now (the trainer's gradient norm is

@@ -214,8 +214,10 @@ class Trainer {
   void update_listed(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params);
   void apply_update(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params,
                     std::vector<std::string>* late);
-  void update_parameter(size_t index, float gscale, std::vector<std::string>* late);
-  void update_lookup_parameter(size_t index, float gscale, std::vector<std::string>* late);
+  // Where the rule ran, if it did: kRanOnDevice (its device kernel) or kRanOnHost, else 0.
+  static constexpr unsigned kRanOnDevice = 1, kRanOnHost = 2;
+  unsigned update_parameter(size_t index, float gscale, std::vector<std::string>* late);
+  unsigned update_lookup_parameter(size_t index, float gscale, std::vector<std::string>* late);
   void allocate_state();
   void finish_update();
   void update_moving_average();
@@ -225,11 +227,13 @@ class Trainer {
   void restore_weights();  // swap_params_to_weights() without taking the parameter lock
   // clip_gradients() without taking the parameter lock; throws (see refuse_non_finite_gradients)
   // when a gradient value is NaN or Inf, whether or not clipping is enabled. With deferred_norm, it may
-  // instead leave the check to the update's kernels (DeviceGradientCheck): it then sets *deferred_norm to
+  // instead leave the check to the update's kernels (DeviceUpdateBatch::check_norm): it then sets *deferred_norm to
   // the squared norm in the device's memory, to be read later (settle_gradient_check), and returns 1.
   float gradient_scale(const double** deferred_norm = nullptr);
-  // The squared gradient norm: the devices' sums queued (norm_sums_), plus the host's.
+  // The squared gradient norm: queue_ sums the host's gradients and queues the devices' sums (norm_sums_),
+  // device_ reads those back (one wait per device).
   double queue_squared_norms(double (*sum)(const float*, size_t));
+  double device_squared_norms();
   double squared_gradient_norm(double (*sum)(const float*, size_t));
   float scale_for_norm(double squared_norm, bool clipping, float threshold);  // counts the clips
   // The one device every parameter is on, when an update may leave its gradient check to the device: the
@@ -264,7 +268,6 @@ class Trainer {
   PendingCheck pending_check_;
   std::string deferred_refusal_;  // a later-read norm was NaN or Inf: the next update throws this
   bool device_rules_only_ = false;  // the last update ran rules, all of them as device kernels
-  bool device_rule_ran_ = false, host_rule_ran_ = false;  // in this update
   std::vector<ShadowState> state_;  // shadow_state(), fetched by the first update
   bool state_known_ = false;
   bool warned_update_epoch_ = false;

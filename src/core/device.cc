@@ -126,18 +126,22 @@ void Device::scatter_add_rows(float* dst, const float* src, const unsigned* rows
   count_work(1, n * sizeof(unsigned));
   for (size_t k = 0; k < n; ++k) add_scaled(1.f, src + k * row, dst + size_t(rows[k]) * row, row);
 }
-// (As a GPU: one kernel, the list's words, segment_list_words, uploaded when they do not fit its parameters.)
-void Device::gather_lists(const SegmentLists& l) {
+// f(segment j of a block, its pointer, n) for every segment; counted as a GPU's one kernel, the list's words
+// (segment_list_words) uploaded when they do not fit its parameters.
+namespace {
+template <class F>
+void each_listed_segment(Device& d, const Device::SegmentLists& l, F f) {
   if (!detail::segment_list_floats(l)) return;
-  count_work(1, detail::list_upload_bytes(detail::segment_list_words(l) * sizeof(uintptr_t)));
+  d.count_work(1, detail::list_upload_bytes(detail::segment_list_words(l) * sizeof(uintptr_t)));
   for (size_t q = 0, at = 0; q < l.nlists; ++q)
-    for (size_t j = 0; j < l.counts[q]; ++j) std::memmove(l.blocks[q] + j * l.ns[q], l.ptrs[at++], l.ns[q] * sizeof(float));
+    for (size_t j = 0; j < l.counts[q]; ++j) f(l.blocks[q] + j * l.ns[q], l.ptrs[at++], l.ns[q]);
+}
+}  // namespace
+void Device::gather_lists(const SegmentLists& l) {
+  each_listed_segment(*this, l, [](float* block, float* p, size_t n) { std::memmove(block, p, n * sizeof(float)); });
 }
 void Device::scatter_add_lists(const SegmentLists& l) {
-  if (!detail::segment_list_floats(l)) return;
-  count_work(1, detail::list_upload_bytes(detail::segment_list_words(l) * sizeof(uintptr_t)));
-  for (size_t q = 0, at = 0; q < l.nlists; ++q)
-    for (size_t j = 0; j < l.counts[q]; ++j) add_scaled(1.f, l.blocks[q] + j * l.ns[q], l.ptrs[at++], l.ns[q]);
+  each_listed_segment(*this, l, [](float* block, float* p, size_t n) { add_scaled(1.f, block, p, n); });
 }
 void Device::gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) {
   gather_lists({&dst, &n, &count, 1, const_cast<float* const*>(srcs)});
@@ -147,9 +151,9 @@ void Device::scatter_add_segments(float* const* dsts, const float* src, size_t c
   scatter_add_lists({&block, &n, &count, 1, dsts});
 }
 void Device::add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count) {
-  if (std::all_of(ns, ns + count, [](size_t n) { return n == 0; })) return;
-  count_work(1, detail::list_upload_bytes((3 * count + 1) * sizeof(uintptr_t)));  // as a GPU: the lists, offsets
-  for (size_t k = 0; k < count; ++k) add_scaled(1.f, srcs[k], dsts[k], ns[k]);
+  thread_local std::vector<size_t> ones;
+  ones.assign(count, 1);
+  scatter_add_lists({const_cast<float* const*>(srcs), ns, ones.data(), count, dsts});
 }
 void Device::add_product_nt(float* dW, const float* G, const float* X, size_t m, size_t k, size_t n) {
   if (!m || !k || !n) return;

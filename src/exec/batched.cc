@@ -455,7 +455,6 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
   const MemPool::Mark fx_mark = pool.mark();
   try {
     const size_t size = out.checked_size(def.name);
-    drop_segment_lists();  // (what a batch that failed may have left)
     for (unsigned a = 0; a < nargs; ++a) {
       Tensor t = value(margs[a]);
       if (!def.batch.is_shared(a)) {
@@ -532,6 +531,7 @@ void BatchedExecutor::run_batched(const VariableIndex* m, const VariableIndex* m
     xs_.resize(g.xs);
     args_.resize(g.args);
     attr_.resize(g.attr);
+    drop_segment_lists();
     pool.revert(fx_mark);
     // The members run alone: the kernel's error names the batched node's shapes ({3X6} where the
     // user's node is {3}), so the member at fault raises its own (those before it stay computed); and a
@@ -807,6 +807,7 @@ void BatchedExecutor::backward(VariableIndex last, bool full) {
     // Nothing reached the parameters yet (see below), so a failed backward leaves them as they were.
     has_backward_ = false;
     partial_.clear();
+    drop_segment_lists();
     throw;
   }
   // Each open write was completed by its node's own zero_before_use; this keeps gradient() right even
@@ -908,7 +909,6 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     }
   }
   bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
-  drop_segment_lists();
   const bool overwrites = (def.flags & kOverwritesGradient) && !r0.device;
   if (g.by_pointer) {
     // One call adds each member's gradient into all of its concatenated arguments' (member by member).

@@ -96,7 +96,6 @@ RuleSegmentsKernel g_segments_kernels[kNumBackends] = {};
 
 thread_local DeviceRowUpdate* t_row_update = nullptr;  // the innermost one alive on this thread
 thread_local DeviceClearingUpdate* t_clearing = nullptr;
-thread_local DeviceGradientCheck* t_check = nullptr;
 thread_local DeviceUpdateBatch* t_batch = nullptr;
 
 // Copies `bytes` from the host to device memory kept for lists of this kind (per device and kind, grown when
@@ -149,11 +148,6 @@ DeviceRowUpdate::DeviceRowUpdate(std::vector<unsigned> rows, size_t row)
 DeviceRowUpdate::~DeviceRowUpdate() { t_row_update = outer_; }
 DeviceClearingUpdate::DeviceClearingUpdate() : outer_(t_clearing) { t_clearing = this; }
 DeviceClearingUpdate::~DeviceClearingUpdate() { t_clearing = outer_; }
-DeviceGradientCheck::DeviceGradientCheck(Device* device, const double* norm_sq, bool clipping, float clip_threshold)
-    : device_(device), norm_sq_(norm_sq), clipping_(clipping), clip_threshold_(clip_threshold), outer_(t_check) {
-  t_check = this;
-}
-DeviceGradientCheck::~DeviceGradientCheck() { t_check = outer_; }
 
 DeviceUpdateBatch::DeviceUpdateBatch() : outer_(t_batch) { t_batch = this; }
 DeviceUpdateBatch::~DeviceUpdateBatch() {
@@ -162,6 +156,13 @@ DeviceUpdateBatch::~DeviceUpdateBatch() {
     flush();
   } catch (const std::exception&) {  // (unwinding already: the device reports its error again at its next use)
   }
+}
+
+void DeviceUpdateBatch::check_norm(Device* device, const double* norm_sq, bool clipping, float clip_threshold) {
+  checked_ = device;
+  norm_sq_ = norm_sq;
+  clipping_ = clipping;
+  clip_threshold_ = clip_threshold;
 }
 
 void DeviceUpdateBatch::flush() {
@@ -207,13 +208,13 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
   float* t[kRuleTensors] = {};
   RuleArgs a = r;
   a.clear_gradient = t_clearing != nullptr;
-  if (t_check) {
-    if (t_check->device_ != dev)
+  if (t_batch && t_batch->checked_) {
+    if (t_batch->checked_ != dev)
       throw std::logic_error("Trainer: a parameter on " + dev->name + " in an update checked on " +
-                             t_check->device_->name);
-    a.norm_sq = t_check->norm_sq_;
-    a.clipping = t_check->clipping_;
-    a.clip_threshold = t_check->clip_threshold_;
+                             t_batch->checked_->name);
+    a.norm_sq = t_batch->norm_sq_;
+    a.clipping = t_batch->clipping_;
+    a.clip_threshold = t_batch->clip_threshold_;
   }
   DeviceRowUpdate* rows = t_row_update;
   if (!rows || rows->done_ || rows->rows_.empty() || values[0]->d.size() != rows->row_) {

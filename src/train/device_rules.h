@@ -17,7 +17,7 @@ struct RuleArgs {
   UpdateRule rule;
   float lr, gscale, weight_decay, a = 0.f, b = 0.f, eps = 0.f;
   bool clear_gradient = false;  // the kernel zeroes each gradient value once it has used it
-  // Set from a DeviceGradientCheck: the kernel takes gscale from the squared norm there (device memory).
+  // Set by DeviceUpdateBatch::check_norm: the kernel takes gscale from the squared norm there (device memory).
   const double* norm_sq = nullptr;
   bool clipping = false;
   float clip_threshold = 0.f;
@@ -82,6 +82,12 @@ class DeviceUpdateBatch {
   ~DeviceUpdateBatch();
   DeviceUpdateBatch(const DeviceUpdateBatch&) = delete;
   DeviceUpdateBatch& operator=(const DeviceUpdateBatch&) = delete;
+  // From now on the updates on `device` take their gradient scale from the squared gradient norm at norm_sq
+  // (a double in the device's memory that the host has not read) instead of from RuleArgs::gscale:
+  // clip_threshold / ‖g‖ when clipping and ‖g‖ > clip_threshold, else 1. A NaN or Inf norm changes no value
+  // and no state (a clearing update still zeroes the gradient). The trainer reads the norm later
+  // (Device::read_later), so the update waits for nothing.
+  void check_norm(Device* device, const double* norm_sq, bool clipping, float clip_threshold);
   void flush();
 
  private:
@@ -93,28 +99,11 @@ class DeviceUpdateBatch {
     size_t n;
   };
   std::vector<Queued> queued_;
+  Device* checked_ = nullptr;  // check_norm's
+  const double* norm_sq_ = nullptr;
+  bool clipping_ = false;
+  float clip_threshold_ = 0.f;
   DeviceUpdateBatch* outer_;
-};
-
-// While one is alive on its thread, a device_update on `device` takes its gradient scale from the squared
-// gradient norm at norm_sq (a double in the device's memory that the host has not read) instead of from
-// RuleArgs::gscale: clip_threshold / ‖g‖ when clipping and ‖g‖ > clip_threshold, else 1. A NaN or Inf norm
-// changes no value and no state (a clearing update still zeroes the gradient). The trainer reads the norm
-// later (Device::read_later), so the update waits for nothing.
-class DeviceGradientCheck {
- public:
-  DeviceGradientCheck(Device* device, const double* norm_sq, bool clipping, float clip_threshold);
-  ~DeviceGradientCheck();
-  DeviceGradientCheck(const DeviceGradientCheck&) = delete;
-  DeviceGradientCheck& operator=(const DeviceGradientCheck&) = delete;
-
- private:
-  friend bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values);
-  Device* device_;
-  const double* norm_sq_;
-  bool clipping_;
-  float clip_threshold_;
-  DeviceGradientCheck* outer_;
 };
 
 }  // namespace dynet

@@ -435,8 +435,8 @@ double Trainer::queue_squared_norms(double (*sum)(const float*, size_t)) {
   return sq;
 }
 
-double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) {
-  double sq = queue_squared_norms(sum);
+double Trainer::device_squared_norms() {
+  double sq = 0;
   for (NormSum& n : norm_sums_) {
     if (!n.used) continue;
     double device_sq = 0;
@@ -444,6 +444,11 @@ double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) {
     sq += device_sq;
   }
   return sq;
+}
+
+double Trainer::squared_gradient_norm(double (*sum)(const float*, size_t)) {
+  const double host_sq = queue_squared_norms(sum);
+  return host_sq + device_squared_norms();
 }
 
 float Trainer::scale_for_norm(double squared_norm, bool clipping, float threshold) {
@@ -457,8 +462,8 @@ float Trainer::scale_for_norm(double squared_norm, bool clipping, float threshol
 float Trainer::gradient_scale(const double** deferred_norm) {
   // Computed whether or not clipping is on: a NaN or Inf gradient must never reach the values (a
   // finite sum of squares in double means every gradient value is finite).
+  double sq = queue_squared_norms(sum_of_squares);
   if (deferred_norm) {  // every gradient is on one device: its sum is the whole norm
-    queue_squared_norms(sum_of_squares);
     const auto n = std::find_if(norm_sums_.begin(), norm_sums_.end(), [](const NormSum& n) { return n.used; });
     if (n == norm_sums_.end()) return 1.f;  // no gradient at all
     const unsigned ticket = n->device->read_later(n->sum, sizeof(double));
@@ -468,7 +473,7 @@ float Trainer::gradient_scale(const double** deferred_norm) {
       return 1.f;
     }
   }
-  double sq = squared_gradient_norm(sum_of_squares);
+  sq += device_squared_norms();
   if (!std::isfinite(sq)) sq = squared_gradient_norm(sum_of_squares_exact);  // float lanes overflowed?
   if (!std::isfinite(sq)) refuse_non_finite_gradients(sq);
   return scale_for_norm(sq, clipping_enabled, clip_threshold);
@@ -597,21 +602,23 @@ void Trainer::allocate_state() {
 // An asynchronous update checks the gradient again here, since a non-finite one may have arrived
 // after gradient_scale() looked: the parameter is then left alone, its gradient cleared and its name
 // added to *late.
-void Trainer::update_parameter(size_t index, float gscale, std::vector<std::string>* late) {
+unsigned Trainer::update_parameter(size_t index, float gscale, std::vector<std::string>* late) {
   ParameterStorage& p = *model->get_storage().params[index];
   std::lock_guard<std::mutex> lock(p.grad_mutex);
+  unsigned ran = 0;
   if (late && !gradient_finite(p)) {
     late->push_back(p.name);
   } else if (p.nonzero_grad || !zero_gradient_is_noop()) {  // without a gradient g is all zero
     DeviceClearingUpdate clearing;
     update_params(gscale, index);
-    (clearing.done() ? device_rule_ran_ : host_rule_ran_) = true;
     if (clearing.done()) p.nonzero_grad = false;  // zeroed by the update's kernel
+    ran = clearing.done() ? kRanOnDevice : kRanOnHost;
   }
   p.clear_grad();
+  return ran;
 }
 
-void Trainer::update_lookup_parameter(size_t index, float gscale, std::vector<std::string>* late) {
+unsigned Trainer::update_lookup_parameter(size_t index, float gscale, std::vector<std::string>* late) {
   LookupParameterStorage& p = *model->get_storage().lookup_params[index];
   std::lock_guard<std::mutex> lock(p.grad_mutex);
   DeviceClearingUpdate clearing;
@@ -632,12 +639,12 @@ void Trainer::update_lookup_parameter(size_t index, float gscale, std::vector<st
     }
     for (; next != p.non_zero_grads.end(); ++next) update_lookup_params(gscale, index, *next);
   }
-  if (ran) (clearing.done() ? device_rule_ran_ : host_rule_ran_) = true;
   if (clearing.done()) {  // the update's kernel zeroed every gradient row it read: all that are nonzero
     p.non_zero_grads.clear();
     p.nonzero_grad = false;
   }
   p.clear_grad();
+  return !ran ? 0 : clearing.done() ? kRanOnDevice : kRanOnHost;
 }
 
 void Trainer::update() { update_listed(nullptr, nullptr); }
@@ -708,24 +715,23 @@ void Trainer::apply_update(const std::vector<unsigned>* params, const std::vecto
   Device* const defer_on = deferrable_device(late != nullptr);
   const double* deferred_norm = nullptr;
   const float gscale = gradient_scale(defer_on ? &deferred_norm : nullptr);
-  std::optional<DeviceGradientCheck> check;
-  if (deferred_norm) check.emplace(defer_on, deferred_norm, clipping_enabled, clip_threshold);
   std::optional<DeviceUpdateBatch> batch;  // (an asynchronous update holds each parameter's mutex only meanwhile)
   if (!late) batch.emplace();
+  if (deferred_norm) batch->check_norm(defer_on, deferred_norm, clipping_enabled, clip_threshold);
   unswap_before_update();
   allocate_state();
   begin_update();
-  device_rule_ran_ = host_rule_ran_ = false;
+  unsigned ran = 0;  // kRanOnDevice | kRanOnHost
   const ParameterCollectionStorage& s = model->get_storage();
   if (params) {
-    for (size_t i : *params) update_parameter(i, gscale, late);
-    for (size_t i : *lookup_params) update_lookup_parameter(i, gscale, late);
+    for (size_t i : *params) ran |= update_parameter(i, gscale, late);
+    for (size_t i : *lookup_params) ran |= update_lookup_parameter(i, gscale, late);
   } else {
     // Frozen parameters' gradients are dropped too, so they do not pile up across updates (and
     // inflate the clipping norm of every later update).
     for (size_t i = 0; i < s.params.size(); ++i) {
       if (s.params[i]->updated) {
-        update_parameter(i, gscale, late);
+        ran |= update_parameter(i, gscale, late);
       } else {
         std::lock_guard<std::mutex> lock(s.params[i]->grad_mutex);
         s.params[i]->clear_grad();
@@ -733,7 +739,7 @@ void Trainer::apply_update(const std::vector<unsigned>* params, const std::vecto
     }
     for (size_t i = 0; i < s.lookup_params.size(); ++i) {
       if (s.lookup_params[i]->updated) {
-        update_lookup_parameter(i, gscale, late);
+        ran |= update_lookup_parameter(i, gscale, late);
       } else {
         std::lock_guard<std::mutex> lock(s.lookup_params[i]->grad_mutex);
         s.lookup_params[i]->clear_grad();
@@ -741,7 +747,7 @@ void Trainer::apply_update(const std::vector<unsigned>* params, const std::vecto
     }
   }
   if (batch) batch->flush();
-  device_rules_only_ = device_rule_ran_ && !host_rule_ran_;
+  device_rules_only_ = ran == kRanOnDevice;
   finish_update();
 }
 

@@ -40,7 +40,6 @@ struct CudaDevice : Device {
   void scale(float* x, size_t n, float a) override;
   double squared_norm(const float* x, size_t n) override;
   void add_squared_norms(const float* const* xs, const size_t* ns, size_t count, double* sum) override;
-  void add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count) override;
   void add_product_nt(float* dW, const float* G, const float* X, size_t m, size_t k, size_t n) override;
   void add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) override;
   void gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) override;

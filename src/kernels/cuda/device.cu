@@ -72,6 +72,26 @@ CudaDevice::~CudaDevice() {
     if (e) cudaEventDestroy(e);
 }
 
+namespace {
+// Pinned host memory of `bytes` and n events, made on first use.
+void make_pinned_with_events(unsigned char*& host, size_t bytes, cudaEvent_t* events, size_t n) {
+  if (host) return;
+  cuda_check(cudaMallocHost(&host, bytes), "cudaMallocHost");
+  for (size_t k = 0; k < n; ++k) cuda_check(cudaEventCreateWithFlags(&events[k], cudaEventDisableTiming), "cudaEventCreate");
+}
+// Whether the device has passed e. (A NotReady query is no error, but would be left as the last one, which
+// launch checks read.)
+bool event_passed(cudaEvent_t e) {
+  const cudaError_t state = cudaEventQuery(e);
+  if (state == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  cuda_check(state, "cudaEventQuery");
+  return true;
+}
+}  // namespace
+
 void CudaDevice::make_current() const {
   if (t_current == device_id) return;
   cuda_check(cudaSetDevice(device_id), "cudaSetDevice");
@@ -165,18 +185,14 @@ void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
     return;
   }
   std::lock_guard<std::mutex> lock(upload_mutex_);
-  if (!upload_ring_) {
-    cuda_check(cudaMallocHost(&upload_ring_, kUploadChunk * kUploadChunks), "cudaMallocHost (upload ring)");
-    for (cudaEvent_t& e : upload_done_) cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
-  }
+  make_pinned_with_events(upload_ring_, kUploadChunk * kUploadChunks, upload_done_, kUploadChunks);
   if (upload_offset_ + bytes > kUploadChunk) {  // on to the next chunk, once its copies are done
     cuda_check(cudaEventRecord(upload_done_[upload_chunk_], stream), "cudaEventRecord");
     upload_chunk_ = (upload_chunk_ + 1) % kUploadChunks;
     upload_offset_ = 0;
-    if (cudaEventQuery(upload_done_[upload_chunk_]) == cudaErrorNotReady) {
-      cudaGetLastError();  // (see collect)
+    if (!event_passed(upload_done_[upload_chunk_])) {
       count_work(0, 0, 0, true);
-      cuda_check(cudaEventSynchronize(upload_done_[upload_chunk_]), "cudaEventSynchronize");
+      wait_for_stream();
     }
   }
   unsigned char* staged = upload_ring_ + upload_chunk_ * kUploadChunk + upload_offset_;
@@ -312,9 +328,9 @@ void CudaDevice::with_list(const T* host, size_t count, Kernel kernel) {
 }
 
 namespace {
-// List: a ListByValue or a device pointer to the list.
 // Element i of the segment lists laid out as detail::segment_list_words says (`pointers` pointers, then the
 // lists' blocks, ns, first pointers and first floats): copied into its block (gather) or added from it.
+// List: a ListByValue or a device pointer to the list.
 template <class List>
 void segment_lists_kernel(CudaDevice* d, List l, size_t pointers, size_t nlists, size_t total, bool gather) {
   CudaPrims::for_each(d, total, [=] __host__ __device__(size_t i) {
@@ -329,31 +345,7 @@ void segment_lists_kernel(CudaDevice* d, List l, size_t pointers, size_t nlists,
   });
 }
 
-// Segment k of `lists` (3·count + 1 words: the destinations, the sources, where each starts among all the
-// `total` values, and the total) gets its source added.
-template <class List>
-void add_segments_kernel(CudaDevice* d, List lists, size_t count, size_t total) {
-  CudaPrims::for_each(d, total, [=] __host__ __device__(size_t i) {
-    const size_t k = dev::segment_of(lists, 2 * count, count, i), e = i - lists[2 * count + k];
-    dev::atomic_add(reinterpret_cast<float*>(lists[k]) + e, reinterpret_cast<const float*>(lists[count + k])[e]);
-  });
-}
 }  // namespace
-
-void CudaDevice::add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count) {
-  thread_local std::vector<uintptr_t> lists;
-  lists.resize(3 * count + 1);
-  size_t total = 0;
-  for (size_t k = 0; k < count; ++k) {
-    lists[k] = reinterpret_cast<uintptr_t>(dsts[k]);
-    lists[count + k] = reinterpret_cast<uintptr_t>(srcs[k]);
-    lists[2 * count + k] = total;
-    total += ns[k];
-  }
-  lists[3 * count] = total;
-  if (total == 0) return;
-  with_list(lists.data(), lists.size(), [&](auto l) { add_segments_kernel(this, l, count, total); });
-}
 
 // One kernel for all the lists, their words in its parameters or uploaded first: a batch's arguments of 64
 // members each are one launch, not a copy per member and argument.
@@ -404,10 +396,7 @@ unsigned CudaDevice::read_later(const void* src, size_t bytes) {
                                 std::to_string(kLaterReadBytes) + ")");
   make_current();
   std::lock_guard<std::mutex> lock(later_mutex_);
-  if (!later_host_) {
-    cuda_check(cudaMallocHost(&later_host_, kLaterReads * kLaterReadBytes), "cudaMallocHost (later reads)");
-    for (cudaEvent_t& e : later_done_) cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
-  }
+  make_pinned_with_events(later_host_, kLaterReads * kLaterReadBytes, later_done_, kLaterReads);
   const unsigned k = static_cast<unsigned>(std::find(later_used_, later_used_ + kLaterReads, false) - later_used_);
   if (k == kLaterReads) return kNoTicket;
   count_later_read(bytes);
@@ -425,14 +414,10 @@ bool CudaDevice::collect(unsigned ticket, void* host_dst, bool wait) {
   std::lock_guard<std::mutex> lock(later_mutex_);
   if (ticket >= kLaterReads || !later_used_[ticket])
     throw std::invalid_argument(name + ": collect of ticket " + std::to_string(ticket) + ", not outstanding");
-  const cudaError_t state = cudaEventQuery(later_done_[ticket]);
-  if (state == cudaErrorNotReady) {
-    cudaGetLastError();  // not an error, but it may be left as the last one, which launch checks read
+  if (!event_passed(later_done_[ticket])) {
     if (!wait) return false;
     count_work(0, 0, 0, true);
     wait_for_stream();
-  } else {
-    cuda_check(state, "cudaEventQuery");
   }
   std::memcpy(host_dst, later_host_ + ticket * kLaterReadBytes, later_bytes_[ticket]);
   later_used_[ticket] = false;
