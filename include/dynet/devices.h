@@ -99,8 +99,7 @@ struct Device {
   };
   virtual void gather_lists(const SegmentLists& l);       // segment j of a block ← the floats at its pointer
   virtual void scatter_add_lists(const SegmentLists& l);  // the floats at its pointer += segment j (may repeat)
-  // One list: dst segment k ← the n floats at srcs[k]; dsts[k] += src segment k. Lists of one segment each:
-  // dsts[k] += srcs[k], ns[k] floats (add_segments).
+  // One list: dst segment k ← srcs[k] (n floats); dsts[k] += src segment k; add_segments: dsts[k] += srcs[k].
   void gather_segments(float* dst, const float* const* srcs, size_t count, size_t n);
   void scatter_add_segments(float* const* dsts, const float* src, size_t count, size_t n);
   void add_segments(float* const* dsts, const float* const* srcs, const size_t* ns, size_t count);

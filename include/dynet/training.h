@@ -214,8 +214,7 @@ class Trainer {
   void update_listed(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params);
   void apply_update(const std::vector<unsigned>* params, const std::vector<unsigned>* lookup_params,
                     std::vector<std::string>* late);
-  // Where the rule ran, if it did: kRanOnDevice (its device kernel) or kRanOnHost, else 0.
-  static constexpr unsigned kRanOnDevice = 1, kRanOnHost = 2;
+  static constexpr unsigned kRanOnDevice = 1, kRanOnHost = 2;  // where the next two ran the rule (0: nowhere)
   unsigned update_parameter(size_t index, float gscale, std::vector<std::string>* late);
   unsigned update_lookup_parameter(size_t index, float gscale, std::vector<std::string>* late);
   void allocate_state();
@@ -227,11 +226,10 @@ class Trainer {
   void restore_weights();  // swap_params_to_weights() without taking the parameter lock
   // clip_gradients() without taking the parameter lock; throws (see refuse_non_finite_gradients)
   // when a gradient value is NaN or Inf, whether or not clipping is enabled. With deferred_norm, it may
-  // instead leave the check to the update's kernels (DeviceUpdateBatch::check_norm): it then sets *deferred_norm to
-  // the squared norm in the device's memory, to be read later (settle_gradient_check), and returns 1.
+  // instead leave the check to the update's kernels (DeviceUpdateBatch::check_norm): it then sets
+  // *deferred_norm to the squared norm in device memory, read later (settle_gradient_check), and returns 1.
   float gradient_scale(const double** deferred_norm = nullptr);
-  // The squared gradient norm: queue_ sums the host's gradients and queues the devices' sums (norm_sums_),
-  // device_ reads those back (one wait per device).
+  // The squared gradient norm: the host's part, with the devices' sums queued (norm_sums_); those read back.
   double queue_squared_norms(double (*sum)(const float*, size_t));
   double device_squared_norms();
   double squared_gradient_norm(double (*sum)(const float*, size_t));

@@ -126,22 +126,18 @@ void Device::scatter_add_rows(float* dst, const float* src, const unsigned* rows
   count_work(1, n * sizeof(unsigned));
   for (size_t k = 0; k < n; ++k) add_scaled(1.f, src + k * row, dst + size_t(rows[k]) * row, row);
 }
-// f(segment j of a block, its pointer, n) for every segment; counted as a GPU's one kernel, the list's words
-// (segment_list_words) uploaded when they do not fit its parameters.
-namespace {
-template <class F>
-void each_listed_segment(Device& d, const Device::SegmentLists& l, F f) {
-  if (!detail::segment_list_floats(l)) return;
-  d.count_work(1, detail::list_upload_bytes(detail::segment_list_words(l) * sizeof(uintptr_t)));
-  for (size_t q = 0, at = 0; q < l.nlists; ++q)
-    for (size_t j = 0; j < l.counts[q]; ++j) f(l.blocks[q] + j * l.ns[q], l.ptrs[at++], l.ns[q]);
-}
-}  // namespace
+// (As a GPU: one kernel, the list's words, segment_list_words, uploaded when they do not fit its parameters.)
 void Device::gather_lists(const SegmentLists& l) {
-  each_listed_segment(*this, l, [](float* block, float* p, size_t n) { std::memmove(block, p, n * sizeof(float)); });
+  if (!detail::segment_list_floats(l)) return;
+  count_work(1, detail::list_upload_bytes(detail::segment_list_words(l) * sizeof(uintptr_t)));
+  for (size_t q = 0, at = 0; q < l.nlists; ++q)
+    for (size_t j = 0; j < l.counts[q]; ++j) std::memmove(l.blocks[q] + j * l.ns[q], l.ptrs[at++], l.ns[q] * sizeof(float));
 }
 void Device::scatter_add_lists(const SegmentLists& l) {
-  each_listed_segment(*this, l, [](float* block, float* p, size_t n) { add_scaled(1.f, block, p, n); });
+  if (!detail::segment_list_floats(l)) return;
+  count_work(1, detail::list_upload_bytes(detail::segment_list_words(l) * sizeof(uintptr_t)));
+  for (size_t q = 0, at = 0; q < l.nlists; ++q)
+    for (size_t j = 0; j < l.counts[q]; ++j) add_scaled(1.f, l.blocks[q] + j * l.ns[q], l.ptrs[at++], l.ns[q]);
 }
 void Device::gather_segments(float* dst, const float* const* srcs, size_t count, size_t n) {
   gather_lists({&dst, &n, &count, 1, const_cast<float* const*>(srcs)});
