@@ -856,6 +856,26 @@ TEST(DeviceCounters, TaggerStepWithinItsLaunchBudget) {
   }, 234, 1, 13);
 }
 
+// A batch of sums (an example's loss summed over its words, 8 examples) differentiates in one launch
+// whatever the number of terms: a step with 30 terms per sum queues what a step with 3 does.
+TEST(DeviceCounters, ABatchOfSumsDifferentiatesInOneLaunch) {
+  auto launches = [](unsigned terms) {
+    return training_step(emulated_device(), [terms](ParameterCollection& pc, Device* dev) {
+      LookupParameter table = pc.add_lookup_parameters(8 * terms, {4}, "", dev);
+      return [table, terms](ComputationGraph& g) {
+        std::vector<Expression> losses;
+        for (unsigned m = 0; m < 8; ++m) {
+          std::vector<Expression> words;
+          for (unsigned k = 0; k < terms; ++k) words.push_back(lookup(g, table, m * terms + k));
+          losses.push_back(squared_norm(sum(words)));
+        }
+        return sum(losses);
+      };
+    }).launches;
+  };
+  EXPECT_EQ(launches(30), launches(3));
+}
+
 // --dynet-profiling's table (profile::timing_table) ends with each device's counts since profile::reset().
 TEST(DeviceCounters, TheTimingTableReportsThemSinceTheLastReset) {
   Device* emu = emulated_device();

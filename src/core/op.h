@@ -125,9 +125,10 @@ enum OpFlags : uint16_t {
   // Set by the graph on a node, never in an OpDef: the node's value or an argument's has no elements
   // (executors skip kernels for values without elements; see OpDef::takes_empty).
   kHasEmpty = 128,
-  // On devices, a lone node's backward runs once for all its arguments, adding into BackwardArgs::member_dx[k]
-  // (argument k's gradient; null: k gets none), BackwardArgs::i the first that gets one: one launch for a
-  // sum of a graph's losses, not one per term.
+  // On devices, a node's backward runs once for all its arguments, adding into BackwardArgs::member_dx[k ·
+  // members + j] (argument k's gradient of member j, alone: members 1; null: none), BackwardArgs::i the
+  // first that gets one: one launch for a sum of a graph's losses, not one per term. A batch calls it so
+  // only when every member's argument has the member's batch size (none repeated) and none is shared.
   kGradientsInOneCall = 256,
 };
 

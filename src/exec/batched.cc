@@ -857,6 +857,16 @@ void BatchedExecutor::prefetch_backward(const Batch& g) {
   for (size_t t = 0; t < nargs; ++t) __builtin_prefetch(&grad_ptr_[args[t]]);
 }
 
+// OpDef kGradientsInOneCall on a device: one backward call for every concatenated argument when no
+// argument is shared or repeated (a member's own argument as batched as its output).
+bool BatchedExecutor::one_call_on_device(const Batch& g, const OpDef& def, const Tensor* xs) const {
+  if (!(def.flags & kGradientsInOneCall) || def.batch.shared) return false;
+  const unsigned nargs = cg_->node(members(g)[0]).nargs;
+  for (unsigned a = 0; a < nargs; ++a)
+    if (xs[a].d.size() != size_t(g.size) * cg_->node(member_args(g, 0, nargs)[a]).dim.size()) return false;
+  return true;
+}
+
 void BatchedExecutor::backward_batch(const Batch& g) {
   if (&g != batches_.data()) prefetch_backward((&g)[-1]);
   if (g.program != kNone) return backward_fused(g);
@@ -910,7 +920,8 @@ void BatchedExecutor::backward_batch(const Batch& g) {
   }
   bool repeat = false;  // BackwardArgs::repeat: an earlier argument's call for this batch ran
   const bool overwrites = (def.flags & kOverwritesGradient) && !r0.device;
-  if (g.by_pointer) {
+  const bool one_call = g.by_pointer || (r0.device && one_call_on_device(g, def, xs));
+  if (one_call) {
     // One call adds each member's gradient into all of its concatenated arguments' (member by member).
     unsigned first = nargs;
     for (unsigned a = 0; a < nargs; ++a) {
@@ -930,7 +941,7 @@ void BatchedExecutor::backward_batch(const Batch& g) {
     }
   }
   for (unsigned a = 0; a < nargs; ++a) {
-    if (g.by_pointer && !def.batch.is_shared(a)) continue;
+    if (one_call && !def.batch.is_shared(a)) continue;
     const PoolScope scratch(scratch_pool);
     if (def.batch.is_shared(a)) {
       const VariableIndex x = shared_gradient_node(g, a);

@@ -97,6 +97,7 @@ class BatchedExecutor : public SimpleExecutor {
   }
   void make_ready(uint32_t t);
   void backward_batch(const Batch& b);
+  bool one_call_on_device(const Batch& g, const OpDef& def, const Tensor* xs) const;
   void prefetch_backward(const Batch& b);
   // Chooses the node of each parameter that takes the gradients of batches sharing the parameter, and
   // takes off the loss's path the parameter nodes that then get no gradient.

@@ -488,22 +488,32 @@ struct List {
     const float scale = kAverage ? 1.f / a.n : 1.f;
     const float* g = a.dEdf.v;
     const size_t bs = a.fx.d.batch_size(), bd = a.fx.d.bd;
-    if (a.member_dx) {  // kGradientsInOneCall: dxₖ += scale · g for every k, an unbatched dxₖ summing the batch
+    if (a.member_dx) {
+      // kGradientsInOneCall: dxₖ += scale · g for argument k of every member j (member_dx[k · members + j]),
+      // member j's gradient being its bd / members blocks of g; an unbatched dxₖ sums them.
+      const unsigned K = a.members;
+      const size_t mbd = bd / K;
       thread_local std::vector<Tensor> dx;
       dx.clear();
-      for (unsigned k = 0; k < a.n; ++k) dx.emplace_back(a.xs[k].d, a.member_dx[k]);
-      const dev::ArgList d = dev::upload_args(a.fx.device, a.scratch, dx.data(), a.n, bs);
-      P::for_each(a.fx.device, size_t(a.n) * bs, [=] DYNET_LAMBDA(size_t i) {
-        const size_t k = i / bs, e = i % bs;
-        float* out = const_cast<float*>(d.v[k]);
+      for (unsigned k = 0; k < a.n; ++k)
+        for (unsigned j = 0; j < K; ++j) {
+          Dim d = a.xs[k].d;
+          d.bd /= K;
+          dx.emplace_back(d, a.member_dx[size_t(k) * K + j]);
+        }
+      const dev::ArgList d = dev::upload_args(a.fx.device, a.scratch, dx.data(), dx.size(), bs);
+      P::for_each(a.fx.device, dx.size() * bs, [=] DYNET_LAMBDA(size_t i) {
+        const size_t slot = i / bs, e = i % bs;
+        const float* gj = g + slot % K * mbd * bs;
+        float* out = const_cast<float*>(d.v[slot]);
         if (!out) return;
         // Atomic: an argument may repeat.
-        if (d.stride[k]) {
-          for (size_t b = 0; b < bd; ++b) dev::atomic_add(out + b * bs + e, g[b * bs + e] * scale);
+        if (d.stride[slot]) {
+          for (size_t b = 0; b < mbd; ++b) dev::atomic_add(out + b * bs + e, gj[b * bs + e] * scale);
           return;
         }
         float s = 0.f;
-        for (size_t b = 0; b < bd; ++b) s += g[b * bs + e];
+        for (size_t b = 0; b < mbd; ++b) s += gj[b * bs + e];
         dev::atomic_add(out + e, s * scale);
       });
       return;
