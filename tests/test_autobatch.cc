@@ -50,7 +50,7 @@ const BatchedExecutor* batched(const ComputationGraph& g) {
 size_t batched_nodes(const ComputationGraph& g) {
   size_t n = 0;
   if (const BatchedExecutor* e = batched(g))
-    for (const auto& b : e->batches()) n += b.size;
+    for (const auto& b : e->batches()) n += e->nodes_computed(b);
   return n;
 }
 

@@ -300,7 +300,7 @@ Result run(ParameterCollection& pc, const Weights& w, const Programs& drawn, con
   r.loss += as_scalar(more.value());
   backward(more);
   if (e) {
-    for (const auto& b : e->batches()) r.batched += b.size;
+    for (const auto& b : e->batches()) r.batched += e->nodes_computed(b);
     r.recycled = e->recycled_batches();
   }
   pc.reset_gradient();

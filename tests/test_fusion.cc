@@ -13,6 +13,7 @@
 #include "device_test_util.h"
 #include "dynet/expr.h"
 #include "exec/batched.h"
+#include "exec/fusion.h"
 #include "tree_lstm_model.h"
 
 namespace dynet {
@@ -139,6 +140,85 @@ TEST(Fusion, TreeLSTMOnDevicesAgreesWithUnfusedAndSimple) {
 TEST(Fusion, LSTMChainAgreesWithUnfusedAndSimple) {
   ParameterCollection pc;
   expect_modes_agree(pc, lstm_model(pc));
+}
+
+// VanillaLSTMBuilder's cell ops on devices other than the CPU: each step's vanilla_lstm_c and vanilla_lstm_h
+// are one region (its gates an input read by quarter), the steps of all sequences batching as regions; the
+// CPU keeps its cell kernels. The last step's c, read by nothing outside its cell, is an intermediate whose
+// gradient is recomputed when asked. Several sequences of different lengths, as lstm_model above.
+TEST(Fusion, VanillaLSTMCellsFuseOnDevices) {
+  constexpr unsigned kIn = 3, h = 5, kSeqs = 5;
+  for (Device* dev : test::test_devices()) {
+    SCOPED_TRACE(dev->name);
+    test::DefaultDevice on(dev);
+    ParameterCollection pc;
+    Parameter wx = pc.add_parameters({4 * h, kIn}), wh = pc.add_parameters({4 * h, h}), b = pc.add_parameters({4 * h});
+    Parameter ow = pc.add_parameters({1, h});
+    std::vector<Expression> last_c;
+    const Model build = [&](ComputationGraph& g) {
+      Expression WX = parameter(g, wx), WH = parameter(g, wh), B = parameter(g, b), OW = parameter(g, ow);
+      std::vector<Expression> losses;
+      last_c.clear();
+      for (unsigned s = 0; s < kSeqs; ++s) {
+        Expression hp = zeros(g, {h}), cp = zeros(g, {h});
+        for (unsigned t = 0; t < 2 + s % 3; ++t) {
+          std::vector<float> xv(kIn);
+          for (unsigned k = 0; k < kIn; ++k) xv[k] = std::sin(0.7f * float(s * 7 + t * 3 + k));
+          Expression gates = vanilla_lstm_gates(input(g, {kIn}, xv), hp, WX, WH, B);
+          cp = vanilla_lstm_c(cp, gates);
+          hp = vanilla_lstm_h(cp, gates);
+        }
+        last_c.push_back(cp);
+        losses.push_back(square(OW * hp));
+      }
+      return sum(losses);
+    };
+    expect_modes_agree(pc, build);
+    auto gradients_of_last_c = [&](const Mode& m) {
+      auto g = graph(m);
+      Expression loss = build(*g);
+      loss.value();
+      g->backward(loss);
+      std::vector<std::vector<float>> out;
+      for (const Expression& c : last_c) out.push_back(as_vector(c.gradient()));
+      if (m.fusion) {
+        size_t cells = 0;
+        for (const auto& bt : batched(*g)->batches())
+          if (bt.program != ~0u) cells += batched(*g)->nodes_computed(bt);
+        EXPECT_EQ(cells, 2 * (2 + 3 + 4 + 2 + 3)) << "every c and h of the " << kSeqs << " sequences";
+        EXPECT_FALSE(g->executor().computed(last_c[0].i)) << "the last c was not fused away";
+      }
+      pc.reset_gradient();
+      return out;
+    };
+    const auto want = gradients_of_last_c(kModes[0]);
+    for (const Mode& m : kModes) {
+      const auto got = gradients_of_last_c(m);
+      for (size_t s = 0; s < kSeqs; ++s) expect_near(got[s], want[s], m.str() + " last c of sequence " + std::to_string(s));
+    }
+  }
+}
+
+// A region batch's member arrays go to a device by value where each column's pointers lie evenly apart.
+TEST(Fusion, MemberArraysAreStridedOnlyWhereEvenlyApart) {
+  float block[64] = {};
+  // Two columns of 4 members: column 0 steps by 6 floats, column 1 by -2; then one shared by all (step 0).
+  std::vector<float*> p = {block + 10, block + 40, block + 16, block + 38, block + 22, block + 36, block + 28, block + 34};
+  fusion::MemberArray<float> a;
+  ASSERT_TRUE(fusion::strided(p.data(), 4, 2, a));
+  for (size_t j = 0; j < 4; ++j)
+    for (unsigned q = 0; q < 2; ++q) EXPECT_EQ(a.base[q] + long(j) * a.stride[q], p[j * 2 + q]) << j << " " << q;
+  EXPECT_EQ(a.list, nullptr);
+  std::vector<float*> shared(4, block + 5);
+  ASSERT_TRUE(fusion::strided(shared.data(), 4, 1, a));
+  EXPECT_EQ(a.stride[0], 0);
+  auto refused = [&](std::vector<float*> ptrs, unsigned columns) {
+    return !fusion::strided(ptrs.data(), ptrs.size() / columns, columns, a);
+  };
+  EXPECT_TRUE(refused({block, block + 4, block + 9}, 1));               // uneven
+  EXPECT_TRUE(refused({block, nullptr, block + 8}, 1));                 // a member without one
+  EXPECT_TRUE(refused(std::vector<float*>(9, block), 9));               // more columns than go by value
+  EXPECT_TRUE(refused({block, reinterpret_cast<float*>(reinterpret_cast<char*>(block) + 2)}, 1));  // not whole floats
 }
 
 // A small chain over several examples whose intermediates the tests below read.

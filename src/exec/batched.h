@@ -56,6 +56,10 @@ class BatchedExecutor : public SimpleExecutor {
   };
   const std::vector<Batch>& batches() const { return batches_; }
   const VariableIndex* members(const Batch& b) const { return order_.data() + b.first; }
+  // The nodes a batch computes: its members, and a fused batch's intermediates too.
+  size_t nodes_computed(const Batch& b) const {
+    return b.program == ~0u ? b.size : b.size / programs_[b.program].outputs * programs_[b.program].code.size();
+  }
   // The batched node's attribute: merged from the members' (BatchRule::merge), else the first member's.
   AttrView batch_attr(const Batch& b) const {
     return b.merged ? AttrView{attr_.data() + b.attr, b.attr_words}

@@ -18,10 +18,11 @@ namespace fusion {
 
 namespace {
 struct OpTable {
-  OpId logistic, tanh, cmult, add, pick;
+  OpId logistic, tanh, cmult, add, pick, lstm_c, lstm_h;
 };
 const OpTable& op_table() {
-  static const OpTable t{op_id("logistic"), op_id("tanh"), op_id("cmult"), op_id("cwise_sum"), op_id("pick_range")};
+  static const OpTable t{op_id("logistic"), op_id("tanh"),           op_id("cmult"),         op_id("cwise_sum"),
+                         op_id("pick_range"), op_id("vanilla_lstm_c"), op_id("vanilla_lstm_h")};
   return t;
 }
 // pick_range's attribute (ops/select.cc): s, e, axis.
@@ -63,6 +64,14 @@ int kind_of(const ComputationGraph& cg, VariableIndex i) {
   if (r.op == t.logistic || r.op == t.tanh) return r.nargs == 1 && same(0) ? (r.op == t.tanh ? kTanh : kLogistic) : -1;
   if (r.op == t.cmult || r.op == t.add)
     return r.nargs == 2 && same(0) && same(1) ? (r.op == t.add ? kAdd : kCmult) : -1;
+  // A cell's c and h on a device: one launch each way for both, their arguments read where they lie (the CPU
+  // keeps its cell kernels, vectorized across the batch, and their batches' gradient recycling).
+  if (r.op == t.lstm_c || r.op == t.lstm_h) {
+    const NodeRec& gates = cg.node(a[1]);
+    if (r.device && same(0) && gates.device == r.device && gates.dim.bd == 1 && gates.dim.size() == 4 * n)
+      return r.op == t.lstm_c ? kLstmC : kLstmH;
+    return -1;
+  }
   if (r.op == t.pick && r.nargs == 1 && r.attr_words * sizeof(uint64_t) >= sizeof(PickRange)) {
     PickRange p;
     std::memcpy(&p, cg.node_attr(i), sizeof p);
@@ -88,7 +97,7 @@ uint64_t tiled_inputs(const Program& p) {
       if (in.kind == kPick) {
         if (in.a == (kInput | q)) slices.push_back({in.offset, in.offset + p.n});
       } else {
-        direct = direct || in.a == (kInput | q) || (in.kind >= kCmult && in.b == (kInput | q));
+        direct = direct || in.a == (kInput | q) || (has_b(in.kind) && in.b == (kInput | q));
       }
     }
     std::sort(slices.begin(), slices.end());
@@ -581,7 +590,9 @@ void BatchedExecutor::run_fused(const uint32_t* group, unsigned k) {
     if (device) {
       Device* dev = detail::device_at(device);
       const PoolScope scratch(scratch_pool(device));
-      const float* const* in = dev::upload(dev, scratch_pool(device), fused_in_.data(), fused_in_.size());
+      fusion::MemberArray<const float> in;
+      if (!fusion::strided(fused_in_.data(), k, nin, in))
+        in.list = dev::upload(dev, scratch_pool(device), fused_in_.data(), fused_in_.size());
       fusion::device_fusion(backend_of(device))->forward(dev, fusion::device_program(p), k, in, out);
     } else {
       fusion::forward(p, k, fused_in_.data(), out);
@@ -661,24 +672,36 @@ void BatchedExecutor::backward_fused(const Batch& g) {
                    fused_live_.data(), nullptr, fused_overwrite_.data());
 }
 
-// The fused backward on a device: the member arrays (fused_in_, fused_out_grad_, fused_dst_, fused_live_) in one
-// upload, then one launch.
+// The fused backward on a device: the member arrays (fused_in_, fused_out_grad_, fused_dst_, fused_live_) that
+// cannot go by value (fusion::strided; live flags all set) in one upload, then one launch.
 void BatchedExecutor::backward_fused_on_device(uint8_t device, const fusion::Program& p, unsigned k, const float* out,
                                                fusion::Capture capture) {
   Device* dev = detail::device_at(device);
-  const size_t nin = fused_in_.size(), nout = fused_out_grad_.size(), ndst = fused_dst_.size();
-  const size_t pointers = (nin + nout + ndst) * sizeof(void*);
-  fused_upload_.resize(pointers + k);
-  std::memcpy(fused_upload_.data(), fused_in_.data(), nin * sizeof(void*));
-  std::memcpy(fused_upload_.data() + nin * sizeof(void*), fused_out_grad_.data(), nout * sizeof(void*));
-  std::memcpy(fused_upload_.data() + (nin + nout) * sizeof(void*), fused_dst_.data(), ndst * sizeof(void*));
-  std::memcpy(fused_upload_.data() + pointers, fused_live_.data(), k);
+  fusion::MemberArray<const float> in;
+  fusion::MemberArray<float> out_grad, dst;
+  constexpr size_t kByValue = ~size_t(0);
+  fused_upload_.clear();
+  auto stage = [&](const void* data, size_t bytes) {  // its offset in the upload
+    fused_upload_.insert(fused_upload_.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
+    return fused_upload_.size() - bytes;
+  };
+  auto describe = [&](auto* ptrs, size_t members, unsigned columns, auto& array) {
+    return fusion::strided(ptrs, members, columns, array) ? kByValue : stage(ptrs, members * columns * sizeof(void*));
+  };
+  const size_t in_at = describe(fused_in_.data(), k, p.inputs(), in);
+  const size_t out_at = describe(fused_out_grad_.data(), fused_out_grad_.size(), 1, out_grad);
+  const size_t dst_at = describe(fused_dst_.data(), k, p.inputs(), dst);
+  const bool all_live = std::all_of(fused_live_.begin(), fused_live_.end(), [](uint8_t l) { return l != 0; });
+  const size_t live_at = all_live ? kByValue : stage(fused_live_.data(), k);
   MemPool& scratch = scratch_pool(device);
   const PoolScope scope(scratch);
-  const uint8_t* at = dev::upload(dev, scratch, fused_upload_.data(), fused_upload_.size());
-  const auto array = [at](size_t offset) { return reinterpret_cast<float* const*>(at + offset * sizeof(void*)); };
+  const uint8_t* at = fused_upload_.empty() ? nullptr : dev::upload(dev, scratch, fused_upload_.data(), fused_upload_.size());
+  auto list = [at](size_t offset) { return reinterpret_cast<float* const*>(at + offset); };
+  if (in_at != kByValue) in.list = reinterpret_cast<const float* const*>(list(in_at));
+  if (out_at != kByValue) out_grad.list = list(out_at);
+  if (dst_at != kByValue) dst.list = list(dst_at);
   fusion::device_fusion(backend_of(device))
-      ->backward(dev, fusion::device_program(p), k, array(0), out, array(nin), array(nin + nout), at + pointers, capture);
+      ->backward(dev, fusion::device_program(p), k, in, out, out_grad, dst, all_live ? nullptr : at + live_at, capture);
 }
 
 // For members' gradients one after another from p (`member` floats each, n in all): the chunks of the
@@ -804,7 +827,7 @@ void BatchedExecutor::index_fused_intermediates() {
         if (in.kind == fusion::kPick) continue;
         const VariableIndex* a = cg_->node_args(node_of[s]);
         if (!(in.a & fusion::kInput)) node_of[in.a] = a[0];
-        if (in.kind >= fusion::kCmult && !(in.b & fusion::kInput)) node_of[in.b] = a[1];
+        if (fusion::has_b(in.kind) && !(in.b & fusion::kInput)) node_of[in.b] = a[1];
       }
     }
   }

@@ -14,11 +14,14 @@
 
 namespace dynet::fusion {
 
-enum Kind : uint8_t { kLogistic, kTanh, kCmult, kAdd, kPick };
+// kLstmC: c = i ⊙ g + f ⊙ a, kLstmH: h = o ⊙ tanh(a) (vanilla_lstm_c, vanilla_lstm_h), with b an input of
+// 4·n floats, the cell's gates i, f, o, g one after another; on devices only (the CPU's interpreter has none).
+enum Kind : uint8_t { kLogistic, kTanh, kCmult, kAdd, kPick, kLstmC, kLstmH };
+constexpr bool has_b(uint8_t kind) { return kind >= kCmult && kind != kPick; }
 
 // One instruction per region node, in creation order; the node's slot is its instruction's index.
 // Operands are slots (< kInput) or external inputs (kInput | input index); a pick reads its input at
-// `offset` (a slice of a column vector, not copied).
+// `offset` (a slice of a column vector, not copied), as the cell kinds read their gates.
 constexpr uint16_t kInput = 0x8000;
 constexpr unsigned kMaxNodes = 32;  // per region (the interpreter's chunk buffers live on the stack)
 struct Instr {
@@ -91,7 +94,7 @@ class Plan {
   Program scratch_;
 };
 
-// The ops a region takes and how (kPick: only slices of a column vector), or -1.
+// The ops a region takes and how (kPick: only slices of a column vector; the cell kinds: unbatched gates), or -1.
 int kind_of(const ComputationGraph& cg, VariableIndex i);
 
 // Runs k regions of program p. in: member j's input q at in[j * inputs + q]; out: output o of member
@@ -113,16 +116,48 @@ void backward(const Program& p, unsigned k, const float* const* in, const float*
 
 // The same on devices other than the CPU (fused_kernels.cc): one launch each, the program passed by value, every
 // array (in, out_grad, in_grad, live, capture.to) in the device's memory; input gradients are added to, never
-// written (a device's gradients are zeroed when allocated). capture.to null: no capture.
+// written (a device's gradients are zeroed when allocated). capture.to null: no capture; live null: all live.
+//
+// A member array holds `columns` pointers per member (in, in_grad: one per input; out_grad: one column whose
+// member o · k + j is output o of member j). Where each column's pointers lie evenly apart (a batch's values or
+// gradients one after another) and there are at most kByValue columns, it goes by value as base + j · stride
+// (nothing uploaded); else as a list in the device's memory.
+template <class T>
+struct MemberArray {
+  static constexpr unsigned kByValue = 8;
+  T* const* list = nullptr;  // member j's column q at list[j * columns + q]; null: base[q] + j * stride[q]
+  T* base[kByValue] = {};
+  long stride[kByValue] = {};
+  unsigned columns = 0;
+};
+// Fills `out` with the strided form of k members' pointers p[j * columns + q] (list null) and returns true, or
+// returns false where there is none (a null pointer, uneven steps, too many columns).
+template <class T>
+bool strided(T* const* p, size_t k, unsigned columns, MemberArray<T>& out) {
+  out.columns = columns;
+  out.list = nullptr;
+  if (columns > MemberArray<T>::kByValue) return false;
+  const auto address = [](T* x) { return reinterpret_cast<intptr_t>(x); };
+  for (unsigned q = 0; q < columns; ++q) {
+    const intptr_t p0 = address(p[q]), step = k > 1 ? address(p[columns + q]) - p0 : 0;
+    if (step % intptr_t(sizeof(T))) return false;
+    for (size_t j = 0; j < k; ++j)
+      if (!p[j * columns + q] || address(p[j * columns + q]) - p0 != intptr_t(j) * step) return false;
+    out.base[q] = p[q];
+    out.stride[q] = long(step / intptr_t(sizeof(T)));
+  }
+  return true;
+}
 struct DeviceProgram {
   uint32_t n = 0;
   uint16_t nodes = 0, inputs = 0;
   Instr code[kMaxNodes];
 };
-using DeviceForward = void (*)(Device* dev, const DeviceProgram& p, unsigned k, const float* const* in, float* out);
-using DeviceBackward = void (*)(Device* dev, const DeviceProgram& p, unsigned k, const float* const* in,
-                                const float* out, float* const* out_grad, float* const* in_grad, const uint8_t* live,
-                                Capture capture);
+using DeviceForward = void (*)(Device* dev, const DeviceProgram& p, unsigned k, const MemberArray<const float>& in,
+                               float* out);
+using DeviceBackward = void (*)(Device* dev, const DeviceProgram& p, unsigned k, const MemberArray<const float>& in,
+                                const float* out, const MemberArray<float>& out_grad, const MemberArray<float>& in_grad,
+                                const uint8_t* live, Capture capture);
 void register_device_fusion(Backend backend, DeviceForward forward, DeviceBackward backward);
 struct DeviceFusion {
   DeviceForward forward = nullptr;
