@@ -325,7 +325,9 @@ void Plan::build(const ComputationGraph& cg, const std::vector<VariableIndex>& n
     }
     for (uint32_t s = 0; s < count; ++s) {
       const VariableIndex y = m[s];
-      if (uses_[local[y]] > inside_[local[y]]) {
+      // A cell's c is kept even where nothing outside reads it (a sequence's last step): its region is then
+      // the same program as the other steps', and batches with them.
+      if (uses_[local[y]] > inside_[local[y]] || p.code[s].kind == kLstmC) {
         p.code[s].output = true;
         ++p.outputs;
         outputs_.push_back(y);
