@@ -106,8 +106,8 @@ struct BatchRule {
   void (*merge)(const AttrView* members, unsigned k, const Dim& member_dim, std::vector<uint64_t>& out) = nullptr;
   // A batchable parameter node (kParameterNode) must keep its members' aux memory one after another
   // (each as long as aux_floats gives for the member), so that one member's gradient can be pushed alone.
-  // by_pointer: the kernels take a CPU batch's concatenated arguments member by member (none gathered or
-  // scattered): member j's argument i at ForwardArgs::member_xs[i * members + j] (dim xs[i].d, bd / members);
+  // by_pointer: the kernels (every device's) take a batch's concatenated arguments member by member (none gathered
+  // or scattered): member j's argument i at ForwardArgs::member_xs[i * members + j] (dim xs[i].d, bd / members);
   // backward runs once for all of them, adding into BackwardArgs::member_dx[i * members + j] (null: shared, or
   // off the loss's path). Those xs[i].v are null. For ops that move each value once (concatenate).
   bool by_pointer = false;

@@ -319,7 +319,7 @@ bool BatchedExecutor::run_group(const uint32_t* group, unsigned k) {
   // (Not for ops that read their members by pointer: they gather nothing, and their order is any.)
   int key = -1;
   size_t largest = 0;
-  const bool by_pointer = rule.by_pointer && !r0.device;
+  const bool by_pointer = rule.by_pointer;
   for (unsigned a = 0; a < nargs && !by_pointer; ++a) {
     const Dim& d = cg_->node(margs[a]).dim;
     if (!rule.is_shared(a) && d.bd == r0.dim.bd && (key < 0 || d.size() > largest)) {
@@ -389,7 +389,7 @@ bool BatchedExecutor::try_batched(const VariableIndex* m, const VariableIndex* m
   const NodeRec& r0 = cg_->node(m[0]);
   const BatchRule& rule = op_def(r0.op).batch;
   const unsigned nargs = r0.nargs;
-  if (rule.by_pointer && !r0.device) {
+  if (rule.by_pointer) {
     // Each member's arguments are read where they are: nothing to gather, so batching always pays.
     bool same_bd = true;
     for (unsigned a = 0; a < nargs; ++a)

@@ -329,36 +329,65 @@ DYNET_API(pickrange, "pick_range", "pickrange(x, s, e)", "pickrange(x, s, e)", E
 // ---------------------------------------------------------------------------------------------
 // concatenate(xs, d): along dim d; the other dims must match; unbatched arguments broadcast.
 namespace {
-// concatenate along an axis: each argument's block of every fiber; unbatched arguments broadcast.
+// Every argument in one launch: argument i of member j at p[i * members + j] (by pointer: member_xs or member_dx;
+// else xs[i].v, one member), its batch stride, and where its piece starts in a fiber of the output (at[i], with
+// at[n] the fiber's length), in one upload.
+struct ConcatTable {
+  const float* const* p;
+  const size_t *stride, *at;
+};
+template <class T>
+ConcatTable concat_table(const Tensor* xs, unsigned n, unsigned members, const T* const* ptrs, size_t inner,
+                         unsigned axis, Device* dev, MemPool& scratch) {
+  thread_local std::vector<uintptr_t> words;
+  words.assign(size_t(n) * members + 2 * size_t(n) + 1, 0);
+  uintptr_t *stride = words.data() + size_t(n) * members, *at = stride + n;
+  for (unsigned i = 0; i < n; ++i) {
+    for (unsigned j = 0; j < members; ++j)
+      words[size_t(i) * members + j] = reinterpret_cast<uintptr_t>(ptrs ? ptrs[size_t(i) * members + j] : xs[i].v);
+    stride[i] = xs[i].d.bd == 1 ? 0 : xs[i].d.batch_size();
+    at[i + 1] = at[i] + size_t(xs[i].d[axis]) * inner;
+  }
+  const uintptr_t* up = dev::upload(dev, scratch, words.data(), words.size());
+  return {reinterpret_cast<const float* const*>(up), reinterpret_cast<const size_t*>(up + size_t(n) * members),
+          reinterpret_cast<const size_t*>(up + size_t(n) * members + n)};
+}
+// f(e, member j's argument i, its element) for every output element e (members' outputs one after another).
+template <class P, class F>
+void for_each_piece(const Tensor& fx, unsigned axis, unsigned n, unsigned members, const ConcatTable& t, F f) {
+  const dev::Fibers fo = dev::fibers(fx.d, axis, false);
+  const size_t obs = fx.d.batch_size(), row = size_t(fo.n) * fo.inner, B = fx.d.bd / members;
+  P::for_each(fx.device, fx.d.size(), [=] DYNET_LAMBDA(size_t e) {
+    const size_t j = e / (B * obs), b = e / obs % B, q = e % obs % row, o = e % obs / row;
+    const size_t i = dev::segment_of(t.at, 0, n, q), len = t.at[i + 1] - t.at[i];
+    f(e, t.p[i * members + j], b * t.stride[i] + o * len + q - t.at[i]);
+  });
+}
 template <class P>
 void concatenate_dev_fwd(const ForwardArgs& a) {
-  const unsigned axis = a.attr.as<unsigned>();
-  const dev::Fibers fo = dev::fibers(a.fx.d, axis, false);
-  const size_t obs = a.fx.d.batch_size(), row = size_t(fo.n) * fo.inner;
-  size_t offset = 0;
-  for (unsigned i = 0; i < a.n; ++i) {
-    const Tensor& x = a.xs[i];
-    const size_t len = size_t(x.d[axis]) * fo.inner, xbs = x.d.batch_size(), xs = x.d.bd == 1 ? 0 : xbs;
-    const float* xv = x.v;
-    float* y = a.fx.v;
-    const size_t off = offset;
-    P::for_each(a.fx.device, a.fx.d.bd * xbs, [=] DYNET_LAMBDA(size_t j) {
-      const size_t b = j / xbs, r = j % xbs;
-      y[b * obs + (r / len) * row + off + r % len] = xv[b * xs + r];
-    });
-    offset += len;
-  }
+  const unsigned axis = a.attr.as<unsigned>(), members = a.member_xs ? a.members : 1;
+  const ConcatTable t = concat_table(a.xs, a.n, members, a.member_xs, dev::fibers(a.fx.d, axis, false).inner, axis,
+                                     a.fx.device, a.scratch);
+  float* y = a.fx.v;
+  for_each_piece<P>(a.fx, axis, a.n, members, t, [=] DYNET_LAMBDA(size_t e, const float* x, size_t at) { y[e] = x[at]; });
 }
 template <class P>
 void concatenate_dev_bwd(const BackwardArgs& a) {
   const unsigned axis = a.attr.as<unsigned>();
   const dev::Fibers fo = dev::fibers(a.fx.d, axis, false);
   const size_t obs = a.fx.d.batch_size(), row = size_t(fo.n) * fo.inner;
+  const float* g = a.dEdf.v;
+  if (a.member_dx) {  // kGradientsInOneCall, or by pointer: all arguments at once (atomically: one may repeat)
+    const ConcatTable t = concat_table(a.xs, a.n, a.members, a.member_dx, fo.inner, axis, a.fx.device, a.scratch);
+    for_each_piece<P>(a.fx, axis, a.n, a.members, t, [=] DYNET_LAMBDA(size_t e, const float* dx, size_t at) {
+      if (dx) dev::atomic_add(const_cast<float*>(dx) + at, g[e]);
+    });
+    return;
+  }
   size_t offset = 0;
   for (unsigned i = 0; i < a.i; ++i) offset += size_t(a.xs[i].d[axis]) * fo.inner;
   const Tensor& x = a.xs[a.i];
   const size_t len = size_t(x.d[axis]) * fo.inner, xbs = x.d.batch_size();
-  const float* g = a.dEdf.v;
   dev::add_over_batch<P>(a.fx.device, a.dEdxi.v, x.d.bd != 1, a.fx.d.bd, xbs, [=] DYNET_LAMBDA(size_t b, size_t r) {
     return g[b * obs + (r / len) * row + offset + r % len];
   });
@@ -483,6 +512,7 @@ const OpId k_concatenate = register_op({.name = "concatenate",
                                         .backward = concatenate_bwd,
                                         .batch = {.batchable = true, .by_pointer = true},
                                         .samples = concatenate_samples,
+                                        .flags = kGradientsInOneCall,
                                         .takes_empty = true});
 }  // namespace
 Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d) {
