@@ -195,6 +195,27 @@ bool Device::collect(unsigned ticket, void* host_dst, bool wait) {
   return true;
 }
 
+const float* device_ones(Device* dev, size_t n) {
+  struct Ones {
+    Device* device;
+    float* p;
+    size_t n;
+  };
+  static std::mutex mutex;
+  // Every buffer is kept (a pass's deferred products may still read a smaller one), until the process ends.
+  static auto& buffers = *new std::vector<Ones>;
+  std::lock_guard<std::mutex> lock(mutex);
+  const Ones* largest = nullptr;
+  for (const Ones& o : buffers)
+    if (o.device == dev && (!largest || o.n > largest->n)) largest = &o;
+  if (largest && largest->n >= n) return largest->p;
+  const size_t size = std::max<size_t>({n, 1024, largest ? 2 * largest->n : 0});
+  float* p = static_cast<float*>(dev->allocate(size * sizeof(float)));
+  dev->fill(p, size, 1.f);
+  buffers.push_back({dev, p, size});
+  return p;
+}
+
 DeviceCounters Device::counters() const {
   auto get = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
   return {get(launches_),  get(syncs_),          get(uploads_), get(upload_bytes_),

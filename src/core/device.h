@@ -77,6 +77,10 @@ extern bool g_multi_device;
 
 inline Backend backend_of(uint8_t device) { return Backend(detail::device_at(device)->backend); }
 
+// At least n ones in dev's memory, kept for the process's life: a sum over columns as a product with them (a
+// bias's gradient deferred with the weights', LowRankSink).
+const float* device_ones(Device* dev, size_t n);
+
 // The values of t in host memory: t.v itself when the host can read it, else a copy in *buf.
 const float* host_values(const Tensor& t, std::vector<float>* buf);
 

@@ -66,8 +66,7 @@ struct GatesGeom {
   size_t dpre_at() const { return 1; }  // aux[0] holds the noise seed
   size_t x_at() const { return dpre_at() + size_t(4) * H * B; }
   size_t h_at() const { return x_at() + (gather_x ? size_t(I) * B : 0); }
-  size_t ones_at() const { return h_at() + (gather_h ? size_t(H) * B : 0); }  // B ones (device kernels)
-  size_t aux_size() const { return ones_at() + B; }
+  size_t aux_size() const { return h_at() + (gather_h ? size_t(H) * B : 0); }
 };
 // dim_of(k): the Dim of argument k (from the graph in shape rules, from the tensors in kernels).
 template <class DimOf>
@@ -146,7 +145,6 @@ void gates_dev_fwd(const ForwardArgs& a) {
   const float* hin = g.gather_h ? a.aux + g.h_at() : a.xs[kH].v;
   const Weights w = weights_dev<P>(dev, a.xs, at, seed, a.scratch);
   float* pre = a.fx.v;
-  float* ones = a.aux + g.ones_at();  // the bias gradient's other factor: Σ_b dpre_b = dpre · 1
   const float* bias = w.b;
   P::gemm(dev, false, false, long(H4), long(B), long(g.I), 1.f, w.Wx, long(H4), xin, long(g.I), 0.f, pre, long(H4));
   P::gemm(dev, false, false, long(H4), long(B), long(H), 1.f, w.Wh, long(H4), hin, long(H), 1.f, pre, long(H4));
@@ -154,7 +152,6 @@ void gates_dev_fwd(const ForwardArgs& a) {
     const size_t r = j % H4;
     const float p = pre[j] + bias[r] + (r >= H && r < 2 * H ? 1.f : 0.f);
     pre[j] = r < 3 * H ? fn::logistic(p) : fn::tanh(p);
-    if (r == 0) ones[j / H4] = 1.f;
   });
 }
 
@@ -175,7 +172,7 @@ void gates_dev_bwd(const BackwardArgs& a) {
   const unsigned i = a.i;
   if (i == kBias) {
     if (a.low_rank && a.low_rank->takes(long(B)))  // with the bias's other updates, in one product
-      return a.low_rank->add(dpre, a.aux + g.ones_at(), long(H4), 1, long(B));
+      return a.low_rank->add(dpre, device_ones(dev, B), long(H4), 1, long(B));
     float* db = dx.v;
     const float* dp = dpre;
     P::reduce(

@@ -216,8 +216,12 @@ void affine_dev_bwd(const BackwardArgs& a) {
   const float beta = a.overwrite ? 0.f : 1.f;
   if (a.i % 2 == 1) return grad_left<P>(g, a.xs[a.i + 1], a.dEdxi, a.scratch, a.low_rank, beta);
   if (a.i > 0) return grad_right<P>(a.xs[a.i - 1], g, a.dEdxi, a.scratch, beta);
-  // The bias: every output element's gradient to the bias element it read.
+  // The bias: every output element's gradient to the bias element it read; a column's as a product with ones,
+  // deferred with the weights' (LowRankSink).
   const Tensor& d = a.dEdxi;
+  const size_t m = d.d.size(), cols = g.d.size() / std::max<size_t>(m, 1);
+  if (a.low_rank && d.d.bd == 1 && d.d.rows() == m && g.d.rows() == m && m && a.low_rank->takes(long(cols)))
+    return a.low_rank->add(g.v, device_ones(a.fx.device, cols), long(m), 1, long(cols));
   const auto s = dev::strided_space<2>(g.d, {&d.d, &g.d});
   const bool dense = s.dense(0);
   float* dp = d.v;
