@@ -1006,6 +1006,29 @@ TEST(AutobatchSchedule, OutputLayerOfEveryStepRunsOnce) {
   EXPECT_EQ(output_groups, 1u);
 }
 
+// Each example's loss summed over its own batch elements (sum_batches, as a program written for minibatches
+// does per example): the examples' sums batch, each member summing only its own elements.
+TEST(AutobatchSchedule, SumsOverEachExamplesBatchBatch) {
+  ParameterCollection pc;
+  Parameter W = pc.add_parameters({3, 4});
+  constexpr unsigned kN = 8;
+  const Model build = [&](ComputationGraph& g) {
+    std::vector<Expression> losses;
+    for (unsigned i = 0; i < kN; ++i) {
+      Expression x = input(g, Dim({4}, 1 + i % 2), std::vector<float>(4 * (1 + i % 2), 0.1f * float(i + 1)));
+      losses.push_back(sum_batches(sum_elems(tanh(parameter(g, W) * x))) * float(i + 1));
+    }
+    return sum(losses);
+  };
+  expect_strategies_agree(pc, build);
+  auto g = graph_with(1);
+  build(*g).value();
+  unsigned members = 0;
+  for (const auto& grp : batched(*g)->batches())
+    if (std::string(op_def(g->node(batched(*g)->members(grp)[0]).op).name) == "sum_batches") members += grp.size;
+  EXPECT_EQ(members, kN / 2) << "the examples of one batch element batch (the others' sums reduce two)";
+}
+
 // Two LSTMs over 64 sequences of equal length: the ready cell nodes of both recurrences share a
 // signature, but their gates come from two batched nodes. Gathering them into one batch would copy
 // more than it saves, so each recurrence's members (whose gates lie one after another) batch on

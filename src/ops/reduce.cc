@@ -243,21 +243,23 @@ DYNET_DEVICE_KERNELS("std_elems", StdDev::fwd, StdDev::bwd);
 DYNET_DEVICE_KERNELS("std_batches", StdDev::fwd, StdDev::bwd);
 DYNET_DEVICE_KERNELS("std_dim", StdDev::fwd, StdDev::bwd);
 
+// Each member's own B batch elements summed (autobatched, the members' one after another).
 template <class P>
 void sum_batches_fwd(const ForwardArgs& a) {
-  const size_t bs = a.xs[0].d.batch_size();
+  const size_t bs = a.xs[0].d.batch_size(), B = a.xs[0].d.bd / a.members;
   const float* x = a.xs[0].v;
   float* y = a.fx.v;
   P::reduce(
-      a.fx.device, bs, a.xs[0].d.bd, 0.f, [=] DYNET_LAMBDA(size_t j, size_t b) { return x[b * bs + j]; }, dev::Sum(),
-      [=] DYNET_LAMBDA(size_t j, float v) { y[j] = v; });
+      a.fx.device, a.members * bs, B, 0.f,
+      [=] DYNET_LAMBDA(size_t o, size_t b) { return x[(o / bs * B + b) * bs + o % bs]; }, dev::Sum(),
+      [=] DYNET_LAMBDA(size_t o, float v) { y[o] = v; });
 }
 template <class P>
 void sum_batches_bwd(const BackwardArgs& a) {
-  const size_t bs = a.xs[0].d.batch_size();
+  const size_t bs = a.xs[0].d.batch_size(), member = a.xs[0].d.size() / a.members;
   const float* g = a.dEdf.v;
   float* dx = a.dEdxi.v;
-  P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i % bs]; });
+  P::for_each(a.fx.device, a.xs[0].d.size(), [=] DYNET_LAMBDA(size_t i) { dx[i] += g[i / member * bs + i % bs]; });
 }
 DYNET_DEVICE_KERNELS("sum_batches", sum_batches_fwd, sum_batches_bwd);
 
@@ -280,7 +282,7 @@ const OpId k_sum_batches = register_op({.name = "sum_batches",
                                         .shape = sum_batches_shape,
                                         .forward = sum_batches_fwd<dev::HostPrims>,
                                         .backward = sum_batches_bwd<dev::HostPrims>,
-                                        .batch = {.why_not = kOverBatch},
+                                        .batch = {.batchable = true},
                                         .samples = sum_batches_samples});
 
 // CPU kernels kept (sum_dim, moment_*, mean_*, std_*, average_cols): runs of contiguous values; the generic
