@@ -473,6 +473,30 @@ TEST(AutobatchModels, ParameterNodesAcrossForwardPasses) {
 // Dropout masks: every sequence draws its own (members of a batched mask node keep their own values).
 // The masks are drawn in creation order by every strategy here (they are the graph's only random
 // nodes and have one signature), so the losses agree exactly.
+// Concatenations of vectors from all over memory (a parser's features; AutobatchSchedule.ConcatenationsBatchByPointer):
+// pieces shared by several members, and members off the loss's path.
+constexpr unsigned kParserFeatures = 64;
+Model parser_features_model(ParameterCollection& pc) {
+  constexpr unsigned kN = kParserFeatures, kDim = 100;
+  Parameter W = pc.add_parameters({4, 3 * kDim}), A = pc.add_parameters({kDim});
+  LookupParameter E = pc.add_lookup_parameters(kN, {kDim});  // the pieces' gradients are compared here
+  return [=](ComputationGraph& g) {
+    std::vector<Expression> a, b, features, products, losses;
+    for (unsigned i = 0; i < kN; ++i) {
+      a.push_back(tanh(lookup(g, E, i)));
+      b.push_back(logistic(lookup(g, E, (i * 3) % kN)));
+    }
+    Expression w = parameter(g, W), absent = parameter(g, A);
+    for (unsigned i = 0; i < kN; ++i) {
+      features.push_back(concatenate({a[(i * 7) % kN], i % 3 ? b[i] : absent, a[(i * 5) % kN]}));
+      products.push_back(w * features.back());
+      if (i % 8 != 5) losses.push_back(sum_elems(cmult(products.back(), products.back())));
+    }
+    sum(products).value();  // every feature computed (in one batch), some off the loss's path
+    return sum(losses);
+  };
+}
+
 Model dropout_lstm_model(ParameterCollection& pc) {
   constexpr unsigned kDim = 6;
   LookupParameter embed = pc.add_lookup_parameters(10, {kDim});
@@ -511,7 +535,8 @@ TEST(AutobatchModels, LSTMWithDropout) {
 // batches as many nodes as on the CPU, with elementwise fusion (fused_kernels.cc on devices) and without.
 TEST(AutobatchModels, OnDevices) {
   const std::pair<const char*, Model (*)(ParameterCollection&)> models[] = {
-      {"BiLSTM tagger", tagger_model}, {"Tree-LSTM", tree_lstm_model}, {"LSTM with dropout", dropout_lstm_model}};
+      {"BiLSTM tagger", tagger_model}, {"Tree-LSTM", tree_lstm_model}, {"LSTM with dropout", dropout_lstm_model},
+      {"parser features", parser_features_model}};
   for (const auto& [name, make] : models)
     for (bool fusion : {true, false}) {
       ParameterCollection cpu_pc;
@@ -1127,24 +1152,7 @@ TEST(AutobatchSchedule, NodesThatDoNotBatchArePlacedTogether) {
 // product that consumes them batches as a view of their block.
 TEST(AutobatchSchedule, ConcatenationsBatchByPointer) {
   ParameterCollection pc;
-  constexpr unsigned kN = 64, kDim = 100;
-  Parameter W = pc.add_parameters({4, 3 * kDim}), A = pc.add_parameters({kDim});
-  LookupParameter E = pc.add_lookup_parameters(kN, {kDim});  // the pieces' gradients are compared here
-  const Model build = [&](ComputationGraph& g) {
-    std::vector<Expression> a, b, features, products, losses;
-    for (unsigned i = 0; i < kN; ++i) {
-      a.push_back(tanh(lookup(g, E, i)));
-      b.push_back(logistic(lookup(g, E, (i * 3) % kN)));
-    }
-    Expression w = parameter(g, W), absent = parameter(g, A);
-    for (unsigned i = 0; i < kN; ++i) {
-      features.push_back(concatenate({a[(i * 7) % kN], i % 3 ? b[i] : absent, a[(i * 5) % kN]}));
-      products.push_back(w * features.back());
-      if (i % 8 != 5) losses.push_back(sum_elems(cmult(products.back(), products.back())));
-    }
-    sum(products).value();  // every feature computed (in one batch), some off the loss's path
-    return sum(losses);
-  };
+  const Model build = parser_features_model(pc);
   expect_strategies_agree(pc, build);
   auto g = graph_with(1);
   build(*g).value();
@@ -1153,13 +1161,13 @@ TEST(AutobatchSchedule, ConcatenationsBatchByPointer) {
     const std::string op = op_def(g->node(batched(*g)->members(grp)[0]).op).name;
     if (op == "concatenate") {
       concatenations = true;
-      EXPECT_EQ(grp.size, kN);
+      EXPECT_EQ(grp.size, kParserFeatures);
       EXPECT_TRUE(grp.by_pointer);
       EXPECT_EQ(grp.gathered, 0u);
     }
     if (op == "matmul") {
       products = true;
-      EXPECT_EQ(grp.size, kN);
+      EXPECT_EQ(grp.size, kParserFeatures);
       EXPECT_EQ(grp.gathered, 0u);
     }
   }

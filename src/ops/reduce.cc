@@ -250,9 +250,8 @@ void sum_batches_fwd(const ForwardArgs& a) {
   const float* x = a.xs[0].v;
   float* y = a.fx.v;
   P::reduce(
-      a.fx.device, a.members * bs, B, 0.f,
-      [=] DYNET_LAMBDA(size_t o, size_t b) { return x[(o / bs * B + b) * bs + o % bs]; }, dev::Sum(),
-      [=] DYNET_LAMBDA(size_t o, float v) { y[o] = v; });
+      a.fx.device, a.members * bs, B, 0.f, [=] DYNET_LAMBDA(size_t o, size_t b) { return x[(o / bs * B + b) * bs + o % bs]; },
+      dev::Sum(), [=] DYNET_LAMBDA(size_t o, float v) { y[o] = v; });
 }
 template <class P>
 void sum_batches_bwd(const BackwardArgs& a) {
