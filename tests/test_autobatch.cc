@@ -124,9 +124,11 @@ TEST(Signature, ABatchedSharedArgumentRunsAlone) {
   Expression wb = input(g, Dim({4, 3}, 2), std::vector<float>(24, 0.5f));
   Expression x = input(g, Dim({3}), std::vector<float>{1, 2, 3});
   EXPECT_TRUE(sig(g, wb * x).empty());
-  // ops that are not batchable, and a *_dim reduction over the batch, run alone too
+  // ops that are not batchable, and reductions over the batch (sum_batches of a batched argument, a *_dim
+  // reduction with b), run alone too
   Expression xb = input(g, Dim({3}, 2), std::vector<float>(6, 1.f));
   EXPECT_TRUE(sig(g, sum_batches(xb)).empty());
+  EXPECT_FALSE(sig(g, sum_batches(x)).empty());
   EXPECT_TRUE(sig(g, sum_dim(xb, {0}, true)).empty());
   EXPECT_FALSE(sig(g, sum_dim(xb, {0}, false)).empty());
 }

@@ -698,10 +698,9 @@ void BatchedExecutor::backward_fused_on_device(uint8_t device, const fusion::Pro
   MemPool& scratch = scratch_pool(device);
   const PoolScope scope(scratch);
   const uint8_t* at = fused_upload_.empty() ? nullptr : dev::upload(dev, scratch, fused_upload_.data(), fused_upload_.size());
-  auto list = [at](size_t offset) { return reinterpret_cast<float* const*>(at + offset); };
-  if (in_at != kByValue) in.list = reinterpret_cast<const float* const*>(list(in_at));
-  if (out_at != kByValue) out_grad.list = list(out_at);
-  if (dst_at != kByValue) dst.list = list(dst_at);
+  if (in_at != kByValue) in.list = reinterpret_cast<const float* const*>(at + in_at);
+  if (out_at != kByValue) out_grad.list = reinterpret_cast<float* const*>(at + out_at);
+  if (dst_at != kByValue) dst.list = reinterpret_cast<float* const*>(at + dst_at);
   fusion::device_fusion(backend_of(device))
       ->backward(dev, fusion::device_program(p), k, in, out, out_grad, dst, all_live ? nullptr : at + live_at, capture);
 }

@@ -75,6 +75,7 @@ int SignatureTable::of(const ComputationGraph& cg, VariableIndex i) {
   for (unsigned k = 0; k < r.nargs; ++k) {
     const Dim& d = cg.node(a[k]).dim;
     if (!rule.is_shared(k)) {
+      if (d.bd > r.dim.bd) return kAlone;  // reduced over its batch (sum_batches): a member would mix (try_batched)
       dim(d);
       continue;
     }
