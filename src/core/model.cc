@@ -210,12 +210,6 @@ void ParameterStorage::set_value(const std::vector<float>& val) {
 }
 
 namespace detail {
-namespace {
-thread_local HeldGradients* t_held = nullptr;
-}
-HeldGradients::HeldGradients() : outer_(t_held) { t_held = this; }
-HeldGradients::~HeldGradients() { t_held = outer_; }
-HeldGradients* HeldGradients::current() { return t_held; }
 void HeldGradients::hold(ParameterStorage* p, const Tensor& g) {
   const size_t n = p->dim.size();
   for (size_t b = 0; b < g.d.bd; ++b) held_.push_back({p, g.v + b * n});  // a batched gradient: summed

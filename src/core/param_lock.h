@@ -16,6 +16,7 @@
 
 #include <vector>
 
+#include "core/thread_scope.h"
 #include "dynet/model.h"
 
 namespace dynet::detail {
@@ -54,14 +55,8 @@ inline int asynchronous_sessions = 0;
 // parameters' mutexes (taken in address order, so pushes on several threads cannot deadlock). The
 // executors push a backward pass's parameter gradients so: one launch per device, not one per parameter.
 // Destroyed without push(), it drops what it holds (a failed pass leaves the parameters alone).
-class HeldGradients {
+class HeldGradients : public ThreadScope<HeldGradients> {
  public:
-  HeldGradients();
-  ~HeldGradients();
-  HeldGradients(const HeldGradients&) = delete;
-  HeldGradients& operator=(const HeldGradients&) = delete;
-  // The innermost alive on this thread, or null.
-  static HeldGradients* current();
   void hold(ParameterStorage* p, const Tensor& g);
   void push();
 
@@ -71,7 +66,6 @@ class HeldGradients {
     const float* g;
   };
   std::vector<Held> held_;
-  HeldGradients* outer_;
 };
 
 }  // namespace dynet::detail

@@ -94,9 +94,6 @@ namespace {
 RuleKernel g_rule_kernels[kNumBackends] = {};  // zero-initialised before any registration runs
 RuleSegmentsKernel g_segments_kernels[kNumBackends] = {};
 
-thread_local DeviceRowUpdate* t_row_update = nullptr;  // the innermost one alive on this thread
-thread_local DeviceClearingUpdate* t_clearing = nullptr;
-thread_local DeviceUpdateBatch* t_batch = nullptr;
 
 // Copies `bytes` from the host to device memory kept for lists of this kind (per device and kind, grown when
 // short: allocating it per update cost a cudaMalloc, and freeing it a wait for the device), unless it holds
@@ -141,17 +138,7 @@ void register_rule_kernel(Backend backend, RuleKernel k, RuleSegmentsKernel segm
   g_segments_kernels[backend] = segments;
 }
 
-DeviceRowUpdate::DeviceRowUpdate(std::vector<unsigned> rows, size_t row)
-    : rows_(std::move(rows)), row_(row), outer_(t_row_update) {
-  t_row_update = this;
-}
-DeviceRowUpdate::~DeviceRowUpdate() { t_row_update = outer_; }
-DeviceClearingUpdate::DeviceClearingUpdate() : outer_(t_clearing) { t_clearing = this; }
-DeviceClearingUpdate::~DeviceClearingUpdate() { t_clearing = outer_; }
-
-DeviceUpdateBatch::DeviceUpdateBatch() : outer_(t_batch) { t_batch = this; }
 DeviceUpdateBatch::~DeviceUpdateBatch() {
-  t_batch = outer_;
   try {
     flush();
   } catch (const std::exception&) {  // (unwinding already: the device reports its error again at its next use)
@@ -207,20 +194,22 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
   if (!k) throw std::runtime_error("Trainer: no update kernels for " + dev->name + " in this build");
   float* t[kRuleTensors] = {};
   RuleArgs a = r;
-  a.clear_gradient = t_clearing != nullptr;
-  if (t_batch && t_batch->checked_) {
-    if (t_batch->checked_ != dev)
+  DeviceClearingUpdate* const clearing = DeviceClearingUpdate::current();
+  DeviceUpdateBatch* const batch = DeviceUpdateBatch::current();
+  a.clear_gradient = clearing != nullptr;
+  if (batch && batch->checked_) {
+    if (batch->checked_ != dev)
       throw std::logic_error("Trainer: a parameter on " + dev->name + " in an update checked on " +
-                             t_batch->checked_->name);
-    a.norm_sq = t_batch->norm_sq_;
-    a.clipping = t_batch->clipping_;
-    a.clip_threshold = t_batch->clip_threshold_;
+                             batch->checked_->name);
+    a.norm_sq = batch->norm_sq_;
+    a.clipping = batch->clipping_;
+    a.clip_threshold = batch->clip_threshold_;
   }
-  DeviceRowUpdate* rows = t_row_update;
+  DeviceRowUpdate* rows = DeviceRowUpdate::current();
   if (!rows || rows->done_ || rows->rows_.empty() || values[0]->d.size() != rows->row_) {
     for (size_t i = 0; i < values.size() && i < kRuleTensors; ++i) t[i] = values[i]->v;
-    if (t_batch)
-      t_batch->queued_.push_back({dev, a, {t[0], t[1], t[2], t[3], t[4]}, values[0]->d.size()});
+    if (batch)
+      batch->queued_.push_back({dev, a, {t[0], t[1], t[2], t[3], t[4]}, values[0]->d.size()});
     else
       k(dev, a, t, values[0]->d.size(), nullptr, 0);
   } else {
@@ -232,7 +221,7 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values) {
     });
     rows->done_ = true;
   }
-  if (t_clearing) t_clearing->done_ = true;
+  if (clearing) clearing->done_ = true;
   return true;
 }
 #endif

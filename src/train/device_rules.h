@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/device.h"
+#include "core/thread_scope.h"
 
 namespace dynet {
 
@@ -41,12 +43,9 @@ bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values);
 // updates all the rows listed, of the same tables, with one kernel, and done() says so. Sparse updates of
 // a table on a device are one kernel, not one per row. A rule that runs on the host never calls
 // device_update: it updates rows[0] alone and done() stays false, so the caller goes on row by row.
-class DeviceRowUpdate {
+class DeviceRowUpdate : public detail::ThreadScope<DeviceRowUpdate> {
  public:
-  DeviceRowUpdate(std::vector<unsigned> rows, size_t row);
-  ~DeviceRowUpdate();
-  DeviceRowUpdate(const DeviceRowUpdate&) = delete;
-  DeviceRowUpdate& operator=(const DeviceRowUpdate&) = delete;
+  DeviceRowUpdate(std::vector<unsigned> rows, size_t row) : rows_(std::move(rows)), row_(row) {}
   bool done() const { return done_; }
 
  private:
@@ -54,34 +53,25 @@ class DeviceRowUpdate {
   std::vector<unsigned> rows_;
   size_t row_;
   bool done_ = false;
-  DeviceRowUpdate* outer_;
 };
 
 // While one is alive on its thread, a device_update of a whole tensor also zeroes its gradient in the same
 // kernel, and done() says so: the trainer's clearing of the gradient then needs no launch of its own.
-class DeviceClearingUpdate {
+class DeviceClearingUpdate : public detail::ThreadScope<DeviceClearingUpdate> {
  public:
-  DeviceClearingUpdate();
-  ~DeviceClearingUpdate();
-  DeviceClearingUpdate(const DeviceClearingUpdate&) = delete;
-  DeviceClearingUpdate& operator=(const DeviceClearingUpdate&) = delete;
   bool done() const { return done_; }
 
  private:
   friend bool device_update(const RuleArgs& r, const std::vector<Tensor*>& values);
   bool done_ = false;
-  DeviceClearingUpdate* outer_;
 };
 
 // While one is alive on its thread, device_update queues whole-tensor updates, and flush() (or the
 // destructor) runs them with one kernel per device and rule settings: a trainer's update is a few launches,
 // not one per parameter. The caller keeps the tensors and state unread until then.
-class DeviceUpdateBatch {
+class DeviceUpdateBatch : public detail::ThreadScope<DeviceUpdateBatch> {
  public:
-  DeviceUpdateBatch();
   ~DeviceUpdateBatch();
-  DeviceUpdateBatch(const DeviceUpdateBatch&) = delete;
-  DeviceUpdateBatch& operator=(const DeviceUpdateBatch&) = delete;
   // From now on the updates on `device` take their gradient scale from the squared gradient norm at norm_sq
   // (a double in the device's memory that the host has not read) instead of from RuleArgs::gscale:
   // clip_threshold / ‖g‖ when clipping and ‖g‖ > clip_threshold, else 1. A NaN or Inf norm changes no value
@@ -103,7 +93,6 @@ class DeviceUpdateBatch {
   const double* norm_sq_ = nullptr;
   bool clipping_ = false;
   float clip_threshold_ = 0.f;
-  DeviceUpdateBatch* outer_;
 };
 
 }  // namespace dynet
