@@ -19,8 +19,8 @@ namespace dynet {
 
 // Work queued on a device, counted as a GPU runs it: kernel launches (cuBLAS calls and copies on the
 // device included), waits of the host for the device (syncs: every download is one, and every freeing of
-// device memory, which waits for the work queued), copies from the host
-// (uploads) and to it (downloads) with their bytes, and the nanoseconds the host spent waiting (wait_ns:
+// device memory, which waits for the work queued), copies from the host (uploads; upload_bytes also counts
+// what kernels read from the host in place, Device::stage) and to it (downloads) with their bytes, and the nanoseconds the host spent waiting (wait_ns:
 // a step's time less these is the host's own). The emulated device counts what a GPU would for the same
 // program (its waits take no time); the CPU, which runs its kernels inline, counts nothing. Totals since
 // the process started.
@@ -72,6 +72,13 @@ struct Device {
   virtual void deallocate_parameters(void* p);
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes);
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes);
+  // Host data (index and pointer lists) that kernels read where it lies instead of being copied first: a
+  // copy of the bytes at host (at most kStageBytes) and the address the device's kernels read it at, valid
+  // for the kernels the calling thread queues before it stages another kStageBytes; null where this device
+  // does not (the CPU, larger data, a GPU told DYNET_GPU_STAGING=copy): copy the data to device memory then.
+  // On a GPU, mapped pinned memory: no copy is queued, the kernels read it across the bus.
+  static constexpr size_t kStageBytes = size_t(64) << 10;
+  virtual const void* stage(const void* host, size_t bytes);
   virtual void copy(void* dst, const void* src, size_t bytes);  // both on this device
   virtual void accumulate_from_host(float* y, const float* host_x, size_t n);  // y += x
   virtual void fill(float* x, size_t n, float value);
@@ -126,6 +133,7 @@ struct Device {
   }
   void count_wait_ns(uint64_t ns) { wait_ns_.fetch_add(ns, std::memory_order_relaxed); }
   void count_later_read(size_t bytes);  // a download that waits for nothing (read_later)
+  void count_staged(size_t bytes);      // bytes kernels read from the host in place (stage): no upload queued
 
  private:
   void count_queued(unsigned launches, size_t upload_bytes, size_t download_bytes, bool sync);

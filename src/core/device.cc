@@ -54,6 +54,16 @@ namespace {
 void add_scaled(float a, const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
+// A kernel reading `bytes` of host data, counted as CudaDevice queues it: a list of at most
+// detail::kListBytesByValue in the kernel's parameters, else staged (Device::stage), else copied first.
+void count_kernel_reading(Device& d, size_t bytes, bool list) {
+  d.count_work(1);
+  if (list && bytes <= detail::kListBytesByValue) return;
+  if (bytes <= Device::kStageBytes)
+    d.count_staged(bytes);
+  else
+    d.count_work(0, bytes);
+}
 double sum_of_squares(const float* x, size_t n) {
   double s = 0;
   for (size_t i = 0; i < n; ++i) s += double(x[i]) * x[i];
@@ -72,6 +82,19 @@ void Device::copy_from_host(void* dst, const void* src, size_t bytes) {
   count_work(0, bytes);
   std::memcpy(dst, src, bytes);
 }
+// The emulated device stages as a GPU does: its kernels run as they are queued, so the copy into a ring of the
+// calling thread only keeps what was staged apart from what the caller writes next.
+const void* Device::stage(const void* host, size_t bytes) {
+  if (backend == kCpuBackend || bytes > kStageBytes) return nullptr;
+  count_staged(bytes);
+  thread_local std::vector<unsigned char> ring(4 * kStageBytes);
+  thread_local size_t offset = 0;
+  if (offset + bytes > ring.size()) offset = 0;
+  unsigned char* at = ring.data() + offset;
+  if (bytes) std::memcpy(at, host, bytes);
+  offset += (bytes + 63) & ~size_t(63);
+  return at;
+}
 void Device::copy(void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
   count_work(1);
@@ -79,7 +102,7 @@ void Device::copy(void* dst, const void* src, size_t bytes) {
 }
 void Device::accumulate_from_host(float* y, const float* x, size_t n) {
   if (!n) return;
-  count_work(1, n * sizeof(float));
+  count_kernel_reading(*this, n * sizeof(float), false);
   add_scaled(1.f, x, y, n);
 }
 void Device::fill(float* x, size_t n, float value) {
@@ -101,17 +124,17 @@ double Device::squared_norm(const float* x, size_t n) {
 }
 void Device::add_squared_norms(const float* const* xs, const size_t* ns, size_t count, double* sum) {
   if (std::all_of(ns, ns + count, [](size_t n) { return n == 0; })) return;
-  count_work(1, detail::list_upload_bytes((2 * count + 1) * sizeof(uintptr_t)));  // as a GPU: the lists, offsets
+  count_kernel_reading(*this, (2 * count + 1) * sizeof(uintptr_t), true);  // the pointers, the offsets
   for (size_t k = 0; k < count; ++k) *sum += sum_of_squares(xs[k], ns[k]);
 }
 void Device::add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) {
   if (!n || !row) return;
-  count_work(1, n * sizeof(unsigned));
+  count_kernel_reading(*this, n * sizeof(unsigned), false);
   for (size_t k = 0; k < n; ++k) *sum += sum_of_squares(x + size_t(rows[k]) * row, row);
 }
 void Device::gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) {
   if (!n || !row) return;
-  count_work(1, n * sizeof(unsigned));
+  count_kernel_reading(*this, n * sizeof(unsigned), false);
   for (size_t k = 0; k < n; ++k) {
     const float* s = src + size_t(rows[k]) * row;
     float* d = dst + k * row;
@@ -123,19 +146,19 @@ void Device::gather_rows(float* dst, const float* src, const unsigned* rows, siz
 }
 void Device::scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row) {
   if (!n || !row) return;
-  count_work(1, n * sizeof(unsigned));
+  count_kernel_reading(*this, n * sizeof(unsigned), false);
   for (size_t k = 0; k < n; ++k) add_scaled(1.f, src + k * row, dst + size_t(rows[k]) * row, row);
 }
-// (As a GPU: one kernel, the list's words, segment_list_words, uploaded when they do not fit its parameters.)
+// (As a GPU: one kernel reading the list's words, segment_list_words.)
 void Device::gather_lists(const SegmentLists& l) {
   if (!detail::segment_list_floats(l)) return;
-  count_work(1, detail::list_upload_bytes(detail::segment_list_words(l) * sizeof(uintptr_t)));
+  count_kernel_reading(*this, detail::segment_list_words(l) * sizeof(uintptr_t), true);
   for (size_t q = 0, at = 0; q < l.nlists; ++q)
     for (size_t j = 0; j < l.counts[q]; ++j) std::memmove(l.blocks[q] + j * l.ns[q], l.ptrs[at++], l.ns[q] * sizeof(float));
 }
 void Device::scatter_add_lists(const SegmentLists& l) {
   if (!detail::segment_list_floats(l)) return;
-  count_work(1, detail::list_upload_bytes(detail::segment_list_words(l) * sizeof(uintptr_t)));
+  count_kernel_reading(*this, detail::segment_list_words(l) * sizeof(uintptr_t), true);
   for (size_t q = 0, at = 0; q < l.nlists; ++q)
     for (size_t j = 0; j < l.counts[q]; ++j) add_scaled(1.f, l.blocks[q] + j * l.ns[q], l.ptrs[at++], l.ns[q]);
 }
@@ -225,6 +248,9 @@ void Device::count_later_read(size_t bytes) {
   if (!backend || !bytes) return;
   downloads_.fetch_add(1, std::memory_order_relaxed);
   download_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+}
+void Device::count_staged(size_t bytes) {
+  if (backend && bytes) upload_bytes_.fetch_add(bytes, std::memory_order_relaxed);
 }
 void Device::count_queued(unsigned launches, size_t upload_bytes, size_t download_bytes, bool sync) {
   auto add = [](std::atomic<uint64_t>& c, uint64_t n) {

@@ -55,9 +55,8 @@ inline Device* device_at(unsigned index) { return g_devices[index]; }
 // Whether host code may read and write the memory of tensors on this device directly.
 inline bool host_addressable(const Device* d) { return d == nullptr || d->backend == kCpuBackend; }
 // The Device calls' pointer lists of at most this many bytes reach a GPU's kernel in its parameters (well
-// under CUDA's 4 KB), not by an upload of their own; the bytes a list of `bytes` uploads.
+// under CUDA's 4 KB); longer ones are staged (Device::stage).
 constexpr size_t kListBytesByValue = 2048;
-inline size_t list_upload_bytes(size_t bytes) { return bytes <= kListBytesByValue ? 0 : bytes; }
 // A Device::SegmentLists as a kernel reads it: the pointers, then per list its block, n, first pointer and
 // first float (where it starts among all the floats), then the total; and that total.
 inline size_t segment_list_words(const Device::SegmentLists& l) {

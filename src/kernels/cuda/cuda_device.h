@@ -4,8 +4,10 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "dynet/devices.h"
 
@@ -33,6 +35,7 @@ struct CudaDevice : Device {
   void deallocate_parameters(void* p) override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
   void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
+  const void* stage(const void* host, size_t bytes) override;
   void copy(void* dst, const void* src, size_t bytes) override;
   void accumulate_from_host(float* y, const float* host_x, size_t n) override;
   void fill(float* x, size_t n, float value) override;
@@ -56,9 +59,13 @@ struct CudaDevice : Device {
  private:
   // cudaStreamSynchronize, its time counted (DeviceCounters::wait_ns).
   void wait_for_stream();
-  // Device memory of at least `bytes` for data staged from the host (row indices, host values); the
+  // Device memory of at least `bytes` for data copied from the host (row indices, host values); the
   // caller holds staging_mutex_ until the work that reads it is queued (the stream orders the rest).
   void* device_staging(size_t bytes);
+  // n values of T from the host for the kernel queued next: staged, else copied to device_staging (locking
+  // `hold`, on staging_mutex_, which the caller keeps until that kernel is queued).
+  template <class T>
+  const T* staged_or_copied(const T* host, size_t n, std::unique_lock<std::mutex>& hold);
   void* host_staging(size_t bytes);  // pinned, same rule
   // kernel(list) over `count` values of T from the host: the list travels in the kernel's parameters (a
   // ListByValue) when it fits detail::kListBytesByValue, else staged in device memory first.
@@ -80,14 +87,16 @@ struct CudaDevice : Device {
   cudaEvent_t later_done_[kLaterReads] = {};
   size_t later_bytes_[kLaterReads] = {};
   bool later_used_[kLaterReads] = {};
-  // copy_from_host's pinned ring: a copy from pageable memory costs the host more and may wait for the device
-  // (the driver stages it), one from pinned memory is only queued. Chunks are reused once the event recorded
-  // after their last copy has passed.
-  static constexpr size_t kUploadChunk = size_t(1) << 18, kUploadChunks = 16;
-  std::mutex upload_mutex_;
-  unsigned char* upload_ring_ = nullptr;
-  cudaEvent_t upload_done_[kUploadChunks] = {};
-  size_t upload_chunk_ = 0, upload_offset_ = 0;
+  // The bytes at host copied into the calling thread's pinned ring on this GPU (HostRing, device.cu), for
+  // the copies and kernels it queues next; at most kRingChunk.
+  const void* place_in_ring(const void* host, size_t bytes);
+  static constexpr size_t kRingChunk = size_t(1) << 18;
+  struct HostRing;
+  struct RingLease;  // a thread's hold on a ring, which goes back to free_rings_ when the thread ends
+  std::mutex rings_mutex_;
+  std::vector<std::unique_ptr<HostRing>> rings_;  // every ring made, kept until the device goes
+  std::vector<HostRing*> free_rings_;              // those of threads that have ended
+  bool stage_in_place_ = true;                     // DYNET_GPU_STAGING=copy: stage declines
 };
 
 inline CudaDevice& cuda_device(Device* d) { return *static_cast<CudaDevice*>(d); }

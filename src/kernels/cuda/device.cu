@@ -1,6 +1,7 @@
 // The CUDA device and its registration with the core (set_gpu_runtime) when the library loads.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -54,6 +55,10 @@ CudaDevice::CudaDevice(int ordinal) : Device(ordinal, DeviceType::GPU, "GPU:" + 
   cublas_check(cublasCreate(&blas), "cublasCreate");
   cublas_check(cublasSetStream(blas, stream), "cublasSetStream");
   cuda_check(cudaMalloc(&norm_, sizeof(double)), "cudaMalloc");
+  int unified = 0;  // (every 64-bit process has it: kernels read pinned host memory at its host address)
+  cuda_check(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, ordinal), "cudaDeviceGetAttribute");
+  const char* staging = std::getenv("DYNET_GPU_STAGING");
+  stage_in_place_ = unified && !(staging && std::string(staging) == "copy");
 }
 
 CudaDevice::~CudaDevice() {
@@ -65,10 +70,7 @@ CudaDevice::~CudaDevice() {
   cudaFree(device_staging_);
   cudaFreeHost(host_staging_);
   cudaFreeHost(later_host_);
-  cudaFreeHost(upload_ring_);
   for (cudaEvent_t e : later_done_)
-    if (e) cudaEventDestroy(e);
-  for (cudaEvent_t e : upload_done_)
     if (e) cudaEventDestroy(e);
 }
 
@@ -175,30 +177,85 @@ void CudaDevice::copy_to_host(void* host_dst, const void* src, size_t bytes) {
   wait_for_stream();
 }
 
-void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
-  if (bytes == 0) return;
-  make_current();
-  count_work(0, bytes);
-  if (bytes > kUploadChunk) {
-    // From pageable memory the call returns once the source has been staged, so the caller may reuse it.
-    cuda_check(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (from host)");
-    return;
+// A thread's pinned memory on one GPU, in chunks used in turn: the source of its small copies to the device (one
+// from pageable memory costs the host more and may wait for the device, as the driver stages it) and what it
+// stages for kernels to read in place. An event is recorded when the thread leaves a chunk; chunk c is reused
+// once the event of chunk c + 1 has passed: the kernels that read c's last data were queued while c + 1 was
+// current at the latest (every caller queues them before it stages more than a chunk). Per thread, so that
+// another thread's staging cannot lap data whose kernel is not queued yet.
+struct CudaDevice::HostRing {
+  static constexpr size_t kChunks = 16;
+  unsigned char* host = nullptr;
+  cudaEvent_t left[kChunks] = {};
+  size_t chunk = 0, offset = 0;
+  ~HostRing() {  // (errors ignored, as the device's own)
+    cudaFreeHost(host);
+    for (cudaEvent_t e : left)
+      if (e) cudaEventDestroy(e);
   }
-  std::lock_guard<std::mutex> lock(upload_mutex_);
-  make_pinned_with_events(upload_ring_, kUploadChunk * kUploadChunks, upload_done_, kUploadChunks);
-  if (upload_offset_ + bytes > kUploadChunk) {  // on to the next chunk, once its copies are done
-    cuda_check(cudaEventRecord(upload_done_[upload_chunk_], stream), "cudaEventRecord");
-    upload_chunk_ = (upload_chunk_ + 1) % kUploadChunks;
-    upload_offset_ = 0;
-    if (!event_passed(upload_done_[upload_chunk_])) {
+};
+struct CudaDevice::RingLease {
+  CudaDevice* device;
+  HostRing* ring;
+  ~RingLease() {
+    std::lock_guard<std::mutex> lock(device->rings_mutex_);
+    device->free_rings_.push_back(ring);
+  }
+};
+
+const void* CudaDevice::place_in_ring(const void* host, size_t bytes) {
+  thread_local std::vector<std::unique_ptr<RingLease>> leases;  // by device ordinal
+  if (leases.size() <= size_t(device_id)) leases.resize(device_id + 1);
+  std::unique_ptr<RingLease>& lease = leases[device_id];
+  if (!lease) {
+    std::lock_guard<std::mutex> lock(rings_mutex_);
+    if (free_rings_.empty()) {
+      rings_.push_back(std::make_unique<HostRing>());
+      make_pinned_with_events(rings_.back()->host, kRingChunk * HostRing::kChunks, rings_.back()->left, HostRing::kChunks);
+      free_rings_.push_back(rings_.back().get());
+    }
+    lease.reset(new RingLease{this, free_rings_.back()});
+    free_rings_.pop_back();
+  }
+  HostRing& r = *lease->ring;
+  if (r.offset + bytes > kRingChunk) {
+    cuda_check(cudaEventRecord(r.left[r.chunk], stream), "cudaEventRecord");
+    r.chunk = (r.chunk + 1) % HostRing::kChunks;
+    r.offset = 0;
+    if (!event_passed(r.left[(r.chunk + 1) % HostRing::kChunks])) {
       count_work(0, 0, 0, true);
       wait_for_stream();
     }
   }
-  unsigned char* staged = upload_ring_ + upload_chunk_ * kUploadChunk + upload_offset_;
-  std::memcpy(staged, host_src, bytes);
-  upload_offset_ += (bytes + 63) & ~size_t(63);
-  cuda_check(cudaMemcpyAsync(dst, staged, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (from host)");
+  unsigned char* at = r.host + r.chunk * kRingChunk + r.offset;
+  if (bytes) std::memcpy(at, host, bytes);
+  r.offset += (bytes + 63) & ~size_t(63);
+  return at;
+}
+
+void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
+  count_work(0, bytes);
+  // From pageable memory the call returns once the source has been staged, so the caller may reuse it.
+  const void* from = bytes > kRingChunk ? host_src : place_in_ring(host_src, bytes);
+  cuda_check(cudaMemcpyAsync(dst, from, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (from host)");
+}
+
+const void* CudaDevice::stage(const void* host, size_t bytes) {
+  if (!stage_in_place_ || bytes > kStageBytes) return nullptr;
+  make_current();
+  count_staged(bytes);
+  return place_in_ring(host, bytes);
+}
+
+template <class T>
+const T* CudaDevice::staged_or_copied(const T* host, size_t n, std::unique_lock<std::mutex>& hold) {
+  if (const void* staged = stage(host, n * sizeof(T))) return static_cast<const T*>(staged);
+  hold.lock();
+  T* d = static_cast<T*>(device_staging(n * sizeof(T)));
+  copy_from_host(d, host, n * sizeof(T));
+  return d;
 }
 
 void CudaDevice::copy(void* dst, const void* src, size_t bytes) {
@@ -210,9 +267,8 @@ void CudaDevice::copy(void* dst, const void* src, size_t bytes) {
 
 void CudaDevice::accumulate_from_host(float* y, const float* host_x, size_t n) {
   if (n == 0) return;
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  float* x = static_cast<float*>(device_staging(n * sizeof(float)));
-  copy_from_host(x, host_x, n * sizeof(float));
+  std::unique_lock<std::mutex> hold(staging_mutex_, std::defer_lock);
+  const float* x = staged_or_copied(host_x, n, hold);
   CudaPrims::for_each(this, n, [=] __host__ __device__(size_t i) { y[i] += x[i]; });
 }
 
@@ -267,9 +323,8 @@ void CudaDevice::add_squared_norms(const float* const* xs, const size_t* ns, siz
 void CudaDevice::add_squared_norm_rows(const float* x, const unsigned* rows, size_t n, size_t row, double* sum) {
   if (n == 0 || row == 0) return;
   make_current();
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  unsigned* r = static_cast<unsigned*>(device_staging(n * sizeof(unsigned)));
-  copy_from_host(r, rows, n * sizeof(unsigned));
+  std::unique_lock<std::mutex> hold(staging_mutex_, std::defer_lock);
+  const unsigned* r = staged_or_copied(rows, n, hold);
   add_squares(n * row, [=] __device__(size_t i) { return x[size_t(r[i / row]) * row + i % row]; }, sum);
 }
 double CudaDevice::squared_norm(const float* x, size_t n) {
@@ -287,9 +342,8 @@ double CudaDevice::squared_norm(const float* x, size_t n) {
 
 void CudaDevice::gather_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row, bool add) {
   if (n == 0 || row == 0) return;
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  unsigned* r = static_cast<unsigned*>(device_staging(n * sizeof(unsigned)));
-  copy_from_host(r, rows, n * sizeof(unsigned));
+  std::unique_lock<std::mutex> hold(staging_mutex_, std::defer_lock);
+  const unsigned* r = staged_or_copied(rows, n, hold);
   CudaPrims::for_each(this, n * row, [=] __host__ __device__(size_t i) {
     const size_t k = i / row, j = i % row;
     const float v = src[size_t(r[k]) * row + j];
@@ -299,9 +353,8 @@ void CudaDevice::gather_rows(float* dst, const float* src, const unsigned* rows,
 
 void CudaDevice::scatter_add_rows(float* dst, const float* src, const unsigned* rows, size_t n, size_t row) {
   if (n == 0 || row == 0) return;
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  unsigned* r = static_cast<unsigned*>(device_staging(n * sizeof(unsigned)));
-  copy_from_host(r, rows, n * sizeof(unsigned));
+  std::unique_lock<std::mutex> hold(staging_mutex_, std::defer_lock);
+  const unsigned* r = staged_or_copied(rows, n, hold);
   CudaPrims::for_each(this, n * row, [=] __host__ __device__(size_t i) {
     const size_t k = i / row, j = i % row;
     dev::atomic_add(dst + size_t(r[k]) * row + j, src[i]);  // rows may repeat
@@ -321,10 +374,8 @@ struct ListByValue {
 template <class T, class Kernel>
 void CudaDevice::with_list(const T* host, size_t count, Kernel kernel) {
   if (count * sizeof(T) <= detail::kListBytesByValue) return kernel(ListByValue<T>(host, count));
-  std::lock_guard<std::mutex> lock(staging_mutex_);
-  T* d = static_cast<T*>(device_staging(count * sizeof(T)));
-  copy_from_host(d, host, count * sizeof(T));
-  kernel(static_cast<const T*>(d));
+  std::unique_lock<std::mutex> hold(staging_mutex_, std::defer_lock);
+  kernel(staged_or_copied(host, count, hold));
 }
 
 namespace {

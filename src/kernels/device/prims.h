@@ -8,7 +8,7 @@
 //   P::gemm(dev, ...), P::gemm_batched(dev, ...)  column-major GEMM (oneDNN on the host, cuBLAS on GPUs)
 //   P::gemm_tn_unchanged(dev, ...)               Aᵀ·B for an A unchanged during the backward pass
 // and the Device interface for data movement (copy_from_host, fill, ...). Index arrays that live on the
-// host (pick indices, ...) reach the kernels through upload().
+// host (pick indices, ...) reach the kernels through upload() (staged: read where they lie, Device::stage).
 //
 // The op's file is compiled twice (cmake/cuda.cmake): the host compiler builds every file with
 // HostPrims, which runs the kernels on the calling thread for the emulated device (tests), and in CUDA
@@ -140,9 +140,11 @@ struct HostPrims {
                            long stride_c, long count);
 };
 
-// n values of T from the host into scratch memory of dev (kernels read them there).
+// n values of T from the host for the kernels queued next: where they are staged (Device::stage), else
+// copied into scratch memory of dev.
 template <class T>
-T* upload(Device* dev, MemPool& scratch, const T* host, size_t n) {
+const T* upload(Device* dev, MemPool& scratch, const T* host, size_t n) {
+  if (const void* staged = dev->stage(host, n * sizeof(T))) return static_cast<const T*>(staged);
   T* p = static_cast<T*>(scratch.allocate(n * sizeof(T)));
   if (n) dev->copy_from_host(p, host, n * sizeof(T));
   return p;
@@ -158,16 +160,15 @@ struct ArgList {
 // CPU's generic kernels call this per node: no allocation, no copy).
 inline ArgList upload_args(Device* dev, MemPool& scratch, const Tensor* xs, size_t n, size_t bs) {
   static_assert(sizeof(const float*) == sizeof(uintptr_t) && sizeof(size_t) == sizeof(uintptr_t));
-  uintptr_t* at = static_cast<uintptr_t*>(scratch.allocate(2 * n * sizeof(uintptr_t)));
   thread_local std::vector<uintptr_t> staging;
   const bool in_place = detail::host_addressable(dev);
   if (!in_place) staging.resize(2 * n);
-  uintptr_t* host = in_place ? at : staging.data();
+  uintptr_t* host = in_place ? static_cast<uintptr_t*>(scratch.allocate(2 * n * sizeof(uintptr_t))) : staging.data();
   for (size_t i = 0; i < n; ++i) {
     host[i] = reinterpret_cast<uintptr_t>(xs[i].v);
     host[n + i] = xs[i].d.bd == 1 ? 0 : bs;
   }
-  if (!in_place && n) dev->copy_from_host(at, host, 2 * n * sizeof(uintptr_t));
+  const uintptr_t* at = in_place ? host : upload(dev, scratch, host, 2 * n);
   return {reinterpret_cast<const float* const*>(at), reinterpret_cast<const size_t*>(at + n)};
 }
 
