@@ -333,7 +333,9 @@ void lookup_fwd(const ForwardArgs& a) {
   if (detail::asynchronous_sessions) lock.lock();  // asynchronous updates may be writing rows
   Device& dev = device_of(a.fx);
   dev.gather_rows(a.fx.v, l.p->all_values.v, ix.ids, ix.n, l.p->dim.size(), false);
-  if (a.aux) dev.copy_from_host(a.aux, ix.ids, ix.n * sizeof(unsigned));
+  // (A device's backward reads aux only for the pointer forms: inline indices stay in the attribute.)
+  if (a.aux && (detail::host_addressable(&dev) || l.pindex || l.pindices))
+    dev.copy_from_host(a.aux, ix.ids, ix.n * sizeof(unsigned));
   const float scale = l.p->current_weight_decay();
   if (scale != 1.f) dev.scale(a.fx.v, a.fx.d.size(), scale);
 }
