@@ -20,10 +20,10 @@ namespace dynet {
 // Work queued on a device, counted as a GPU runs it: kernel launches (cuBLAS calls and copies on the
 // device included), waits of the host for the device (syncs: every download is one, and every freeing of
 // device memory, which waits for the work queued), copies from the host (uploads; upload_bytes also counts
-// what kernels read from the host in place, Device::stage) and to it (downloads) with their bytes, and the nanoseconds the host spent waiting (wait_ns:
-// a step's time less these is the host's own). The emulated device counts what a GPU would for the same
-// program (its waits take no time); the CPU, which runs its kernels inline, counts nothing. Totals since
-// the process started.
+// what kernels read from the host in place, Device::stage) and to it (downloads) with their bytes, and the
+// nanoseconds the host spent waiting (wait_ns: a step's time less these is the host's own). The emulated
+// device counts what a GPU would for the same program (its waits take no time); the CPU, which runs its
+// kernels inline, counts nothing. Totals since the process started.
 struct DeviceCounters {
   uint64_t launches = 0, syncs = 0, uploads = 0, upload_bytes = 0, downloads = 0, download_bytes = 0, wait_ns = 0;
   // Fieldwise: the work between two readings (later - earlier), or on several devices (+=).
@@ -75,7 +75,7 @@ struct Device {
   // Host data (index and pointer lists) that kernels read where it lies instead of being copied first: a
   // copy of the bytes at host (at most kStageBytes) and the address the device's kernels read it at, valid
   // for the kernels the calling thread queues before it stages another kStageBytes; null where this device
-  // does not (the CPU, larger data, a GPU told DYNET_GPU_STAGING=copy): copy the data to device memory then.
+  // does not (the CPU, larger data, DYNET_GPU_STAGING=copy in the environment): copy it to device memory then.
   // On a GPU, mapped pinned memory: no copy is queued, the kernels read it across the bus.
   static constexpr size_t kStageBytes = size_t(64) << 10;
   virtual const void* stage(const void* host, size_t bytes);

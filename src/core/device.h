@@ -57,6 +57,9 @@ inline bool host_addressable(const Device* d) { return d == nullptr || d->backen
 // The Device calls' pointer lists of at most this many bytes reach a GPU's kernel in its parameters (well
 // under CUDA's 4 KB); longer ones are staged (Device::stage).
 constexpr size_t kListBytesByValue = 2048;
+// Whether devices stage host data for kernels to read in place (Device::stage): unless the environment says
+// DYNET_GPU_STAGING=copy, which the emulated device follows as GPUs do, so that their counts still agree.
+bool stage_in_place();
 // A Device::SegmentLists as a kernel reads it: the pointers, then per list its block, n, first pointer and
 // first float (where it starts among all the floats), then the total; and that total.
 inline size_t segment_list_words(const Device::SegmentLists& l) {

@@ -68,7 +68,7 @@ struct CudaDevice : Device {
   const T* staged_or_copied(const T* host, size_t n, std::unique_lock<std::mutex>& hold);
   void* host_staging(size_t bytes);  // pinned, same rule
   // kernel(list) over `count` values of T from the host: the list travels in the kernel's parameters (a
-  // ListByValue) when it fits detail::kListBytesByValue, else staged in device memory first.
+  // ListByValue) when it fits detail::kListBytesByValue, else staged (or copied: staged_or_copied).
   template <class T, class Kernel>
   void with_list(const T* host, size_t count, Kernel kernel);
   // *sum += Σ at(i)² for i < n (at: a __device__ functor giving the i-th value), in double, queued.
@@ -96,7 +96,7 @@ struct CudaDevice : Device {
   std::mutex rings_mutex_;
   std::vector<std::unique_ptr<HostRing>> rings_;  // every ring made, kept until the device goes
   std::vector<HostRing*> free_rings_;              // those of threads that have ended
-  bool stage_in_place_ = true;                     // DYNET_GPU_STAGING=copy: stage declines
+  bool stage_in_place_ = true;                     // else stage declines (detail::stage_in_place)
 };
 
 inline CudaDevice& cuda_device(Device* d) { return *static_cast<CudaDevice*>(d); }

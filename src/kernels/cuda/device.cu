@@ -1,7 +1,6 @@
 // The CUDA device and its registration with the core (set_gpu_runtime) when the library loads.
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -57,8 +56,7 @@ CudaDevice::CudaDevice(int ordinal) : Device(ordinal, DeviceType::GPU, "GPU:" + 
   cuda_check(cudaMalloc(&norm_, sizeof(double)), "cudaMalloc");
   int unified = 0;  // (every 64-bit process has it: kernels read pinned host memory at its host address)
   cuda_check(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, ordinal), "cudaDeviceGetAttribute");
-  const char* staging = std::getenv("DYNET_GPU_STAGING");
-  stage_in_place_ = unified && !(staging && std::string(staging) == "copy");
+  stage_in_place_ = unified && detail::stage_in_place();
 }
 
 CudaDevice::~CudaDevice() {
