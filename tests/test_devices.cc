@@ -671,9 +671,13 @@ std::ostream& operator<<(std::ostream& os, const DeviceCounters& c) {
 
 namespace {
 
+// Tests of the counts with host data staged (the default): they skip when DYNET_GPU_STAGING=copy.
+#define SKIP_WHEN_COPYING() \
+  if (!detail::stage_in_place()) GTEST_SKIP() << "DYNET_GPU_STAGING=copy: these counts are the default's"
+
 // Each Device call counts what it queues on a GPU: the emulated device as the CUDA one; the CPU nothing.
 TEST(DeviceCounters, EachCallCountsWhatItQueues) {
-  if (!detail::stage_in_place()) GTEST_SKIP() << "DYNET_GPU_STAGING=copy: these counts are the default's";
+  SKIP_WHEN_COPYING();
   for (Device* dev : test_devices()) {
     float* p = static_cast<float*>(dev->allocate(8 * sizeof(float)));
     const std::vector<float> values(8, 1.f);
@@ -715,7 +719,7 @@ TEST(DeviceCounters, EachCallCountsWhatItQueues) {
 // but queuing no upload; larger data and the CPU are declined (the caller copies). What a thread staged
 // stays as it was while it stages up to kStageBytes more.
 TEST(DeviceCounters, StagedDataIsReadInPlace) {
-  if (!detail::stage_in_place()) GTEST_SKIP() << "DYNET_GPU_STAGING=copy: these counts are the default's";
+  SKIP_WHEN_COPYING();
   EXPECT_EQ(cpu_device()->stage("x", 1), nullptr);
   for (Device* dev : test_devices()) {
     std::vector<unsigned> first(100), other(Device::kStageBytes / sizeof(unsigned));
@@ -778,7 +782,7 @@ TEST(DeviceCounters, StagedListsFromSeveralThreads) {
 
 // The trainer's gradient norm: every parameter's gradient in one kernel, into a double on the device.
 TEST(DeviceCounters, SquaredNormsOfManySegmentsAreOneLaunch) {
-  if (!detail::stage_in_place()) GTEST_SKIP() << "DYNET_GPU_STAGING=copy: these counts are the default's";
+  SKIP_WHEN_COPYING();
   for (Device* dev : test_devices()) {
     std::vector<float> host(9);
     for (size_t k = 0; k < host.size(); ++k) host[k] = float(k) - 4.f;
@@ -845,7 +849,7 @@ TEST(DeviceCounters, AnUpdateIsOneKernelForAllTheParameters) {
 }
 
 TEST(DeviceCounters, AddingManySegmentsIsOneLaunch) {
-  if (!detail::stage_in_place()) GTEST_SKIP() << "DYNET_GPU_STAGING=copy: these counts are the default's";
+  SKIP_WHEN_COPYING();
   for (Device* dev : test_devices()) {
     const std::vector<float> host = {1, 2, 3, 4, 5, 6, 7, 8};
     float* x = static_cast<float*>(dev->allocate(host.size() * sizeof(float)));

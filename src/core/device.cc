@@ -60,7 +60,7 @@ void add_scaled(float a, const float* x, float* y, size_t n) {
 void count_kernel_reading(Device& d, size_t bytes, bool list) {
   d.count_work(1);
   if (list && bytes <= detail::kListBytesByValue) return;
-  if (bytes <= Device::kStageBytes && detail::stage_in_place())
+  if (detail::stages(bytes))
     d.count_staged(bytes);
   else
     d.count_work(0, bytes);
@@ -83,8 +83,6 @@ void Device::copy_from_host(void* dst, const void* src, size_t bytes) {
   count_work(0, bytes);
   std::memcpy(dst, src, bytes);
 }
-// The emulated device stages as a GPU does: its kernels run as they are queued, so the copy into a ring of the
-// calling thread only keeps what was staged apart from what the caller writes next.
 bool detail::stage_in_place() {
   static const bool in_place = [] {
     const char* staging = std::getenv("DYNET_GPU_STAGING");
@@ -92,8 +90,10 @@ bool detail::stage_in_place() {
   }();
   return in_place;
 }
+// The emulated device stages as a GPU does: its kernels run as they are queued, so the copy into a ring of the
+// calling thread only keeps what was staged apart from what the caller writes next.
 const void* Device::stage(const void* host, size_t bytes) {
-  if (backend == kCpuBackend || bytes > kStageBytes || !detail::stage_in_place()) return nullptr;
+  if (backend == kCpuBackend || !detail::stages(bytes)) return nullptr;
   count_staged(bytes);
   thread_local std::vector<unsigned char> ring(4 * kStageBytes);
   thread_local size_t offset = 0;

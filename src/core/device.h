@@ -60,6 +60,8 @@ constexpr size_t kListBytesByValue = 2048;
 // Whether devices stage host data for kernels to read in place (Device::stage): unless the environment says
 // DYNET_GPU_STAGING=copy, which the emulated device follows as GPUs do, so that their counts still agree.
 bool stage_in_place();
+// Whether a device other than the CPU stages `bytes` of host data rather than copying them.
+inline bool stages(size_t bytes) { return bytes <= Device::kStageBytes && stage_in_place(); }
 // A Device::SegmentLists as a kernel reads it: the pointers, then per list its block, n, first pointer and
 // first float (where it starts among all the floats), then the total; and that total.
 inline size_t segment_list_words(const Device::SegmentLists& l) {

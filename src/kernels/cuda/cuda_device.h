@@ -96,7 +96,7 @@ struct CudaDevice : Device {
   std::mutex rings_mutex_;
   std::vector<std::unique_ptr<HostRing>> rings_;  // every ring made, kept until the device goes
   std::vector<HostRing*> free_rings_;              // those of threads that have ended
-  bool stage_in_place_ = true;                     // else stage declines (detail::stage_in_place)
+  bool unified_addressing_ = true;                 // kernels may read pinned host memory (else stage declines)
 };
 
 inline CudaDevice& cuda_device(Device* d) { return *static_cast<CudaDevice*>(d); }

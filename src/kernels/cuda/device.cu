@@ -56,7 +56,7 @@ CudaDevice::CudaDevice(int ordinal) : Device(ordinal, DeviceType::GPU, "GPU:" + 
   cuda_check(cudaMalloc(&norm_, sizeof(double)), "cudaMalloc");
   int unified = 0;  // (every 64-bit process has it: kernels read pinned host memory at its host address)
   cuda_check(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, ordinal), "cudaDeviceGetAttribute");
-  stage_in_place_ = unified && detail::stage_in_place();
+  unified_addressing_ = unified != 0;
 }
 
 CudaDevice::~CudaDevice() {
@@ -241,7 +241,7 @@ void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
 }
 
 const void* CudaDevice::stage(const void* host, size_t bytes) {
-  if (!stage_in_place_ || bytes > kStageBytes) return nullptr;
+  if (!unified_addressing_ || !detail::stages(bytes)) return nullptr;
   make_current();
   count_staged(bytes);
   return place_in_ring(host, bytes);
